@@ -1,0 +1,205 @@
+/* backend.h — the small table of functions an execution backend implements.
+ * The interpreter (runner/interp.c) walks the IR and calls only these; the CPU backend
+ * (runner/cpu/) is always built and is the reference, the CUDA backend (runner/cuda/) is
+ * built when CMake finds the toolkit. Nothing here includes CUDA, NCCL or MPI headers. */
+#ifndef HIR_BACKEND_H
+#define HIR_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+#include "runner/types.h"
+
+/* ---------------------------------------------------------------- errors */
+
+/* Every fallible call returns 0 on success and -1 on failure, having written a one-line
+ * message (no trailing newline) into the hir_error it was given. Messages name the failing
+ * call (cudaMemcpyAsync, ncclGroupEnd, MPI_Wait...) and its error string; the interpreter
+ * prefixes rank and statement location. */
+typedef struct hir_error {
+    char msg[1024];
+    int peer;            /* for waits that timed out: the peer waited for, else -1 */
+} hir_error;
+
+int hir_error_set(hir_error *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int hir_error_vset(hir_error *e, const char *fmt, va_list ap);
+
+/* ---------------------------------------------------------------- bootstrap */
+
+/* The out-of-band channel between ranks (implemented over MPI in runner/boot.c). Backends use
+ * it to share NCCL unique ids and CUDA-IPC handles; the CPU backend moves its data with it.
+ * All calls honour the configured timeout and fail with a message naming the peer. */
+typedef struct hir_boot hir_boot;
+
+int  hir_boot_rank(const hir_boot *b);
+int  hir_boot_size(const hir_boot *b);
+int  hir_boot_local_rank(const hir_boot *b);
+int  hir_boot_local_size(const hir_boot *b);
+/* Host name hash of a rank (equal hashes = same node). */
+uint64_t hir_boot_node_id(const hir_boot *b, int rank);
+double hir_boot_timeout(const hir_boot *b);   /* seconds */
+/* World barrier (used only for benchmarks/timing, never by the IPC handle exchange). */
+int  hir_boot_barrier(hir_boot *b, hir_error *e);
+/* Broadcast `bytes` from team member `root_index` to every member of `team` (world ranks,
+ * ascending positions as in the program's team=(...)); every member must call it. */
+int  hir_boot_team_bcast(hir_boot *b, const int *team, int team_size, int root_index,
+                         void *data, size_t bytes, hir_error *e);
+/* Exchange `bytes` with one peer: send `mine`, receive into `theirs`. Only the two ranks take
+ * part (no barrier); `tag` separates concurrent exchanges. */
+int  hir_boot_exchange(hir_boot *b, int peer, int tag, const void *mine, void *theirs,
+                       size_t bytes, hir_error *e);
+
+/* ---------------------------------------------------------------- backend table */
+
+typedef struct hir_backend hir_backend;   /* a backend instance; first member is `ops` */
+typedef struct hir_stream hir_stream;     /* opaque, backend-specific */
+typedef struct hir_work hir_work;         /* a pending communication, consumed by wait */
+typedef struct hir_event hir_event;       /* a timing point */
+
+typedef enum hir_p2p_protocol { HIR_P2P_GET = 0, HIR_P2P_PUT = 1 } hir_p2p_protocol;
+
+typedef struct hir_backend_config {
+    hir_boot *boot;
+    int rank, size, local_rank;
+    int device;                 /* GPU index (local_rank % visible GPUs), ignored on CPU */
+    int num_streams;            /* value of numberOfStreams */
+    double timeout;             /* seconds a wait on a peer may take before it fails */
+    hir_p2p_protocol p2p_protocol;
+} hir_backend_config;
+
+/* Which transport a communication statement named (backend=NCCL|UCC|CUDA in the text). */
+typedef enum hir_comm_transport {
+    HIR_TRANSPORT_NCCL = 0,
+    HIR_TRANSPORT_UCC,
+    HIR_TRANSPORT_CUDA,
+} hir_comm_transport;
+
+typedef enum hir_coll_kind {
+    HIR_COLL_GATHER,
+    HIR_COLL_ALLGATHER,
+    HIR_COLL_SCATTER,
+    HIR_COLL_REDUCE,
+    HIR_COLL_ALLREDUCE,
+    HIR_COLL_REDUCESCATTER,
+    HIR_COLL_BROADCAST,
+    HIR_COLL_SENDRECV,
+} hir_coll_kind;
+
+typedef struct hir_collective {
+    hir_coll_kind kind;
+    hir_comm_transport transport;
+    const int *team;           /* world ranks, in the program's order */
+    int team_size;
+    int my_index;              /* position of this rank in team (caller guarantees >= 0) */
+    int root_index;            /* team-relative root for rooted kinds, else -1 */
+    hir_reduce_op op;          /* for reducing kinds (sum unless the program says otherwise) */
+    const hir_view *input;     /* may be NULL where the kind allows (e.g. non-root gather) */
+    const hir_view *output;    /* may be NULL likewise */
+    uintptr_t stmt_id;         /* identity of the statement, for caches and messages */
+} hir_collective;
+
+typedef struct hir_p2p {
+    int is_send;
+    int peer;                  /* world rank */
+    hir_comm_transport transport;
+    hir_view buf;              /* whole buffer to send / receive into */
+    uintptr_t stmt_id;         /* identity of the P2PCommunication statement */
+} hir_p2p;
+
+/* A GEMM: out[b] = A[b] · op(B[b]) (+ bias), row-major 2-D matrices with unit column stride.
+ *   a:   [M, K] (shape[0]=M, shape[1]=K, stride[1]=1, stride[0]=lda >= K)
+ *   b:   [K, N] if !b_trans (matmul), [N, K] if b_trans (linear, PyTorch weight layout)
+ *   out: [M, N]
+ *   bias: NULL or a 1-D [N] view, broadcast over rows (added in the epilogue)
+ * batch >= 1 matrices, at element offsets batch_stride_{a,b,out} apart (0 = broadcast).
+ * Storage dtypes are those of the views; accumulation is always fp32 (fp64 for double). */
+typedef struct hir_gemm {
+    hir_view a, b, out;
+    const hir_view *bias;
+    int b_trans;
+    int64_t batch;
+    int64_t batch_stride_a, batch_stride_b, batch_stride_out;
+} hir_gemm;
+
+typedef struct hir_backend_ops {
+    const char *name;                       /* "cpu", "cuda" */
+    void (*destroy)(hir_backend *be);
+
+    /* memory: plain device (or host) allocations, zero-filled only when asked */
+    int  (*alloc)(hir_backend *be, size_t bytes, void **ptr, hir_error *e);
+    void (*free)(hir_backend *be, void *ptr);
+    /* bytes the backend could still allocate (for refusing oversize programs up front) */
+    int  (*mem_available)(hir_backend *be, size_t *bytes, hir_error *e);
+    /* synchronous host<->backend transfer of a contiguous byte range */
+    int  (*upload)(hir_backend *be, void *dst, const void *host_src, size_t bytes, hir_error *e);
+    int  (*download)(hir_backend *be, void *host_dst, const void *src, size_t bytes, hir_error *e);
+
+    /* streams: key >= 0 for indexed streams, created on first use and kept for the backend's
+     * life; stream_main is the stream current at program start (the "default" stream). */
+    hir_stream *(*stream_main)(hir_backend *be);
+    int  (*stream_get)(hir_backend *be, int64_t key, hir_stream **s, hir_error *e);
+    /* `waiter` waits (device-side, host does not block) for the work queued so far on `on` */
+    int  (*stream_wait)(hir_backend *be, hir_stream *waiter, hir_stream *on, hir_error *e);
+    /* host waits for everything queued on every stream; honours the timeout */
+    int  (*synchronize)(hir_backend *be, hir_error *e);
+
+    /* events, for benchmarks and traces */
+    int  (*event_create)(hir_backend *be, hir_event **ev, hir_error *e);
+    int  (*event_record)(hir_backend *be, hir_event *ev, hir_stream *s, hir_error *e);
+    int  (*event_elapsed_ms)(hir_backend *be, hir_event *from, hir_event *to, double *ms,
+                             hir_error *e);
+    void (*event_destroy)(hir_backend *be, hir_event *ev);
+
+    /* compute, queued on stream s. Views of one call have equal ndim; broadcasting is expressed
+     * with stride 0 by the caller, so backends see out-shaped operands only. */
+    int  (*fill)(hir_backend *be, hir_stream *s, const hir_view *out, double value, hir_error *e);
+    /* strided copy with element-type conversion (Set, casts); dst and src have equal shapes */
+    int  (*copy)(hir_backend *be, hir_stream *s, const hir_view *dst, const hir_view *src,
+                 hir_error *e);
+    int  (*gemm)(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e);
+    /* out = op(a[, b[, c]]); operands are views or scalars (see hir_operand) */
+    int  (*unary)(hir_backend *be, hir_stream *s, hir_unary_op op, const hir_view *out,
+                  const hir_operand *a, hir_error *e);
+    int  (*binary)(hir_backend *be, hir_stream *s, hir_binary_op op, const hir_view *out,
+                   const hir_operand *a, const hir_operand *b, hir_error *e);
+    int  (*ternary)(hir_backend *be, hir_stream *s, hir_ternary_op op, const hir_view *out,
+                    const hir_operand *a, const hir_operand *b, const hir_operand *c,
+                    hir_error *e);
+    /* out has in's ndim with shape 1 on every reduced axis (reduce_mask bit i = axis i) */
+    int  (*reduce)(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_view *out,
+                   const hir_view *in, uint32_t reduce_mask, hir_error *e);
+
+    /* communication. Posting returns a work item that a later wait consumes. */
+    int  (*collective)(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **w,
+                       hir_error *e);
+    /* between group_begin and group_end, p2p posts are coalesced; group_end returns one work */
+    int  (*group_begin)(hir_backend *be, hir_error *e);
+    int  (*group_end)(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e);
+    /* *w is NULL when posted inside a group */
+    int  (*p2p_post)(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **w,
+                     hir_error *e);
+    /* ShareMemHandles: make sure every CUDA-transport P2P in the list has its handles,
+     * exchanging only with the peers involved; cached by (stmt_id, peer, buffer identity). */
+    int  (*share_handles)(hir_backend *be, const hir_p2p *list, int n, hir_error *e);
+    /* make stream s wait for w's completion (never blocks the host, except on the CPU backend
+     * where everything is synchronous); consumes w */
+    int  (*wait)(hir_backend *be, hir_stream *s, hir_work *w, hir_error *e);
+    /* drop a work item without waiting (error paths) */
+    void (*work_release)(hir_backend *be, hir_work *w);
+} hir_backend_ops;
+
+struct hir_backend {
+    const hir_backend_ops *ops;
+    hir_backend_config cfg;
+};
+
+/* Constructors. hir_backend_cuda_create fails cleanly (message says why) when the binary
+ * was built without CUDA or no GPU is visible. */
+int hir_backend_cpu_create(const hir_backend_config *cfg, hir_backend **out, hir_error *e);
+int hir_backend_cuda_create(const hir_backend_config *cfg, hir_backend **out, hir_error *e);
+/* 1 when this build has the CUDA backend and a GPU is visible (no error otherwise). */
+int hir_cuda_available(void);
+
+#endif
