@@ -66,10 +66,27 @@ typedef enum hir_reduce_op { HIR_REDUCE_OPS(HIR_ENUM_RED) HIR_RED_COUNT } hir_re
 #undef HIR_ENUM_TER
 #undef HIR_ENUM_RED
 
-/* bytes covered by a view's elements if it were contiguous */
+/* number of elements of a view (product of its shape; 1 for ndim 0) */
 int64_t hir_view_numel(const hir_view *v);
 int     hir_view_is_contiguous(const hir_view *v);
 /* contiguous row-major strides for v's shape */
 void    hir_view_set_contiguous(hir_view *v);
+/* fill a contiguous view of data (shape may be NULL when ndim is 0) */
+void    hir_view_init(hir_view *v, void *data, hir_dtype dt, int ndim, const int64_t *shape);
+/* bytes a contiguous copy of the view's elements takes */
+size_t  hir_view_bytes(const hir_view *v);
+
+/* Op names from the X-macro tables: name = nvFuser's spelling ("add"), symbol = infix
+ * spelling or NULL. lookup accepts the name or the infix symbol; 0 when found, else -1. */
+const char *hir_unary_op_name(hir_unary_op op);
+const char *hir_unary_op_symbol(hir_unary_op op);
+int         hir_unary_op_lookup(const char *name, hir_unary_op *out);
+const char *hir_binary_op_name(hir_binary_op op);
+const char *hir_binary_op_symbol(hir_binary_op op);
+int         hir_binary_op_lookup(const char *name, hir_binary_op *out);
+const char *hir_ternary_op_name(hir_ternary_op op);
+int         hir_ternary_op_lookup(const char *name, hir_ternary_op *out);
+const char *hir_reduce_op_name(hir_reduce_op op);
+int         hir_reduce_op_lookup(const char *name, hir_reduce_op *out);
 
 #endif

@@ -1,0 +1,654 @@
+/* cpu_comm.c — communication of the CPU reference backend over MPI: the collectives of
+ * hostir-format.md §2.5 on lazily created per-team communicators, P2P of both transports
+ * as matched Isend/Irecv, coalescing groups, and waits that poll with the run's timeout.
+ * Buffers that are not contiguous in the transfer dtype are packed at post and unpacked
+ * after completion; bf16/f16 reductions travel as f32 and are rounded once at the end. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/boot_mpi.h"
+#include "runner/convert.h"
+#include "runner/cpu/cpu_internal.h"
+
+/* One tag for all P2P traffic on the backend's private world communicator: like NCCL,
+ * sends and receives between a pair match in posting order (MPI's non-overtaking rule for
+ * one (source, tag, communicator)), and the tag carries no other meaning. */
+#define HIR_P2P_TAG 0
+#define HIR_SENDRECV_TAG 1
+
+struct hir_cpu_comm {
+    int have_mpi;
+    int rank;
+    double timeout;
+    MPI_Comm world;                 /* private dup of the bootstrap's world */
+    hir_mpi_team_cache teams;
+    /* NaN-aware max/min for f32/f64; MPI_MAX/MPI_MIN leave NaN handling unspecified */
+    MPI_Op op_max, op_min, op_fmax, op_fmin;
+    hir_work *group;                /* open coalescing group, or NULL */
+};
+
+typedef struct unpack_step {
+    hir_view dst;
+    hir_view src;                   /* contiguous, in a buffer the work owns */
+} unpack_step;
+
+struct hir_work {
+    char what[160];
+    int n, cap;
+    MPI_Request *req;
+    int *peer;
+    int *is_recv;
+    int nun, capun;
+    unpack_step *un;
+    int nbuf, capbuf;
+    void **bufs;
+};
+
+/* ---------------------------------------------------------------- MPI reduction ops */
+
+#define NAN_OP(name, F, D)                                                                 \
+    static void name(void *in, void *inout, int *len, MPI_Datatype *dt)                    \
+    {                                                                                      \
+        if (*dt == MPI_FLOAT) {                                                            \
+            const float *a = in;                                                           \
+            float *b = inout;                                                              \
+            for (int i = 0; i < *len; i++)                                                 \
+                b[i] = F(a[i], b[i]);                                                      \
+        } else if (*dt == MPI_DOUBLE) {                                                    \
+            const double *a = in;                                                          \
+            double *b = inout;                                                             \
+            for (int i = 0; i < *len; i++)                                                 \
+                b[i] = D(a[i], b[i]);                                                      \
+        }                                                                                  \
+    }
+#define PMAX(x, y) (isnan(x) || isnan(y) ? NAN : ((x) > (y) ? (x) : (y)))
+#define PMIN(x, y) (isnan(x) || isnan(y) ? NAN : ((x) < (y) ? (x) : (y)))
+NAN_OP(op_nan_max, PMAX, PMAX)
+NAN_OP(op_nan_min, PMIN, PMIN)
+NAN_OP(op_num_max, fmaxf, fmax)
+NAN_OP(op_num_min, fminf, fmin)
+#undef NAN_OP
+
+int cpu_comm_create(hir_cpu_backend *cb, hir_error *e)
+{
+    hir_cpu_comm *c = calloc(1, sizeof *c);
+    if (!c)
+        return hir_error_set(e, "CPU backend: out of memory");
+    cb->comm = c;
+    const hir_backend_config *cfg = &cb->base.cfg;
+    c->rank = cfg->rank;
+    c->world = MPI_COMM_NULL;
+    c->timeout = cfg->timeout > 0 ? cfg->timeout : cfg->boot ? hir_boot_timeout(cfg->boot) : 300;
+    if (!cfg->boot)
+        return 0;   /* compute only; teams of one still work (local copies) */
+    c->rank = hir_boot_rank(cfg->boot);
+    MPI_Request r;
+    int rc = MPI_Comm_idup(hir_boot_mpi_world(cfg->boot), &c->world, &r);
+    if (rc != MPI_SUCCESS)
+        return hir_mpi_error(e, "MPI_Comm_idup", rc);
+    if (hir_mpi_poll(&r, NULL, 1, c->timeout, "creating the CPU backend's communicator", e))
+        return -1;
+    MPI_Comm_set_errhandler(c->world, MPI_ERRORS_RETURN);
+    MPI_Op_create(op_nan_max, 1, &c->op_max);
+    MPI_Op_create(op_nan_min, 1, &c->op_min);
+    MPI_Op_create(op_num_max, 1, &c->op_fmax);
+    MPI_Op_create(op_num_min, 1, &c->op_fmin);
+    c->have_mpi = 1;
+    return 0;
+}
+
+static void work_free(hir_work *w, int free_bufs);
+
+void cpu_comm_destroy(hir_cpu_backend *cb)
+{
+    hir_cpu_comm *c = cb->comm;
+    if (!c)
+        return;
+    if (c->group)
+        work_free(c->group, 1);
+    int fin = 0;
+    MPI_Finalized(&fin);
+    hir_mpi_team_cache_free(&c->teams);
+    if (c->have_mpi && !fin) {
+        MPI_Op_free(&c->op_max);
+        MPI_Op_free(&c->op_min);
+        MPI_Op_free(&c->op_fmax);
+        MPI_Op_free(&c->op_fmin);
+        MPI_Comm_free(&c->world);
+    }
+    free(c);
+    cb->comm = NULL;
+}
+
+/* ---------------------------------------------------------------- work items */
+
+static hir_work *work_new(const char *what)
+{
+    hir_work *w = calloc(1, sizeof *w);
+    if (w)
+        snprintf(w->what, sizeof w->what, "%s", what);
+    return w;
+}
+
+static void work_free(hir_work *w, int free_bufs)
+{
+    if (!w)
+        return;
+    if (free_bufs)
+        for (int i = 0; i < w->nbuf; i++)
+            free(w->bufs[i]);
+    free(w->bufs);
+    free(w->req);
+    free(w->peer);
+    free(w->is_recv);
+    free(w->un);
+    free(w);
+}
+
+static int grow(void **v, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    int c = *cap ? *cap * 2 : 4;
+    while (c < need)
+        c *= 2;
+    void *p = realloc(*v, (size_t)c * elem);
+    if (!p)
+        return -1;
+    *v = p;
+    *cap = c;
+    return 0;
+}
+
+static int work_add_req(hir_work *w, MPI_Request r, int peer, int is_recv, hir_error *e)
+{
+    if (w->n == w->cap) {
+        int cap = w->cap ? 2 * w->cap : 4;
+        MPI_Request *nr = realloc(w->req, (size_t)cap * sizeof *nr);
+        if (nr)
+            w->req = nr;
+        int *np = nr ? realloc(w->peer, (size_t)cap * sizeof *np) : NULL;
+        if (np)
+            w->peer = np;
+        int *ni = np ? realloc(w->is_recv, (size_t)cap * sizeof *ni) : NULL;
+        if (!ni)
+            return hir_error_set(e, "%s: out of memory", w->what);
+        w->is_recv = ni;
+        w->cap = cap;
+    }
+    w->req[w->n] = r;
+    w->peer[w->n] = peer;
+    w->is_recv[w->n] = is_recv;
+    w->n++;
+    return 0;
+}
+
+static void *work_buf(hir_work *w, size_t bytes, hir_error *e)
+{
+    if (grow((void **)&w->bufs, &w->capbuf, w->nbuf + 1, sizeof *w->bufs)) {
+        hir_error_set(e, "%s: out of memory", w->what);
+        return NULL;
+    }
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        hir_error_set(e, "%s: out of memory for %zu bytes", w->what, bytes);
+        return NULL;
+    }
+    w->bufs[w->nbuf++] = p;
+    return p;
+}
+
+/* A contiguous buffer holding v's elements in dtype xt: v's own memory when it already is
+ * one, else a work-owned buffer (filled from v when copy_in). When write_back, the buffer
+ * is copied into v once the work completes. */
+static int stage(hir_work *w, const hir_view *v, hir_dtype xt, int copy_in, int write_back,
+                 void **out, hir_error *e)
+{
+    if (v->dtype == xt && hir_view_is_contiguous(v)) {
+        *out = v->data;
+        return 0;
+    }
+    int64_t n = hir_view_numel(v);
+    void *buf = work_buf(w, (size_t)n * hir_dtype_size(xt), e);
+    if (!buf)
+        return -1;
+    hir_view bv;
+    hir_view_init(&bv, buf, xt, v->ndim, v->shape);
+    if (copy_in && cpu_copy_view(&bv, v, e))
+        return -1;
+    if (write_back) {
+        if (grow((void **)&w->un, &w->capun, w->nun + 1, sizeof *w->un))
+            return hir_error_set(e, "%s: out of memory", w->what);
+        w->un[w->nun++] = (unpack_step){*v, bv};
+    }
+    *out = buf;
+    return 0;
+}
+
+/* dst's elements = src's elements in flattened order (shapes may differ, counts may not) */
+static int flat_copy(hir_work *w, const hir_view *dst, const hir_view *src, hir_error *e)
+{
+    if (dst->data == src->data && dst->dtype == src->dtype && hir_view_is_contiguous(dst) &&
+        hir_view_is_contiguous(src))
+        return 0;
+    void *buf;
+    if (stage(w, src, dst->dtype, 1, 0, &buf, e))
+        return -1;
+    hir_view bv;
+    hir_view_init(&bv, buf, dst->dtype, dst->ndim, dst->shape);
+    return cpu_copy_view(dst, &bv, e);
+}
+
+static int finish(hir_work *w, hir_error *e)
+{
+    for (int i = 0; i < w->nun; i++)
+        if (cpu_copy_view(&w->un[i].dst, &w->un[i].src, e))
+            return -1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- dtype and op mapping */
+
+static MPI_Datatype mpi_type(hir_dtype t)
+{
+    switch (t) {
+    case HIR_DT_FLOAT: return MPI_FLOAT;
+    case HIR_DT_DOUBLE: return MPI_DOUBLE;
+    case HIR_DT_HALF: case HIR_DT_BFLOAT: case HIR_DT_UINT16: return MPI_UINT16_T;
+    case HIR_DT_BOOL: case HIR_DT_UINT8: return MPI_UINT8_T;
+    case HIR_DT_INT8: return MPI_INT8_T;
+    case HIR_DT_INT16: return MPI_INT16_T;
+    case HIR_DT_INT32: return MPI_INT32_T;
+    case HIR_DT_INT64: case HIR_DT_INDEX: return MPI_INT64_T;
+    case HIR_DT_UINT32: return MPI_UINT32_T;
+    case HIR_DT_UINT64: return MPI_UINT64_T;
+    default: return MPI_DATATYPE_NULL;
+    }
+}
+
+static MPI_Op mpi_op(hir_cpu_comm *c, hir_reduce_op op, hir_dtype xt)
+{
+    int fp = xt == HIR_DT_FLOAT || xt == HIR_DT_DOUBLE;
+    /* bool follows c10d's NCCL mapping: sum is "any" (max), product is "all" (min) */
+    if (xt == HIR_DT_BOOL)
+        return op == HIR_RED_SUM || op == HIR_RED_MAX || op == HIR_RED_FMAX ? MPI_MAX : MPI_MIN;
+    switch (op) {
+    case HIR_RED_SUM: return MPI_SUM;
+    case HIR_RED_PROD: return MPI_PROD;
+    case HIR_RED_MAX: return fp ? c->op_max : MPI_MAX;
+    case HIR_RED_MIN: return fp ? c->op_min : MPI_MIN;
+    case HIR_RED_FMAX: return fp ? c->op_fmax : MPI_MAX;
+    case HIR_RED_FMIN: return fp ? c->op_fmin : MPI_MIN;
+    default: return MPI_OP_NULL;
+    }
+}
+
+static const char *coll_name(hir_coll_kind k)
+{
+    static const char *const names[] = {"Gather", "Allgather", "Scatter", "Reduce",
+                                        "Allreduce", "ReduceScatter", "Broadcast", "SendRecv"};
+    return (unsigned)k < sizeof names / sizeof *names ? names[k] : "collective";
+}
+
+/* ---------------------------------------------------------------- collectives */
+
+static int need(const hir_view *v, const char *what, const char *coll, hir_error *e)
+{
+    if (!v)
+        return hir_error_set(e, "%s: missing %s", coll, what);
+    return cpu_check_view(v, coll, e);
+}
+
+static int count_ok(int64_t n, const char *coll, hir_error *e)
+{
+    if (n > 0x7fffffff)
+        return hir_error_set(e, "%s: %lld elements exceed one MPI message", coll, (long long)n);
+    return 0;
+}
+
+static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *c, hir_error *e)
+{
+    const char *name = coll_name(c->kind);
+    const hir_view *in = c->input, *out = c->output;
+    int ts = c->team_size, me = c->my_index, root = c->root_index;
+    int is_root = me == root;
+    int reducing = c->kind == HIR_COLL_REDUCE || c->kind == HIR_COLL_ALLREDUCE ||
+                   c->kind == HIR_COLL_REDUCESCATTER;
+    int rooted = c->kind == HIR_COLL_GATHER || c->kind == HIR_COLL_SCATTER ||
+                 c->kind == HIR_COLL_REDUCE || c->kind == HIR_COLL_BROADCAST ||
+                 c->kind == HIR_COLL_SENDRECV;
+    if (rooted && (root < 0 || root >= ts))
+        return hir_error_set(e, "%s: root index %d outside a team of %d", name, root, ts);
+    if (me < 0 || me >= ts)
+        return hir_error_set(e, "%s: this rank's team index %d outside a team of %d", name, me, ts);
+    const hir_view *any = out ? out : in;
+    if (!any)
+        return hir_error_set(e, "%s: neither input nor output given", name);
+    hir_dtype dt = any->dtype;
+    hir_dtype xt = reducing && (dt == HIR_DT_HALF || dt == HIR_DT_BFLOAT) ? HIR_DT_FLOAT : dt;
+    MPI_Datatype mt = mpi_type(xt);
+    if (mt == MPI_DATATYPE_NULL)
+        return hir_error_set(e, "%s: dtype %s cannot be communicated", name, hir_dtype_name(dt));
+    MPI_Op op = reducing ? mpi_op(cc, c->op, xt) : MPI_OP_NULL;
+    if (reducing && op == MPI_OP_NULL)
+        return hir_error_set(e, "%s: reduction op %d unknown", name, (int)c->op);
+
+    /* a team of one moves nothing: every kind degenerates to output = input */
+    if (ts == 1) {
+        if (in && out)
+            return hir_view_numel(in) == hir_view_numel(out)
+                       ? flat_copy(w, out, in, e)
+                       : hir_error_set(e, "%s: team of one with %lld input and %lld output elements",
+                                       name, (long long)hir_view_numel(in),
+                                       (long long)hir_view_numel(out));
+        return 0;
+    }
+    if (!cc->have_mpi)
+        return hir_error_set(e, "%s: a team of %d needs the MPI bootstrap (no hir_boot given)",
+                             name, ts);
+    MPI_Comm comm;
+    if (hir_mpi_team_comm(&cc->teams, cc->world, c->team, ts, cc->timeout, &comm, e))
+        return -1;
+
+    MPI_Request r = MPI_REQUEST_NULL;
+    int rc = MPI_SUCCESS, peer = -1, is_recv = 0;
+    void *sbuf = NULL, *rbuf = NULL;
+    int64_t n;
+    switch (c->kind) {
+    case HIR_COLL_ALLGATHER:
+        if (need(in, "input", name, e) || need(out, "output", name, e))
+            return -1;
+        n = hir_view_numel(in);
+        if (hir_view_numel(out) != n * ts)
+            return hir_error_set(e, "%s: output has %lld elements, expected %d x %lld", name,
+                                 (long long)hir_view_numel(out), ts, (long long)n);
+        if (count_ok(n, name, e) || stage(w, in, xt, 1, 0, &sbuf, e) ||
+            stage(w, out, xt, 0, 1, &rbuf, e))
+            return -1;
+        rc = MPI_Iallgather(sbuf, (int)n, mt, rbuf, (int)n, mt, comm, &r);
+        break;
+    case HIR_COLL_REDUCESCATTER:
+        if (need(in, "input", name, e) || need(out, "output", name, e))
+            return -1;
+        n = hir_view_numel(out);
+        if (hir_view_numel(in) != n * ts)
+            return hir_error_set(e, "%s: input has %lld elements, expected %d x %lld", name,
+                                 (long long)hir_view_numel(in), ts, (long long)n);
+        if (count_ok(n * ts, name, e) || stage(w, in, xt, 1, 0, &sbuf, e) ||
+            stage(w, out, xt, 0, 1, &rbuf, e))
+            return -1;
+        rc = MPI_Ireduce_scatter_block(sbuf, rbuf, (int)n, mt, op, comm, &r);
+        break;
+    case HIR_COLL_ALLREDUCE:
+        if (need(in, "input", name, e) || need(out, "output", name, e))
+            return -1;
+        n = hir_view_numel(out);
+        if (hir_view_numel(in) != n)
+            return hir_error_set(e, "%s: input has %lld elements, output %lld", name,
+                                 (long long)hir_view_numel(in), (long long)n);
+        /* the input travels in the output's staging buffer (copy, then in-place allreduce) */
+        if (count_ok(n, name, e) || stage(w, out, xt, 0, 1, &rbuf, e))
+            return -1;
+        {
+            hir_view bv;
+            hir_view_init(&bv, rbuf, xt, out->ndim, out->shape);
+            if (rbuf != in->data && flat_copy(w, &bv, in, e))
+                return -1;
+        }
+        rc = MPI_Iallreduce(MPI_IN_PLACE, rbuf, (int)n, mt, op, comm, &r);
+        break;
+    case HIR_COLL_BROADCAST: {
+        const hir_view *buf = out ? out : in;
+        if (is_root && need(in, "input on the root", name, e))
+            return -1;
+        if (!is_root && need(out, "output", name, e))
+            return -1;
+        n = hir_view_numel(buf);
+        if (count_ok(n, name, e))
+            return -1;
+        if (is_root) {
+            if (out && flat_copy(w, out, in, e))
+                return -1;
+            if (stage(w, buf, xt, 1, 0, &rbuf, e))
+                return -1;
+        } else if (stage(w, buf, xt, 0, 1, &rbuf, e)) {
+            return -1;
+        }
+        rc = MPI_Ibcast(rbuf, (int)n, mt, root, comm, &r);
+        break;
+    }
+    case HIR_COLL_GATHER:
+        if (need(in, "input", name, e) || (is_root && need(out, "output on the root", name, e)))
+            return -1;
+        n = hir_view_numel(in);
+        if (is_root && hir_view_numel(out) != n * ts)
+            return hir_error_set(e, "%s: root output has %lld elements, expected %d x %lld",
+                                 name, (long long)hir_view_numel(out), ts, (long long)n);
+        if (count_ok(n * ts, name, e) || stage(w, in, xt, 1, 0, &sbuf, e) ||
+            (is_root && stage(w, out, xt, 0, 1, &rbuf, e)))
+            return -1;
+        rc = MPI_Igather(sbuf, (int)n, mt, rbuf, (int)n, mt, root, comm, &r);
+        break;
+    case HIR_COLL_SCATTER:
+        if (need(out, "output", name, e) || (is_root && need(in, "input on the root", name, e)))
+            return -1;
+        n = hir_view_numel(out);
+        if (is_root && hir_view_numel(in) != n * ts)
+            return hir_error_set(e, "%s: root input has %lld elements, expected %d x %lld",
+                                 name, (long long)hir_view_numel(in), ts, (long long)n);
+        if (count_ok(n * ts, name, e) || (is_root && stage(w, in, xt, 1, 0, &sbuf, e)) ||
+            stage(w, out, xt, 0, 1, &rbuf, e))
+            return -1;
+        rc = MPI_Iscatter(sbuf, (int)n, mt, rbuf, (int)n, mt, root, comm, &r);
+        break;
+    case HIR_COLL_REDUCE:
+        if (need(in, "input", name, e) || (is_root && need(out, "output on the root", name, e)))
+            return -1;
+        n = hir_view_numel(in);
+        if (is_root && hir_view_numel(out) != n)
+            return hir_error_set(e, "%s: root output has %lld elements, input %lld", name,
+                                 (long long)hir_view_numel(out), (long long)n);
+        /* reducing the root's input into its output = copy then reduce in place */
+        if (count_ok(n, name, e) || stage(w, in, xt, 1, 0, &sbuf, e) ||
+            (is_root && stage(w, out, xt, 0, 1, &rbuf, e)))
+            return -1;
+        if (is_root && sbuf == rbuf)
+            sbuf = MPI_IN_PLACE;
+        rc = MPI_Ireduce(sbuf, rbuf, (int)n, mt, op, root, comm, &r);
+        break;
+    case HIR_COLL_SENDRECV:
+        if (ts != 2)
+            return hir_error_set(e, "%s: team of %d, expected 1 or 2", name, ts);
+        peer = c->team[1 - root];
+        if (is_root) {
+            if (need(in, "input on the sender", name, e))
+                return -1;
+            n = hir_view_numel(in);
+            if (count_ok(n, name, e) || stage(w, in, xt, 1, 0, &sbuf, e))
+                return -1;
+            rc = MPI_Isend(sbuf, (int)n, mt, 1 - root, HIR_SENDRECV_TAG, comm, &r);
+        } else {
+            peer = c->team[root];
+            is_recv = 1;
+            if (need(out, "output on the receiver", name, e))
+                return -1;
+            n = hir_view_numel(out);
+            if (count_ok(n, name, e) || stage(w, out, xt, 0, 1, &rbuf, e))
+                return -1;
+            rc = MPI_Irecv(rbuf, (int)n, mt, root, HIR_SENDRECV_TAG, comm, &r);
+        }
+        break;
+    default:
+        return hir_error_set(e, "collective kind %d unknown", (int)c->kind);
+    }
+    if (rc != MPI_SUCCESS)
+        return hir_mpi_error(e, name, rc);
+    return work_add_req(w, r, peer, is_recv, e);
+}
+
+int cpu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **wp,
+                   hir_error *e)
+{
+    hir_cpu_comm *cc = cpu_of(be)->comm;
+    *wp = NULL;
+    char what[160];
+    int k = snprintf(what, sizeof what, "%s (%s) over team (", coll_name(c->kind),
+                     c->transport == HIR_TRANSPORT_UCC ? "UCC"
+                     : c->transport == HIR_TRANSPORT_CUDA ? "CUDA" : "NCCL");
+    for (int i = 0; i < c->team_size && k < (int)sizeof what - 16; i++)
+        k += snprintf(what + k, sizeof what - (size_t)k, "%s%d", i ? "," : "", c->team[i]);
+    snprintf(what + k, sizeof what - (size_t)k, ")");
+    hir_work *w = work_new(what);
+    if (!w)
+        return hir_error_set(e, "%s: out of memory", what);
+    if (post_collective(cc, w, c, e)) {
+        cpu_work_release(be, w);
+        return -1;
+    }
+    *wp = w;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- P2P */
+
+int cpu_group_begin(hir_backend *be, hir_error *e)
+{
+    hir_cpu_comm *cc = cpu_of(be)->comm;
+    if (cc->group)
+        return hir_error_set(e, "StartCoalescing: a coalescing group is already open");
+    cc->group = work_new("coalesced P2P group");
+    return cc->group ? 0 : hir_error_set(e, "StartCoalescing: out of memory");
+}
+
+int cpu_group_end(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e)
+{
+    hir_cpu_comm *cc = cpu_of(be)->comm;
+    if (!cc->group)
+        return hir_error_set(e, "EndCoalescing: no coalescing group is open");
+    *w = cc->group;
+    cc->group = NULL;
+    return 0;
+}
+
+int cpu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **wp, hir_error *e)
+{
+    hir_cpu_comm *cc = cpu_of(be)->comm;
+    const char *dir = p->is_send ? "send" : "recv";
+    *wp = NULL;
+    if (p->peer == cc->rank && p->transport == HIR_TRANSPORT_CUDA)
+        return hir_error_set(e, "P2P %s: send to self not supported", dir);
+    if (!cc->have_mpi)
+        return hir_error_set(e, "P2P %s with rank %d needs the MPI bootstrap (no hir_boot given)",
+                             dir, p->peer);
+    int size;
+    MPI_Comm_size(cc->world, &size);
+    if (p->peer < 0 || p->peer >= size)
+        return hir_error_set(e, "P2P %s: peer %d outside a world of %d", dir, p->peer, size);
+    if (cpu_check_view(&p->buf, "P2P buffer", e))
+        return -1;
+    MPI_Datatype mt = mpi_type(p->buf.dtype);
+    if (mt == MPI_DATATYPE_NULL)
+        return hir_error_set(e, "P2P %s: dtype %s cannot be communicated", dir,
+                             hir_dtype_name(p->buf.dtype));
+    int64_t n = hir_view_numel(&p->buf);
+    if (count_ok(n, "P2P", e))
+        return -1;
+    hir_work *w = cc->group;
+    if (!w) {
+        char what[64];
+        snprintf(what, sizeof what, "P2P %s %s rank %d", dir, p->is_send ? "to" : "from", p->peer);
+        if (!(w = work_new(what)))
+            return hir_error_set(e, "P2P %s: out of memory", dir);
+    }
+    void *buf;
+    MPI_Request r;
+    int rc;
+    if (stage(w, &p->buf, p->buf.dtype, p->is_send, !p->is_send, &buf, e))
+        goto fail;
+    rc = p->is_send ? MPI_Isend(buf, (int)n, mt, p->peer, HIR_P2P_TAG, cc->world, &r)
+                    : MPI_Irecv(buf, (int)n, mt, p->peer, HIR_P2P_TAG, cc->world, &r);
+    if (rc != MPI_SUCCESS) {
+        hir_mpi_error(e, p->is_send ? "MPI_Isend" : "MPI_Irecv", rc);
+        goto fail;
+    }
+    if (work_add_req(w, r, p->peer, !p->is_send, e))
+        goto fail;
+    if (!cc->group)
+        *wp = w;
+    return 0;
+fail:
+    if (!cc->group)
+        cpu_work_release(be, w);
+    return -1;
+}
+
+/* The CUDA-IPC protocol (hostir-format.md §4) exchanges memory handles so that the receiver
+ * can later pull the sender's buffer (get) or the sender push into the receiver's (put). On
+ * the CPU the matched Isend/Irecv posted by p2p_post moves exactly the same bytes between
+ * the same pair in the same order, so there are no handles to share; only nvFuser's check
+ * that a rank does not talk to itself remains. */
+int cpu_share_handles(hir_backend *be, const hir_p2p *list, int n, hir_error *e)
+{
+    hir_cpu_comm *cc = cpu_of(be)->comm;
+    for (int i = 0; i < n; i++)
+        if (list[i].peer == cc->rank)
+            return hir_error_set(e, "ShareMemHandles: send to self not supported");
+    return 0;
+}
+
+/* ---------------------------------------------------------------- completion */
+
+/* Abandon what is still in flight: receives are cancelled; sends (and nonblocking
+ * collectives, which MPI cannot cancel) are left to finish or die with the job. Their
+ * buffers are then leaked on purpose: freeing memory MPI may still read is worse, and a
+ * timed-out run is about to end. */
+static void work_abandon(hir_work *w)
+{
+    int pending = 0;
+    for (int i = 0; i < w->n; i++) {
+        if (w->req[i] == MPI_REQUEST_NULL)
+            continue;
+        int flag = 0;
+        MPI_Test(&w->req[i], &flag, MPI_STATUS_IGNORE);
+        if (flag)
+            continue;
+        if (w->is_recv[i]) {
+            MPI_Cancel(&w->req[i]);
+            MPI_Wait(&w->req[i], MPI_STATUS_IGNORE);   /* a cancelled receive completes */
+        } else {
+            pending = 1;
+        }
+    }
+    work_free(w, !pending);
+}
+
+int cpu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_error *e)
+{
+    hir_cpu_comm *cc = cpu_of(be)->comm;
+    if (!w)
+        return hir_error_set(e, "wait: no work to wait for");
+    if (w == cc->group)
+        return hir_error_set(e, "wait: the coalescing group is still open");
+    if (w->n && hir_mpi_poll(w->req, w->peer, w->n, cc->timeout, w->what, e)) {
+        int peer = e->peer;
+        work_abandon(w);
+        e->peer = peer;
+        return -1;
+    }
+    int rc = finish(w, e);
+    work_free(w, 1);
+    return rc;
+}
+
+void cpu_work_release(hir_backend *be, hir_work *w)
+{
+    if (w)
+        work_abandon(w);
+}
+
+int cpu_synchronize(hir_backend *be, hir_error *e)
+{
+    return 0;   /* compute is synchronous; pending communication completes in wait */
+}

@@ -1,0 +1,83 @@
+/* cpu_internal.h — what the files of the CPU reference backend share: the backend struct,
+ * the strided row iterator every kernel is built on, and row load/store through f64/i64. */
+#ifndef HIR_CPU_INTERNAL_H
+#define HIR_CPU_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runner/backend.h"
+
+#define CPU_MAX_VIEWS 5
+
+struct hir_stream {
+    int64_t key;
+};
+
+struct hir_event {
+    double t;
+};
+
+typedef struct hir_cpu_comm hir_cpu_comm;   /* cpu_comm.c: MPI state */
+
+typedef struct hir_cpu_backend {
+    hir_backend base;
+    struct hir_stream main;
+    struct hir_stream **streams;              /* indexed streams, created on first use */
+    int nstreams, cap_streams;
+    /* GEMM scratch for converted operands, kept across calls (the GEMM path runs per loop
+     * iteration; reallocating every time would dominate small GEMMs) */
+    void *scratch[3];
+    size_t scratch_cap[3];
+    hir_cpu_comm *comm;
+} hir_cpu_backend;
+
+static inline hir_cpu_backend *cpu_of(hir_backend *be) { return (hir_cpu_backend *)be; }
+
+/* Visit all elements of an index space `shape` row by row (the innermost axis after
+ * merging axes that are contiguous in every view). fn gets one pointer per view at the
+ * row start, the row's element stride per view, and the row length; a non-zero return
+ * stops the walk and is returned. */
+typedef int (*cpu_row_fn)(void *ctx, char **ptr, const int64_t *stride, int64_t n);
+int cpu_for_rows(int ndim, const int64_t *shape, int nv, const hir_view *const *views,
+                 cpu_row_fn fn, void *ctx);
+
+/* strided row <-> contiguous buffer of double / int64 */
+void cpu_load_f64(double *dst, const char *src, hir_dtype t, int64_t stride, int64_t n);
+void cpu_store_f64(char *dst, hir_dtype t, int64_t stride, const double *src, int64_t n);
+void cpu_load_i64(int64_t *dst, const char *src, hir_dtype t, int64_t stride, int64_t n);
+void cpu_store_i64(char *dst, hir_dtype t, int64_t stride, const int64_t *src, int64_t n);
+
+/* copy with cast between views of equal shape (used by copy, collectives, p2p unpack) */
+int cpu_copy_view(const hir_view *dst, const hir_view *src, hir_error *e);
+int cpu_check_view(const hir_view *v, const char *what, hir_error *e);
+
+/* scratch buffer i (0..2) of at least `bytes` */
+void *cpu_scratch(hir_cpu_backend *cb, int i, size_t bytes, hir_error *e);
+
+/* cpu_gemm.c */
+int cpu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e);
+/* cpu_elementwise.c */
+int cpu_unary(hir_backend *be, hir_stream *s, hir_unary_op op, const hir_view *out,
+              const hir_operand *a, hir_error *e);
+int cpu_binary(hir_backend *be, hir_stream *s, hir_binary_op op, const hir_view *out,
+               const hir_operand *a, const hir_operand *b, hir_error *e);
+int cpu_ternary(hir_backend *be, hir_stream *s, hir_ternary_op op, const hir_view *out,
+                const hir_operand *a, const hir_operand *b, const hir_operand *c, hir_error *e);
+int cpu_reduce(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_view *out,
+               const hir_view *in, uint32_t reduce_mask, hir_error *e);
+
+/* cpu_comm.c */
+int  cpu_comm_create(hir_cpu_backend *cb, hir_error *e);
+void cpu_comm_destroy(hir_cpu_backend *cb);
+int  cpu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **w,
+                    hir_error *e);
+int  cpu_group_begin(hir_backend *be, hir_error *e);
+int  cpu_group_end(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e);
+int  cpu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **w, hir_error *e);
+int  cpu_share_handles(hir_backend *be, const hir_p2p *list, int n, hir_error *e);
+int  cpu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_error *e);
+void cpu_work_release(hir_backend *be, hir_work *w);
+int  cpu_synchronize(hir_backend *be, hir_error *e);
+
+#endif
