@@ -1,0 +1,501 @@
+/* cuda_backend.c — the CUDA backend's skeleton: creation and teardown, memory, streams,
+ * events, synchronize with a timeout, error strings, and the hir_backend_ops table. The
+ * heavier parts live beside it: cuda_gemm.c, cuda_kernels.c, cuda_nccl.c, cuda_ipc.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <nvrtc.h>
+#include <nvJitLink.h>
+
+#include "runner/cuda/cuda_internal.h"
+
+/* ---------------------------------------------------------------- errors, small helpers */
+
+const char *hir_cu_str_cuda(int st) { return cudaGetErrorString((cudaError_t)st); }
+const char *hir_cu_str_cublas(int st)
+{
+    switch (st) {
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+    default: return "cuBLAS error";
+    }
+}
+const char *hir_cu_str_nccl(int st) { return ncclGetErrorString((ncclResult_t)st); }
+const char *hir_cu_str_nvrtc(int st) { return nvrtcGetErrorString((nvrtcResult)st); }
+const char *hir_cu_str_nvjitlink(int st)
+{
+    switch (st) {
+    case NVJITLINK_ERROR_UNRECOGNIZED_OPTION: return "unrecognized option";
+    case NVJITLINK_ERROR_MISSING_ARCH: return "missing -arch";
+    case NVJITLINK_ERROR_INVALID_INPUT: return "invalid input";
+    case NVJITLINK_ERROR_PTX_COMPILE: return "PTX compile error";
+    case NVJITLINK_ERROR_NVVM_COMPILE: return "NVVM compile error";
+    case NVJITLINK_ERROR_INTERNAL: return "internal error";
+    default: return "nvJitLink error";
+    }
+}
+/* The driver's own strings need the entry point; these cover what the backend can hit. */
+const char *hir_cu_str_cu(int st)
+{
+    switch (st) {
+    case CUDA_ERROR_INVALID_VALUE: return "invalid argument";
+    case CUDA_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case CUDA_ERROR_NOT_INITIALIZED: return "driver not initialized";
+    case CUDA_ERROR_NOT_SUPPORTED: return "operation not supported";
+    case CUDA_ERROR_INVALID_IMAGE: return "invalid kernel image";
+    case CUDA_ERROR_INVALID_CONTEXT: return "invalid context";
+    case CUDA_ERROR_NOT_FOUND: return "named symbol not found";
+    case CUDA_ERROR_INVALID_HANDLE: return "invalid resource handle";
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: return "too many resources requested for launch";
+    case CUDA_ERROR_INVALID_PTX: return "invalid PTX";
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION: return "unsupported PTX version";
+    case CUDA_ERROR_NO_BINARY_FOR_GPU: return "no kernel image for this GPU";
+    case CUDA_ERROR_ILLEGAL_ADDRESS: return "illegal memory access";
+    default: return "CUDA driver error";
+    }
+}
+
+int hir_cu_fail(hir_error *e, const char *expr, const char *str, const char *file, int line)
+{
+    /* name the call, not its whole argument list */
+    int n = 0;
+    while (expr[n] && expr[n] != '(' && n < 96) n++;
+    const char *base = strrchr(file, '/');
+    hir_error_set(e, "%.*s: %s (%s:%d)", n, expr, str, base ? base + 1 : file, line);
+    return -1;
+}
+
+int hir_cu_grow(void **arr, int *cap, int n, size_t sz, hir_error *e)
+{
+    if (n < *cap) return 0;
+    int nc = *cap ? *cap * 2 : 8;
+    while (nc <= n) nc *= 2;
+    void *p = realloc(*arr, (size_t)nc * sz);
+    if (!p) return hir_error_set(e, "out of host memory"), -1;
+    *arr = p;
+    *cap = nc;
+    return 0;
+}
+
+uint64_t hir_cu_hash(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *c = p;
+    if (!h) h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+    return h;
+}
+
+int64_t hir_cu_numel(const hir_view *v)
+{
+    int64_t n = 1;
+    for (int i = 0; i < v->ndim; i++) n *= v->shape[i];
+    return n;
+}
+
+int hir_cu_view_contiguous(const hir_view *v)
+{
+    int64_t st = 1;
+    for (int i = v->ndim - 1; i >= 0; i--) {
+        if (v->shape[i] != 1 && v->stride[i] != st) return 0;
+        st *= v->shape[i];
+    }
+    return 1;
+}
+
+/* ---------------------------------------------------------------- events */
+
+int hir_cu_event_get(hir_cu_backend *cb, cudaEvent_t *ev, hir_error *e)
+{
+    if (cb->nev_pool > 0) {
+        *ev = cb->ev_pool[--cb->nev_pool];
+        return 0;
+    }
+    HIR_CK(e, cuda, cudaEventCreateWithFlags(ev, cudaEventDisableTiming));
+    return 0;
+}
+
+/* Reusing an event right after cudaStreamWaitEvent is safe: the wait captured the record. */
+void hir_cu_event_put(hir_cu_backend *cb, cudaEvent_t ev)
+{
+    hir_error e;
+    if (hir_cu_grow((void **)&cb->ev_pool, &cb->cap_ev_pool, cb->nev_pool, sizeof(cudaEvent_t),
+                    &e) < 0) {
+        cudaEventDestroy(ev);
+        return;
+    }
+    cb->ev_pool[cb->nev_pool++] = ev;
+}
+
+int hir_cu_work_event(hir_cu_backend *cb, hir_stream *s, hir_work **w, hir_error *e)
+{
+    hir_work *wk = calloc(1, sizeof *wk);
+    if (!wk) return hir_error_set(e, "out of host memory"), -1;
+    wk->kind = HIR_CU_WORK_EVENT;
+    wk->posted_on = s;
+    if (hir_cu_event_get(cb, &wk->ev, e) < 0) return free(wk), -1;
+    int st = cudaEventRecord(wk->ev, s->s);
+    if (st != cudaSuccess) {
+        hir_cu_event_put(cb, wk->ev);
+        free(wk);
+        HIR_CK(e, cuda, st);
+    }
+    *w = wk;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- memory */
+
+static int cu_alloc(hir_backend *be, size_t bytes, void **ptr, hir_error *e)
+{
+    *ptr = NULL;
+    if (bytes == 0) bytes = 1;      /* distinct, freeable pointers even for empty tensors */
+    int st = cudaMalloc(ptr, bytes);
+    if (st != cudaSuccess) {
+        cudaGetLastError();          /* OOM is not sticky; clear it */
+        return hir_error_set(e, "cudaMalloc(%zu bytes): %s", bytes,
+                             cudaGetErrorString((cudaError_t)st)), -1;
+    }
+    return 0;
+}
+
+static void cu_free(hir_backend *be, void *ptr)
+{
+    if (ptr && !hir_cu(be)->dead) cudaFree(ptr);
+}
+
+static int cu_mem_available(hir_backend *be, size_t *bytes, hir_error *e)
+{
+    size_t fr = 0, tot = 0;
+    HIR_CK(e, cuda, cudaMemGetInfo(&fr, &tot));
+    *bytes = fr;
+    return 0;
+}
+
+/* Synchronous transfers go through the main stream and wait on it only (not the device). */
+static int cu_upload(hir_backend *be, void *dst, const void *src, size_t bytes, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    HIR_CK(e, cuda, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, cb->main.s));
+    HIR_CK(e, cuda, cudaStreamSynchronize(cb->main.s));
+    return 0;
+}
+
+static int cu_download(hir_backend *be, void *dst, const void *src, size_t bytes, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    HIR_CK(e, cuda, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, cb->main.s));
+    HIR_CK(e, cuda, cudaStreamSynchronize(cb->main.s));
+    return 0;
+}
+
+/* ---------------------------------------------------------------- streams */
+
+/* stream_main is a non-blocking stream created at init (not the legacy NULL stream, which
+ * would implicitly serialize with every other stream and defeat the overlap). */
+static hir_stream *cu_stream_main(hir_backend *be) { return &hir_cu(be)->main; }
+
+static int cu_stream_get(hir_backend *be, int64_t key, hir_stream **out, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    for (int i = 0; i < cb->nstreams; i++)
+        if (cb->streams[i]->key == key) return *out = cb->streams[i], 0;
+    if (hir_cu_grow((void **)&cb->streams, &cb->cap_streams, cb->nstreams, sizeof(hir_stream *),
+                    e) < 0)
+        return -1;
+    hir_stream *s = calloc(1, sizeof *s);
+    if (!s) return hir_error_set(e, "out of host memory"), -1;
+    s->key = key;
+    s->pending_peer = -1;
+    int st = cudaStreamCreateWithFlags(&s->s, cudaStreamNonBlocking);
+    if (st != cudaSuccess) {
+        free(s);
+        HIR_CK(e, cuda, st);
+    }
+    cb->streams[cb->nstreams++] = s;
+    *out = s;
+    return 0;
+}
+
+void *hir_cuda_stream_handle(hir_stream *s) { return s ? (void *)s->s : NULL; }
+
+static int cu_stream_wait(hir_backend *be, hir_stream *waiter, hir_stream *on, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    if (waiter == on) return 0;
+    cudaEvent_t ev;
+    if (hir_cu_event_get(cb, &ev, e) < 0) return -1;
+    int st = cudaEventRecord(ev, on->s);
+    if (st == cudaSuccess) st = cudaStreamWaitEvent(waiter->s, ev, 0);
+    hir_cu_event_put(cb, ev);
+    HIR_CK(e, cuda, st);
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Poll instead of cudaStreamSynchronize: a stream blocked on a semaphore of a dead peer never
+ * drains, and the user must get a message naming the stream and what it waits for. */
+static int cu_synchronize(hir_backend *be, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    double t0 = now_s(), timeout = be->cfg.timeout > 0 ? be->cfg.timeout : 300.0;
+    long sleep_ns = 2000;
+    for (int i = -1; i < cb->nstreams; i++) {
+        hir_stream *s = i < 0 ? &cb->main : cb->streams[i];
+        for (;;) {
+            cudaError_t st = cudaStreamQuery(s->s);
+            if (st == cudaSuccess) break;
+            if (st != cudaErrorNotReady) HIR_CK(e, cuda, st);
+            if (cb->ncomms && hir_cu_nccl_check_async(cb, e) < 0) return -1;
+            if (now_s() - t0 > timeout) {
+                cb->dead = 1;
+                e->peer = s->pending_peer;
+                char name[32];
+                if (s->key < 0) snprintf(name, sizeof name, "main");
+                else snprintf(name, sizeof name, "%lld", (long long)s->key);
+                return hir_error_set(e, "synchronize: stream %s still busy after %.1f s%s%s",
+                                     name, timeout, s->pending[0] ? "; last queued: " : "",
+                                     s->pending), -1;
+            }
+            struct timespec ts = {0, sleep_ns};
+            nanosleep(&ts, NULL);
+            if (sleep_ns < 1000000) sleep_ns *= 2;
+        }
+        s->pending[0] = 0;
+        s->pending_peer = -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- timing events */
+
+static int cu_event_create(hir_backend *be, hir_event **ev, hir_error *e)
+{
+    hir_event *x = calloc(1, sizeof *x);
+    if (!x) return hir_error_set(e, "out of host memory"), -1;
+    int st = cudaEventCreate(&x->ev);
+    if (st != cudaSuccess) {
+        free(x);
+        HIR_CK(e, cuda, st);
+    }
+    *ev = x;
+    return 0;
+}
+
+static int cu_event_record(hir_backend *be, hir_event *ev, hir_stream *s, hir_error *e)
+{
+    HIR_CK(e, cuda, cudaEventRecord(ev->ev, s->s));
+    return 0;
+}
+
+static int cu_event_elapsed_ms(hir_backend *be, hir_event *a, hir_event *b, double *ms,
+                               hir_error *e)
+{
+    float f = 0;
+    HIR_CK(e, cuda, cudaEventSynchronize(b->ev));
+    HIR_CK(e, cuda, cudaEventElapsedTime(&f, a->ev, b->ev));
+    *ms = f;
+    return 0;
+}
+
+static void cu_event_destroy(hir_backend *be, hir_event *ev)
+{
+    if (!ev) return;
+    cudaEventDestroy(ev->ev);
+    free(ev);
+}
+
+/* ---------------------------------------------------------------- communication dispatch */
+
+static int cu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **w,
+                       hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    *w = NULL;
+    if (p->transport == HIR_TRANSPORT_NCCL) return hir_cu_nccl_p2p(cb, s, p, w, e);
+    if (p->transport == HIR_TRANSPORT_CUDA) {
+        if (cb->in_group)
+            return hir_error_set(e, "P2P over the CUDA transport cannot be coalesced "
+                                    "(StartCoalescing groups NCCL operations only)"), -1;
+        return hir_cu_ipc_post(cb, s, p, w, e);
+    }
+    return hir_error_set(e, "the CUDA backend has no UCC transport; use backend=NCCL or CUDA"),
+           -1;
+}
+
+static int cu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    if (!w) return hir_error_set(e, "wait: no work recorded"), -1;
+    int rc = 0;
+    if (w->kind == HIR_CU_WORK_IPC) {
+        rc = hir_cu_ipc_wait(cb, s, w, e);
+    } else {
+        int st = cudaStreamWaitEvent(s->s, w->ev, 0);
+        if (st != cudaSuccess) rc = hir_cu_fail(e, "cudaStreamWaitEvent", cudaGetErrorString(st),
+                                                __FILE__, __LINE__);
+    }
+    if (w->ev) hir_cu_event_put(cb, w->ev);
+    free(w);
+    return rc;
+}
+
+static void cu_work_release(hir_backend *be, hir_work *w)
+{
+    if (!w) return;
+    if (w->ev) hir_cu_event_put(hir_cu(be), w->ev);
+    free(w);
+}
+
+/* ---------------------------------------------------------------- create / destroy */
+
+static void cu_destroy(hir_backend *be)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    if (!cb) return;
+    if (!cb->dead) cudaDeviceSynchronize();
+    hir_cu_ipc_destroy(cb);
+    hir_cu_nccl_destroy(cb);
+    hir_cu_gemm_destroy(cb);
+    hir_cu_kernels_destroy(cb);
+    hir_cu_user_kernels_destroy(cb);
+    for (int i = 0; i < cb->nstreams; i++) {
+        cudaStreamDestroy(cb->streams[i]->s);
+        free(cb->streams[i]);
+    }
+    free(cb->streams);
+    for (int i = 0; i < cb->nev_pool; i++) cudaEventDestroy(cb->ev_pool[i]);
+    free(cb->ev_pool);
+    if (cb->main.s) cudaStreamDestroy(cb->main.s);
+    if (cb->aux) cudaStreamDestroy(cb->aux);
+    free(cb);
+}
+
+static const hir_backend_ops cu_ops = {
+    .name = "cuda",
+    .destroy = cu_destroy,
+    .alloc = cu_alloc,
+    .free = cu_free,
+    .mem_available = cu_mem_available,
+    .upload = cu_upload,
+    .download = cu_download,
+    .stream_main = cu_stream_main,
+    .stream_get = cu_stream_get,
+    .stream_wait = cu_stream_wait,
+    .synchronize = cu_synchronize,
+    .event_create = cu_event_create,
+    .event_record = cu_event_record,
+    .event_elapsed_ms = cu_event_elapsed_ms,
+    .event_destroy = cu_event_destroy,
+    .fill = hir_cu_fill,
+    .copy = hir_cu_copy,
+    .gemm = hir_cu_gemm,
+    .unary = hir_cu_unary,
+    .binary = hir_cu_binary,
+    .ternary = hir_cu_ternary,
+    .reduce = hir_cu_reduce,
+    .collective = hir_cu_collective,
+    .group_begin = hir_cu_group_begin,
+    .group_end = hir_cu_group_end,
+    .p2p_post = cu_p2p_post,
+    .share_handles = hir_cu_share_handles,
+    .wait = cu_wait,
+    .work_release = cu_work_release,
+};
+
+static int load_driver(hir_cu_driver *d, hir_error *e)
+{
+#define GET(field, sym) do { \
+        enum cudaDriverEntryPointQueryResult q; \
+        void *fp = NULL; \
+        HIR_CK(e, cuda, cudaGetDriverEntryPointByVersion(sym, &fp, 12000, cudaEnableDefault, &q)); \
+        if (q != cudaDriverEntryPointSuccess || !fp) \
+            return hir_error_set(e, "driver entry point %s not found", sym), -1; \
+        memcpy(&d->field, &fp, sizeof fp); \
+    } while (0)
+    GET(GetErrorString, "cuGetErrorString");
+    GET(MemGetAddressRange, "cuMemGetAddressRange");
+    GET(StreamWriteValue32, "cuStreamWriteValue32");
+    GET(StreamWaitValue32, "cuStreamWaitValue32");
+    GET(ModuleLoadData, "cuModuleLoadData");
+    GET(ModuleUnload, "cuModuleUnload");
+    GET(ModuleGetFunction, "cuModuleGetFunction");
+    GET(LaunchKernel, "cuLaunchKernel");
+    GET(DeviceGetAttribute, "cuDeviceGetAttribute");
+    GET(PointerGetAttribute, "cuPointerGetAttribute");
+    GET(FuncSetAttribute, "cuFuncSetAttribute");
+#undef GET
+    return 0;
+}
+
+int hir_cuda_available(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n > 0;
+}
+
+int hir_backend_cuda_create(const hir_backend_config *cfg, hir_backend **out, hir_error *e)
+{
+    *out = NULL;
+    int ndev = 0;
+    cudaError_t st = cudaGetDeviceCount(&ndev);
+    if (st != cudaSuccess || ndev == 0) {
+        cudaGetLastError();
+        return hir_error_set(e, "CUDA backend unavailable: no GPU visible (%s); use the CPU "
+                                "backend", st != cudaSuccess ? cudaGetErrorString(st)
+                                                             : "0 devices"), -1;
+    }
+    if (cfg->device < 0 || cfg->device >= ndev)
+        return hir_error_set(e, "CUDA backend: device %d requested but %d visible", cfg->device,
+                             ndev), -1;
+    hir_cu_backend *cb = calloc(1, sizeof *cb);
+    if (!cb) return hir_error_set(e, "out of host memory"), -1;
+    cb->base.ops = &cu_ops;
+    cb->base.cfg = *cfg;
+    cb->device = cfg->device;
+    cb->main.key = -1;
+    cb->main.pending_peer = -1;
+    /* NCCL reads this at its first call: never use NVLink multicast (NVLS). */
+    setenv("NCCL_NVLS_ENABLE", "0", 0);
+
+    HIR_CK_GOTO(e, cuda, cudaSetDevice(cfg->device), fail);
+    HIR_CK_GOTO(e, cuda, cudaFree(0), fail);           /* make the primary context current */
+    if (load_driver(&cb->drv, e) < 0) goto fail;
+    struct cudaDeviceProp prop;
+    HIR_CK_GOTO(e, cuda, cudaGetDeviceProperties(&prop, cfg->device), fail);
+    cb->cc_major = prop.major;
+    cb->cc_minor = prop.minor;
+    cb->sm_count = prop.multiProcessorCount;
+    cb->uuid = prop.uuid;
+    HIR_CK_GOTO(e, cuda, cudaDeviceGetPCIBusId(cb->pci_bus_id, sizeof cb->pci_bus_id,
+                                               cfg->device), fail);
+    HIR_CK_GOTO(e, cuda, cudaStreamCreateWithFlags(&cb->main.s, cudaStreamNonBlocking), fail);
+    HIR_CK_GOTO(e, cuda, cudaStreamCreateWithFlags(&cb->aux, cudaStreamNonBlocking), fail);
+    HIR_CK_GOTO(e, cublas, cublasLtCreate(&cb->lt), fail);
+    /* 32 MiB: what cuBLAS recommends on Hopper for its fastest kernels; allocated once. */
+    cb->workspace_bytes = 32u << 20;
+    HIR_CK_GOTO(e, cuda, cudaMalloc(&cb->workspace, cb->workspace_bytes), fail);
+    *out = &cb->base;
+    return 0;
+fail:
+    cu_destroy(&cb->base);
+    return -1;
+}

@@ -1,0 +1,35 @@
+/* cuda_backend.h — the CUDA backend's extras beyond hir_backend_ops: user kernels for
+ * LaunchKernel (`hir-run --kernel GROUP=FILE`). Includes no CUDA header, so tools may use it;
+ * every function fails cleanly on a backend that is not the CUDA one. */
+#ifndef HIR_CUDA_BACKEND_H
+#define HIR_CUDA_BACKEND_H
+
+#include "runner/backend.h"
+
+/* How a user kernel is launched. The kernel's parameters are the raw data pointers of its
+ * inputs, then of its outputs, then one `long long n` = numel of the first output:
+ *     extern "C" __global__ void k(const float *in0, ..., float *out0, ..., long long n);
+ * grid 0 means ceil(n / block) (capped at 2^31-1); block 0 means 256. */
+typedef struct hir_cuda_kernel_opts {
+    const char *entry;           /* kernel symbol; NULL: "kernel" */
+    unsigned block;              /* threads per block (1-D) */
+    unsigned grid;               /* blocks (1-D) */
+    unsigned shared_bytes;       /* dynamic shared memory */
+} hir_cuda_kernel_opts;
+
+/* Load FILE for kernel group `group`. By extension: .cubin is loaded as is; .ptx, .ltoir (or
+ * .lto/.nvvm) and .fatbin are linked through nvJitLink for the running GPU. opts NULL: read
+ * the sidecar "FILE.launch" if present (lines `entry=NAME`, `block=N`, `grid=N`,
+ * `shared=N`), else defaults. Loading a group twice replaces it. */
+int hir_cuda_load_user_kernel(hir_backend *be, int group, const char *path,
+                              const hir_cuda_kernel_opts *opts, hir_error *e);
+
+/* Launch group `group` on stream s with the given views (outputs must be pre-bound). */
+int hir_cuda_launch_user_kernel(hir_backend *be, hir_stream *s, int group,
+                                const hir_view *const *inputs, int ninputs,
+                                const hir_view *const *outputs, int noutputs, hir_error *e);
+
+/* For tests and benchmarks: the CUDA stream behind a hir_stream (a cudaStream_t). */
+void *hir_cuda_stream_handle(hir_stream *s);
+
+#endif

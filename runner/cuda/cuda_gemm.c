@@ -1,0 +1,265 @@
+/* cuda_gemm.c — GEMM through cuBLASLt. Row-major hir views are mapped onto column-major
+ * cuBLASLt by computing out^T = op(B)^T · A^T; a plan (descriptors + the algorithm from the
+ * heuristic) is built once per shape/dtype/layout/epilogue/alignment and cached. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/cuda/cuda_internal.h"
+
+static int lt_type(hir_dtype t, cudaDataType_t *out)
+{
+    switch (t) {
+    case HIR_DT_FLOAT: *out = CUDA_R_32F; return 0;
+    case HIR_DT_DOUBLE: *out = CUDA_R_64F; return 0;
+    case HIR_DT_HALF: *out = CUDA_R_16F; return 0;
+    case HIR_DT_BFLOAT: *out = CUDA_R_16BF; return 0;
+    default: return -1;
+    }
+}
+
+/* A 2-D operand as cuBLASLt sees it: row-major (unit column stride) or column-major. */
+typedef struct mat { int row_major; int64_t ld; } mat;
+
+static int classify(const hir_view *v, const char *what, mat *m, hir_error *e)
+{
+    if (v->ndim != 2)
+        return hir_error_set(e, "gemm: %s must be 2-D (got %d-D)", what, v->ndim), -1;
+    int64_t r = v->shape[0], c = v->shape[1];
+    if (c == 1 || v->stride[1] == 1) {
+        m->row_major = 1;
+        m->ld = r == 1 ? (c > 1 ? c : 1) : v->stride[0];
+        if (m->ld < c) goto bad;
+        return 0;
+    }
+    if (r == 1 || v->stride[0] == 1) {
+        m->row_major = 0;
+        m->ld = c == 1 ? (r > 1 ? r : 1) : v->stride[1];
+        if (m->ld < r) goto bad;
+        return 0;
+    }
+bad:
+    return hir_error_set(e, "gemm: %s [%lld,%lld] with strides [%lld,%lld] is not a dense "
+                            "row- or column-major matrix", what, (long long)r, (long long)c,
+                         (long long)v->stride[0], (long long)v->stride[1]), -1;
+}
+
+/* Largest power of two <= 256 dividing every address the operand takes over the batch. */
+static int64_t align_of(const void *p, int64_t batch_stride_bytes)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p | (uint64_t)batch_stride_bytes | 256u;
+    return (int64_t)(x & (~x + 1));
+}
+
+static void plan_free(hir_cu_gemm_plan *p)
+{
+    if (p->desc) cublasLtMatmulDescDestroy(p->desc);
+    if (p->la) cublasLtMatrixLayoutDestroy(p->la);
+    if (p->lb) cublasLtMatrixLayoutDestroy(p->lb);
+    if (p->lc) cublasLtMatrixLayoutDestroy(p->lc);
+}
+
+static int layout(cublasLtMatrixLayout_t *l, cudaDataType_t t, int64_t rows, int64_t cols,
+                  int64_t ld, int64_t batch, int64_t stride, hir_error *e)
+{
+    HIR_CK(e, cublas, cublasLtMatrixLayoutCreate(l, t, (uint64_t)rows, (uint64_t)cols, ld));
+    if (batch > 1) {
+        int32_t bc = (int32_t)batch;
+        HIR_CK(e, cublas, cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                           &bc, sizeof bc));
+        HIR_CK(e, cublas, cublasLtMatrixLayoutSetAttribute(
+                              *l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                              sizeof stride));
+    }
+    return 0;
+}
+
+/* Build the plan for key k (see hir_cu_gemm for the fields). */
+static int plan_build(hir_cu_backend *cb, const int64_t *k, hir_cu_gemm_plan *p, hir_error *e)
+{
+    int64_t M = k[0], N = k[1], K = k[2], lda = k[3], ldb = k[4], ldc = k[5];
+    int transa = (int)k[6], transb = (int)k[7];
+    cudaDataType_t tin = (cudaDataType_t)k[8], tout = (cudaDataType_t)k[9];
+    int64_t batch = k[10], sa = k[11], sb = k[12], so = k[13];
+    int bias = (int)k[14];
+    cudaDataType_t tbias = (cudaDataType_t)k[15];
+    int is64 = tin == CUDA_R_64F;
+    /* fp32 stays fp32: CUBLAS_COMPUTE_32F never uses TF32 (that would be _FAST_TF32), so fp32
+     * programs get the CPU reference's rounding; bf16/fp16 accumulate in fp32 likewise. */
+    cublasComputeType_t ct = is64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+    cudaDataType_t scale = is64 ? CUDA_R_64F : CUDA_R_32F;
+    HIR_CK(e, cublas, cublasLtMatmulDescCreate(&p->desc, ct, scale));
+    cublasOperation_t opa = transa ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t opb = transb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    HIR_CK(e, cublas, cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa,
+                                                     sizeof opa));
+    HIR_CK(e, cublas, cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb,
+                                                     sizeof opb));
+    if (bias) {
+        cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+        HIR_CK(e, cublas, cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                                         &epi, sizeof epi));
+        HIR_CK(e, cublas, cublasLtMatmulDescSetAttribute(
+                              p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &tbias, sizeof tbias));
+    }
+    /* cuBLASLt's A is our B (op(B)^T is [N,K]); its B is our A (A^T is [K,M]). */
+    if (layout(&p->la, tin, transa ? K : N, transa ? N : K, ldb, batch, sb, e) < 0) return -1;
+    if (layout(&p->lb, tin, transb ? M : K, transb ? K : M, lda, batch, sa, e) < 0) return -1;
+    if (layout(&p->lc, tout, N, M, ldc, batch, so, e) < 0) return -1;
+
+    cublasLtMatmulPreference_t pref;
+    HIR_CK(e, cublas, cublasLtMatmulPreferenceCreate(&pref));
+    uint64_t ws = cb->workspace_bytes;
+    uint32_t al[4] = {(uint32_t)k[17], (uint32_t)k[16], (uint32_t)k[18], (uint32_t)k[19]};
+    int st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                  &ws, sizeof ws);
+    if (!st) st = cublasLtMatmulPreferenceSetAttribute(
+                 pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al[0], sizeof al[0]);
+    if (!st) st = cublasLtMatmulPreferenceSetAttribute(
+                 pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al[1], sizeof al[1]);
+    if (!st) st = cublasLtMatmulPreferenceSetAttribute(
+                 pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al[2], sizeof al[2]);
+    if (!st) st = cublasLtMatmulPreferenceSetAttribute(
+                 pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al[2], sizeof al[2]);
+    cublasLtMatmulHeuristicResult_t res;
+    int nres = 0;
+    if (!st) st = cublasLtMatmulAlgoGetHeuristic(cb->lt, p->desc, p->la, p->lb, p->lc, p->lc,
+                                                 pref, 1, &res, &nres);
+    cublasLtMatmulPreferenceDestroy(pref);
+    HIR_CK(e, cublas, st);
+    if (nres < 1)
+        return hir_error_set(e, "cublasLtMatmulAlgoGetHeuristic: no algorithm for M=%lld N=%lld "
+                                "K=%lld%s", (long long)M, (long long)N, (long long)K,
+                             bias ? " with bias epilogue" : ""), -1;
+    p->algo = res.algo;
+    return 0;
+}
+
+static int plan_get(hir_cu_backend *cb, const int64_t *k, hir_cu_gemm_plan **out, hir_error *e)
+{
+    uint64_t h = hir_cu_hash(k, 20 * sizeof(int64_t), 0);
+    for (int i = 0; i < cb->nplans; i++)
+        if (cb->plans[i].hash == h && !memcmp(cb->plans[i].key, k, 20 * sizeof(int64_t)))
+            return *out = &cb->plans[i], 0;
+    if (hir_cu_grow((void **)&cb->plans, &cb->cap_plans, cb->nplans, sizeof(hir_cu_gemm_plan),
+                    e) < 0)
+        return -1;
+    hir_cu_gemm_plan *p = &cb->plans[cb->nplans];
+    memset(p, 0, sizeof *p);
+    memcpy(p->key, k, 20 * sizeof(int64_t));
+    p->hash = h;
+    if (plan_build(cb, k, p, e) < 0) {
+        plan_free(p);
+        return -1;
+    }
+    cb->nplans++;
+    *out = p;
+    return 0;
+}
+
+int hir_cu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    cudaDataType_t ta, tb, to, tbias = CUDA_R_32F;
+    if (lt_type(g->a.dtype, &ta) < 0 || lt_type(g->b.dtype, &tb) < 0 ||
+        lt_type(g->out.dtype, &to) < 0 || ta != tb)
+        return hir_error_set(e, "gemm: unsupported dtypes a=%s b=%s out=%s (float, double, "
+                                "__half, __bfloat; a and b alike)",
+                             hir_dtype_name(g->a.dtype), hir_dtype_name(g->b.dtype),
+                             hir_dtype_name(g->out.dtype)), -1;
+    if ((ta == CUDA_R_32F || ta == CUDA_R_64F) ? to != ta : (to != ta && to != CUDA_R_32F))
+        return hir_error_set(e, "gemm: output dtype %s not allowed for inputs %s",
+                             hir_dtype_name(g->out.dtype), hir_dtype_name(g->a.dtype)), -1;
+    mat A, B, O;
+    if (classify(&g->a, "a", &A, e) < 0 || classify(&g->b, "b", &B, e) < 0 ||
+        classify(&g->out, "out", &O, e) < 0)
+        return -1;
+    if (!O.row_major)
+        return hir_error_set(e, "gemm: the output must have unit column stride"), -1;
+    int64_t M = g->a.shape[0], K = g->a.shape[1];
+    int64_t N = g->b_trans ? g->b.shape[0] : g->b.shape[1];
+    int64_t Kb = g->b_trans ? g->b.shape[1] : g->b.shape[0];
+    if (Kb != K || g->out.shape[0] != M || g->out.shape[1] != N)
+        return hir_error_set(e, "gemm: shapes do not match: a [%lld,%lld], b%s [%lld,%lld], "
+                                "out [%lld,%lld]", (long long)M, (long long)K,
+                             g->b_trans ? "^T" : "", (long long)g->b.shape[0],
+                             (long long)g->b.shape[1], (long long)g->out.shape[0],
+                             (long long)g->out.shape[1]), -1;
+    int64_t batch = g->batch < 1 ? 1 : g->batch;
+    if (batch > 1 && g->batch_stride_out == 0)
+        return hir_error_set(e, "gemm: batched output with batch stride 0"), -1;
+    if (M == 0 || N == 0) return 0;
+    const hir_view *bias = g->bias;
+    if (bias) {
+        if (hir_cu_numel(bias) != N)
+            return hir_error_set(e, "gemm: bias has %lld elements, expected N=%lld",
+                                 (long long)hir_cu_numel(bias), (long long)N), -1;
+        if (lt_type(bias->dtype, &tbias) < 0 || (tbias != to && tbias != CUDA_R_32F))
+            return hir_error_set(e, "gemm: bias dtype %s must be the output's or float",
+                                 hir_dtype_name(bias->dtype)), -1;
+        if (!hir_cu_view_contiguous(bias) || K == 0) bias = NULL;   /* epilogue wants dense */
+    }
+    if (K == 0) {
+        if (hir_cu_fill(be, s, &g->out, 0.0, e) < 0) return -1;
+    } else {
+        size_t ea = hir_dtype_size(g->a.dtype), eo = hir_dtype_size(g->out.dtype);
+        int64_t k[20] = {M, N, K, A.ld, B.ld, O.ld,
+                         /* transa: see the table in docs/cuda-backend.md */
+                         g->b_trans == B.row_major, !A.row_major, ta, to, batch,
+                         g->batch_stride_a, g->batch_stride_b, g->batch_stride_out,
+                         bias != NULL, bias ? tbias : 0,
+                         align_of(g->a.data, g->batch_stride_a * (int64_t)ea),
+                         align_of(g->b.data, g->batch_stride_b * (int64_t)ea),
+                         align_of(g->out.data, g->batch_stride_out * (int64_t)eo),
+                         bias ? align_of(bias->data, 0) : 0};
+        /* bias dtype float with a 16-bit output is legal in cuBLASLt; otherwise it must match */
+        hir_cu_gemm_plan *p = NULL;
+        hir_error e2;
+        if (plan_get(cb, k, &p, &e2) < 0) {
+            if (!bias) return *e = e2, -1;
+            /* no fused-bias kernel for this case: plain GEMM, then a broadcast add below */
+            k[14] = 0, k[15] = 0, k[19] = 0;
+            bias = NULL;
+            if (plan_get(cb, k, &p, e) < 0) return -1;
+        }
+        if (bias) {
+            const void *bp = bias->data;
+            HIR_CK(e, cublas, cublasLtMatmulDescSetAttribute(
+                                  p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp));
+        }
+        double one64 = 1.0, zero64 = 0.0;
+        float one32 = 1.0f, zero32 = 0.0f;
+        const void *alpha = ta == CUDA_R_64F ? (const void *)&one64 : (const void *)&one32;
+        const void *beta = ta == CUDA_R_64F ? (const void *)&zero64 : (const void *)&zero32;
+        HIR_CK(e, cublas, cublasLtMatmul(cb->lt, p->desc, alpha, g->b.data, p->la, g->a.data,
+                                         p->lb, beta, g->out.data, p->lc, g->out.data, p->lc,
+                                         &p->algo, cb->workspace, cb->workspace_bytes, s->s));
+    }
+    if (g->bias && !bias) {
+        /* out += bias broadcast over rows (and batches) */
+        for (int64_t bi = 0; bi < batch; bi++) {
+            hir_view o = g->out;
+            o.data = (char *)o.data + bi * g->batch_stride_out * hir_dtype_size(o.dtype);
+            hir_operand a = {0}, b = {0};
+            a.view = o;
+            b.view = *g->bias;
+            b.view.ndim = 2;
+            b.view.shape[0] = M, b.view.shape[1] = N;
+            b.view.stride[0] = 0;
+            b.view.stride[1] = g->bias->ndim ? g->bias->stride[g->bias->ndim - 1] : 0;
+            for (int d = g->bias->ndim - 1; d >= 0; d--)
+                if (g->bias->shape[d] != 1) { b.view.stride[1] = g->bias->stride[d]; break; }
+            if (hir_cu_binary(be, s, HIR_BIN_ADD, &o, &a, &b, e) < 0) return -1;
+        }
+    }
+    return 0;
+}
+
+void hir_cu_gemm_destroy(hir_cu_backend *cb)
+{
+    for (int i = 0; i < cb->nplans; i++) plan_free(&cb->plans[i]);
+    free(cb->plans);
+    cb->plans = NULL;
+    cb->nplans = 0;
+    if (cb->workspace && !cb->dead) cudaFree(cb->workspace);
+    if (cb->lt) cublasLtDestroy(cb->lt);
+}

@@ -1,0 +1,220 @@
+/* cuda_internal.h — state shared by the files of the CUDA backend (runner/cuda/): the backend
+ * struct, stream/work/event objects, the caches, and the one check macro that wraps every
+ * CUDA / cuBLASLt / NCCL / NVRTC / nvJitLink call. Never included outside runner/cuda/. */
+#ifndef HIR_CUDA_INTERNAL_H
+#define HIR_CUDA_INTERNAL_H
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cublasLt.h>
+#include <nccl.h>
+
+#include "runner/backend.h"
+#include "runner/cuda/cuda_backend.h"
+
+/* Error strings per library, so HIR_CK can name any failing call uniformly. */
+const char *hir_cu_str_cuda(int st);    /* runtime API (cudaError_t) */
+const char *hir_cu_str_cu(int st);      /* driver API (CUresult) */
+const char *hir_cu_str_cublas(int st);
+const char *hir_cu_str_nccl(int st);
+const char *hir_cu_str_nvrtc(int st);
+const char *hir_cu_str_nvjitlink(int st);
+
+/* Writes "<call>: <error string> (file:line)" into e and returns -1. */
+int hir_cu_fail(hir_error *e, const char *expr, const char *str, const char *file, int line);
+
+/* The check macro: LIB is one of cuda, cu, cublas, nccl, nvrtc, nvjitlink (all of which use 0
+ * for success). On failure it fills *E and returns -1 from the calling function. */
+#define HIR_CK(E, LIB, EXPR) do { \
+        int hir_st_ = (int)(EXPR); \
+        if (hir_st_ != 0) \
+            return hir_cu_fail((E), #EXPR, hir_cu_str_##LIB(hir_st_), __FILE__, __LINE__); \
+    } while (0)
+/* Same, but jumps to LABEL (for paths that must release what they took first). */
+#define HIR_CK_GOTO(E, LIB, EXPR, LABEL) do { \
+        int hir_st_ = (int)(EXPR); \
+        if (hir_st_ != 0) { \
+            hir_cu_fail((E), #EXPR, hir_cu_str_##LIB(hir_st_), __FILE__, __LINE__); \
+            goto LABEL; \
+        } \
+    } while (0)
+
+struct hir_stream {
+    cudaStream_t s;
+    int64_t key;                 /* -1 for the main stream */
+    /* last communication queued on it, for the timeout message of synchronize */
+    char pending[160];
+    int pending_peer;
+};
+
+struct hir_event { cudaEvent_t ev; };
+
+typedef enum { HIR_CU_WORK_EVENT, HIR_CU_WORK_IPC } hir_cu_work_kind;
+typedef struct hir_cu_ipc hir_cu_ipc;
+
+struct hir_work {
+    hir_cu_work_kind kind;
+    cudaEvent_t ev;              /* EVENT: recorded after the operation; IPC: after the post */
+    hir_cu_ipc *ipc;             /* IPC: the handle pair the post used */
+    hir_stream *posted_on;
+};
+
+/* One cached cuBLASLt plan: descriptors and the algorithm chosen by the heuristic. */
+typedef struct hir_cu_gemm_plan {
+    uint64_t hash;
+    int64_t key[24];
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo;
+} hir_cu_gemm_plan;
+
+/* One compiled runtime kernel. */
+typedef struct hir_cu_kernel {
+    uint64_t hash;
+    void *key;                   /* the spec bytes it was generated from */
+    size_t keylen;
+    CUmodule mod;
+    CUfunction fn;
+} hir_cu_kernel;
+
+typedef struct hir_cu_comm {
+    int *team;
+    int team_size;
+    ncclComm_t comm;
+} hir_cu_comm;
+
+/* Local end of a CUDA-IPC P2P: my buffer and semaphore, and the imported peer ones (§4.1). */
+struct hir_cu_ipc {
+    uintptr_t stmt_id;
+    int peer, is_send;
+    char *data;                  /* my buffer (cache key with esize, numel) */
+    size_t esize;
+    int64_t numel;
+    size_t bytes;
+    uint32_t *sem;               /* mine, cudaMalloc'd, exported */
+    char *peer_base;             /* imported allocation base of the peer's buffer */
+    char *peer_ptr;              /* peer_base + offset */
+    uint32_t *peer_sem;          /* imported */
+    int imported;
+    cudaIpcMemHandle_t my_buf_h, my_sem_h;
+    int64_t my_offset;
+};
+
+typedef struct hir_cu_user_kernel {
+    int group;
+    CUmodule mod;
+    CUfunction fn;
+    hir_cuda_kernel_opts opts;
+    char entry[128];
+} hir_cu_user_kernel;
+
+/* Driver API entry points, fetched through cudaGetDriverEntryPointByVersion so that binaries
+ * do not link libcuda.so.1 and still start (and report "no GPU") on machines without a driver. */
+typedef struct hir_cu_driver {
+    __typeof__(&cuGetErrorString) GetErrorString;
+    __typeof__(&cuMemGetAddressRange) MemGetAddressRange;
+    __typeof__(&cuStreamWriteValue32) StreamWriteValue32;
+    __typeof__(&cuStreamWaitValue32) StreamWaitValue32;
+    __typeof__(&cuModuleLoadData) ModuleLoadData;
+    __typeof__(&cuModuleUnload) ModuleUnload;
+    __typeof__(&cuModuleGetFunction) ModuleGetFunction;
+    __typeof__(&cuLaunchKernel) LaunchKernel;
+    __typeof__(&cuDeviceGetAttribute) DeviceGetAttribute;
+    __typeof__(&cuPointerGetAttribute) PointerGetAttribute;
+    __typeof__(&cuFuncSetAttribute) FuncSetAttribute;
+} hir_cu_driver;
+
+typedef struct hir_cu_backend {
+    hir_backend base;
+    hir_cu_driver drv;
+    int device, cc_major, cc_minor, sm_count;
+    char pci_bus_id[32];
+    cudaUUID_t uuid;
+    int dead;                    /* a wait timed out: streams may never drain, skip frees */
+
+    hir_stream main;
+    hir_stream **streams;        /* keyed streams */
+    int nstreams, cap_streams;
+    cudaStream_t aux;            /* private, for one-off setup (semaphore zeroing) */
+
+    cudaEvent_t *ev_pool;        /* timing-disabled events, reused */
+    int nev_pool, cap_ev_pool;
+
+    cublasLtHandle_t lt;
+    void *workspace;
+    size_t workspace_bytes;
+    hir_cu_gemm_plan *plans;
+    int nplans, cap_plans;
+
+    hir_cu_kernel *kernels;
+    int nkernels, cap_kernels;
+
+    hir_cu_comm *comms;
+    int ncomms, cap_comms;
+    int in_group;
+    int group_has_ops;
+
+    hir_cu_ipc **ipc;
+    int nipc, cap_ipc;
+    int memops_checked;
+
+    hir_cu_user_kernel *ukernels;
+    int nukernels, cap_ukernels;
+} hir_cu_backend;
+
+static inline hir_cu_backend *hir_cu(hir_backend *be) { return (hir_cu_backend *)be; }
+
+/* Grow *arr (elements of size sz) so that index n fits. */
+int hir_cu_grow(void **arr, int *cap, int n, size_t sz, hir_error *e);
+uint64_t hir_cu_hash(const void *p, size_t n, uint64_t h);
+
+/* cuda_backend.c */
+int  hir_cu_event_get(hir_cu_backend *cb, cudaEvent_t *ev, hir_error *e);
+void hir_cu_event_put(hir_cu_backend *cb, cudaEvent_t ev);
+int  hir_cu_work_event(hir_cu_backend *cb, hir_stream *s, hir_work **w, hir_error *e);
+int  hir_cu_view_contiguous(const hir_view *v);
+int64_t hir_cu_numel(const hir_view *v);
+
+/* cuda_gemm.c */
+int  hir_cu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e);
+void hir_cu_gemm_destroy(hir_cu_backend *cb);
+
+/* cuda_kernels.c */
+int  hir_cu_fill(hir_backend *be, hir_stream *s, const hir_view *out, double v, hir_error *e);
+int  hir_cu_copy(hir_backend *be, hir_stream *s, const hir_view *dst, const hir_view *src,
+                 hir_error *e);
+int  hir_cu_unary(hir_backend *be, hir_stream *s, hir_unary_op op, const hir_view *out,
+                  const hir_operand *a, hir_error *e);
+int  hir_cu_binary(hir_backend *be, hir_stream *s, hir_binary_op op, const hir_view *out,
+                   const hir_operand *a, const hir_operand *b, hir_error *e);
+int  hir_cu_ternary(hir_backend *be, hir_stream *s, hir_ternary_op op, const hir_view *out,
+                    const hir_operand *a, const hir_operand *b, const hir_operand *c,
+                    hir_error *e);
+int  hir_cu_reduce(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_view *out,
+                   const hir_view *in, uint32_t mask, hir_error *e);
+void hir_cu_kernels_destroy(hir_cu_backend *cb);
+/* NVRTC -> LTO-IR -> nvJitLink -> cubin -> module (also used for user LTO-IR/PTX files). */
+int  hir_cu_link_module(hir_cu_backend *cb, const void *const *inputs, const size_t *sizes,
+                        const int *kinds, int n, CUmodule *mod, hir_error *e);
+
+/* cuda_nccl.c */
+int  hir_cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **w,
+                       hir_error *e);
+int  hir_cu_group_begin(hir_backend *be, hir_error *e);
+int  hir_cu_group_end(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e);
+int  hir_cu_nccl_p2p(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_work **w,
+                     hir_error *e);
+int  hir_cu_nccl_check_async(hir_cu_backend *cb, hir_error *e);
+void hir_cu_nccl_destroy(hir_cu_backend *cb);
+
+/* cuda_ipc.c */
+int  hir_cu_share_handles(hir_backend *be, const hir_p2p *list, int n, hir_error *e);
+int  hir_cu_ipc_post(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_work **w,
+                     hir_error *e);
+int  hir_cu_ipc_wait(hir_cu_backend *cb, hir_stream *s, hir_work *w, hir_error *e);
+void hir_cu_ipc_destroy(hir_cu_backend *cb);
+
+/* cuda_user_kernel.c */
+void hir_cu_user_kernels_destroy(hir_cu_backend *cb);
+
+#endif

@@ -1,0 +1,320 @@
+/* cuda_ipc.c — P2P over CUDA IPC (transport CUDA), the protocol of hostir-format.md §4:
+ * per (statement, peer, buffer) a cached pair of handles, each side with its own exported
+ * semaphore and the peer's imported one; Get (receiver pulls) by default, Put (sender pushes)
+ * when asked. Copies run on the copy engines; synchronization is stream memory operations. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/cuda/cuda_internal.h"
+
+enum { SEM_IDLE = 0, SEM_BUSY = 1 };
+enum { TAG_COUNTS = 0x4c01, TAG_HANDLES = 0x4c02 };
+
+/* What one side sends the other (only to that peer, never to the world). */
+typedef struct hir_cu_ipc_pod {
+    int64_t offset;              /* of the buffer inside its allocation */
+    cudaIpcMemHandle_t buf;      /* the allocation */
+    cudaIpcMemHandle_t sem;      /* the exporter's semaphore */
+    int64_t rank;                /* the exporter */
+} hir_cu_ipc_pod;
+
+static hir_cu_ipc *lookup(hir_cu_backend *cb, const hir_p2p *p)
+{
+    size_t es = hir_dtype_size(p->buf.dtype);
+    int64_t n = hir_cu_numel(&p->buf);
+    for (int i = 0; i < cb->nipc; i++) {
+        hir_cu_ipc *x = cb->ipc[i];
+        if (x->stmt_id == p->stmt_id && x->peer == p->peer && x->is_send == p->is_send &&
+            x->data == (char *)p->buf.data && x->esize == es && x->numel == n)
+            return x;
+    }
+    return NULL;
+}
+
+static void ipc_free(hir_cu_backend *cb, hir_cu_ipc *x)
+{
+    if (!x) return;
+    if (!cb->dead) {
+        if (x->peer_base) cudaIpcCloseMemHandle(x->peer_base);
+        if (x->peer_sem) cudaIpcCloseMemHandle(x->peer_sem);
+        if (x->sem) cudaFree(x->sem);
+    }
+    free(x);
+}
+
+static int check_peer(hir_cu_backend *cb, const hir_p2p *p, hir_error *e)
+{
+    const hir_backend_config *c = &cb->base.cfg;
+    if (p->peer == c->rank)
+        return hir_error_set(e, "CUDA-IPC P2P: send to self not supported (rank %d)", p->peer),
+               -1;
+    if (p->peer < 0 || p->peer >= c->size)
+        return hir_error_set(e, "CUDA-IPC P2P: peer %d out of range (world of %d)", p->peer,
+                             c->size), -1;
+    if (!c->boot) return hir_error_set(e, "CUDA-IPC P2P needs the bootstrap channel"), -1;
+    if (hir_boot_node_id(c->boot, p->peer) != hir_boot_node_id(c->boot, c->rank))
+        return hir_error_set(e, "CUDA-IPC P2P: peer %d is on another node; CUDA IPC works "
+                                "within one node only (use backend=NCCL)", p->peer), -1;
+    if (!hir_cu_view_contiguous(&p->buf) || hir_dtype_size(p->buf.dtype) == 0)
+        return hir_error_set(e, "CUDA-IPC P2P: the buffer must be contiguous"), -1;
+    return 0;
+}
+
+/* Exporter side of §4.1: allocation base + offset, the allocation's IPC handle, and a fresh
+ * 4-byte semaphore set to idle. The semaphore is zeroed with a stream write on a private
+ * stream: that also proves stream memory operations work before any peer depends on them. */
+static int export_local(hir_cu_backend *cb, const hir_p2p *p, hir_cu_ipc **out, hir_error *e)
+{
+    hir_cu_ipc *x = calloc(1, sizeof *x);
+    if (!x) return hir_error_set(e, "out of host memory"), -1;
+    x->stmt_id = p->stmt_id;
+    x->peer = p->peer;
+    x->is_send = p->is_send;
+    x->data = p->buf.data;
+    x->esize = hir_dtype_size(p->buf.dtype);
+    x->numel = hir_cu_numel(&p->buf);
+    x->bytes = x->esize * (size_t)x->numel;
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    HIR_CK_GOTO(e, cu, cb->drv.MemGetAddressRange(&base, &size, (CUdeviceptr)x->data), fail);
+    x->my_offset = (int64_t)((CUdeviceptr)x->data - base);
+    if ((size_t)x->my_offset + x->bytes > size) {
+        hir_error_set(e, "CUDA-IPC P2P: buffer of %zu bytes overruns its allocation", x->bytes);
+        goto fail;
+    }
+    int capable = 1;
+    if (cb->drv.PointerGetAttribute(&capable, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
+                                    (CUdeviceptr)x->data) == CUDA_SUCCESS && !capable) {
+        hir_error_set(e, "CUDA-IPC P2P: buffer is not IPC-capable (not from cudaMalloc)");
+        goto fail;
+    }
+    HIR_CK_GOTO(e, cuda, cudaIpcGetMemHandle(&x->my_buf_h, (void *)base), fail);
+    HIR_CK_GOTO(e, cuda, cudaMalloc((void **)&x->sem, sizeof(uint32_t)), fail);
+    int st = cb->drv.StreamWriteValue32((CUstream)cb->aux, (CUdeviceptr)x->sem, SEM_IDLE,
+                                        CU_STREAM_WRITE_VALUE_DEFAULT);
+    if (st != CUDA_SUCCESS) {
+        hir_error_set(e, "cuStreamWriteValue32: %s: stream memory operations are not usable on "
+                         "this device/driver, which the CUDA-IPC transport needs",
+                      hir_cu_str_cu(st));
+        goto fail;
+    }
+    HIR_CK_GOTO(e, cuda, cudaStreamSynchronize(cb->aux), fail);
+    HIR_CK_GOTO(e, cuda, cudaIpcGetMemHandle(&x->my_sem_h, x->sem), fail);
+    *out = x;
+    return 0;
+fail:
+    ipc_free(cb, x);
+    return -1;
+}
+
+static int import_peer(hir_cu_backend *cb, hir_cu_ipc *x, const hir_cu_ipc_pod *pod,
+                       hir_error *e)
+{
+    if (pod->rank != x->peer)
+        return hir_error_set(e, "CUDA-IPC handle exchange: expected handles of rank %d, got "
+                                "rank %lld", x->peer, (long long)pod->rank), -1;
+    void *base = NULL, *sem = NULL;
+    HIR_CK(e, cuda, cudaIpcOpenMemHandle(&base, pod->buf, cudaIpcMemLazyEnablePeerAccess));
+    x->peer_base = base;
+    HIR_CK(e, cuda, cudaIpcOpenMemHandle(&sem, pod->sem, cudaIpcMemLazyEnablePeerAccess));
+    x->peer_sem = sem;
+    x->peer_ptr = (char *)base + pod->offset;
+    x->imported = 1;
+    return 0;
+}
+
+static void fill_pod(const hir_backend_config *c, const hir_cu_ipc *x, hir_cu_ipc_pod *pod)
+{
+    memset(pod, 0, sizeof *pod);
+    pod->offset = x->my_offset;
+    pod->buf = x->my_buf_h;
+    pod->sem = x->my_sem_h;
+    pod->rank = c->rank;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+/* Exchange with one peer: counts first (so diverged caches fail with a message instead of a
+ * hang), then the handles; my k-th send pairs with the peer's k-th receive from me. */
+static int exchange_with(hir_cu_backend *cb, int peer, hir_cu_ipc **fresh, int nfresh,
+                         hir_error *e)
+{
+    const hir_backend_config *c = &cb->base.cfg;
+    int64_t mine[2] = {0, 0}, theirs[2] = {0, 0};
+    for (int i = 0; i < nfresh; i++)
+        if (fresh[i]->peer == peer) mine[fresh[i]->is_send ? 0 : 1]++;
+    if (hir_boot_exchange(c->boot, peer, TAG_COUNTS, mine, theirs, sizeof mine, e) < 0)
+        return -1;
+    if (theirs[0] != mine[1] || theirs[1] != mine[0])
+        return hir_error_set(e, "ShareMemHandles: rank %d has %lld new sends/%lld new receives "
+                                "for rank %d, which has %lld/%lld the other way: the handle "
+                                "caches diverged (did a buffer move on one side only?)",
+                             c->rank, (long long)mine[0], (long long)mine[1], peer,
+                             (long long)theirs[1], (long long)theirs[0]), -1;
+    int64_t n = mine[0] + mine[1];
+    hir_cu_ipc_pod *out = calloc((size_t)n, sizeof *out), *in = calloc((size_t)n, sizeof *in);
+    hir_cu_ipc **order = calloc((size_t)n, sizeof *order);
+    int rc = -1;
+    if (!out || !in || !order) { hir_error_set(e, "out of host memory"); goto done; }
+    int64_t ks = 0, kr = mine[0];
+    for (int i = 0; i < nfresh; i++) {
+        if (fresh[i]->peer != peer) continue;
+        int64_t k = fresh[i]->is_send ? ks++ : kr++;
+        order[k] = fresh[i];
+        fill_pod(c, fresh[i], &out[k]);
+    }
+    if (hir_boot_exchange(c->boot, peer, TAG_HANDLES, out, in, (size_t)n * sizeof *out, e) < 0)
+        goto done;
+    /* theirs: [their sends = my receives..., their receives = my sends...] */
+    for (int64_t k = 0; k < mine[0]; k++)
+        if (import_peer(cb, order[k], &in[mine[1] + k], e) < 0) goto done;
+    for (int64_t k = 0; k < mine[1]; k++)
+        if (import_peer(cb, order[mine[0] + k], &in[k], e) < 0) goto done;
+    rc = 0;
+done:
+    free(out);
+    free(in);
+    free(order);
+    return rc;
+}
+
+int hir_cu_share_handles(hir_backend *be, const hir_p2p *list, int n, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    hir_cu_ipc **fresh = calloc((size_t)(n > 0 ? n : 1), sizeof *fresh);
+    int *peers = calloc((size_t)(n > 0 ? n : 1), sizeof *peers);
+    int nfresh = 0, npeers = 0, rc = -1;
+    if (!fresh || !peers) { hir_error_set(e, "out of host memory"); goto done; }
+    /* 1-2: validate, skip cached, export all new ones before any import (§4.3) */
+    for (int i = 0; i < n; i++) {
+        const hir_p2p *p = &list[i];
+        if (p->transport != HIR_TRANSPORT_CUDA) continue;
+        if (check_peer(cb, p, e) < 0) goto done;
+        if (lookup(cb, p)) continue;
+        int dup = 0;
+        for (int j = 0; j < nfresh; j++)
+            if (fresh[j]->stmt_id == p->stmt_id && fresh[j]->peer == p->peer &&
+                fresh[j]->is_send == p->is_send && fresh[j]->data == (char *)p->buf.data &&
+                fresh[j]->numel == hir_cu_numel(&p->buf))
+                dup = 1;
+        if (dup) continue;
+        if (export_local(cb, p, &fresh[nfresh], e) < 0) goto done;
+        nfresh++;
+        int seen = 0;
+        for (int j = 0; j < npeers; j++) seen |= peers[j] == p->peer;
+        if (!seen) peers[npeers++] = p->peer;
+    }
+    /* 3: pairwise with each peer, ascending peer rank. That is the lexicographic order of the
+     * pairs (min, max) on every rank, so blocking pairwise exchanges cannot form a cycle. No
+     * world barrier: ranks without new handles take no part. */
+    qsort(peers, (size_t)npeers, sizeof *peers, cmp_int);
+    for (int j = 0; j < npeers; j++)
+        if (exchange_with(cb, peers[j], fresh, nfresh, e) < 0) goto done;
+    for (int i = 0; i < nfresh; i++) {
+        if (hir_cu_grow((void **)&cb->ipc, &cb->cap_ipc, cb->nipc, sizeof(hir_cu_ipc *), e) < 0)
+            goto done;
+        cb->ipc[cb->nipc++] = fresh[i];
+        fresh[i] = NULL;
+    }
+    rc = 0;
+done:
+    for (int i = 0; i < nfresh; i++) ipc_free(cb, fresh[i]);
+    free(fresh);
+    free(peers);
+    return rc;
+}
+
+static int write2(hir_cu_backend *cb, hir_stream *s, hir_cu_ipc *x, uint32_t v, hir_error *e)
+{
+    /* local first, then the peer's copy of the state (§4.4); DEFAULT orders prior stream work
+     * (the data copy) before the flag becomes visible */
+    HIR_CK(e, cu, cb->drv.StreamWriteValue32((CUstream)s->s, (CUdeviceptr)x->sem, v,
+                                             CU_STREAM_WRITE_VALUE_DEFAULT));
+    HIR_CK(e, cu, cb->drv.StreamWriteValue32((CUstream)s->s, (CUdeviceptr)x->peer_sem, v,
+                                             CU_STREAM_WRITE_VALUE_DEFAULT));
+    return 0;
+}
+
+static int wait_own(hir_cu_backend *cb, hir_stream *s, hir_cu_ipc *x, uint32_t v, hir_error *e)
+{
+    HIR_CK(e, cu, cb->drv.StreamWaitValue32((CUstream)s->s, (CUdeviceptr)x->sem, v,
+                                            CU_STREAM_WAIT_VALUE_EQ));
+    return 0;
+}
+
+int hir_cu_ipc_post(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_work **w,
+                    hir_error *e)
+{
+    *w = NULL;
+    if (check_peer(cb, p, e) < 0) return -1;
+    hir_cu_ipc *x = lookup(cb, p);
+    if (!x) {
+        /* not shared yet: share this one on the spot, pairwise with its peer (the peer must
+         * post its matching operation; ShareMemHandles up front is the normal path) */
+        if (hir_cu_share_handles(&cb->base, p, 1, e) < 0) return -1;
+        x = lookup(cb, p);
+        if (!x) return hir_error_set(e, "CUDA-IPC P2P: handles missing after sharing"), -1;
+    }
+    int put = cb->base.cfg.p2p_protocol == HIR_P2P_PUT;
+    if (x->is_send != put) {
+        /* Get send / Put recv: announce (1 = data ready / buffer free) */
+        if (write2(cb, s, x, SEM_BUSY, e) < 0) return -1;
+    } else {
+        /* Get recv: pull when the sender is ready; Put send: push when the receiver is */
+        if (wait_own(cb, s, x, SEM_BUSY, e) < 0) return -1;
+        if (put)
+            HIR_CK(e, cuda, cudaMemcpyAsync(x->peer_ptr, x->data, x->bytes,
+                                            cudaMemcpyDeviceToDevice, s->s));
+        else
+            HIR_CK(e, cuda, cudaMemcpyAsync(x->data, x->peer_ptr, x->bytes,
+                                            cudaMemcpyDeviceToDevice, s->s));
+        if (write2(cb, s, x, SEM_IDLE, e) < 0) return -1;
+    }
+    snprintf(s->pending, sizeof s->pending, "CUDA-IPC %s rank %d (%s protocol)",
+             p->is_send ? "send to" : "recv from", p->peer, put ? "put" : "get");
+    s->pending_peer = p->peer;
+    hir_work *wk = calloc(1, sizeof *wk);
+    if (!wk) return hir_error_set(e, "out of host memory"), -1;
+    wk->kind = HIR_CU_WORK_IPC;
+    wk->ipc = x;
+    wk->posted_on = s;
+    if (hir_cu_event_get(cb, &wk->ev, e) < 0) return free(wk), -1;
+    int st = cudaEventRecord(wk->ev, s->s);
+    if (st != cudaSuccess) {
+        hir_cu_event_put(cb, wk->ev);
+        free(wk);
+        HIR_CK(e, cuda, st);
+    }
+    *w = wk;
+    return 0;
+}
+
+int hir_cu_ipc_wait(hir_cu_backend *cb, hir_stream *s, hir_work *w, hir_error *e)
+{
+    hir_cu_ipc *x = w->ipc;
+    int put = cb->base.cfg.p2p_protocol == HIR_P2P_PUT;
+    /* waiting on another stream than the post's: first order after the post, else a wait
+     * for 0 could pass on the value from before the post */
+    if (s != w->posted_on) HIR_CK(e, cuda, cudaStreamWaitEvent(s->s, w->ev, 0));
+    /* Get: the sender waits until the receiver has read (sem back to 0); the receiver's copy
+     * is already on its stream. Put: the receiver waits until the data has landed. */
+    if (x->is_send != put) {
+        if (wait_own(cb, s, x, SEM_IDLE, e) < 0) return -1;
+        snprintf(s->pending, sizeof s->pending, "wait for CUDA-IPC %s rank %d",
+                 x->is_send ? "send to" : "recv from", x->peer);
+        s->pending_peer = x->peer;
+    }
+    return 0;
+}
+
+void hir_cu_ipc_destroy(hir_cu_backend *cb)
+{
+    for (int i = 0; i < cb->nipc; i++) ipc_free(cb, cb->ipc[i]);
+    free(cb->ipc);
+    cb->ipc = NULL;
+    cb->nipc = 0;
+}

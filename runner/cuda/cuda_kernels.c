@@ -1,0 +1,723 @@
+/* cuda_kernels.c — element-wise and reduction kernels generated at run time: CUDA C source per
+ * (op, dtypes, ndim), NVRTC to LTO-IR for compute_XY, nvJitLink to a cubin for sm_XY, loaded
+ * with cuModuleLoadData and cached in the backend. Plain copies and zero fills use the copy
+ * engines (cudaMemcpy*Async / cudaMemsetAsync) instead. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nvrtc.h>
+#include <nvJitLink.h>
+
+#include "runner/cuda/cuda_internal.h"
+
+#define EW_BLOCK 256
+
+/* Mirrors the `P` struct of the generated source (passed by value). */
+typedef struct ew_params {
+    int64_t n;
+    void *out;
+    const void *in[3];
+    int64_t shape[HIR_MAX_DIMS];
+    int64_t so[HIR_MAX_DIMS];
+    int64_t si[3][HIR_MAX_DIMS];
+    double sf[3];
+    int64_t sint[3];
+} ew_params;
+
+typedef struct red_params {
+    void *out;
+    const void *in;
+    int64_t nout, nred;
+    int64_t kshape[HIR_MAX_DIMS], kin[HIR_MAX_DIMS], kout[HIR_MAX_DIMS];
+    int64_t rshape[HIR_MAX_DIMS], rin[HIR_MAX_DIMS];
+} red_params;
+
+/* What a generated kernel depends on; its bytes are the cache key. */
+typedef struct ew_spec {
+    int tag;                     /* 1..3: element-wise with that many inputs; 9: reduce */
+    int op;
+    int out;                     /* hir_dtype */
+    int in[3];                   /* hir_dtype, or -1 for a float scalar, -2 for an int scalar */
+    int nd, nr;                  /* element-wise: dims; reduce: kept dims, reduced dims */
+    int arch;
+} ew_spec;
+
+/* ---------------------------------------------------------------- source text */
+
+typedef struct sbuf { char *p; size_t n, cap; int oom; } sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int need = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (need < 0 || b->oom) { va_end(ap2); return; }
+    if (b->n + (size_t)need + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 4096;
+        while (nc < b->n + (size_t)need + 1) nc *= 2;
+        char *q = realloc(b->p, nc);
+        if (!q) { b->oom = 1; va_end(ap2); return; }
+        b->p = q, b->cap = nc;
+    }
+    vsnprintf(b->p + b->n, (size_t)need + 1, fmt, ap2);
+    va_end(ap2);
+    b->n += (size_t)need;
+}
+
+static const char *PRELUDE =
+    "#define HD __device__ __forceinline__\n"
+    "HD float h2f(unsigned short h){float f;asm(\"cvt.f32.f16 %0, %1;\":\"=f\"(f):\"h\"(h));return f;}\n"
+    "HD unsigned short f2h(float f){unsigned short h;asm(\"cvt.rn.f16.f32 %0, %1;\":\"=h\"(h):\"f\"(f));return h;}\n"
+    "HD float b2f(unsigned short h){return __uint_as_float(((unsigned int)h)<<16);}\n"
+    "HD unsigned short f2b(float f){unsigned int u=__float_as_uint(f);\n"
+    "  if((u&0x7fffffffu)>0x7f800000u) return (unsigned short)((u>>16)|0x40);\n"
+    "  u+=0x7fffu+((u>>16)&1u); return (unsigned short)(u>>16);}\n"
+    "template<class T> HD T nanmax(T a,T b){return (a!=a)?a:((b!=b)?b:(a>b?a:b));}\n"
+    "template<class T> HD T nanmin(T a,T b){return (a!=a)?a:((b!=b)?b:(a<b?a:b));}\n"
+    "template<class T> HD T imax(T a,T b){return a>b?a:b;}\n"
+    "template<class T> HD T imin(T a,T b){return a<b?a:b;}\n"
+    "template<class T> HD T igcd(T a,T b){a=a<0?-a:a;b=b<0?-b:b;while(b){T t=a%b;a=b;b=t;}return a;}\n"
+    "template<class T> HD T irem(T a,T b){T r=a%b;return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
+    "template<class T> HD T frem(T a,T b){T r=fmod(a,b);return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n";
+
+static const char *storage_type(int dt)
+{
+    switch (dt) {
+    case HIR_DT_FLOAT: return "float";
+    case HIR_DT_DOUBLE: return "double";
+    case HIR_DT_HALF: case HIR_DT_BFLOAT: case HIR_DT_UINT16: return "unsigned short";
+    case HIR_DT_BOOL: case HIR_DT_UINT8: return "unsigned char";
+    case HIR_DT_INT8: return "signed char";
+    case HIR_DT_INT16: return "short";
+    case HIR_DT_INT32: return "int";
+    case HIR_DT_INT64: case HIR_DT_INDEX: return "long long";
+    case HIR_DT_UINT32: return "unsigned int";
+    case HIR_DT_UINT64: return "unsigned long long";
+    default: return NULL;
+    }
+}
+
+static int is_floaty(int dt)
+{
+    return dt == HIR_DT_FLOAT || dt == HIR_DT_HALF || dt == HIR_DT_BFLOAT || dt == -1;
+}
+
+/* "(CT)<load of element OFF of input I>" */
+static void emit_load(sbuf *b, const char *ct, int dt, const char *ptr, const char *off)
+{
+    const char *st = storage_type(dt);
+    if (dt == HIR_DT_HALF) sb_printf(b, "(%s)h2f(((const %s*)%s)[%s])", ct, st, ptr, off);
+    else if (dt == HIR_DT_BFLOAT) sb_printf(b, "(%s)b2f(((const %s*)%s)[%s])", ct, st, ptr, off);
+    else if (dt == HIR_DT_BOOL) sb_printf(b, "(%s)(((const %s*)%s)[%s]!=0)", ct, st, ptr, off);
+    else sb_printf(b, "(%s)(((const %s*)%s)[%s])", ct, st, ptr, off);
+}
+
+static void emit_store(sbuf *b, int dt, const char *ptr, const char *off, const char *val)
+{
+    const char *st = storage_type(dt);
+    if (dt == HIR_DT_HALF) sb_printf(b, "((%s*)%s)[%s]=f2h((float)(%s));\n", st, ptr, off, val);
+    else if (dt == HIR_DT_BFLOAT) sb_printf(b, "((%s*)%s)[%s]=f2b((float)(%s));\n", st, ptr, off, val);
+    else if (dt == HIR_DT_BOOL) sb_printf(b, "((%s*)%s)[%s]=(unsigned char)((%s)!=0);\n", st, ptr, off, val);
+    else sb_printf(b, "((%s*)%s)[%s]=(%s)(%s);\n", st, ptr, off, st, val);
+}
+
+/* Unary ops computed in floating point even on integer inputs (as PyTorch promotes them). */
+static int unary_needs_float(int op)
+{
+    switch (op) {
+    case HIR_UN_EXP: case HIR_UN_LOG: case HIR_UN_SQRT: case HIR_UN_RSQRT: case HIR_UN_SIN:
+    case HIR_UN_COS: case HIR_UN_TANH: case HIR_UN_SIGMOID: case HIR_UN_RECIPROCAL:
+    case HIR_UN_ERF: case HIR_UN_SILU: case HIR_UN_GELU: return 1;
+    default: return 0;
+    }
+}
+
+static const char *unary_expr(int op, int isint)
+{
+    switch (op) {
+    case HIR_UN_NEG: return "-a";
+    case HIR_UN_NOT: return "(CT)(!a)";
+    case HIR_UN_BITNOT: return "~a";
+    case HIR_UN_ABS: return isint ? "(a<0?-a:a)" : "fabs(a)";
+    case HIR_UN_EXP: return "exp(a)";
+    case HIR_UN_LOG: return "log(a)";
+    case HIR_UN_SQRT: return "sqrt(a)";
+    case HIR_UN_RSQRT: return "(CT)1/sqrt(a)";
+    case HIR_UN_SIN: return "sin(a)";
+    case HIR_UN_COS: return "cos(a)";
+    case HIR_UN_TANH: return "tanh(a)";
+    case HIR_UN_RELU: return isint ? "(a>0?a:(CT)0)" : "((a!=a)?a:(a>0?a:(CT)0))";
+    case HIR_UN_SIGMOID: return "(CT)1/((CT)1+exp(-a))";
+    case HIR_UN_RECIPROCAL: return "(CT)1/a";
+    case HIR_UN_CEIL: return isint ? "a" : "ceil(a)";
+    case HIR_UN_FLOOR: return isint ? "a" : "floor(a)";
+    case HIR_UN_ROUND: return isint ? "a" : "rint(a)";     /* half to even, like torch */
+    case HIR_UN_TRUNC: return isint ? "a" : "trunc(a)";
+    case HIR_UN_ERF: return "erf(a)";
+    case HIR_UN_SILU: return "a/((CT)1+exp(-a))";
+    case HIR_UN_GELU: return "(CT)0.5*a*((CT)1+erf(a*(CT)0.70710678118654752))";
+    case HIR_UN_SET: return "a";
+    default: return NULL;
+    }
+}
+
+static const char *binary_expr(int op, int isint)
+{
+    switch (op) {
+    case HIR_BIN_ADD: return "a+b";
+    case HIR_BIN_SUB: return "a-b";
+    case HIR_BIN_MUL: return "a*b";
+    case HIR_BIN_DIV: return "a/b";
+    case HIR_BIN_MOD: return isint ? "a%b" : "fmod(a,b)";
+    case HIR_BIN_EQ: return "(CT)(a==b)";
+    case HIR_BIN_NE: return "(CT)(a!=b)";
+    case HIR_BIN_LT: return "(CT)(a<b)";
+    case HIR_BIN_LE: return "(CT)(a<=b)";
+    case HIR_BIN_GT: return "(CT)(a>b)";
+    case HIR_BIN_GE: return "(CT)(a>=b)";
+    case HIR_BIN_AND: return "(CT)(a&&b)";
+    case HIR_BIN_OR: return "(CT)(a||b)";
+    case HIR_BIN_BITAND: return "a&b";
+    case HIR_BIN_BITOR: return "a|b";
+    case HIR_BIN_XOR: return "a^b";
+    case HIR_BIN_SHL: return "a<<b";
+    case HIR_BIN_SHR: return "a>>b";
+    case HIR_BIN_MAX: return isint ? "imax(a,b)" : "nanmax(a,b)";
+    case HIR_BIN_MIN: return isint ? "imin(a,b)" : "nanmin(a,b)";
+    case HIR_BIN_FMAX: return isint ? "imax(a,b)" : "fmax(a,b)";
+    case HIR_BIN_FMIN: return isint ? "imin(a,b)" : "fmin(a,b)";
+    case HIR_BIN_POW: return isint ? "(CT)pow((double)a,(double)b)" : "pow(a,b)";
+    case HIR_BIN_ATAN2: return "atan2(a,b)";
+    case HIR_BIN_FMOD: return isint ? "a%b" : "fmod(a,b)";
+    case HIR_BIN_REMAINDER: return isint ? "irem(a,b)" : "frem(a,b)";
+    case HIR_BIN_CEILDIV: return isint ? "((a+b-1)/b)" : "ceil(a/b)";
+    case HIR_BIN_GCD: return isint ? "igcd(a,b)" : NULL;
+    default: return NULL;
+    }
+}
+
+static const char *ternary_expr(int op)
+{
+    switch (op) {
+    case HIR_TER_WHERE: return "(a!=0?b:c)";
+    case HIR_TER_CLAMP: return "(a<b?b:(a>c?c:a))";
+    case HIR_TER_LERP: return "(a+c*(b-a))";
+    default: return NULL;
+    }
+}
+
+/* Compute type of an element-wise op: double if any input is double, float if any input is a
+ * floating type (or a float scalar), else 64-bit integer arithmetic. */
+static const char *ew_ctype(const ew_spec *s)
+{
+    int dbl = 0, flt = 0;
+    int first = (s->tag == 3 && s->op == HIR_TER_WHERE) ? 1 : 0;   /* condition: no promotion */
+    for (int i = first; i < s->tag; i++) {
+        if (s->in[i] == HIR_DT_DOUBLE) dbl = 1;
+        if (is_floaty(s->in[i])) flt = 1;
+    }
+    if (s->tag == 1 && unary_needs_float(s->op)) flt = 1;
+    if (s->tag == 2 && (s->op == HIR_BIN_ATAN2 ||
+                        (s->op == HIR_BIN_DIV && (hir_dtype_is_float((hir_dtype)s->out)))))
+        flt = 1;
+    return dbl ? "double" : flt ? "float" : "long long";
+}
+
+static int gen_ew(const ew_spec *s, sbuf *b, hir_error *e)
+{
+    const char *ct = ew_ctype(s);
+    int isint = ct[0] == 'l';
+    const char *ex = s->tag == 1 ? unary_expr(s->op, isint)
+                   : s->tag == 2 ? binary_expr(s->op, isint) : ternary_expr(s->op);
+    if (!ex) return hir_error_set(e, "element-wise op %d (%d inputs) has no kernel for %s "
+                                     "arithmetic", s->op, s->tag, ct), -1;
+    sb_printf(b, "%s", PRELUDE);
+    sb_printf(b, "typedef %s CT;\n#define ND %d\n", ct, s->nd);
+    sb_printf(b, "struct P{long long n;void*out;const void*in[3];long long shape[8];"
+                 "long long so[8];long long si[3][8];double sf[3];long long sint[3];};\n");
+    sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) k(P p){\n", EW_BLOCK);
+    sb_printf(b, "for(long long i=blockIdx.x*(long long)blockDim.x+threadIdx.x;i<p.n;"
+                 "i+=(long long)gridDim.x*blockDim.x){\n");
+    sb_printf(b, "long long r=i,oo=0,o0=0,o1=0,o2=0;\n#pragma unroll\n"
+                 "for(int d=ND-1;d>=0;d--){long long q=(d==0)?r:r%%p.shape[d];"
+                 "if(d)r/=p.shape[d];oo+=q*p.so[d];o0+=q*p.si[0][d];o1+=q*p.si[1][d];"
+                 "o2+=q*p.si[2][d];}\n");
+    const char *names[3] = {"a", "b", "c"};
+    const char *offs[3] = {"o0", "o1", "o2"};
+    for (int i = 0; i < s->tag; i++) {
+        /* where's condition keeps its own type; everything else is loaded as CT */
+        const char *lt = (s->tag == 3 && s->op == HIR_TER_WHERE && i == 0) ? "double" : "CT";
+        if (lt[0] == 'd' && s->in[i] >= 0 && !hir_dtype_is_float((hir_dtype)s->in[i]))
+            lt = "long long";
+        sb_printf(b, "%s %s=", lt, names[i]);
+        if (s->in[i] == -1) sb_printf(b, "(%s)p.sf[%d]", lt, i);
+        else if (s->in[i] == -2) sb_printf(b, "(%s)p.sint[%d]", lt, i);
+        else {
+            char ptr[16];
+            snprintf(ptr, sizeof ptr, "p.in[%d]", i);
+            emit_load(b, lt, s->in[i], ptr, offs[i]);
+        }
+        sb_printf(b, ";\n");
+    }
+    sb_printf(b, "CT v=(CT)(%s);\n", ex);
+    emit_store(b, s->out, "p.out", "oo", "v");
+    sb_printf(b, "}}\n");
+    return b->oom ? (hir_error_set(e, "out of host memory"), -1) : 0;
+}
+
+static const char *red_combine(int op, int isint)
+{
+    switch (op) {
+    case HIR_RED_SUM: return "x+y";
+    case HIR_RED_PROD: return "x*y";
+    case HIR_RED_MAX: return isint ? "imax(x,y)" : "nanmax(x,y)";
+    case HIR_RED_MIN: return isint ? "imin(x,y)" : "nanmin(x,y)";
+    case HIR_RED_FMAX: return isint ? "imax(x,y)" : "fmax(x,y)";
+    case HIR_RED_FMIN: return isint ? "imin(x,y)" : "fmin(x,y)";
+    default: return NULL;
+    }
+}
+
+static const char *red_identity(int op, int isint)
+{
+    switch (op) {
+    case HIR_RED_SUM: return "0";
+    case HIR_RED_PROD: return "1";
+    case HIR_RED_MAX: return isint ? "(-9223372036854775807LL-1)" : "-INFINITY";
+    case HIR_RED_MIN: return isint ? "9223372036854775807LL" : "INFINITY";
+    /* fmax/fmin skip NaN, so NaN is their identity (an all-NaN input stays NaN) */
+    case HIR_RED_FMAX: return isint ? "(-9223372036854775807LL-1)" : "NAN";
+    case HIR_RED_FMIN: return isint ? "9223372036854775807LL" : "NAN";
+    default: return NULL;
+    }
+}
+
+static int gen_reduce(const ew_spec *s, sbuf *b, hir_error *e)
+{
+    int dt = s->in[0];
+    const char *ct = dt == HIR_DT_DOUBLE ? "double" : hir_dtype_is_float((hir_dtype)dt) ? "float"
+                                                                                      : "long long";
+    int isint = ct[0] == 'l';
+    sb_printf(b, "%s", PRELUDE);
+    sb_printf(b, "typedef %s CT;\n#define NK %d\n#define NR %d\n", ct, s->nd, s->nr);
+    sb_printf(b, "#define COMB(x,y) (%s)\n#define ID ((CT)%s)\n", red_combine(s->op, isint),
+              red_identity(s->op, isint));
+    sb_printf(b, "struct P{void*out;const void*in;long long nout,nred;long long kshape[8],"
+                 "kin[8],kout[8],rshape[8],rin[8];};\n");
+    sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) k(P p){\n"
+                 "__shared__ CT sh[32];int lane=threadIdx.x&31,warp=threadIdx.x>>5;\n"
+                 "int nw=(blockDim.x+31)>>5;\n", EW_BLOCK);
+    sb_printf(b, "for(long long o=blockIdx.x;o<p.nout;o+=gridDim.x){\n"
+                 "long long r=o,ib=0,ob=0;\n#pragma unroll\n"
+                 "for(int d=NK-1;d>=0;d--){long long q=r%%p.kshape[d];r/=p.kshape[d];"
+                 "ib+=q*p.kin[d];ob+=q*p.kout[d];}\n"
+                 "CT acc=ID;\n"
+                 "for(long long j=threadIdx.x;j<p.nred;j+=blockDim.x){long long rr=j,off=ib;\n"
+                 "#pragma unroll\nfor(int d=NR-1;d>=0;d--){long long q=rr%%p.rshape[d];"
+                 "rr/=p.rshape[d];off+=q*p.rin[d];}\nCT x=acc, y=");
+    emit_load(b, "CT", dt, "p.in", "off");
+    sb_printf(b, ";acc=COMB(x,y);}\n"
+                 "for(int s=16;s>0;s>>=1){CT x=acc,y=__shfl_down_sync(0xffffffffu,acc,s);"
+                 "acc=COMB(x,y);}\n"
+                 "if(lane==0)sh[warp]=acc;__syncthreads();\n"
+                 "if(warp==0){acc=lane<nw?sh[lane]:ID;"
+                 "for(int s=16;s>0;s>>=1){CT x=acc,y=__shfl_down_sync(0xffffffffu,acc,s);"
+                 "acc=COMB(x,y);}\nif(lane==0){");
+    emit_store(b, s->out, "p.out", "ob", "acc");
+    sb_printf(b, "}}\n__syncthreads();}}\n");
+    return b->oom ? (hir_error_set(e, "out of host memory"), -1) : 0;
+}
+
+/* ---------------------------------------------------------------- compile, link, cache */
+
+int hir_cu_link_module(hir_cu_backend *cb, const void *const *inputs, const size_t *sizes,
+                       const int *kinds, int n, CUmodule *mod, hir_error *e)
+{
+    char arch[32];
+    snprintf(arch, sizeof arch, "-arch=sm_%d%d", cb->cc_major, cb->cc_minor);
+    const char *opts[3] = {arch, "-O3", "-lto"};
+    int nopt = 2;
+    for (int i = 0; i < n; i++)
+        if (kinds[i] == NVJITLINK_INPUT_LTOIR) nopt = 3;
+    nvJitLinkHandle h = NULL;
+    HIR_CK(e, nvjitlink, nvJitLinkCreate(&h, (uint32_t)nopt, opts));
+    int rc = -1;
+    void *cubin = NULL;
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "input%d", i);
+        int st = nvJitLinkAddData(h, (nvJitLinkInputType)kinds[i], inputs[i], sizes[i], name);
+        if (st) goto linkfail;
+    }
+    int st = nvJitLinkComplete(h);
+    if (st) goto linkfail;
+    size_t sz = 0;
+    HIR_CK_GOTO(e, nvjitlink, nvJitLinkGetLinkedCubinSize(h, &sz), done);
+    cubin = malloc(sz);
+    if (!cubin) { hir_error_set(e, "out of host memory"); goto done; }
+    HIR_CK_GOTO(e, nvjitlink, nvJitLinkGetLinkedCubin(h, cubin), done);
+    HIR_CK_GOTO(e, cu, cb->drv.ModuleLoadData(mod, cubin), done);
+    rc = 0;
+    goto done;
+linkfail: {
+        size_t ls = 0;
+        char log[700] = "";
+        if (nvJitLinkGetErrorLogSize(h, &ls) == NVJITLINK_SUCCESS && ls > 1) {
+            char *full = malloc(ls);
+            if (full && nvJitLinkGetErrorLog(h, full) == NVJITLINK_SUCCESS)
+                snprintf(log, sizeof log, "%s", full);
+            free(full);
+        }
+        hir_error_set(e, "nvJitLink (%s) failed: %s", arch, log[0] ? log : "(no log)");
+    }
+done:
+    free(cubin);
+    nvJitLinkDestroy(&h);
+    return rc;
+}
+
+static int compile_source(hir_cu_backend *cb, const char *src, CUmodule *mod, hir_error *e)
+{
+    char arch[48];
+    snprintf(arch, sizeof arch, "--gpu-architecture=compute_%d%d", cb->cc_major, cb->cc_minor);
+    const char *opts[] = {arch, "-dlto", "--std=c++17"};
+    nvrtcProgram prog;
+    HIR_CK(e, nvrtc, nvrtcCreateProgram(&prog, src, "hir_kernel.cu", 0, NULL, NULL));
+    int rc = -1;
+    char *ltoir = NULL;
+    int st = nvrtcCompileProgram(prog, 3, opts);
+    if (st != NVRTC_SUCCESS) {
+        size_t ls = 0;
+        char log[700] = "";
+        if (nvrtcGetProgramLogSize(prog, &ls) == NVRTC_SUCCESS && ls > 1) {
+            char *full = malloc(ls);
+            if (full && nvrtcGetProgramLog(prog, full) == NVRTC_SUCCESS)
+                snprintf(log, sizeof log, "%s", full);
+            free(full);
+        }
+        hir_error_set(e, "nvrtcCompileProgram: %s: %s", nvrtcGetErrorString((nvrtcResult)st),
+                      log);
+        goto done;
+    }
+    size_t sz = 0;
+    HIR_CK_GOTO(e, nvrtc, nvrtcGetLTOIRSize(prog, &sz), done);
+    ltoir = malloc(sz);
+    if (!ltoir) { hir_error_set(e, "out of host memory"); goto done; }
+    HIR_CK_GOTO(e, nvrtc, nvrtcGetLTOIR(prog, ltoir), done);
+    const void *in[1] = {ltoir};
+    int kind[1] = {NVJITLINK_INPUT_LTOIR};
+    rc = hir_cu_link_module(cb, in, &sz, kind, 1, mod, e);
+done:
+    free(ltoir);
+    nvrtcDestroyProgram(&prog);
+    return rc;
+}
+
+static int kernel_get(hir_cu_backend *cb, ew_spec *spec, CUfunction *fn, hir_error *e)
+{
+    spec->arch = cb->cc_major * 10 + cb->cc_minor;
+    uint64_t h = hir_cu_hash(spec, sizeof *spec, 0);
+    for (int i = 0; i < cb->nkernels; i++)
+        if (cb->kernels[i].hash == h && cb->kernels[i].keylen == sizeof *spec &&
+            !memcmp(cb->kernels[i].key, spec, sizeof *spec))
+            return *fn = cb->kernels[i].fn, 0;
+    sbuf b = {0};
+    if ((spec->tag == 9 ? gen_reduce(spec, &b, e) : gen_ew(spec, &b, e)) < 0) {
+        free(b.p);
+        return -1;
+    }
+    CUmodule mod = NULL;
+    int rc = compile_source(cb, b.p, &mod, e);
+    free(b.p);
+    if (rc < 0) return -1;
+    CUfunction f;
+    int st = cb->drv.ModuleGetFunction(&f, mod, "k");
+    if (st) {
+        cb->drv.ModuleUnload(mod);
+        HIR_CK(e, cu, st);
+    }
+    if (hir_cu_grow((void **)&cb->kernels, &cb->cap_kernels, cb->nkernels, sizeof(hir_cu_kernel),
+                    e) < 0) {
+        cb->drv.ModuleUnload(mod);
+        return -1;
+    }
+    hir_cu_kernel *k = &cb->kernels[cb->nkernels];
+    k->key = malloc(sizeof *spec);
+    if (!k->key) {
+        cb->drv.ModuleUnload(mod);
+        return hir_error_set(e, "out of host memory"), -1;
+    }
+    memcpy(k->key, spec, sizeof *spec);
+    k->keylen = sizeof *spec;
+    k->hash = h;
+    k->mod = mod;
+    k->fn = f;
+    cb->nkernels++;
+    *fn = f;
+    return 0;
+}
+
+void hir_cu_kernels_destroy(hir_cu_backend *cb)
+{
+    for (int i = 0; i < cb->nkernels; i++) {
+        if (cb->kernels[i].mod && cb->drv.ModuleUnload) cb->drv.ModuleUnload(cb->kernels[i].mod);
+        free(cb->kernels[i].key);
+    }
+    free(cb->kernels);
+    cb->kernels = NULL;
+    cb->nkernels = 0;
+}
+
+/* ---------------------------------------------------------------- element-wise launch */
+
+static int check_dtype(int dt, hir_error *e)
+{
+    if (!storage_type(dt))
+        return hir_error_set(e, "the CUDA backend has no element-wise kernels for dtype %s",
+                             hir_dtype_name((hir_dtype)dt)), -1;
+    return 0;
+}
+
+/* Drop size-1 dims and merge dims that are contiguous in every view (fewer index divisions,
+ * fewer kernel variants). strides[v][d]: v = 0 output, 1.. inputs (NULL = scalar). */
+static int collapse(int nd, const int64_t *shape, int nv, const int64_t *const *strides,
+                    int64_t oshape[], int64_t ostr[][HIR_MAX_DIMS])
+{
+    int m = 0;
+    for (int d = 0; d < nd; d++) {
+        if (shape[d] == 1) continue;
+        if (m > 0) {
+            int ok = 1;
+            for (int v = 0; v < nv; v++)
+                if (strides[v] && ostr[v][m - 1] != strides[v][d] * shape[d]) ok = 0;
+            if (ok) {
+                oshape[m - 1] *= shape[d];
+                for (int v = 0; v < nv; v++) if (strides[v]) ostr[v][m - 1] = strides[v][d];
+                continue;
+            }
+        }
+        oshape[m] = shape[d];
+        for (int v = 0; v < nv; v++) ostr[v][m] = strides[v] ? strides[v][d] : 0;
+        m++;
+    }
+    return m;
+}
+
+static int launch(hir_cu_backend *cb, hir_stream *s, CUfunction fn, unsigned grid,
+                  unsigned block, void *params, hir_error *e)
+{
+    void *args[1] = {params};
+    HIR_CK(e, cu, cb->drv.LaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, (CUstream)s->s, args,
+                                       NULL));
+    return 0;
+}
+
+static unsigned grid_for(hir_cu_backend *cb, int64_t n, unsigned block)
+{
+    int64_t g = (n + block - 1) / block, cap = (int64_t)cb->sm_count * 32;
+    if (g > cap) g = cap;
+    return (unsigned)(g < 1 ? 1 : g);
+}
+
+static int elementwise(hir_backend *be, hir_stream *s, int nin, int op, const hir_view *out,
+                       const hir_operand *const *ins, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    if (check_dtype(out->dtype, e) < 0) return -1;
+    int64_t n = hir_cu_numel(out);
+    if (n == 0) return 0;
+    ew_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.tag = nin;
+    spec.op = op;
+    spec.out = out->dtype;
+    ew_params p;
+    memset(&p, 0, sizeof p);
+    const int64_t *strides[4] = {out->stride, NULL, NULL, NULL};
+    for (int i = 0; i < nin; i++) {
+        const hir_operand *o = ins[i];
+        if (o->is_scalar) {
+            spec.in[i] = o->scalar_is_int ? -2 : -1;
+            p.sf[i] = o->f;
+            p.sint[i] = o->i;
+            continue;
+        }
+        if (check_dtype(o->view.dtype, e) < 0) return -1;
+        if (o->view.ndim != out->ndim)
+            return hir_error_set(e, "element-wise operand %d has %d dims, output %d", i,
+                                 o->view.ndim, out->ndim), -1;
+        for (int d = 0; d < out->ndim; d++)
+            if (o->view.shape[d] != out->shape[d] && o->view.stride[d] != 0 &&
+                o->view.shape[d] != 1)
+                return hir_error_set(e, "element-wise operand %d: dim %d is %lld, output %lld",
+                                     i, d, (long long)o->view.shape[d],
+                                     (long long)out->shape[d]), -1;
+        spec.in[i] = o->view.dtype;
+        p.in[i] = o->view.data;
+        strides[i + 1] = o->view.stride;
+    }
+    int64_t str[4][HIR_MAX_DIMS];
+    int nd = collapse(out->ndim, out->shape, nin + 1, strides, p.shape, str);
+    if (nd == 0) {
+        nd = 1;
+        p.shape[0] = 1;
+        for (int v = 0; v < 4; v++) str[v][0] = 0;
+    }
+    spec.nd = nd;
+    for (int d = 0; d < nd; d++) {
+        p.so[d] = str[0][d];
+        for (int i = 0; i < nin; i++) p.si[i][d] = strides[i + 1] ? str[i + 1][d] : 0;
+    }
+    p.n = n;
+    p.out = out->data;
+    CUfunction fn;
+    if (kernel_get(cb, &spec, &fn, e) < 0) return -1;
+    return launch(cb, s, fn, grid_for(cb, n, EW_BLOCK), EW_BLOCK, &p, e);
+}
+
+int hir_cu_unary(hir_backend *be, hir_stream *s, hir_unary_op op, const hir_view *out,
+                 const hir_operand *a, hir_error *e)
+{
+    const hir_operand *ins[1] = {a};
+    return elementwise(be, s, 1, op, out, ins, e);
+}
+
+int hir_cu_binary(hir_backend *be, hir_stream *s, hir_binary_op op, const hir_view *out,
+                  const hir_operand *a, const hir_operand *b, hir_error *e)
+{
+    const hir_operand *ins[2] = {a, b};
+    return elementwise(be, s, 2, op, out, ins, e);
+}
+
+int hir_cu_ternary(hir_backend *be, hir_stream *s, hir_ternary_op op, const hir_view *out,
+                   const hir_operand *a, const hir_operand *b, const hir_operand *c,
+                   hir_error *e)
+{
+    const hir_operand *ins[3] = {a, b, c};
+    return elementwise(be, s, 3, op, out, ins, e);
+}
+
+int hir_cu_fill(hir_backend *be, hir_stream *s, const hir_view *out, double v, hir_error *e)
+{
+    int64_t n = hir_cu_numel(out);
+    if (n == 0) return 0;
+    size_t es = hir_dtype_size(out->dtype);
+    /* zero (any type) and byte-sized values: the memset engine, no kernel */
+    if (hir_cu_view_contiguous(out) && es > 0 &&
+        ((v == 0.0 && !(1.0 / v < 0)) ||
+         (es == 1 && hir_dtype_is_int(out->dtype) && v >= -128 && v <= 255 && v == (int)v) ||
+         (out->dtype == HIR_DT_BOOL))) {
+        int byte = out->dtype == HIR_DT_BOOL ? (v != 0) : (int)v & 0xff;
+        HIR_CK(e, cuda, cudaMemsetAsync(out->data, byte, (size_t)n * es, s->s));
+        return 0;
+    }
+    hir_operand a;
+    memset(&a, 0, sizeof a);
+    a.is_scalar = 1;
+    a.scalar_is_int = !hir_dtype_is_float(out->dtype);
+    a.f = v;
+    a.i = (int64_t)v;
+    const hir_operand *ins[1] = {&a};
+    return elementwise(be, s, 1, HIR_UN_SET, out, ins, e);
+}
+
+int hir_cu_copy(hir_backend *be, hir_stream *s, const hir_view *dst, const hir_view *src,
+                hir_error *e)
+{
+    if (dst->ndim != src->ndim)
+        return hir_error_set(e, "copy: %d-D into %d-D", src->ndim, dst->ndim), -1;
+    for (int d = 0; d < dst->ndim; d++)
+        if (dst->shape[d] != src->shape[d] && !(src->shape[d] == 1 && src->stride[d] == 0))
+            return hir_error_set(e, "copy: shapes differ at dim %d (%lld vs %lld)", d,
+                                 (long long)dst->shape[d], (long long)src->shape[d]), -1;
+    int64_t n = hir_cu_numel(dst);
+    if (n == 0) return 0;
+    size_t es = hir_dtype_size(dst->dtype);
+    if (dst->dtype == src->dtype && es > 0) {
+        /* same type: use the copy engines when the region is 1-D dense or 2-D pitched */
+        const int64_t *strides[2] = {dst->stride, src->stride};
+        int64_t shp[HIR_MAX_DIMS], str[2][HIR_MAX_DIMS];
+        int nd = collapse(dst->ndim, dst->shape, 2, strides, shp, str);
+        if (nd == 0) {
+            HIR_CK(e, cuda, cudaMemcpyAsync(dst->data, src->data, es, cudaMemcpyDeviceToDevice,
+                                            s->s));
+            return 0;
+        }
+        if (nd == 1 && str[0][0] == 1 && str[1][0] == 1) {
+            HIR_CK(e, cuda, cudaMemcpyAsync(dst->data, src->data, (size_t)n * es,
+                                            cudaMemcpyDeviceToDevice, s->s));
+            return 0;
+        }
+        if (nd == 2 && str[0][1] == 1 && str[1][1] == 1 && str[0][0] >= shp[1] &&
+            str[1][0] >= shp[1]) {
+            HIR_CK(e, cuda, cudaMemcpy2DAsync(dst->data, (size_t)str[0][0] * es, src->data,
+                                              (size_t)str[1][0] * es, (size_t)shp[1] * es,
+                                              (size_t)shp[0], cudaMemcpyDeviceToDevice, s->s));
+            return 0;
+        }
+    }
+    hir_operand a;
+    memset(&a, 0, sizeof a);
+    a.view = *src;
+    return hir_cu_unary(be, s, HIR_UN_SET, dst, &a, e);
+}
+
+int hir_cu_reduce(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_view *out,
+                  const hir_view *in, uint32_t mask, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    if (check_dtype(out->dtype, e) < 0 || check_dtype(in->dtype, e) < 0) return -1;
+    if (out->ndim != in->ndim)
+        return hir_error_set(e, "reduce: output has %d dims, input %d", out->ndim, in->ndim),
+               -1;
+    red_params p;
+    memset(&p, 0, sizeof p);
+    ew_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.tag = 9;
+    spec.op = op;
+    spec.out = out->dtype;
+    spec.in[0] = in->dtype;
+    int nk = 0, nr = 0;
+    p.nout = 1, p.nred = 1;
+    for (int d = 0; d < in->ndim; d++) {
+        if (in->shape[d] == 1) continue;
+        if (mask & (1u << d)) {
+            if (out->shape[d] != 1)
+                return hir_error_set(e, "reduce: reduced dim %d of the output is %lld, not 1",
+                                     d, (long long)out->shape[d]), -1;
+            p.rshape[nr] = in->shape[d];
+            p.rin[nr++] = in->stride[d];
+            p.nred *= in->shape[d];
+        } else {
+            if (out->shape[d] != in->shape[d])
+                return hir_error_set(e, "reduce: kept dim %d differs (%lld vs %lld)", d,
+                                     (long long)out->shape[d], (long long)in->shape[d]), -1;
+            p.kshape[nk] = in->shape[d];
+            p.kin[nk] = in->stride[d];
+            p.kout[nk++] = out->stride[d];
+            p.nout *= in->shape[d];
+        }
+    }
+    if (p.nred == 0 || p.nout == 0) {
+        if (p.nout == 0) return 0;
+        /* empty reduction: the identity (sum 0, prod 1, max -inf ...) */
+        double id = op == HIR_RED_SUM ? 0.0 : op == HIR_RED_PROD ? 1.0
+                  : (op == HIR_RED_MAX || op == HIR_RED_FMAX) ? -1.0 / 0.0 : 1.0 / 0.0;
+        return hir_cu_fill(be, s, out, id, e);
+    }
+    spec.nd = nk;
+    spec.nr = nr;
+    p.out = out->data;
+    p.in = in->data;
+    CUfunction fn;
+    if (kernel_get(cb, &spec, &fn, e) < 0) return -1;
+    unsigned block = p.nred >= EW_BLOCK ? EW_BLOCK : (unsigned)((p.nred + 31) / 32 * 32);
+    int64_t grid = p.nout, cap = (int64_t)cb->sm_count * 64;
+    if (grid > cap) grid = cap;
+    return launch(cb, s, fn, (unsigned)grid, block, &p, e);
+}

@@ -1,0 +1,378 @@
+/* cuda_nccl.c — collectives and NCCL-transport P2P. One communicator per team (key = the
+ * team's world ranks), created lazily: member 0 makes the unique id and shares it through
+ * hir_boot_team_bcast. Operations are queued on the caller's stream; the work is an event
+ * recorded after them, and `wait` is a device-side cudaStreamWaitEvent. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/cuda/cuda_internal.h"
+
+static int nccl_type(hir_dtype t, int reducing, ncclDataType_t *dt, size_t *mult)
+{
+    *mult = 1;
+    switch (t) {
+    case HIR_DT_FLOAT: *dt = ncclFloat32; return 0;
+    case HIR_DT_DOUBLE: *dt = ncclFloat64; return 0;
+    case HIR_DT_HALF: *dt = ncclFloat16; return 0;
+    case HIR_DT_BFLOAT: *dt = ncclBfloat16; return 0;
+    case HIR_DT_INT8: *dt = ncclInt8; return 0;
+    case HIR_DT_UINT8: *dt = ncclUint8; return 0;
+    case HIR_DT_INT32: *dt = ncclInt32; return 0;
+    case HIR_DT_UINT32: *dt = ncclUint32; return 0;
+    case HIR_DT_INT64: case HIR_DT_INDEX: *dt = ncclInt64; return 0;
+    case HIR_DT_UINT64: *dt = ncclUint64; return 0;
+#if NCCL_VERSION_CODE >= 22400
+    case HIR_DT_E4M3: *dt = ncclFloat8e4m3; return 0;
+    case HIR_DT_E5M2: *dt = ncclFloat8e5m2; return 0;
+#endif
+    default: break;
+    }
+    /* data movement only: any fixed-size type travels as bytes */
+    if (reducing || hir_dtype_size(t) == 0) return -1;
+    *dt = ncclUint8;
+    *mult = hir_dtype_size(t);
+    return 0;
+}
+
+static ncclRedOp_t nccl_op(hir_reduce_op op)
+{
+    switch (op) {
+    case HIR_RED_PROD: return ncclProd;
+    case HIR_RED_MAX: case HIR_RED_FMAX: return ncclMax;   /* NCCL has no NaN-aware variants */
+    case HIR_RED_MIN: case HIR_RED_FMIN: return ncclMin;
+    default: return ncclSum;
+    }
+}
+
+/* NCCL refuses two ranks on one GPU, and then fails with an opaque "invalid usage"; check
+ * the team's device UUIDs first so every member fails with the same clear message. */
+static int check_distinct_devices(hir_cu_backend *cb, const int *team, int n, int me,
+                                  hir_error *e)
+{
+    cudaUUID_t *all = calloc((size_t)n, sizeof *all);
+    if (!all) return hir_error_set(e, "out of host memory"), -1;
+    for (int i = 0; i < n; i++) {
+        if (i == me) all[i] = cb->uuid;
+        if (hir_boot_team_bcast(cb->base.cfg.boot, team, n, i, &all[i], sizeof all[i], e) < 0)
+            return free(all), -1;
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (!memcmp(&all[i], &all[j], sizeof all[i])) {
+                free(all);
+                return hir_error_set(e, "NCCL cannot run two ranks on one GPU: ranks %d and %d "
+                                        "of team share a device; use backend=CUDA (CUDA IPC "
+                                        "works between processes on one GPU) or one rank per "
+                                        "GPU", team[i], team[j]), -1;
+            }
+    free(all);
+    return 0;
+}
+
+static int comm_get(hir_cu_backend *cb, const int *team, int n, int me, ncclComm_t *out,
+                    hir_error *e)
+{
+    for (int i = 0; i < cb->ncomms; i++)
+        if (cb->comms[i].team_size == n && !memcmp(cb->comms[i].team, team, n * sizeof(int)))
+            return *out = cb->comms[i].comm, 0;
+    if (n > 1 && !cb->base.cfg.boot)
+        return hir_error_set(e, "NCCL team of %d needs the bootstrap channel", n), -1;
+    if (n > 1 && check_distinct_devices(cb, team, n, me, e) < 0) return -1;
+    ncclUniqueId id;
+    memset(&id, 0, sizeof id);
+    if (me == 0) HIR_CK(e, nccl, ncclGetUniqueId(&id));
+    if (n > 1 && hir_boot_team_bcast(cb->base.cfg.boot, team, n, 0, &id, sizeof id, e) < 0)
+        return -1;
+    if (hir_cu_grow((void **)&cb->comms, &cb->cap_comms, cb->ncomms, sizeof(hir_cu_comm), e) < 0)
+        return -1;
+    hir_cu_comm *c = &cb->comms[cb->ncomms];
+    c->team = malloc(n * sizeof(int));
+    if (!c->team) return hir_error_set(e, "out of host memory"), -1;
+    memcpy(c->team, team, n * sizeof(int));
+    c->team_size = n;
+    int st = ncclCommInitRank(&c->comm, n, id, me);
+    if (st != ncclSuccess) {
+        free(c->team);
+        HIR_CK(e, nccl, st);
+    }
+    cb->ncomms++;
+    *out = c->comm;
+    return 0;
+}
+
+static int world_comm(hir_cu_backend *cb, ncclComm_t *comm, hir_error *e)
+{
+    int n = cb->base.cfg.size;
+    int *team = malloc((n > 0 ? n : 1) * sizeof(int));
+    if (!team) return hir_error_set(e, "out of host memory"), -1;
+    for (int i = 0; i < n; i++) team[i] = i;
+    int rc = comm_get(cb, team, n, cb->base.cfg.rank, comm, e);
+    free(team);
+    return rc;
+}
+
+static void note_pending(hir_stream *s, int peer, const char *fmt, const char *what)
+{
+    snprintf(s->pending, sizeof s->pending, fmt, what);
+    s->pending_peer = peer;
+}
+
+static const char *coll_name(hir_coll_kind k)
+{
+    static const char *n[] = {"Gather", "Allgather", "Scatter", "Reduce", "Allreduce",
+                              "ReduceScatter", "Broadcast", "SendRecv"};
+    return (unsigned)k < sizeof n / sizeof *n ? n[k] : "?";
+}
+
+static int need(const hir_view *v, const char *what, const hir_collective *c, hir_error *e)
+{
+    if (!v) return hir_error_set(e, "%s: missing %s", coll_name(c->kind), what), -1;
+    if (!hir_cu_view_contiguous(v))
+        return hir_error_set(e, "%s: %s must be contiguous", coll_name(c->kind), what), -1;
+    return 0;
+}
+
+int hir_cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **w,
+                      hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    *w = NULL;
+    if (c->transport != HIR_TRANSPORT_NCCL)
+        return hir_error_set(e, "%s: the CUDA backend runs collectives over NCCL only",
+                             coll_name(c->kind)), -1;
+    if (cb->in_group)
+        return hir_error_set(e, "%s inside StartCoalescing is not supported",
+                             coll_name(c->kind)), -1;
+    int n = c->team_size, me = c->my_index, root = c->root_index < 0 ? 0 : c->root_index;
+    const hir_view *in = c->input, *out = c->output;
+    const hir_view *ref = in ? in : out;
+    if (!ref) return hir_error_set(e, "%s: no buffers", coll_name(c->kind)), -1;
+    int reducing = c->kind == HIR_COLL_REDUCE || c->kind == HIR_COLL_ALLREDUCE ||
+                   c->kind == HIR_COLL_REDUCESCATTER;
+    ncclDataType_t dt;
+    size_t mult;
+    if (nccl_type(ref->dtype, reducing, &dt, &mult) < 0)
+        return hir_error_set(e, "%s: dtype %s not supported by NCCL", coll_name(c->kind),
+                             hir_dtype_name(ref->dtype)), -1;
+    size_t es = hir_dtype_size(ref->dtype);
+    ncclComm_t comm = NULL;
+    if (n > 1 && comm_get(cb, c->team, n, me, &comm, e) < 0) return -1;
+    ncclRedOp_t op = nccl_op(c->op);
+    cudaStream_t st = s->s;
+    note_pending(s, -1, "NCCL %s", coll_name(c->kind));
+    switch (c->kind) {
+    case HIR_COLL_ALLGATHER: {
+        if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
+        size_t cnt = (size_t)hir_cu_numel(in);
+        if ((size_t)hir_cu_numel(out) != cnt * n)
+            return hir_error_set(e, "Allgather: output has %lld elements, expected %zu",
+                                 (long long)hir_cu_numel(out), cnt * n), -1;
+        if (n == 1) {
+            HIR_CK(e, cuda, cudaMemcpyAsync(out->data, in->data, cnt * es,
+                                            cudaMemcpyDeviceToDevice, st));
+            break;
+        }
+        HIR_CK(e, nccl, ncclAllGather(in->data, out->data, cnt * mult, dt, comm, st));
+        break;
+    }
+    case HIR_COLL_REDUCESCATTER: {
+        if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
+        size_t cnt = (size_t)hir_cu_numel(out);
+        if ((size_t)hir_cu_numel(in) != cnt * n)
+            return hir_error_set(e, "ReduceScatter: input has %lld elements, expected %zu",
+                                 (long long)hir_cu_numel(in), cnt * n), -1;
+        if (n == 1) {
+            HIR_CK(e, cuda, cudaMemcpyAsync(out->data, in->data, cnt * es,
+                                            cudaMemcpyDeviceToDevice, st));
+            break;
+        }
+        HIR_CK(e, nccl, ncclReduceScatter(in->data, out->data, cnt, dt, op, comm, st));
+        break;
+    }
+    case HIR_COLL_ALLREDUCE: {
+        if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
+        size_t cnt = (size_t)hir_cu_numel(out);
+        if (n == 1) {
+            if (in->data != out->data)
+                HIR_CK(e, cuda, cudaMemcpyAsync(out->data, in->data, cnt * es,
+                                                cudaMemcpyDeviceToDevice, st));
+            break;
+        }
+        HIR_CK(e, nccl, ncclAllReduce(in->data, out->data, cnt, dt, op, comm, st));
+        break;
+    }
+    case HIR_COLL_BROADCAST: {
+        /* the root sends its input; everyone receives into output (or in place) */
+        const hir_view *buf = out ? out : in;
+        if (need(buf, "buffer", c, e) < 0) return -1;
+        if (me == root && need(in, "input", c, e) < 0) return -1;
+        size_t cnt = (size_t)hir_cu_numel(buf);
+        if (n == 1) {
+            if (in && out && in->data != out->data)
+                HIR_CK(e, cuda, cudaMemcpyAsync(out->data, in->data, cnt * es,
+                                                cudaMemcpyDeviceToDevice, st));
+            break;
+        }
+        HIR_CK(e, nccl, ncclBroadcast(me == root ? in->data : buf->data, buf->data, cnt * mult,
+                                      dt, root, comm, st));
+        break;
+    }
+    case HIR_COLL_REDUCE: {
+        if (need(in, "input", c, e) < 0) return -1;
+        if (me == root && need(out, "output", c, e) < 0) return -1;
+        size_t cnt = (size_t)hir_cu_numel(in);
+        if (n == 1) {
+            if (in->data != out->data)
+                HIR_CK(e, cuda, cudaMemcpyAsync(out->data, in->data, cnt * es,
+                                                cudaMemcpyDeviceToDevice, st));
+            break;
+        }
+        HIR_CK(e, nccl, ncclReduce(in->data, me == root ? out->data : NULL, cnt, dt, op, root,
+                                   comm, st));
+        break;
+    }
+    case HIR_COLL_GATHER:
+    case HIR_COLL_SCATTER: {
+        /* root holds team_size slices of dim 0: a group of sends/receives, its own slice by
+         * a local copy */
+        int gather = c->kind == HIR_COLL_GATHER;
+        const hir_view *big = gather ? out : in, *small = gather ? in : out;
+        if (need(small, gather ? "input" : "output", c, e) < 0) return -1;
+        if (me == root && need(big, gather ? "output" : "input", c, e) < 0) return -1;
+        size_t cnt = (size_t)hir_cu_numel(small), bytes = cnt * es;
+        if (me == root && (size_t)hir_cu_numel(big) != cnt * n)
+            return hir_error_set(e, "%s: root buffer has %lld elements, expected %zu",
+                                 coll_name(c->kind), (long long)hir_cu_numel(big), cnt * n), -1;
+        if (n > 1) HIR_CK(e, nccl, ncclGroupStart());
+        int rc = 0;
+        if (me == root) {
+            for (int i = 0; i < n && !rc; i++) {
+                char *slice = (char *)big->data + (size_t)i * bytes;
+                int st2;
+                if (i == me)
+                    st2 = cudaMemcpyAsync(gather ? slice : small->data, gather ? small->data : slice,
+                                          bytes, cudaMemcpyDeviceToDevice, st),
+                    rc = st2 ? hir_cu_fail(e, "cudaMemcpyAsync", cudaGetErrorString(st2),
+                                           __FILE__, __LINE__) : 0;
+                else if (gather)
+                    st2 = ncclRecv(slice, cnt * mult, dt, i, comm, st),
+                    rc = st2 ? hir_cu_fail(e, "ncclRecv", ncclGetErrorString(st2), __FILE__,
+                                           __LINE__) : 0;
+                else
+                    st2 = ncclSend(slice, cnt * mult, dt, i, comm, st),
+                    rc = st2 ? hir_cu_fail(e, "ncclSend", ncclGetErrorString(st2), __FILE__,
+                                           __LINE__) : 0;
+            }
+        } else if (gather) {
+            int st2 = ncclSend(small->data, cnt * mult, dt, root, comm, st);
+            rc = st2 ? hir_cu_fail(e, "ncclSend", ncclGetErrorString(st2), __FILE__, __LINE__) : 0;
+        } else {
+            int st2 = ncclRecv(small->data, cnt * mult, dt, root, comm, st);
+            rc = st2 ? hir_cu_fail(e, "ncclRecv", ncclGetErrorString(st2), __FILE__, __LINE__) : 0;
+        }
+        if (n > 1) {
+            int st3 = ncclGroupEnd();
+            if (!rc && st3) rc = hir_cu_fail(e, "ncclGroupEnd", ncclGetErrorString(st3),
+                                             __FILE__, __LINE__);
+        }
+        if (rc) return -1;
+        break;
+    }
+    case HIR_COLL_SENDRECV: {
+        int sender = root;
+        if (n == 1) {
+            if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
+            if (in->data != out->data)
+                HIR_CK(e, cuda, cudaMemcpyAsync(out->data, in->data, hir_cu_numel(in) * es,
+                                                cudaMemcpyDeviceToDevice, st));
+            break;
+        }
+        if (n != 2) return hir_error_set(e, "SendRecv: team of %d (1 or 2 expected)", n), -1;
+        if (me == sender) {
+            if (need(in, "input", c, e) < 0) return -1;
+            HIR_CK(e, nccl, ncclSend(in->data, hir_cu_numel(in) * mult, dt, 1 - me, comm, st));
+        } else {
+            if (need(out, "output", c, e) < 0) return -1;
+            HIR_CK(e, nccl, ncclRecv(out->data, hir_cu_numel(out) * mult, dt, 1 - me, comm, st));
+        }
+        break;
+    }
+    default:
+        return hir_error_set(e, "collective kind %d unknown", (int)c->kind), -1;
+    }
+    return hir_cu_work_event(cb, s, w, e);
+}
+
+int hir_cu_nccl_p2p(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_work **w,
+                    hir_error *e)
+{
+    if (p->peer == cb->base.cfg.rank)
+        return hir_error_set(e, "P2P to self (rank %d) not supported", p->peer), -1;
+    if (!hir_cu_view_contiguous(&p->buf))
+        return hir_error_set(e, "P2P buffer must be contiguous"), -1;
+    ncclDataType_t dt;
+    size_t mult;
+    if (nccl_type(p->buf.dtype, 0, &dt, &mult) < 0)
+        return hir_error_set(e, "P2P: dtype %s not supported by NCCL",
+                             hir_dtype_name(p->buf.dtype)), -1;
+    ncclComm_t comm;
+    if (world_comm(cb, &comm, e) < 0) return -1;
+    size_t cnt = (size_t)hir_cu_numel(&p->buf) * mult;
+    if (p->is_send) HIR_CK(e, nccl, ncclSend(p->buf.data, cnt, dt, p->peer, comm, s->s));
+    else HIR_CK(e, nccl, ncclRecv(p->buf.data, cnt, dt, p->peer, comm, s->s));
+    note_pending(s, p->peer, "NCCL %s", p->is_send ? "send" : "recv");
+    if (cb->in_group) {
+        cb->group_has_ops = 1;
+        return 0;
+    }
+    return hir_cu_work_event(cb, s, w, e);
+}
+
+int hir_cu_group_begin(hir_backend *be, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    if (cb->in_group) return hir_error_set(e, "StartCoalescing: already coalescing"), -1;
+    /* the world communicator must exist before the group: creating it inside would be grouped */
+    ncclComm_t comm;
+    if (cb->base.cfg.size > 1 && world_comm(cb, &comm, e) < 0) return -1;
+    HIR_CK(e, nccl, ncclGroupStart());
+    cb->in_group = 1;
+    cb->group_has_ops = 0;
+    return 0;
+}
+
+int hir_cu_group_end(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    *w = NULL;
+    if (!cb->in_group) return hir_error_set(e, "EndCoalescing without StartCoalescing"), -1;
+    cb->in_group = 0;
+    HIR_CK(e, nccl, ncclGroupEnd());
+    return hir_cu_work_event(cb, s, w, e);
+}
+
+int hir_cu_nccl_check_async(hir_cu_backend *cb, hir_error *e)
+{
+    for (int i = 0; i < cb->ncomms; i++) {
+        ncclResult_t r = ncclSuccess;
+        if (ncclCommGetAsyncError(cb->comms[i].comm, &r) != ncclSuccess) continue;
+        if (r != ncclSuccess && r != ncclInProgress)
+            return hir_error_set(e, "NCCL communicator of %d ranks failed: %s",
+                                 cb->comms[i].team_size, ncclGetErrorString(r)), -1;
+    }
+    return 0;
+}
+
+void hir_cu_nccl_destroy(hir_cu_backend *cb)
+{
+    /* same order on every rank (creation order, which the SPMD program makes identical) */
+    for (int i = 0; i < cb->ncomms; i++) {
+        if (cb->dead) ncclCommAbort(cb->comms[i].comm);
+        else ncclCommDestroy(cb->comms[i].comm);
+        free(cb->comms[i].team);
+    }
+    free(cb->comms);
+    cb->comms = NULL;
+    cb->ncomms = 0;
+}
