@@ -263,13 +263,13 @@ static int cu_synchronize(hir_backend *be, hir_error *e)
             if (cb->ncomms && hir_cu_nccl_check_async(cb, e) < 0) return -1;
             if (now_s() - t0 > timeout) {
                 cb->dead = 1;
-                e->peer = s->pending_peer;
                 char name[32];
                 if (s->key < 0) snprintf(name, sizeof name, "main");
                 else snprintf(name, sizeof name, "%lld", (long long)s->key);
-                return hir_error_set(e, "synchronize: stream %s still busy after %.1f s%s%s",
-                                     name, timeout, s->pending[0] ? "; last queued: " : "",
-                                     s->pending), -1;
+                hir_error_set(e, "synchronize: stream %s still busy after %.1f s%s%s", name,
+                              timeout, s->pending[0] ? "; last queued: " : "", s->pending);
+                e->peer = s->pending_peer;
+                return -1;
             }
             struct timespec ts = {0, sleep_ns};
             nanosleep(&ts, NULL);

@@ -4,6 +4,8 @@
 #ifndef HIR_CUDA_INTERNAL_H
 #define HIR_CUDA_INTERNAL_H
 
+#include <stdio.h>
+
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cublasLt.h>
@@ -193,6 +195,9 @@ int  hir_cu_ternary(hir_backend *be, hir_stream *s, hir_ternary_op op, const hir
 int  hir_cu_reduce(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_view *out,
                    const hir_view *in, uint32_t mask, hir_error *e);
 void hir_cu_kernels_destroy(hir_cu_backend *cb);
+/* Generate and compile (NVRTC + nvJitLink, no GPU needed) a kernel of every op for sm_XY;
+ * the self-test's --codegen mode, so code generation is checked on machines without a GPU. */
+int  hir_cu_codegen_check(int cc_major, int cc_minor, int *ncompiled, FILE *log, hir_error *e);
 /* NVRTC -> LTO-IR -> nvJitLink -> cubin -> module (also used for user LTO-IR/PTX files). */
 int  hir_cu_link_module(hir_cu_backend *cb, const void *const *inputs, const size_t *sizes,
                         const int *kinds, int n, CUmodule *mod, hir_error *e);

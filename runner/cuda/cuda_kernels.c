@@ -360,7 +360,7 @@ int hir_cu_link_module(hir_cu_backend *cb, const void *const *inputs, const size
     cubin = malloc(sz);
     if (!cubin) { hir_error_set(e, "out of host memory"); goto done; }
     HIR_CK_GOTO(e, nvjitlink, nvJitLinkGetLinkedCubin(h, cubin), done);
-    HIR_CK_GOTO(e, cu, cb->drv.ModuleLoadData(mod, cubin), done);
+    if (mod) HIR_CK_GOTO(e, cu, cb->drv.ModuleLoadData(mod, cubin), done);
     rc = 0;
     goto done;
 linkfail: {
@@ -720,4 +720,55 @@ int hir_cu_reduce(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_vi
     int64_t grid = p.nout, cap = (int64_t)cb->sm_count * 64;
     if (grid > cap) grid = cap;
     return launch(cb, s, fn, (unsigned)grid, block, &p, e);
+}
+
+/* ---------------------------------------------------------------- GPU-free check */
+
+static int ops_valid_on_float(int tag, int op)
+{
+    if (tag == 1) return op != HIR_UN_BITNOT;
+    if (tag == 2)
+        return op != HIR_BIN_BITAND && op != HIR_BIN_BITOR && op != HIR_BIN_XOR &&
+               op != HIR_BIN_SHL && op != HIR_BIN_SHR && op != HIR_BIN_GCD;
+    return 1;
+}
+
+int hir_cu_codegen_check(int cc_major, int cc_minor, int *ncompiled, FILE *log, hir_error *e)
+{
+    hir_cu_backend fake;
+    memset(&fake, 0, sizeof fake);
+    fake.cc_major = cc_major;
+    fake.cc_minor = cc_minor;
+    static const int fdts[] = {HIR_DT_FLOAT, HIR_DT_BFLOAT, HIR_DT_DOUBLE};
+    static const int idts[] = {HIR_DT_INT32, HIR_DT_INT64};
+    int counts[4] = {0, HIR_UN_COUNT, HIR_BIN_COUNT, HIR_TER_COUNT};
+    *ncompiled = 0;
+    for (int tag = 1; tag <= 9; tag++) {
+        if (tag > 3 && tag < 9) continue;
+        int nops = tag == 9 ? HIR_RED_COUNT : counts[tag];
+        for (int op = 0; op < nops; op++)
+            for (int di = 0; di < 5; di++) {
+                int dt = di < 3 ? fdts[di] : idts[di - 3];
+                if (di < 3 && tag != 9 && !ops_valid_on_float(tag, op)) continue;
+                if (di == 2 && tag != 9 && op % 3) continue;   /* sample double */
+                ew_spec sp;
+                memset(&sp, 0, sizeof sp);
+                sp.tag = tag, sp.op = op, sp.out = dt, sp.nd = 2, sp.nr = 1;
+                sp.in[0] = sp.in[1] = sp.in[2] = dt;
+                if (tag == 2 && op == HIR_BIN_ADD) sp.in[1] = -1;    /* a scalar operand */
+                if (tag == 3 && op == HIR_TER_WHERE) sp.in[0] = HIR_DT_BOOL;
+                sbuf b = {0};
+                int rc = tag == 9 ? gen_reduce(&sp, &b, e) : gen_ew(&sp, &b, e);
+                if (rc == 0) rc = compile_source(&fake, b.p, NULL, e);
+                if (rc < 0) {
+                    if (log) fprintf(log, "codegen: tag %d op %d dtype %s failed:\n%s\n", tag,
+                                     op, hir_dtype_name((hir_dtype)dt), b.p ? b.p : "");
+                    free(b.p);
+                    return -1;
+                }
+                free(b.p);
+                (*ncompiled)++;
+            }
+    }
+    return 0;
 }

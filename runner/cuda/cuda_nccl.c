@@ -157,7 +157,11 @@ int hir_cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, h
                              hir_dtype_name(ref->dtype)), -1;
     size_t es = hir_dtype_size(ref->dtype);
     ncclComm_t comm = NULL;
-    if (n > 1 && comm_get(cb, c->team, n, me, &comm, e) < 0) return -1;
+    /* a team of one still goes through NCCL (a 1-rank communicator), except the kinds that
+     * are plain local copies then */
+    int local = n == 1 && (c->kind == HIR_COLL_SENDRECV || c->kind == HIR_COLL_GATHER ||
+                           c->kind == HIR_COLL_SCATTER);
+    if (!local && comm_get(cb, c->team, n, me, &comm, e) < 0) return -1;
     ncclRedOp_t op = nccl_op(c->op);
     cudaStream_t st = s->s;
     note_pending(s, -1, "NCCL %s", coll_name(c->kind));
@@ -168,11 +172,6 @@ int hir_cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, h
         if ((size_t)hir_cu_numel(out) != cnt * n)
             return hir_error_set(e, "Allgather: output has %lld elements, expected %zu",
                                  (long long)hir_cu_numel(out), cnt * n), -1;
-        if (n == 1) {
-            HIR_CK(e, cuda, cudaMemcpyAsync(out->data, in->data, cnt * es,
-                                            cudaMemcpyDeviceToDevice, st));
-            break;
-        }
         HIR_CK(e, nccl, ncclAllGather(in->data, out->data, cnt * mult, dt, comm, st));
         break;
     }
@@ -182,23 +181,12 @@ int hir_cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, h
         if ((size_t)hir_cu_numel(in) != cnt * n)
             return hir_error_set(e, "ReduceScatter: input has %lld elements, expected %zu",
                                  (long long)hir_cu_numel(in), cnt * n), -1;
-        if (n == 1) {
-            HIR_CK(e, cuda, cudaMemcpyAsync(out->data, in->data, cnt * es,
-                                            cudaMemcpyDeviceToDevice, st));
-            break;
-        }
         HIR_CK(e, nccl, ncclReduceScatter(in->data, out->data, cnt, dt, op, comm, st));
         break;
     }
     case HIR_COLL_ALLREDUCE: {
         if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
         size_t cnt = (size_t)hir_cu_numel(out);
-        if (n == 1) {
-            if (in->data != out->data)
-                HIR_CK(e, cuda, cudaMemcpyAsync(out->data, in->data, cnt * es,
-                                                cudaMemcpyDeviceToDevice, st));
-            break;
-        }
         HIR_CK(e, nccl, ncclAllReduce(in->data, out->data, cnt, dt, op, comm, st));
         break;
     }
@@ -208,12 +196,6 @@ int hir_cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, h
         if (need(buf, "buffer", c, e) < 0) return -1;
         if (me == root && need(in, "input", c, e) < 0) return -1;
         size_t cnt = (size_t)hir_cu_numel(buf);
-        if (n == 1) {
-            if (in && out && in->data != out->data)
-                HIR_CK(e, cuda, cudaMemcpyAsync(out->data, in->data, cnt * es,
-                                                cudaMemcpyDeviceToDevice, st));
-            break;
-        }
         HIR_CK(e, nccl, ncclBroadcast(me == root ? in->data : buf->data, buf->data, cnt * mult,
                                       dt, root, comm, st));
         break;
@@ -222,12 +204,6 @@ int hir_cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, h
         if (need(in, "input", c, e) < 0) return -1;
         if (me == root && need(out, "output", c, e) < 0) return -1;
         size_t cnt = (size_t)hir_cu_numel(in);
-        if (n == 1) {
-            if (in->data != out->data)
-                HIR_CK(e, cuda, cudaMemcpyAsync(out->data, in->data, cnt * es,
-                                                cudaMemcpyDeviceToDevice, st));
-            break;
-        }
         HIR_CK(e, nccl, ncclReduce(in->data, me == root ? out->data : NULL, cnt, dt, op, root,
                                    comm, st));
         break;
