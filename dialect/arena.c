@@ -1,0 +1,109 @@
+/* arena.c — bump allocation for the IR: a program's values and statements live in one arena
+ * and are released together; growable pointer vectors live there too. */
+#include "dialect/hir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct chunk {
+    struct chunk *next;
+    size_t size, used;
+    _Alignas(16) unsigned char data[];
+} chunk;
+
+struct hir_arena {
+    chunk *head;
+    size_t total;
+};
+
+_Noreturn void hir_panic(const char *file, int line, const char *what)
+{
+    fprintf(stderr, "%s:%d: internal error: %s\n", file, line, what);
+    fflush(stderr);
+    abort();
+}
+
+hir_arena *hir_arena_new(void)
+{
+    hir_arena *a = calloc(1, sizeof *a);
+    if (!a)
+        hir_panic(__FILE__, __LINE__, "out of memory");
+    return a;
+}
+
+void hir_arena_free(hir_arena *a)
+{
+    if (!a)
+        return;
+    for (chunk *c = a->head, *n; c; c = n) {
+        n = c->next;
+        free(c);
+    }
+    free(a);
+}
+
+void *hir_arena_alloc(hir_arena *a, size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    chunk *c = a->head;
+    if (!c || c->size - c->used < size) {
+        size_t want = size > (1u << 16) ? size : (1u << 16);
+        if (c && want < c->size * 2 && c->size < (1u << 24))
+            want = c->size * 2;
+        c = malloc(sizeof *c + want);
+        if (!c)
+            hir_panic(__FILE__, __LINE__, "out of memory");
+        c->size = want;
+        c->used = 0;
+        c->next = a->head;
+        a->head = c;
+        a->total += want;
+    }
+    void *p = c->data + c->used;
+    c->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+void *hir_arena_grow(hir_arena *a, void *old, size_t old_size, size_t new_size)
+{
+    void *p = hir_arena_alloc(a, new_size);
+    if (old && old_size)
+        memcpy(p, old, old_size < new_size ? old_size : new_size);
+    return p;
+}
+
+char *hir_arena_strndup(hir_arena *a, const char *s, size_t n)
+{
+    char *p = hir_arena_alloc(a, n + 1);
+    memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+size_t hir_arena_bytes(const hir_arena *a) { return a->total; }
+
+void hir_ptrvec_push(hir_arena *a, hir_ptrvec *v, void *item)
+{
+    if (v->n == v->cap) {
+        int cap = v->cap ? v->cap * 2 : 4;
+        v->items = hir_arena_grow(a, v->items, sizeof(void *) * v->n, sizeof(void *) * cap);
+        v->cap = cap;
+    }
+    v->items[v->n++] = item;
+}
+
+void hir_ptrvec_insert(hir_arena *a, hir_ptrvec *v, int at, void *item)
+{
+    hir_assert(at >= 0 && at <= v->n);
+    hir_ptrvec_push(a, v, NULL);
+    memmove(v->items + at + 1, v->items + at, sizeof(void *) * (v->n - 1 - at));
+    v->items[at] = item;
+}
+
+void hir_ptrvec_remove(hir_ptrvec *v, int at)
+{
+    hir_assert(at >= 0 && at < v->n);
+    memmove(v->items + at, v->items + at + 1, sizeof(void *) * (v->n - 1 - at));
+    v->n--;
+}

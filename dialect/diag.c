@@ -1,0 +1,381 @@
+/* diag.c — located diagnostics (file:line:col, source line, caret, notes), MLIR-style, and
+ * the --verify-diagnostics checker that matches them against expected-* comments. */
+#include "dialect/hir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void hir_source_init(hir_source *s, const char *name, const char *text, size_t len)
+{
+    memset(s, 0, sizeof *s);
+    s->name = name;
+    s->text = text;
+    s->len = len;
+}
+
+void hir_source_fini(hir_source *s)
+{
+    free(s->line_starts);
+    s->line_starts = NULL;
+}
+
+static void index_lines(hir_source *s)
+{
+    if (s->line_starts)
+        return;
+    size_t n = 1;
+    for (size_t i = 0; i < s->len; i++)
+        n += s->text[i] == '\n';
+    s->line_starts = malloc(n * sizeof *s->line_starts);
+    if (!s->line_starts)
+        hir_panic(__FILE__, __LINE__, "out of memory");
+    s->line_starts[0] = 0;
+    size_t k = 1;
+    for (size_t i = 0; i < s->len; i++)
+        if (s->text[i] == '\n')
+            s->line_starts[k++] = i + 1;
+    s->nlines = n;
+}
+
+/* line is 1-based within this source (without line_base) */
+static size_t line_of(hir_source *s, size_t off)
+{
+    index_lines(s);
+    size_t lo = 0, hi = s->nlines;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (s->line_starts[mid] <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo + 1;
+}
+
+void hir_source_linecol(hir_source *s, size_t off, int *line, int *col)
+{
+    if (off > s->len)
+        off = s->len;
+    size_t l = line_of(s, off);
+    *line = (int)l + s->line_base;
+    *col = (int)(off - s->line_starts[l - 1]) + 1;
+}
+
+void hir_diag_init(hir_diag *d, FILE *out)
+{
+    memset(d, 0, sizeof *d);
+    d->out = out;
+}
+
+static void free_entries(hir_diag_entry *e)
+{
+    while (e) {
+        hir_diag_entry *n = e->next;
+        free_entries(e->notes);
+        free(e->msg);
+        free(e);
+        e = n;
+    }
+}
+
+void hir_diag_fini(hir_diag *d)
+{
+    free_entries(d->first);
+    d->first = d->last = NULL;
+}
+
+static const char *sev_name(hir_severity s)
+{
+    return s == HIR_ERROR ? "error" : s == HIR_WARNING ? "warning" : "note";
+}
+
+/* Prints one line of source with a caret under [begin, end) (clipped to the line). Very long
+ * lines are shown as a window around the caret so a 100 MB line prints a few hundred bytes. */
+static void print_snippet(FILE *f, hir_source *s, size_t begin, size_t end)
+{
+    size_t l = line_of(s, begin);
+    size_t ls = s->line_starts[l - 1];
+    size_t le = ls;
+    while (le < s->len && s->text[le] != '\n')
+        le++;
+    size_t from = ls, to = le;
+    const size_t window = 160;
+    if (to - from > window) {
+        from = begin > ls + window / 2 ? begin - window / 2 : ls;
+        to = from + window < le ? from + window : le;
+    }
+    for (size_t i = from; i < to; i++) {
+        unsigned char c = (unsigned char)s->text[i];
+        fputc(c == '\t' || (c >= 32 && c < 127) ? c : '?', f);
+    }
+    fputc('\n', f);
+    for (size_t i = from; i < begin && i < to; i++)
+        fputc(s->text[i] == '\t' ? '\t' : ' ', f);
+    fputc('^', f);
+    if (end > begin + 1) {
+        size_t stop = end < to ? end : to;
+        for (size_t i = begin + 1; i < stop; i++)
+            fputc('~', f);
+    }
+    fputc('\n', f);
+}
+
+static void print_one(FILE *f, const hir_diag_entry *e)
+{
+    hir_source *s = (hir_source *)e->loc.src;
+    if (s) {
+        int line, col;
+        hir_source_linecol(s, e->loc.begin, &line, &col);
+        fprintf(f, "%s:%d:%d: %s: %s\n", s->name, line, col, sev_name(e->sev), e->msg);
+        print_snippet(f, s, e->loc.begin, e->loc.end);
+    } else {
+        fprintf(f, "<unknown>: %s: %s\n", sev_name(e->sev), e->msg);
+    }
+}
+
+void hir_diag_print_entry(FILE *f, const hir_diag_entry *e)
+{
+    print_one(f, e);
+    for (const hir_diag_entry *n = e->notes; n; n = n->next)
+        print_one(f, n);
+}
+
+static hir_diag_entry *make(hir_severity sev, hir_loc loc, const char *fmt, va_list ap)
+{
+    hir_diag_entry *e = calloc(1, sizeof *e);
+    if (!e)
+        hir_panic(__FILE__, __LINE__, "out of memory");
+    e->sev = sev;
+    e->loc = loc;
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    e->msg = malloc((size_t)n + 1);
+    if (!e->msg)
+        hir_panic(__FILE__, __LINE__, "out of memory");
+    vsnprintf(e->msg, (size_t)n + 1, fmt, ap);
+    return e;
+}
+
+hir_diag_entry *hir_diag_vemit(hir_diag *d, hir_severity sev, hir_loc loc, const char *fmt,
+                               va_list ap)
+{
+    hir_diag_entry *e = make(sev, loc, fmt, ap);
+    if (sev == HIR_ERROR)
+        d->errors++;
+    else if (sev == HIR_WARNING)
+        d->warnings++;
+    /* Notes are printed with their parent: print the previous entry lazily. */
+    if (d->last)
+        d->last->next = e;
+    else
+        d->first = e;
+    d->last = e;
+    return e;
+}
+
+/* Prints every entry not printed yet (with its notes) to d->out. Entries are printed late so
+ * that notes attached after hir_diag_emit come out with their parent. */
+void hir_diag_flush(hir_diag *d)
+{
+    for (hir_diag_entry *e = d->first; e; e = e->next) {
+        if (e->printed)
+            continue;
+        e->printed = true;
+        if (d->out)
+            hir_diag_print_entry(d->out, e);
+    }
+    if (d->out)
+        fflush(d->out);
+}
+
+hir_diag_entry *hir_diag_emit(hir_diag *d, hir_severity sev, hir_loc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hir_diag_entry *e = hir_diag_vemit(d, sev, loc, fmt, ap);
+    va_end(ap);
+    return e;
+}
+
+void hir_diag_note(hir_diag *d, hir_diag_entry *parent, hir_loc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hir_diag_entry *n = make(HIR_NOTE, loc, fmt, ap);
+    va_end(ap);
+    hir_diag_entry **pp = &parent->notes;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = n;
+}
+
+/* ---- --verify-diagnostics ---- */
+
+typedef struct expect {
+    hir_severity sev;
+    int line;                  /* absolute line the diagnostic must be on */
+    char *text;                /* substring that must occur in the message */
+    int at_line;               /* line of the annotation itself */
+    bool matched;
+} expect;
+
+static bool only_comment_line(hir_source *s, size_t l)
+{
+    size_t i = s->line_starts[l - 1];
+    while (i < s->len && s->text[i] == ' ')
+        i++;
+    return i + 1 < s->len && s->text[i] == '/' && s->text[i + 1] == '/';
+}
+
+static int parse_expectations(hir_source *s, expect **out, FILE *err)
+{
+    index_lines(s);
+    int n = 0, cap = 0, bad = 0;
+    expect *ex = NULL;
+    static const struct { const char *kw; hir_severity sev; } kws[] = {
+        {"expected-error", HIR_ERROR}, {"expected-warning", HIR_WARNING},
+        {"expected-note", HIR_NOTE}, {"expected-remark", HIR_NOTE},
+    };
+    for (size_t l = 1; l <= s->nlines; l++) {
+        size_t ls = s->line_starts[l - 1];
+        size_t le = ls;
+        while (le < s->len && s->text[le] != '\n')
+            le++;
+        const char *line = s->text + ls;
+        size_t len = le - ls;
+        /* find "//" then "expected-" */
+        const char *c = NULL;
+        for (size_t i = 0; i + 1 < len; i++)
+            if (line[i] == '/' && line[i + 1] == '/') {
+                c = line + i;
+                break;
+            }
+        if (!c)
+            continue;
+        const char *end = line + len;
+        const char *p = c + 2;
+        while (p < end && *p == ' ')
+            p++;
+        int k = -1;
+        for (int i = 0; i < 4; i++) {
+            size_t kl = strlen(kws[i].kw);
+            if ((size_t)(end - p) >= kl && memcmp(p, kws[i].kw, kl) == 0) {
+                k = i;
+                p += kl;
+                break;
+            }
+        }
+        if (k < 0)
+            continue;
+        int target = (int)l;
+        if (p < end && *p == '@') {
+            p++;
+            if (end - p >= 5 && memcmp(p, "below", 5) == 0) {
+                p += 5;
+                size_t t = l + 1;
+                while (t <= s->nlines && only_comment_line(s, t))
+                    t++;
+                target = (int)t;
+            } else if (end - p >= 5 && memcmp(p, "above", 5) == 0) {
+                p += 5;
+                size_t t = l - 1;
+                while (t >= 1 && only_comment_line(s, t))
+                    t--;
+                target = (int)t;
+            } else if (p < end && (*p == '+' || *p == '-')) {
+                int sign = *p == '+' ? 1 : -1;
+                p++;
+                int v = 0;
+                while (p < end && *p >= '0' && *p <= '9' && v < 1000000)
+                    v = v * 10 + (*p++ - '0');
+                target = (int)l + sign * v;
+            } else {
+                fprintf(err, "%s:%d: error: bad expected-* location after '@'\n", s->name,
+                        (int)l + s->line_base);
+                bad++;
+                continue;
+            }
+        }
+        while (p < end && *p == ' ')
+            p++;
+        if (end - p < 4 || p[0] != '{' || p[1] != '{') {
+            fprintf(err, "%s:%d: error: expected '{{' in expected-* annotation\n", s->name,
+                    (int)l + s->line_base);
+            bad++;
+            continue;
+        }
+        p += 2;
+        const char *q = NULL;
+        for (const char *r = p; r + 1 < end; r++)
+            if (r[0] == '}' && r[1] == '}') {
+                q = r;
+                /* keep the last "}}" so messages may contain "}" */
+            }
+        if (!q) {
+            fprintf(err, "%s:%d: error: unterminated '{{' in expected-* annotation\n", s->name,
+                    (int)l + s->line_base);
+            bad++;
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            ex = realloc(ex, cap * sizeof *ex);
+            if (!ex)
+                hir_panic(__FILE__, __LINE__, "out of memory");
+        }
+        ex[n].sev = kws[k].sev;
+        ex[n].line = target + s->line_base;
+        ex[n].text = strndup(p, (size_t)(q - p));
+        ex[n].at_line = (int)l + s->line_base;
+        ex[n].matched = false;
+        n++;
+    }
+    *out = ex;
+    return bad ? -bad : n;
+}
+
+static int check_entry(const hir_diag_entry *e, expect *ex, int n, FILE *err)
+{
+    int line = 0, col = 0;
+    if (e->loc.src)
+        hir_source_linecol((hir_source *)e->loc.src, e->loc.begin, &line, &col);
+    for (int i = 0; i < n; i++) {
+        if (ex[i].matched || ex[i].sev != e->sev || ex[i].line != line)
+            continue;
+        if (strstr(e->msg, ex[i].text)) {
+            ex[i].matched = true;
+            return 0;
+        }
+    }
+    fprintf(err, "%s:%d:%d: error: unexpected %s: %s\n",
+            e->loc.src ? e->loc.src->name : "<unknown>", line, col, sev_name(e->sev), e->msg);
+    return 1;
+}
+
+int hir_diag_verify(hir_diag *d, hir_source *src, FILE *err)
+{
+    expect *ex = NULL;
+    int n = parse_expectations(src, &ex, err);
+    int failures = 0;
+    if (n < 0) {
+        failures = -n;
+        n = 0;
+    }
+    for (const hir_diag_entry *e = d->first; e; e = e->next) {
+        failures += check_entry(e, ex, n, err);
+        for (const hir_diag_entry *note = e->notes; note; note = note->next)
+            failures += check_entry(note, ex, n, err);
+    }
+    for (int i = 0; i < n; i++) {
+        if (!ex[i].matched) {
+            fprintf(err, "%s:%d: error: expected %s \"%s\" on line %d was not produced\n",
+                    src->name, ex[i].at_line, sev_name(ex[i].sev), ex[i].text, ex[i].line);
+            failures++;
+        }
+        free(ex[i].text);
+    }
+    free(ex);
+    return failures ? -1 : 0;
+}

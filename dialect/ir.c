@@ -1,0 +1,504 @@
+/* ir.c — construction and lookup of IR values and statements. Everything is allocated in the
+ * program's arena; by-number lookups go through the program's maps. */
+#include "dialect/hir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const hir_opinfo hir_ops[HIR_OP_COUNT] = {
+#define X(E, KW, FMT, NMIN, NMAX, OUT, FL) {KW, HIR_FMT_##FMT, NMIN, NMAX, OUT, FL, #E},
+#include "dialect/ops.def"
+#undef X
+};
+
+bool hir_op_lookup(const char *kw, size_t n, hir_op *out)
+{
+    for (int i = 0; i < HIR_OP_COUNT; i++) {
+        const char *k = hir_ops[i].keyword;
+        if (k && strlen(k) == n && memcmp(k, kw, n) == 0) {
+            *out = (hir_op)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+static const char *const mem_letters[] = {"g", "l", "s", "t", "sym"};
+static const char *const mem_names[] = {"global", "register", "shared", "tensor", "symmetric"};
+const char *hir_mem_letter(hir_mem m) { return m < HIR_MEM_COUNT ? mem_letters[m] : "?"; }
+const char *hir_mem_name(hir_mem m) { return m < HIR_MEM_COUNT ? mem_names[m] : "?"; }
+
+static const char *const ptype_names[] = {
+#define X(E, S) S,
+    HIR_PTYPES(X)
+#undef X
+};
+const char *hir_ptype_name(hir_ptype p) { return p < HIR_PT_COUNT ? ptype_names[p] : "?"; }
+bool hir_ptype_is_stream(hir_ptype p)
+{
+    return p == HIR_PT_STREAM || p == HIR_PT_STREAM_OLD1 || p == HIR_PT_STREAM_OLD0;
+}
+bool hir_ptype_is_device(hir_ptype p)
+{
+    return p == HIR_PT_DIDX || p == HIR_PT_DIDY || p == HIR_PT_DIDZ;
+}
+
+static const char *const comm_names[] = {"Gather", "Allgather", "Scatter", "Reduce", "Allreduce",
+                                         "ReduceScatter", "Broadcast", "SendRecv"};
+const char *hir_comm_type_name(hir_comm_type t) { return t < HIR_COMM_COUNT ? comm_names[t] : "?"; }
+bool hir_comm_type_has_root(hir_comm_type t)
+{
+    return t == HIR_COMM_GATHER || t == HIR_COMM_SCATTER || t == HIR_COMM_REDUCE ||
+           t == HIR_COMM_BROADCAST || t == HIR_COMM_SENDRECV;
+}
+
+static const char *const backend_names[] = {"NCCL", "UCC", "CUDA"};
+const char *hir_backend_kind_name(hir_backend_kind b) { return b < HIR_BK_COUNT ? backend_names[b] : "?"; }
+
+hir_program *hir_program_new(void)
+{
+    hir_arena *a = hir_arena_new();
+    hir_program *p = hir_arena_alloc(a, sizeof *p);
+    p->arena = a;
+    hir_strtab_init(&p->strings, a);
+    hir_map_init(&p->tensors);
+    hir_map_init(&p->iterdomains);
+    hir_map_init(&p->symbols);
+    hir_map_init(&p->named);
+    hir_map_init(&p->comms);
+    hir_map_init(&p->meshes);
+    hir_map_init(&p->literals);
+    return p;
+}
+
+void hir_program_free(hir_program *p)
+{
+    if (!p)
+        return;
+    hir_map_fini(&p->tensors);
+    hir_map_fini(&p->iterdomains);
+    hir_map_fini(&p->symbols);
+    hir_map_fini(&p->named);
+    hir_map_fini(&p->comms);
+    hir_map_fini(&p->meshes);
+    hir_map_fini(&p->literals);
+    hir_strtab_fini(&p->strings);
+    hir_arena_free(p->arena);
+}
+
+const char *hir_program_intern(hir_program *p, const char *s)
+{
+    return hir_intern(&p->strings, s, strlen(s));
+}
+
+static void bump(int64_t *next, int64_t number)
+{
+    if (number >= *next)
+        *next = number + 1;
+}
+
+hir_tensor *hir_tensor_get(hir_program *p, int64_t number)
+{
+    return number < 0 ? NULL : hir_map_get(&p->tensors, (uint64_t)number);
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    const hir_iterdomain *x = *(hir_iterdomain *const *)a, *y = *(hir_iterdomain *const *)b;
+    return x->number < y->number ? -1 : x->number > y->number;
+}
+
+hir_tensor *hir_tensor_create(hir_program *p, int64_t number, hir_mem mem, hir_dtype dt,
+                              int nloop, hir_iterdomain **loop, hir_mesh *mesh)
+{
+    hir_tensor *t = hir_arena_alloc(p->arena, sizeof *t);
+    t->head.kind = HIR_VAL_TENSOR;
+    t->number = number;
+    t->mem = mem;
+    t->dtype = dt;
+    t->nloop = nloop;
+    t->loop = hir_arena_alloc(p->arena, sizeof(*loop) * (nloop ? nloop : 1));
+    t->logical = hir_arena_alloc(p->arena, sizeof(*loop) * (nloop ? nloop : 1));
+    if (nloop) {
+        memcpy(t->loop, loop, sizeof(*loop) * nloop);
+        memcpy(t->logical, loop, sizeof(*loop) * nloop);
+        /* Loop domains print as a permutation of the logical domain; IterDomains are made in
+         * logical order, so sorting by number recovers it (hostir-format.md 1.10). */
+        qsort(t->logical, nloop, sizeof(*loop), cmp_id);
+    }
+    t->mesh = mesh;
+    hir_map_put(&p->tensors, (uint64_t)number, t);
+    bump(&p->next_tensor, number);
+    return t;
+}
+
+hir_tensor *hir_tensor_new(hir_program *p, hir_mem mem, hir_dtype dt, int nloop,
+                           hir_iterdomain **loop, hir_mesh *mesh)
+{
+    return hir_tensor_create(p, p->next_tensor, mem, dt, nloop, loop, mesh);
+}
+
+hir_iterdomain *hir_iterdomain_get(hir_program *p, int64_t number)
+{
+    return number < 0 ? NULL : hir_map_get(&p->iterdomains, (uint64_t)number);
+}
+
+hir_iterdomain *hir_iterdomain_create(hir_program *p, int64_t number, hir_itype it,
+                                      hir_ptype pt, hir_scalar *extent)
+{
+    hir_iterdomain *id = hir_arena_alloc(p->arena, sizeof *id);
+    id->number = number;
+    id->itype = it;
+    id->ptype = pt;
+    id->extent = extent;
+    hir_map_put(&p->iterdomains, (uint64_t)number, id);
+    bump(&p->next_iterdomain, number);
+    return id;
+}
+
+hir_iterdomain *hir_iterdomain_clone(hir_program *p, const hir_iterdomain *from)
+{
+    hir_iterdomain *id = hir_iterdomain_create(p, p->next_iterdomain, from->itype, from->ptype,
+                                               from->extent);
+    id->start = from->start;
+    id->stop = from->stop;
+    id->expanded = from->expanded;
+    id->flags = from->flags;
+    return id;
+}
+
+hir_mesh *hir_mesh_intern(hir_program *p, int ndims, const int64_t *dims, const int64_t *devices)
+{
+    int64_t nd = 1;
+    for (int i = 0; i < ndims; i++)
+        nd *= dims[i];
+    uint64_t h = hir_hash_bytes(dims, sizeof(int64_t) * ndims) ^
+                 (hir_hash_bytes(devices, sizeof(int64_t) * nd) >> 1);
+    h &= ~(1ULL << 63);
+    /* chain of meshes with this hash, linked through a small wrapper */
+    typedef struct link { struct link *next; hir_mesh *m; } link;
+    link *head = hir_map_get(&p->meshes, h);
+    for (link *l = head; l; l = l->next) {
+        hir_mesh *m = l->m;
+        if (m->ndims == ndims && !memcmp(m->dims, dims, sizeof(int64_t) * ndims) &&
+            !memcmp(m->devices, devices, sizeof(int64_t) * nd))
+            return m;
+    }
+    hir_mesh *m = hir_arena_alloc(p->arena, sizeof *m);
+    m->ndims = ndims;
+    m->dims = hir_arena_alloc(p->arena, sizeof(int64_t) * (ndims ? ndims : 1));
+    memcpy(m->dims, dims, sizeof(int64_t) * ndims);
+    m->ndevices = nd;
+    m->devices = hir_arena_alloc(p->arena, sizeof(int64_t) * (nd ? nd : 1));
+    memcpy(m->devices, devices, sizeof(int64_t) * nd);
+    link *l = hir_arena_alloc(p->arena, sizeof *l);
+    l->m = m;
+    l->next = head;
+    hir_map_put(&p->meshes, h, l);
+    return m;
+}
+
+static hir_scalar *scalar_alloc(hir_program *p, hir_scalar_kind k)
+{
+    hir_scalar *s = hir_arena_alloc(p->arena, sizeof *s);
+    s->head.kind = HIR_VAL_SCALAR;
+    s->kind = k;
+    s->number = -1;
+    s->dtype = HIR_DT_INDEX;
+    return s;
+}
+
+hir_scalar *hir_scalar_named(hir_program *p, const char *name)
+{
+    const char *in = hir_program_intern(p, name);
+    hir_scalar *s = hir_map_get(&p->named, (uint64_t)(uintptr_t)in);
+    if (s)
+        return s;
+    s = scalar_alloc(p, HIR_SC_NAMED);
+    s->name = in;
+    /* rank and numberOfStreams are Int in nvFuser; loop indices are Index */
+    s->dtype = (!strcmp(in, "rank") || !strcmp(in, "numberOfStreams")) ? HIR_DT_INT64
+               : !strcmp(in, "cacheId") ? HIR_DT_UINT64 : HIR_DT_INDEX;
+    hir_map_put(&p->named, (uint64_t)(uintptr_t)in, s);
+    return s;
+}
+
+static hir_dtype prefix_dtype(const char *prefix)
+{
+    switch (prefix[0]) {
+    case 'b': return HIR_DT_BOOL;
+    case 'd': return HIR_DT_DOUBLE;
+    case 'f': return prefix[1] == '4' ? HIR_DT_E2M1X2 : HIR_DT_FLOAT;
+    case 'c': return HIR_DT_CDOUBLE;
+    default: return HIR_DT_INDEX;
+    }
+}
+
+hir_scalar *hir_scalar_symbol(hir_program *p, const char *prefix, int64_t number)
+{
+    hir_scalar *s = hir_map_get(&p->symbols, (uint64_t)number);
+    if (s)
+        return s;
+    s = scalar_alloc(p, HIR_SC_SYMBOL);
+    s->number = number;
+    s->name = hir_program_intern(p, prefix);
+    s->dtype = prefix_dtype(prefix);
+    hir_map_put(&p->symbols, (uint64_t)number, s);
+    bump(&p->next_scalar, number);
+    return s;
+}
+
+static hir_scalar *literal(hir_program *p, hir_scalar_kind k, int64_t iv, double fv,
+                           const char *spelling, hir_dtype dt)
+{
+    uint64_t key[3] = {(uint64_t)k, (uint64_t)iv, 0};
+    memcpy(&key[2], &fv, sizeof fv);
+    uint64_t h = hir_hash_bytes(key, sizeof key) ^ (spelling ? hir_hash_bytes(spelling, strlen(spelling)) : 0);
+    h &= ~(1ULL << 63);
+    hir_scalar *s = hir_map_get(&p->literals, h);
+    if (s && s->kind == k && s->ival == iv && s->dtype == dt &&
+        (k != HIR_SC_FLOAT || (s->name && spelling && !strcmp(s->name, spelling))))
+        return s;
+    s = scalar_alloc(p, k);
+    s->ival = iv;
+    s->fval = fv;
+    s->dtype = dt;
+    if (spelling)
+        s->name = hir_program_intern(p, spelling);
+    if (!hir_map_get(&p->literals, h))
+        hir_map_put(&p->literals, h, s);
+    return s;
+}
+
+hir_scalar *hir_scalar_int(hir_program *p, int64_t v)
+{
+    return literal(p, HIR_SC_INT, v, 0, NULL, HIR_DT_INDEX);
+}
+
+hir_scalar *hir_scalar_bool(hir_program *p, bool v)
+{
+    return literal(p, HIR_SC_BOOL, v, 0, NULL, HIR_DT_BOOL);
+}
+
+hir_scalar *hir_scalar_float(hir_program *p, hir_dtype dt, double v, const char *spelling)
+{
+    return literal(p, HIR_SC_FLOAT, 0, v, spelling, dt);
+}
+
+hir_scalar *hir_scalar_anon(hir_program *p, hir_sexpr *def)
+{
+    hir_scalar *s = scalar_alloc(p, HIR_SC_ANON);
+    s->def = def;
+    return s;
+}
+
+hir_scalar *hir_scalar_new_index(hir_program *p, hir_sexpr *def)
+{
+    hir_scalar *s = hir_scalar_symbol(p, "i", p->next_scalar);
+    s->def = def;
+    s->inline_expand = true;
+    return s;
+}
+
+static const char *const binary_fn[] = {
+#define X(E, N, S) N,
+    HIR_BINARY_OPS(X)
+#undef X
+};
+static const char *const binary_infix[] = {
+#define X(E, N, S) S,
+    HIR_BINARY_OPS(X)
+#undef X
+};
+static const char *const unary_fn[] = {
+#define X(E, N, S) N,
+    HIR_UNARY_OPS(X)
+#undef X
+};
+static const char *const unary_prefix[] = {
+#define X(E, N, S) S,
+    HIR_UNARY_OPS(X)
+#undef X
+};
+static const char *const ternary_fn[] = {
+#define X(E, N, S) N,
+    HIR_TERNARY_OPS(X)
+#undef X
+};
+
+const char *hir_binary_infix(int op) { return op >= 0 && op < HIR_BIN_COUNT ? binary_infix[op] : NULL; }
+const char *hir_binary_fn(int op) { return op >= 0 && op < HIR_BIN_COUNT ? binary_fn[op] : NULL; }
+const char *hir_unary_prefix(int op) { return op >= 0 && op < HIR_UN_COUNT ? unary_prefix[op] : NULL; }
+const char *hir_unary_fn(int op) { return op >= 0 && op < HIR_UN_COUNT ? unary_fn[op] : NULL; }
+
+bool hir_binary_lookup_infix(const char *s, size_t n, int *op)
+{
+    for (int i = 0; i < HIR_BIN_COUNT; i++)
+        if (binary_infix[i] && strlen(binary_infix[i]) == n && !memcmp(binary_infix[i], s, n)) {
+            *op = i;
+            return true;
+        }
+    return false;
+}
+
+bool hir_unary_lookup_prefix(const char *s, size_t n, int *op)
+{
+    for (int i = 0; i < HIR_UN_COUNT; i++)
+        if (unary_prefix[i] && strlen(unary_prefix[i]) == n && !memcmp(unary_prefix[i], s, n)) {
+            *op = i;
+            return true;
+        }
+    return false;
+}
+
+/* Function-style names: binary first (max/min are binary), then unary, then ternary.
+ * A trailing 'f' (fmaxf, powf) names the float variant of the same op. */
+bool hir_fn_lookup(const char *s, int nargs, hir_sexpr_kind *kind, int *op)
+{
+    size_t n = strlen(s);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            if (n < 2 || s[n - 1] != 'f')
+                break;
+            n--;
+        }
+        if (nargs == 2)
+            for (int i = 0; i < HIR_BIN_COUNT; i++)
+                if (strlen(binary_fn[i]) == n && !memcmp(binary_fn[i], s, n)) {
+                    *kind = HIR_SX_BINARY;
+                    *op = i;
+                    return true;
+                }
+        if (nargs == 1)
+            for (int i = 0; i < HIR_UN_COUNT; i++)
+                if (strlen(unary_fn[i]) == n && !memcmp(unary_fn[i], s, n)) {
+                    *kind = HIR_SX_UNARY;
+                    *op = i;
+                    return true;
+                }
+        if (nargs == 3)
+            for (int i = 0; i < HIR_TER_COUNT; i++)
+                if (strlen(ternary_fn[i]) == n && !memcmp(ternary_fn[i], s, n)) {
+                    *kind = HIR_SX_TERNARY;
+                    *op = i;
+                    return true;
+                }
+    }
+    return false;
+}
+
+hir_sexpr *hir_sexpr_binary(hir_program *p, hir_binary_op op, hir_scalar *a, hir_scalar *b)
+{
+    hir_sexpr *e = hir_arena_alloc(p->arena, sizeof *e);
+    e->kind = HIR_SX_BINARY;
+    e->op = op;
+    e->infix = binary_infix[op] != NULL;
+    e->fn = e->infix ? NULL : hir_program_intern(p, binary_fn[op]);
+    e->nargs = 2;
+    e->args[0] = a;
+    e->args[1] = b;
+    return e;
+}
+
+hir_sexpr *hir_sexpr_unary(hir_program *p, hir_unary_op op, hir_scalar *a)
+{
+    hir_sexpr *e = hir_arena_alloc(p->arena, sizeof *e);
+    e->kind = HIR_SX_UNARY;
+    e->op = op;
+    e->infix = unary_prefix[op] != NULL;
+    e->fn = e->infix ? NULL : hir_program_intern(p, unary_fn[op]);
+    e->nargs = 1;
+    e->args[0] = a;
+    return e;
+}
+
+hir_comm *hir_comm_get(hir_program *p, int64_t number)
+{
+    return number < 0 ? NULL : hir_map_get(&p->comms, (uint64_t)number);
+}
+
+hir_comm *hir_comm_create(hir_program *p, int64_t number, hir_op op)
+{
+    hir_comm *c = hir_arena_alloc(p->arena, sizeof *c);
+    c->number = number;
+    c->op = op;
+    hir_map_put(&p->comms, (uint64_t)number, c);
+    bump(&p->next_expr, number);
+    return c;
+}
+
+hir_comm *hir_comm_new(hir_program *p, hir_op op)
+{
+    return hir_comm_create(p, p->next_expr, op);
+}
+
+hir_stmt *hir_stmt_new(hir_program *p, hir_op op)
+{
+    hir_stmt *s = hir_arena_alloc(p->arena, sizeof *s);
+    s->op = op;
+    return s;
+}
+
+void hir_stmt_set_inputs(hir_program *p, hir_stmt *s, int n, hir_value **vals)
+{
+    s->nin = n;
+    s->in = hir_arena_alloc(p->arena, sizeof(*vals) * (n ? n : 1));
+    s->in_loc = hir_arena_alloc(p->arena, sizeof(hir_loc) * (n ? n : 1));
+    if (n)
+        memcpy(s->in, vals, sizeof(*vals) * n);
+}
+
+void hir_block_append(hir_program *p, hir_block *b, hir_stmt *s)
+{
+    hir_ptrvec_push(p->arena, &b->stmts, s);
+}
+
+void hir_block_insert(hir_program *p, hir_block *b, int at, hir_stmt *s)
+{
+    hir_ptrvec_insert(p->arena, &b->stmts, at, s);
+}
+
+int hir_tensor_logical_pos(const hir_tensor *t, const hir_iterdomain *id)
+{
+    for (int i = 0; i < t->nloop; i++)
+        if (t->logical[i] == id)
+            return i;
+    return -1;
+}
+
+bool hir_tensor_same_type(const hir_tensor *a, const hir_tensor *b)
+{
+    if (a->mem != b->mem || a->dtype != b->dtype || a->nloop != b->nloop || a->mesh != b->mesh)
+        return false;
+    if ((a->annotations == NULL) != (b->annotations == NULL) ||
+        (a->annotations && strcmp(a->annotations, b->annotations)))
+        return false;
+    for (int i = 0; i < a->nloop; i++)
+        if (a->loop[i] != b->loop[i])
+            return false;
+    return true;
+}
+
+int hir_tensor_stream_axis(const hir_tensor *t)
+{
+    for (int i = 0; i < t->nloop; i++)
+        if (hir_ptype_is_stream(t->loop[i]->ptype))
+            return i;
+    return -1;
+}
+
+bool hir_block_walk(hir_block *b, int depth, hir_stmt_visit fn, void *ctx)
+{
+    for (int i = 0; i < b->stmts.n; i++) {
+        hir_stmt *s = b->stmts.items[i];
+        if (!fn(s, depth, ctx))
+            return false;
+        if (hir_ops[s->op].flags & HIR_OPF_REGION) {
+            if (!hir_block_walk(&s->body, depth + 1, fn, ctx))
+                return false;
+            if (!hir_block_walk(&s->else_body, depth + 1, fn, ctx))
+                return false;
+        }
+    }
+    return true;
+}

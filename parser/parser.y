@@ -1,0 +1,832 @@
+/* parser.y — pure bison grammar for the %HostIrContainer text; actions build the IR directly
+ * into the program's arena. The first syntax error ends the parse (one precise diagnostic,
+ * like MLIR); semantic problems (a tensor spelled two ways, a redefinition) are reported
+ * with notes and parsing goes on so that several can be seen at once. */
+%code requires {
+#include <stdbool.h>
+#include <stdint.h>
+#include "dialect/hir.h"
+#ifndef YY_TYPEDEF_YY_SCANNER_T
+#define YY_TYPEDEF_YY_SCANNER_T
+typedef void *yyscan_t;
+#endif
+typedef struct hir_yyltype { uint32_t begin, end; } hir_yyltype;
+struct hir_parse_ctx;
+struct hir_mnode;
+struct hir_fields;
+struct hir_idparts { hir_scalar *a, *b, *c, *ex; int n; };
+}
+
+%code {
+#include "parser/parse_internal.h"
+
+#define YYLLOC_DEFAULT(Cur, Rhs, N)                         \
+    do {                                                    \
+        if (N) {                                            \
+            (Cur).begin = YYRHSLOC(Rhs, 1).begin;           \
+            (Cur).end = YYRHSLOC(Rhs, N).end;               \
+        } else {                                            \
+            (Cur).begin = (Cur).end = YYRHSLOC(Rhs, 0).end; \
+        }                                                   \
+    } while (0)
+
+static void yyerror(hir_yyltype *loc, yyscan_t sc, hir_parse_ctx *ctx, const char *msg);
+#define yylex hir_yylex
+#define P (ctx->prog)
+#define LOC(l) hir_parse_loc(ctx, (l).begin, (l).end)
+
+struct hir_mnode { int ndims; int64_t dims[16]; hir_ptrvec vals; bool bad; };
+struct hir_fields {
+    hir_yyltype loc;
+    const char *type; hir_yyltype type_loc;
+    int64_t *team; int nteam; bool truncated; bool has_team;
+    hir_scalar *root; hir_tensor *input, *output, *buffer; hir_scalar *peer;
+    const char *backend; hir_yyltype backend_loc;
+    int order[8]; int n;    /* keys in the order written */
+    hir_yyltype input_loc, output_loc, buffer_loc;
+};
+enum { F_TYPE = 1, F_TEAM, F_ROOT, F_INPUT, F_OUTPUT, F_BUFFER, F_PEER, F_BACKEND };
+
+static hir_tensor *tensor_ref(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, int mem,
+                              hir_dtype dt, hir_ptrvec *ids, const char *annot, hir_mesh *mesh);
+static hir_iterdomain *iterdomain_ref(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
+                                      int itype, int ptype, struct hir_idparts *parts,
+                                      unsigned flags);
+static hir_scalar *symbol_ref(hir_parse_ctx *ctx, hir_yyltype loc, const char *prefix,
+                              int64_t number);
+static hir_scalar *named_ref(hir_parse_ctx *ctx, hir_yyltype loc, const char *name);
+static hir_sexpr *make_call(hir_parse_ctx *ctx, hir_yyltype loc, const char *fn,
+                            hir_ptrvec *args);
+static hir_stmt *stmt_new(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc);
+static void stmt_inputs(hir_parse_ctx *ctx, hir_stmt *s, int n, hir_value **v, hir_yyltype *l);
+static hir_stmt *ew_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_value *out, hir_yyltype oloc,
+                         struct hir_ewrhs *rhs);
+static hir_comm *comm_from_fields(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
+                                  struct hir_fields *f, bool p2p);
+static void fields_add(hir_parse_ctx *ctx, struct hir_fields **fp, int key, hir_yyltype loc);
+static struct hir_mnode *mnode_leaf(hir_parse_ctx *ctx, hir_ptrvec *ints);
+static struct hir_mnode *mnode_group(hir_parse_ctx *ctx, hir_yyltype loc, hir_ptrvec *children);
+static hir_mesh *mesh_from(hir_parse_ctx *ctx, hir_yyltype loc, struct hir_mnode *n);
+static void semantic_error(hir_parse_ctx *ctx, hir_yyltype loc, const char *fmt, ...);
+static void stmt_body(hir_parse_ctx *ctx, hir_stmt *s, hir_ptrvec *body, hir_ptrvec *els);
+static void define_scalar(hir_parse_ctx *ctx, hir_yyltype loc, hir_scalar *s, hir_sexpr *def);
+static hir_ptrvec *vec1(hir_parse_ctx *ctx, void *item);
+static hir_ptrvec *vecpush(hir_parse_ctx *ctx, hir_ptrvec *v, void *item);
+static void *box_int(hir_parse_ctx *ctx, int64_t v);
+}
+
+%define api.pure full
+%define api.location.type {hir_yyltype}
+%define parse.error verbose
+%locations
+%param {yyscan_t scanner}
+%parse-param {struct hir_parse_ctx *ctx}
+%expect 0
+
+%union {
+    int64_t ival;
+    bool b;
+    const char *str;
+    struct { int64_t number; int mem; hir_dtype dtype; } th;
+    struct { int64_t number; int itype; int ptype; } idh;
+    struct { char prefix[8]; int64_t number; } sym;
+    struct { hir_dtype dtype; double value; uint32_t begin, end; } flt;
+    struct { uint32_t begin, end; } raw;
+    hir_tensor *tensor;
+    hir_iterdomain *id;
+    hir_scalar *scalar;
+    hir_value *value;
+    hir_mesh *mesh;
+    hir_stmt *stmt;
+    hir_sexpr *sexpr;
+    hir_ptrvec *vec;
+    struct hir_mnode *mnode;
+    struct hir_fields *fields;
+    struct hir_idparts idparts;
+    struct hir_ewrhs *ew;
+    int op;
+}
+
+%code requires {
+struct hir_ewrhs { int kind; int op; bool infix; const char *fn; int n; hir_value *v[3]; hir_yyltype l[3]; };
+}
+
+%token <ival> INT "integer" HOSTUNIT_REF "HostUnit reference" ID_CLOSE_FLAGS "'}'"
+%token <ival> LOADSTORE "Set-like operation" FLAGSOP "broadcast/squeeze"
+%token <str> IDENT "identifier"
+%token <th> TENSOR_HEAD "tensor"
+%token <idh> ID_HEAD "IterDomain"
+%token <sym> SYMBOL "symbol"
+%token <flt> FLOAT_LIT "floating-point literal"
+%token <raw> HOSTUNIT_BLOCK "HostUnit block"
+%token NEWLINE "end of line" INDENT "indentation" DEDENT "end of block" LEXERROR "invalid token"
+%token HEADER "'%HostIrContainer {'" FOOTER "'} // %HostIrContainer'" INDEX_DEFS "'Index definitions:'"
+%token SHARE_OPEN "'ShareMemHandles('" DEVICEMESH "'DeviceMesh'" ARROW "'->'" ELLIPSIS "'...'"
+%token SHL "'<<'" SHR "'>>'" EQEQ "'=='" NEQ "'!='" LEQ "'<='" GEQ "'>='" ANDAND "'&&'" OROR "'||'"
+%token KW_FOR "'FOR'" KW_IN "'in'" KW_FROM "'from'" KW_TO "'to'" KW_IF "'IF'" KW_ELSE "'ELSE'"
+%token KW_STREAM "'Stream'" KW_GETSTREAM "'GetCurrentStream'" KW_INTO "'into'"
+%token KW_SETSTREAM "'SetCurrentStream'" KW_SYNC "'Synchronize'"
+%token KW_ALLOCATE "'ALLOCATE'" KW_BUFFER "'buffer'" KW_MEMTYPE "'mem_type'" KW_SIZE "'size'"
+%token KW_ZEROINIT "'zero_init'" KW_RESETS "'resets_to_zero'" KW_ALIAS "'.alias'"
+%token KW_ALIASSELECT "'HirAliasSelect'" KW_AXIS "'axis'" KW_INDEX "'index'"
+%token KW_SHARD "'ShardByStream'" KW_STREAMINDEX "'stream_index'" KW_SYMVIEW "'SymmetricContiguousView'"
+%token KW_CACHEOP "'cache_op'" KW_LINEAR "'linear'" KW_MATMUL "'matmul'"
+%token KW_REDUCTION "'reduction'" KW_OP "'op'" KW_INITIAL "'initial'" KW_VALUE "'value'"
+%token KW_ALLREDUCE "'allreduce'" KW_SELECT "'select'" KW_SLICE "'slice'" KW_VIEW "'view'"
+%token KW_FLAGS "'flags'" KW_COMMUNICATION "'Communication'" KW_P2P "'P2PCommunication'"
+%token KW_TYPE "'type'" KW_TEAM "'team'" KW_ROOT "'root'" KW_INPUT "'input'" KW_OUTPUT "'output'"
+%token KW_BACKEND "'backend'" KW_PEER "'peer'" KW_WAIT "'Wait'" KW_STARTCOAL "'StartCoalescing'"
+%token KW_ENDCOAL "'EndCoalescing'" KW_POST "'PostOnStream'" KW_INPUTS "'Inputs'" KW_OUTPUTS "'Outputs'"
+%token KW_LAUNCH "'LaunchKernel'" KW_GROUP "'Group'" KW_ID "'ID'" KW_DEALLOC "'Deallocate'"
+%token KW_TRUE "'true'" KW_FALSE "'false'" KW_EX "'ex'"
+
+%type <tensor> tensor
+%type <id> iterdomain
+%type <idparts> id_inner
+%type <scalar> scalar_ref inline
+%type <sexpr> inline_body
+%type <value> operand value_ref
+%type <vec> id_list opt_id_list inline_args int_list stmts opt_block opt_else value_list
+%type <vec> opt_value_list trailing_values share_list mesh_groups slice_ranges bool_list
+%type <vec> index_def_list opt_index_defs
+%type <mesh> opt_mesh mesh
+%type <mnode> mesh_items mesh_group
+%type <stmt> stmt
+%type <str> opt_annotations annotation annotations
+%type <b> bool
+%type <op> binop prefixop
+%type <fields> comm_fields
+%type <ew> ew_rhs
+%type <ival> id_close
+
+%start program
+
+%%
+
+program
+    : HEADER '(' opt_value_list ')' ARROW '(' opt_value_list ')' ':' NEWLINE opt_block hostunits FOOTER NEWLINE opt_index_defs
+      {
+          for (int i = 0; $3 && i < $3->n; i++) hir_ptrvec_push(P->arena, &P->inputs, $3->items[i]);
+          for (int i = 0; $7 && i < $7->n; i++) hir_ptrvec_push(P->arena, &P->outputs, $7->items[i]);
+          for (int i = 0; $11 && i < $11->n; i++) hir_block_append(P, &P->body, $11->items[i]);
+      }
+    ;
+
+hostunits
+    : %empty
+    | hostunits HOSTUNIT_BLOCK
+      {
+          hir_hostunit *h = hir_arena_alloc(P->arena, sizeof *h);
+          h->text = ctx->src->text + $2.begin;
+          h->len = $2.end - $2.begin;
+          h->number = strtoll(h->text + 8, NULL, 10);
+          hir_ptrvec_push(P->arena, &P->hostunits, h);
+      }
+    ;
+
+opt_index_defs
+    : %empty                                   { $$ = NULL; }
+    | INDEX_DEFS NEWLINE                        { P->has_index_defs = true; $$ = NULL; }
+    | INDEX_DEFS NEWLINE INDENT index_def_list DEDENT { P->has_index_defs = true; $$ = $4; }
+    ;
+
+index_def_list
+    : SYMBOL '=' ew_rhs ';' NEWLINE
+      {
+          hir_scalar *s = symbol_ref(ctx, @1, $1.prefix, $1.number);
+          hir_stmt *tmp = ew_stmt(ctx, @$, (hir_value *)s, @1, $3);
+          if (tmp) define_scalar(ctx, @$, s, tmp->u.sdef.def);
+          hir_ptrvec_push(P->arena, &P->index_defs, s);
+          $$ = NULL;
+      }
+    | index_def_list SYMBOL '=' ew_rhs ';' NEWLINE
+      {
+          hir_scalar *s = symbol_ref(ctx, @2, $2.prefix, $2.number);
+          hir_yyltype l = {@2.begin, @5.end};
+          hir_stmt *tmp = ew_stmt(ctx, l, (hir_value *)s, @2, $4);
+          if (tmp) define_scalar(ctx, l, s, tmp->u.sdef.def);
+          hir_ptrvec_push(P->arena, &P->index_defs, s);
+          $$ = NULL;
+      }
+    ;
+
+opt_block
+    : %empty                    { $$ = NULL; }
+    | INDENT stmts DEDENT       { $$ = $2; }
+    ;
+
+stmts
+    : stmt                      { $$ = vec1(ctx, $1); }
+    | stmts stmt                { $$ = vecpush(ctx, $1, $2); }
+    ;
+
+opt_else
+    : %empty                                  { $$ = NULL; }
+    | KW_ELSE ':' NEWLINE opt_block           { $$ = $4; }
+    ;
+
+stmt
+    : tensor '=' KW_ALLOCATE '(' KW_BUFFER '=' tensor ',' KW_MEMTYPE '=' IDENT ',' KW_SIZE '=' inline ',' KW_ZEROINIT '=' bool ',' KW_RESETS '=' bool ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_ALLOCATE, @$);
+          s->out = $1; s->out_loc = LOC(@1);
+          if ($7 != $1)
+              semantic_error(ctx, @7, "ALLOCATE of T%lld names buffer T%lld; they must be the same tensor",
+                             (long long)$1->number, (long long)$7->number);
+          int mem = -1;
+          for (int i = 0; i < HIR_MEM_COUNT; i++) if (!strcmp(hir_mem_name((hir_mem)i), $11)) mem = i;
+          if (mem < 0) semantic_error(ctx, @11, "unknown mem_type '%s' (expected register, shared, global, tensor or symmetric)", $11);
+          s->u.alloc.mem = mem < 0 ? HIR_MEM_GLOBAL : (hir_mem)mem;
+          s->u.alloc.size = $15;
+          s->u.alloc.zero_init = $19;
+          s->u.alloc.resets_to_zero = $23;
+          $$ = s;
+      }
+    | tensor '=' KW_ALLOCATE '(' KW_BUFFER '=' tensor ',' KW_MEMTYPE '=' IDENT ',' KW_SIZE '=' inline ',' KW_ZEROINIT '=' bool ',' KW_RESETS '=' bool ')' KW_ALIAS '=' tensor NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_ALLOCATE, @$);
+          s->out = $1; s->out_loc = LOC(@1);
+          if ($7 != $1)
+              semantic_error(ctx, @7, "ALLOCATE of T%lld names buffer T%lld; they must be the same tensor",
+                             (long long)$1->number, (long long)$7->number);
+          int mem = -1;
+          for (int i = 0; i < HIR_MEM_COUNT; i++) if (!strcmp(hir_mem_name((hir_mem)i), $11)) mem = i;
+          if (mem < 0) semantic_error(ctx, @11, "unknown mem_type '%s' (expected register, shared, global, tensor or symmetric)", $11);
+          s->u.alloc.mem = mem < 0 ? HIR_MEM_GLOBAL : (hir_mem)mem;
+          s->u.alloc.size = $15;
+          s->u.alloc.zero_init = $19;
+          s->u.alloc.resets_to_zero = $23;
+          s->u.alloc.alias = $27;
+          $$ = s;
+      }
+    | KW_GETSTREAM KW_INTO KW_STREAM scalar_ref NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_GET_STREAM, @$);
+          if ($4->kind == HIR_SC_INT && $4->ival >= 0) { s->u.stream.number = $4->ival; }
+          else { s->u.stream.number = -1; s->u.stream.index = $4; }
+          $$ = s;
+      }
+    | KW_SETSTREAM KW_TO KW_STREAM inline NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_SET_STREAM, @$);
+          if ($4->kind == HIR_SC_INT && $4->ival >= 0) { s->u.stream.number = $4->ival; }
+          else { s->u.stream.number = -1; s->u.stream.index = $4; }
+          $$ = s;
+      }
+    | KW_SYNC KW_STREAM inline NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_SYNC_STREAM, @$);
+          if ($3->kind == HIR_SC_INT && $3->ival >= 0) { s->u.stream.number = $3->ival; }
+          else { s->u.stream.number = -1; s->u.stream.index = $3; }
+          $$ = s;
+      }
+    | KW_FOR scalar_ref KW_IN iterdomain ':' NEWLINE opt_block
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_FOR, @$);
+          s->loc = LOC(@1);
+          s->u.kfor.index = $2;
+          s->u.kfor.id = $4;
+          if (hir_scalar_is_literal($2))
+              semantic_error(ctx, @2, "loop index must be a named scalar or a symbol, not a literal");
+          stmt_body(ctx, s, $7, NULL);
+          $$ = s;
+      }
+    | KW_FOR scalar_ref KW_FROM inline KW_TO inline ':' NEWLINE opt_block
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_HOST_FOR, @$);
+          s->loc = LOC(@1);
+          s->u.hfor.index = $2;
+          s->u.hfor.start = $4;
+          s->u.hfor.stop = $6;
+          if (hir_scalar_is_literal($2))
+              semantic_error(ctx, @2, "loop index must be a named scalar or a symbol, not a literal");
+          stmt_body(ctx, s, $9, NULL);
+          $$ = s;
+      }
+    | KW_IF IDENT inline ':' NEWLINE opt_block opt_else
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_IF, @$);
+          s->loc = LOC(@1);
+          s->u.cond.pred_type = $2;
+          s->u.cond.pred = $3;
+          stmt_body(ctx, s, $6, $7);
+          $$ = s;
+      }
+    | tensor '=' KW_ALIASSELECT '(' tensor ',' KW_AXIS '=' iterdomain ',' KW_INDEX '=' scalar_ref ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_ALIAS_SELECT, @$);
+          s->out = $1; s->out_loc = LOC(@1);
+          hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
+          stmt_inputs(ctx, s, 1, v, l);
+          s->u.sel.axis = $9; s->u.sel.index = $13;
+          $$ = s;
+      }
+    | tensor '=' KW_SELECT '(' tensor ',' KW_AXIS '=' iterdomain ',' KW_INDEX '=' scalar_ref ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_SELECT, @$);
+          s->out = $1; s->out_loc = LOC(@1);
+          hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
+          stmt_inputs(ctx, s, 1, v, l);
+          s->u.sel.axis = $9; s->u.sel.index = $13;
+          $$ = s;
+      }
+    | tensor '=' KW_SHARD '(' tensor ',' KW_STREAMINDEX '=' scalar_ref ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_SHARD_BY_STREAM, @$);
+          s->out = $1; s->out_loc = LOC(@1);
+          hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
+          stmt_inputs(ctx, s, 1, v, l);
+          s->u.stream_index = $9;
+          $$ = s;
+      }
+    | tensor '=' KW_SYMVIEW '(' tensor ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_SYM_VIEW, @$);
+          s->out = $1; s->out_loc = LOC(@1);
+          hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
+          stmt_inputs(ctx, s, 1, v, l);
+          $$ = s;
+      }
+    | tensor '=' KW_VIEW '(' tensor ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_VIEW, @$);
+          s->out = $1; s->out_loc = LOC(@1);
+          hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
+          stmt_inputs(ctx, s, 1, v, l);
+          $$ = s;
+      }
+    | tensor '=' LOADSTORE '(' operand ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, (hir_op)($3 & 0xffff), @$);
+          s->out = $1; s->out_loc = LOC(@1);
+          hir_value *v[1] = {$5}; hir_yyltype l[1] = {@5};
+          stmt_inputs(ctx, s, 1, v, l);
+          s->u.ls.permute = ($3 >> 16) != 0;
+          $$ = s;
+      }
+    | tensor '=' LOADSTORE '(' operand ',' KW_CACHEOP '=' IDENT ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, (hir_op)($3 & 0xffff), @$);
+          s->out = $1; s->out_loc = LOC(@1);
+          hir_value *v[1] = {$5}; hir_yyltype l[1] = {@5};
+          stmt_inputs(ctx, s, 1, v, l);
+          s->u.ls.permute = ($3 >> 16) != 0;
+          if (strcmp($9, "AllLevels") && strcmp($9, "Streaming") && strcmp($9, "Global"))
+              semantic_error(ctx, @9, "unknown cache_op '%s' (expected AllLevels, Streaming or Global)", $9);
+          s->u.ls.cache_op = $9;
+          $$ = s;
+      }
+    | tensor '=' KW_LINEAR '(' operand ',' operand ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_LINEAR, @$);
+          s->out = $1; s->out_loc = LOC(@1);
+          hir_value *v[2] = {$5, $7}; hir_yyltype l[2] = {@5, @7};
+          stmt_inputs(ctx, s, 2, v, l);
+          $$ = s;
+      }
+    | tensor '=' KW_LINEAR '(' operand ',' operand ',' operand ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_LINEAR, @$);
+          s->out = $1; s->out_loc = LOC(@1);
+          hir_value *v[3] = {$5, $7, $9}; hir_yyltype l[3] = {@5, @7, @9};
+          stmt_inputs(ctx, s, 3, v, l);
+          $$ = s;
+      }
+    | tensor '=' KW_MATMUL '(' operand ',' operand ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_MATMUL, @$);
+          s->out = $1; s->out_loc = LOC(@1);
+          hir_value *v[2] = {$5, $7}; hir_yyltype l[2] = {@5, @7};
+          stmt_inputs(ctx, s, 2, v, l);
+          $$ = s;
+      }
+    | tensor '=' KW_REDUCTION '(' tensor ',' KW_OP '=' IDENT ',' KW_INITIAL KW_VALUE '=' scalar_ref ',' KW_ALLREDUCE '=' bool ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_REDUCTION, @$);
+          s->out = $1; s->out_loc = LOC(@1);
+          hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
+          stmt_inputs(ctx, s, 1, v, l);
+          s->u.red.op_name = $9;
+          static const struct { const char *n; hir_reduce_op op; } reds[] = {
+              {"add", HIR_RED_SUM}, {"mul", HIR_RED_PROD}, {"max", HIR_RED_MAX},
+              {"min", HIR_RED_MIN}, {"fmax", HIR_RED_FMAX}, {"fmin", HIR_RED_FMIN}};
+          int found = -1;
+          for (int i = 0; i < 6; i++) if (!strcmp(reds[i].n, $9)) found = i;
+          if (found < 0) semantic_error(ctx, @9, "unknown reduction operator '%s'", $9);
+          else s->u.red.op = reds[found].op;
+          s->u.red.init = $14;
+          s->u.red.allreduce = $18;
+          $$ = s;
+      }
+    | tensor '=' KW_SLICE '(' tensor ',' '{' slice_ranges '}' ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_SLICE, @$);
+          s->out = $1; s->out_loc = LOC(@1);
+          hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
+          stmt_inputs(ctx, s, 1, v, l);
+          int n = $8 ? $8->n / 3 : 0;
+          s->u.slice.nranges = n;
+          s->u.slice.ranges = hir_arena_alloc(P->arena, sizeof(hir_slice_range) * (n ? n : 1));
+          for (int i = 0; i < n; i++) {
+              s->u.slice.ranges[i].start = $8->items[3 * i];
+              s->u.slice.ranges[i].stop = $8->items[3 * i + 1];
+              s->u.slice.ranges[i].step = $8->items[3 * i + 2];
+          }
+          $$ = s;
+      }
+    | tensor '=' FLAGSOP '(' tensor ',' KW_FLAGS '=' '{' bool_list '}' ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, (hir_op)$3, @$);
+          s->out = $1; s->out_loc = LOC(@1);
+          hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
+          stmt_inputs(ctx, s, 1, v, l);
+          int n = $10 ? $10->n : 0;
+          s->u.flags.nflags = n;
+          s->u.flags.flags = hir_arena_alloc(P->arena, sizeof(bool) * (n ? n : 1));
+          for (int i = 0; i < n; i++) s->u.flags.flags[i] = *(int64_t *)$10->items[i] != 0;
+          $$ = s;
+      }
+    | tensor '=' ew_rhs ';' NEWLINE
+      {
+          $$ = ew_stmt(ctx, @$, (hir_value *)$1, @1, $3);
+      }
+    | scalar_ref '=' ew_rhs ';' NEWLINE
+      {
+          hir_stmt *s = NULL;
+          if ($1->kind != HIR_SC_SYMBOL && $1->kind != HIR_SC_NAMED)
+              semantic_error(ctx, @1, "only a symbol or a named scalar can be defined");
+          else
+              s = ew_stmt(ctx, @$, (hir_value *)$1, @1, $3);
+          if (s && s->op == HIR_OP_SCALAR_DEF)
+              define_scalar(ctx, @$, $1, s->u.sdef.def);
+          $$ = s;
+      }
+    | KW_COMMUNICATION INT '(' comm_fields ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_COMMUNICATION, @$);
+          s->u.comm = comm_from_fields(ctx, @$, $2, $4, false);
+          if (s->u.comm) {
+              if (s->u.comm->stmt) {
+                  hir_diag_entry *e = hir_diag_emit(ctx->diag, HIR_ERROR, LOC(@2),
+                      "expression number %lld is already used", (long long)$2);
+                  hir_diag_note(ctx->diag, e, s->u.comm->stmt->loc, "first used here");
+                  ctx->failed = true;
+              } else
+                  s->u.comm->stmt = s;
+          }
+          $$ = s;
+      }
+    | KW_P2P INT '(' comm_fields ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_P2P, @$);
+          s->u.comm = comm_from_fields(ctx, @$, $2, $4, true);
+          if (s->u.comm) {
+              if (s->u.comm->stmt) {
+                  hir_diag_entry *e = hir_diag_emit(ctx->diag, HIR_ERROR, LOC(@2),
+                      "expression number %lld is already used", (long long)$2);
+                  hir_diag_note(ctx->diag, e, s->u.comm->stmt->loc, "first used here");
+                  ctx->failed = true;
+              } else
+                  s->u.comm->stmt = s;
+          }
+          $$ = s;
+      }
+    | KW_WAIT KW_COMMUNICATION INT NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_WAIT, @$);
+          s->u.wait.number = $3;
+          $$ = s;
+      }
+    | KW_STARTCOAL NEWLINE
+      {
+          $$ = stmt_new(ctx, HIR_OP_START_COAL, @$);
+      }
+    | KW_ENDCOAL INT NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_END_COAL, @$);
+          hir_comm *c = hir_comm_get(P, $2);
+          if (c) {
+              hir_diag_entry *e = hir_diag_emit(ctx->diag, HIR_ERROR, LOC(@2),
+                  "expression number %lld is already used", (long long)$2);
+              hir_diag_note(ctx->diag, e, c->loc, "first used here");
+              ctx->failed = true;
+          } else {
+              c = hir_comm_create(P, $2, HIR_OP_END_COAL);
+              c->loc = LOC(@$);
+              c->stmt = s;
+          }
+          s->u.comm = c;
+          $$ = s;
+      }
+    | SHARE_OPEN share_list NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_SHARE_HANDLES, @$);
+          int n = $2 ? $2->n : 0;
+          s->u.share.n = n;
+          s->u.share.comms = hir_arena_alloc(P->arena, sizeof(hir_comm *) * (n ? n : 1));
+          for (int i = 0; i < n; i++) s->u.share.comms[i] = $2->items[i];
+          $$ = s;
+      }
+    | KW_POST '(' HOSTUNIT_REF ',' KW_INPUTS ':' '{' trailing_values '}' ',' KW_OUTPUTS ':' '{' trailing_values '}' ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_POST_ON_STREAM, @$);
+          int ni = $8 ? $8->n : 0, no = $14 ? $14->n : 0;
+          hir_value **v = hir_arena_alloc(P->arena, sizeof(hir_value *) * (ni + no + 1));
+          for (int i = 0; i < ni; i++) v[i] = $8->items[i];
+          for (int i = 0; i < no; i++) v[ni + i] = $14->items[i];
+          stmt_inputs(ctx, s, ni + no, v, NULL);
+          s->u.kernel.number = $3;
+          s->u.kernel.ninputs = ni;
+          $$ = s;
+      }
+    | KW_LAUNCH '(' KW_GROUP KW_ID ':' INT ',' KW_INPUTS ':' '{' opt_value_list '}' ',' KW_OUTPUTS ':' '{' opt_value_list '}' ',' ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_LAUNCH_KERNEL, @$);
+          int ni = $11 ? $11->n : 0, no = $17 ? $17->n : 0;
+          hir_value **v = hir_arena_alloc(P->arena, sizeof(hir_value *) * (ni + no + 1));
+          for (int i = 0; i < ni; i++) v[i] = $11->items[i];
+          for (int i = 0; i < no; i++) v[ni + i] = $17->items[i];
+          stmt_inputs(ctx, s, ni + no, v, NULL);
+          s->u.kernel.number = $6;
+          s->u.kernel.ninputs = ni;
+          $$ = s;
+      }
+    | KW_DEALLOC '{' tensor '}' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_DEALLOCATE, @$);
+          hir_value *v[1] = {(hir_value *)$3}; hir_yyltype l[1] = {@3};
+          stmt_inputs(ctx, s, 1, v, l);
+          $$ = s;
+      }
+    ;
+
+ew_rhs
+    : operand binop operand
+      {
+          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          r->kind = HIR_SX_BINARY; r->op = $2; r->infix = true; r->n = 2;
+          r->v[0] = $1; r->v[1] = $3; r->l[0] = @1; r->l[1] = @3;
+          $$ = r;
+      }
+    | prefixop operand
+      {
+          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          r->kind = HIR_SX_UNARY; r->op = $1; r->infix = true; r->n = 1;
+          r->v[0] = $2; r->l[0] = @2;
+          $$ = r;
+      }
+    | IDENT '(' operand ')'
+      {
+          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          r->fn = $1; r->n = 1; r->v[0] = $3; r->l[0] = @3; r->kind = -1;
+          $$ = r;
+      }
+    | IDENT '(' operand ',' operand ')'
+      {
+          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          r->fn = $1; r->n = 2; r->v[0] = $3; r->v[1] = $5; r->l[0] = @3; r->l[1] = @5; r->kind = -1;
+          $$ = r;
+      }
+    | IDENT '(' operand ',' operand ',' operand ')'
+      {
+          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          r->fn = $1; r->n = 3; r->v[0] = $3; r->v[1] = $5; r->v[2] = $7;
+          r->l[0] = @3; r->l[1] = @5; r->l[2] = @7; r->kind = -1;
+          $$ = r;
+      }
+    ;
+
+operand
+    : tensor        { $$ = (hir_value *)$1; }
+    | inline        { $$ = (hir_value *)$1; }
+    ;
+
+value_ref
+    : tensor        { $$ = (hir_value *)$1; }
+    | scalar_ref    { $$ = (hir_value *)$1; }
+    ;
+
+opt_value_list
+    : %empty        { $$ = NULL; }
+    | value_list    { $$ = $1; }
+    ;
+
+value_list
+    : value_ref                     { $$ = vec1(ctx, $1); }
+    | value_list ',' value_ref      { $$ = vecpush(ctx, $1, $3); }
+    ;
+
+trailing_values
+    : %empty                        { $$ = NULL; }
+    | trailing_values value_ref ',' { $$ = vecpush(ctx, $1, $2); }
+    ;
+
+share_list
+    : %empty                        { $$ = NULL; }
+    | share_list KW_P2P INT '(' comm_fields ')' ','
+      {
+          hir_comm *c = comm_from_fields(ctx, @$, $3, $5, true);
+          $$ = c ? vecpush(ctx, $1, c) : $1;
+      }
+    ;
+
+comm_fields
+    : KW_TYPE '=' IDENT                        { $$ = NULL; fields_add(ctx, &$$, F_TYPE, @3); $$->type = $3; $$->type_loc = @3; }
+    | comm_fields ',' KW_TEAM '=' '(' int_list ')'
+      {
+          $$ = $1; fields_add(ctx, &$$, F_TEAM, @6);
+          $$->has_team = true;
+          $$->nteam = $6 ? $6->n : 0;
+          $$->team = hir_arena_alloc(P->arena, sizeof(int64_t) * ($$->nteam ? $$->nteam : 1));
+          for (int i = 0; i < $$->nteam; i++) $$->team[i] = *(int64_t *)$6->items[i];
+      }
+    | comm_fields ',' KW_TEAM '=' '(' int_list ELLIPSIS ')'
+      {
+          $$ = $1; fields_add(ctx, &$$, F_TEAM, @6);
+          $$->has_team = true;
+          $$->truncated = true;
+          $$->nteam = $6 ? $6->n : 0;
+          $$->team = hir_arena_alloc(P->arena, sizeof(int64_t) * ($$->nteam ? $$->nteam : 1));
+          for (int i = 0; i < $$->nteam; i++) $$->team[i] = *(int64_t *)$6->items[i];
+      }
+    | comm_fields ',' KW_ROOT '=' inline       { $$ = $1; fields_add(ctx, &$$, F_ROOT, @5); $$->root = $5; }
+    | comm_fields ',' KW_INPUT '=' tensor      { $$ = $1; fields_add(ctx, &$$, F_INPUT, @5); $$->input = $5; $$->input_loc = @5; }
+    | comm_fields ',' KW_OUTPUT '=' tensor     { $$ = $1; fields_add(ctx, &$$, F_OUTPUT, @5); $$->output = $5; $$->output_loc = @5; }
+    | comm_fields ',' KW_BUFFER '=' tensor     { $$ = $1; fields_add(ctx, &$$, F_BUFFER, @5); $$->buffer = $5; $$->buffer_loc = @5; }
+    | comm_fields ',' KW_PEER '=' scalar_ref   { $$ = $1; fields_add(ctx, &$$, F_PEER, @5); $$->peer = $5; }
+    | comm_fields ',' KW_BACKEND '=' IDENT     { $$ = $1; fields_add(ctx, &$$, F_BACKEND, @5); $$->backend = $5; $$->backend_loc = @5; }
+    ;
+
+int_list
+    : %empty            { $$ = NULL; }
+    | int_list INT      { $$ = vecpush(ctx, $1, box_int(ctx, $2)); }
+    ;
+
+bool_list
+    : bool                  { $$ = vec1(ctx, box_int(ctx, $1)); }
+    | bool_list ',' bool    { $$ = vecpush(ctx, $1, box_int(ctx, $3)); }
+    ;
+
+slice_ranges
+    : %empty                { $$ = NULL; }
+    | slice_ranges '{' scalar_ref ',' scalar_ref ',' scalar_ref '}'
+      {
+          $$ = vecpush(ctx, $1, $3); vecpush(ctx, $$, $5); vecpush(ctx, $$, $7);
+      }
+    ;
+
+bool
+    : KW_TRUE       { $$ = true; }
+    | KW_FALSE      { $$ = false; }
+    ;
+
+/* ---- tensors, IterDomains, meshes ---- */
+
+tensor
+    : TENSOR_HEAD opt_id_list ']' opt_annotations opt_mesh
+      {
+          $$ = tensor_ref(ctx, @$, $1.number, $1.mem, $1.dtype, $2, $4, $5);
+      }
+    ;
+
+opt_id_list
+    : %empty            { $$ = NULL; }
+    | id_list           { $$ = $1; }
+    ;
+
+id_list
+    : iterdomain                { $$ = vec1(ctx, $1); }
+    | id_list ',' iterdomain    { $$ = vecpush(ctx, $1, $3); }
+    ;
+
+iterdomain
+    : ID_HEAD id_inner id_close
+      {
+          $$ = iterdomain_ref(ctx, @$, $1.number, $1.itype, $1.ptype, &$2, (unsigned)$3);
+      }
+    ;
+
+id_close
+    : '}'               { $$ = 0; }
+    | ID_CLOSE_FLAGS    { $$ = $1; }
+    ;
+
+id_inner
+    : inline                                { $$ = (struct hir_idparts){$1, NULL, NULL, NULL, 1}; }
+    | inline ':' inline                     { $$ = (struct hir_idparts){$1, $3, NULL, NULL, 2}; }
+    | inline ':' inline ':' inline          { $$ = (struct hir_idparts){$1, $3, $5, NULL, 3}; }
+    | inline KW_EX inline                   { $$ = (struct hir_idparts){$1, NULL, NULL, $3, 1}; }
+    | inline ':' inline KW_EX inline        { $$ = (struct hir_idparts){$1, $3, NULL, $5, 2}; }
+    | inline ':' inline ':' inline KW_EX inline { $$ = (struct hir_idparts){$1, $3, $5, $7, 3}; }
+    ;
+
+opt_annotations
+    : %empty            { $$ = NULL; }
+    | annotations       { $$ = $1; }
+    ;
+
+annotations
+    : annotation                { $$ = $1; }
+    | annotations annotation
+      {
+          size_t a = strlen($1), b = strlen($2);
+          char *s = hir_arena_alloc(P->arena, a + b + 1);
+          memcpy(s, $1, a); memcpy(s + a, $2, b + 1);
+          $$ = s;
+      }
+    ;
+
+annotation
+    : IDENT '(' INT ')'
+      {
+          if (strcmp($1, "ca_pos") && strcmp($1, "produce_pos") && strcmp($1, "maybe_produce_pos") && strcmp($1, "compute_with"))
+              semantic_error(ctx, @1, "unknown tensor annotation '%s'", $1);
+          char buf[128];
+          snprintf(buf, sizeof buf, " %s( %lld )", $1, (long long)$3);
+          $$ = hir_program_intern(P, buf);
+      }
+    ;
+
+opt_mesh
+    : %empty                { $$ = NULL; }
+    | '(' mesh ')'          { $$ = $2; }
+    ;
+
+mesh
+    : DEVICEMESH '{' mesh_items '}'     { $$ = mesh_from(ctx, @$, $3); }
+    ;
+
+mesh_items
+    : int_list          { $$ = mnode_leaf(ctx, $1); }
+    | mesh_groups       { $$ = mnode_group(ctx, @1, $1); }
+    ;
+
+mesh_groups
+    : mesh_group                { $$ = vec1(ctx, $1); }
+    | mesh_groups mesh_group    { $$ = vecpush(ctx, $1, $2); }
+    ;
+
+mesh_group
+    : '{' mesh_items '}'        { $$ = $2; }
+    ;
+
+/* ---- scalars ---- */
+
+scalar_ref
+    : SYMBOL        { $$ = symbol_ref(ctx, @1, $1.prefix, $1.number); }
+    | IDENT         { $$ = named_ref(ctx, @1, $1); }
+    | INT           { $$ = hir_scalar_int(P, $1); }
+    | KW_TRUE       { $$ = hir_scalar_bool(P, true); }
+    | KW_FALSE      { $$ = hir_scalar_bool(P, false); }
+    | FLOAT_LIT
+      {
+          char *sp = hir_arena_strndup(P->arena, ctx->src->text + $1.begin, $1.end - $1.begin);
+          $$ = hir_scalar_float(P, $1.dtype, $1.value, sp);
+      }
+    ;
+
+inline
+    : scalar_ref                { $$ = $1; }
+    | '(' inline_body ')'
+      {
+          $$ = hir_scalar_anon(P, $2);
+          $$->loc = LOC(@$);
+      }
+    ;
+
+inline_body
+    : inline binop inline
+      {
+          $$ = hir_sexpr_binary(P, (hir_binary_op)$2, $1, $3);
+      }
+    | prefixop inline
+      {
+          $$ = hir_sexpr_unary(P, (hir_unary_op)$1, $2);
+      }
+    | IDENT '(' inline_args ')'
+      {
+          $$ = make_call(ctx, @$, $1, $3);
+      }
+    ;
+
+inline_args
+    : inline                    { $$ = vec1(ctx, $1); }
+    | inline_args ',' inline    { $$ = vecpush(ctx, $1, $3); }
+    ;
+
+binop
+    : '+' { $$ = HIR_BIN_ADD; } | '-' { $$ = HIR_BIN_SUB; } | '*' { $$ = HIR_BIN_MUL; }
+    | '/' { $$ = HIR_BIN_DIV; } | '%' { $$ = HIR_BIN_MOD; } | SHL { $$ = HIR_BIN_SHL; }
+    | SHR { $$ = HIR_BIN_SHR; } | EQEQ { $$ = HIR_BIN_EQ; } | NEQ { $$ = HIR_BIN_NE; }
+    | '<' { $$ = HIR_BIN_LT; } | LEQ { $$ = HIR_BIN_LE; } | '>' { $$ = HIR_BIN_GT; }
+    | GEQ { $$ = HIR_BIN_GE; } | ANDAND { $$ = HIR_BIN_AND; } | OROR { $$ = HIR_BIN_OR; }
+    | '&' { $$ = HIR_BIN_BITAND; } | '|' { $$ = HIR_BIN_BITOR; } | '^' { $$ = HIR_BIN_XOR; }
+    ;
+
+prefixop
+    : '-' { $$ = HIR_UN_NEG; } | '!' { $$ = HIR_UN_NOT; } | '~' { $$ = HIR_UN_BITNOT; }
+    ;
+
+%%
+
+#include "parser/parser_actions.inc"

@@ -1,0 +1,198 @@
+/* passes.c — pass registry lookup, textual pipelines and the pipeline runner. */
+#include "passes/passes.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *hir_pass_arg(const hir_pass_args *a, const char *key, const char *dflt)
+{
+    for (int i = 0; a && i < a->n; i++)
+        if (!strcmp(a->key[i], key))
+            return a->val[i];
+    return dflt;
+}
+
+const hir_pass_info *hir_pass_find(const char *name)
+{
+    for (const hir_pass_info *p = hir_pass_table; p->name; p++)
+        if (!strcmp(p->name, name))
+            return p;
+    return NULL;
+}
+
+static char *keep(hir_pipeline *pl, const char *s, size_t n)
+{
+    /* strings are chained in one list of malloc'd blocks freed by hir_pipeline_fini */
+    char *b = malloc(sizeof(char *) + n + 1);
+    if (!b)
+        hir_panic(__FILE__, __LINE__, "out of memory");
+    memcpy(b, &pl->storage, sizeof(char *));
+    pl->storage = b;
+    char *str = b + sizeof(char *);
+    memcpy(str, s, n);
+    str[n] = 0;
+    return str;
+}
+
+void hir_pipeline_fini(hir_pipeline *pl)
+{
+    char *b = pl->storage;
+    while (b) {
+        char *next;
+        memcpy(&next, b, sizeof(char *));
+        free(b);
+        b = next;
+    }
+    pl->storage = NULL;
+    pl->n = 0;
+}
+
+static bool known_option(const hir_pass_info *p, const char *key)
+{
+    for (const hir_pass_option *o = p->options; o && o->name; o++)
+        if (!strcmp(o->name, key))
+            return true;
+    return false;
+}
+
+int hir_pipeline_add(hir_pipeline *pl, const hir_pass_info *pass, const char *value, char *err,
+                     size_t errlen)
+{
+    if (pl->n == 64) {
+        snprintf(err, errlen, "too many passes in the pipeline (at most 64)");
+        return -1;
+    }
+    hir_pass_args *a = &pl->args[pl->n];
+    memset(a, 0, sizeof *a);
+    if (value) {
+        if (!pass->primary) {
+            snprintf(err, errlen, "pass '%s' takes no value", pass->name);
+            return -1;
+        }
+        a->key[0] = pass->primary;
+        a->val[0] = keep(pl, value, strlen(value));
+        a->n = 1;
+    }
+    pl->pass[pl->n++] = pass;
+    return 0;
+}
+
+int hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t errlen)
+{
+    const char *s = text;
+    while (*s) {
+        while (*s == ' ' || *s == ',')
+            s++;
+        if (!*s)
+            break;
+        size_t n = strcspn(s, "{, ");
+        char name[64];
+        if (n == 0 || n >= sizeof name) {
+            snprintf(err, errlen, "bad pass name in pipeline '%s'", text);
+            return -1;
+        }
+        memcpy(name, s, n);
+        name[n] = 0;
+        const hir_pass_info *p = hir_pass_find(name);
+        if (!p) {
+            snprintf(err, errlen, "unknown pass '%s' in pipeline (see --list-passes)", name);
+            return -1;
+        }
+        if (hir_pipeline_add(pl, p, NULL, err, errlen))
+            return -1;
+        s += n;
+        while (*s == ' ')
+            s++;
+        if (*s == '{') {
+            s++;
+            hir_pass_args *a = &pl->args[pl->n - 1];
+            while (*s && *s != '}') {
+                while (*s == ' ' || *s == ',')
+                    s++;
+                if (*s == '}')
+                    break;
+                size_t kl = strcspn(s, "=,} ");
+                if (s[kl] != '=') {
+                    snprintf(err, errlen, "expected key=value in options of pass '%s'", name);
+                    return -1;
+                }
+                const char *v = s + kl + 1;
+                size_t vl = strcspn(v, ",} ");
+                char *key = keep(pl, s, kl);
+                if (!known_option(p, key)) {
+                    snprintf(err, errlen, "pass '%s' has no option '%s'", name, key);
+                    return -1;
+                }
+                if (a->n == HIR_PASS_MAX_ARGS) {
+                    snprintf(err, errlen, "too many options for pass '%s'", name);
+                    return -1;
+                }
+                a->key[a->n] = key;
+                a->val[a->n] = keep(pl, v, vl);
+                a->n++;
+                s = v + vl;
+            }
+            if (*s != '}') {
+                snprintf(err, errlen, "missing '}' after options of pass '%s'", name);
+                return -1;
+            }
+            s++;
+        }
+        while (*s == ' ')
+            s++;
+        if (*s && *s != ',') {
+            snprintf(err, errlen, "expected ',' between passes in pipeline '%s'", text);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static bool matches(const char *sel, const char *name) { return sel && (!strcmp(sel, "*") || !strcmp(sel, name)); }
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int hir_pipeline_run(hir_program *p, const hir_pipeline *pl, const hir_pipeline_opts *o,
+                     hir_diag *d)
+{
+    FILE *dump = o->dump ? o->dump : stderr;
+    double total = 0;
+    for (int i = 0; i < pl->n; i++) {
+        const hir_pass_info *pass = pl->pass[i];
+        if (matches(o->print_before, pass->name)) {
+            fprintf(dump, "// -----// IR Dump Before %s //----- //", pass->name);
+            hir_program_print(p, dump);
+        }
+        double t0 = now();
+        int rc = pass->run(p, &pl->args[i], d);
+        double dt = now() - t0;
+        total += dt;
+        if (o->timing)
+            fprintf(dump, "  %10.4f ms  %s\n", dt * 1e3, pass->name);
+        if (rc || d->errors)
+            return -1;
+        if (o->verify_each) {
+            hir_verify_opts vo = {false};
+            double v0 = now();
+            if (hir_program_verify(p, &vo, d)) {
+                hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "the program does not verify after pass '%s'", pass->name);
+                return -1;
+            }
+            if (o->timing)
+                fprintf(dump, "  %10.4f ms  (verifier)\n", (now() - v0) * 1e3);
+        }
+        if (matches(o->print_after, pass->name)) {
+            fprintf(dump, "// -----// IR Dump After %s //----- //", pass->name);
+            hir_program_print(p, dump);
+        }
+    }
+    if (o->timing)
+        fprintf(dump, "  %10.4f ms  total\n", total * 1e3);
+    return 0;
+}

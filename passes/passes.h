@@ -1,0 +1,67 @@
+/* passes.h — the pass registry and the pipeline runner used by hir-opt (MLIR-style: passes
+ * are registered by name in one table, chained by a textual pipeline, and the verifier runs
+ * after each of them). */
+#ifndef HIR_PASSES_H
+#define HIR_PASSES_H
+
+#include <stdio.h>
+
+#include "dialect/hir.h"
+
+#define HIR_PASS_MAX_ARGS 8
+
+typedef struct hir_pass_args {
+    int n;
+    const char *key[HIR_PASS_MAX_ARGS];
+    const char *val[HIR_PASS_MAX_ARGS];
+} hir_pass_args;
+
+/* The value of option `key`, or `dflt` when not given. */
+const char *hir_pass_arg(const hir_pass_args *a, const char *key, const char *dflt);
+
+typedef struct hir_pass_option {
+    const char *name;
+    const char *help;
+} hir_pass_option;
+
+/* A pass returns 0, or -1 after reporting located diagnostics; on failure the program may be
+ * partially rewritten and must not be printed. */
+typedef int (*hir_pass_fn)(hir_program *p, const hir_pass_args *args, hir_diag *d);
+
+typedef struct hir_pass_info {
+    const char *name;            /* "stream-parallel" */
+    const char *summary;         /* one line */
+    const char *primary;         /* option set by "--name=VALUE", or NULL */
+    const hir_pass_option *options;   /* NULL-terminated */
+    hir_pass_fn run;
+} hir_pass_info;
+
+extern const hir_pass_info hir_pass_table[];   /* terminated by an entry with name NULL */
+const hir_pass_info *hir_pass_find(const char *name);
+
+typedef struct hir_pipeline {
+    int n;
+    const hir_pass_info *pass[64];
+    hir_pass_args args[64];
+    char *storage;               /* owns the strings of args */
+} hir_pipeline;
+
+/* Appends "name{k=v,k2=v2},name2" to the pipeline. Returns 0, or -1 with a message. */
+int  hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t errlen);
+/* Appends one pass with an optional primary value ("--backend=cuda"). */
+int  hir_pipeline_add(hir_pipeline *pl, const hir_pass_info *pass, const char *value,
+                      char *err, size_t errlen);
+void hir_pipeline_fini(hir_pipeline *pl);
+
+typedef struct hir_pipeline_opts {
+    int verify_each;             /* run the verifier after every pass */
+    const char *print_before;    /* pass name, "*" for all, or NULL */
+    const char *print_after;
+    int timing;                  /* print wall time per pass to `dump` */
+    FILE *dump;                  /* where banners and timings go */
+} hir_pipeline_opts;
+
+int hir_pipeline_run(hir_program *p, const hir_pipeline *pl, const hir_pipeline_opts *o,
+                     hir_diag *d);
+
+#endif

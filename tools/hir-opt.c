@@ -1,0 +1,256 @@
+/* hir-opt — read a %HostIrContainer program, verify it, run passes, print it back.
+ * A thin driver over the parser, verifier and pass libraries (mlir-opt style). */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dialect/hir.h"
+#include "parser/parser.h"
+#include "passes/passes.h"
+
+typedef struct options {
+    const char *input;
+    const char *output;
+    bool verify_diagnostics;
+    bool split;
+    hir_pipeline_opts popts;
+} options;
+
+static void usage(FILE *f)
+{
+    fputs("usage: hir-opt [options] FILE|-\n"
+          "\n"
+          "Reads a %HostIrContainer program (as nvFuser prints it), verifies it, runs the\n"
+          "requested passes in command-line order and prints the result.\n"
+          "\n"
+          "options:\n"
+          "  -o FILE                   write the output to FILE (default: stdout)\n"
+          "  --PASS[=VALUE]            run pass PASS (see --list-passes); VALUE sets its main option\n"
+          "  --pass-pipeline=TEXT      run passes given as text, e.g. 'stream-parallel,backend{kind=cuda}'\n"
+          "  --list-passes             list every pass with its options\n"
+          "  --no-verify-each          do not run the verifier after every pass\n"
+          "  --print-ir-before=PASS    print the program before PASS ('*' for all)\n"
+          "  --print-ir-after=PASS     print the program after PASS ('*' for all)\n"
+          "  --print-ir-before-all, --print-ir-after-all\n"
+          "  --timing                  print the wall time of each pass to stderr\n"
+          "  --verify-diagnostics      check diagnostics against // expected-error@+1 {{...}} comments\n"
+          "  --split-input-file        handle '// -----' separated parts independently\n"
+          "  --help, --version\n",
+          f);
+}
+
+static void list_passes(FILE *f)
+{
+    fputs("passes:\n", f);
+    for (const hir_pass_info *p = hir_pass_table; p->name; p++) {
+        fprintf(f, "  --%-26s %s\n", p->name, p->summary);
+        for (const hir_pass_option *o = p->options; o && o->name; o++)
+            fprintf(f, "      %-24s %s%s\n", o->name, o->help,
+                    p->primary && !strcmp(p->primary, o->name) ? " (--" : "");
+        if (p->primary)
+            fprintf(f, "      (--%s=VALUE sets %s)\n", p->name, p->primary);
+    }
+}
+
+/* One input (or one split part): parse, verify, run the pipeline, print into `out`. */
+static int process(hir_source *src, const options *o, const hir_pipeline *pl, FILE *out,
+                   hir_diag *d)
+{
+    hir_program *p = NULL;
+    if (hir_parse(src, d, &p))
+        return -1;
+    hir_verify_opts vo = {false};
+    int rc = 0;
+    if (hir_program_verify(p, &vo, d))
+        rc = -1;
+    if (!rc && pl->n && hir_pipeline_run(p, pl, &o->popts, d))
+        rc = -1;
+    if (!rc)
+        hir_program_print(p, out);
+    hir_program_free(p);
+    return rc;
+}
+
+static bool is_split_line(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n && s[i] == ' ')
+        i++;
+    if (n - i < 8 || memcmp(s + i, "// -----", 8))
+        return false;
+    for (i += 8; i < n; i++)
+        if (s[i] != '-' && s[i] != ' ' && s[i] != '\r')
+            return false;
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    options o = {0};
+    o.popts.verify_each = 1;
+    o.popts.dump = stderr;
+    hir_pipeline pl = {0};
+    char err[512];
+    bool list = false;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--version")) {
+            printf("hir-opt %s\n", HIR_VERSION);
+            return 0;
+        } else if (!strcmp(a, "-o")) {
+            if (++i == argc) {
+                fprintf(stderr, "hir-opt: error: -o needs a file name\n");
+                return 1;
+            }
+            o.output = argv[i];
+        } else if (!strcmp(a, "--verify-diagnostics")) {
+            o.verify_diagnostics = true;
+        } else if (!strcmp(a, "--split-input-file")) {
+            o.split = true;
+        } else if (!strcmp(a, "--list-passes")) {
+            list = true;
+        } else if (!strcmp(a, "--no-verify-each")) {
+            o.popts.verify_each = 0;
+        } else if (!strcmp(a, "--timing")) {
+            o.popts.timing = 1;
+        } else if (!strncmp(a, "--print-ir-before=", 18)) {
+            o.popts.print_before = a + 18;
+        } else if (!strncmp(a, "--print-ir-after=", 17)) {
+            o.popts.print_after = a + 17;
+        } else if (!strcmp(a, "--print-ir-after-all")) {
+            o.popts.print_after = "*";
+        } else if (!strcmp(a, "--print-ir-before-all")) {
+            o.popts.print_before = "*";
+        } else if (!strncmp(a, "--pass-pipeline", 15) && (a[15] == '=' || a[15] == 0)) {
+            const char *text = a[15] == '=' ? a + 16 : (i + 1 < argc ? argv[++i] : "");
+            if (hir_pipeline_parse(&pl, text, err, sizeof err)) {
+                fprintf(stderr, "hir-opt: error: %s\n", err);
+                return 1;
+            }
+        } else if (!strncmp(a, "--", 2) && a[2]) {
+            char name[128];
+            const char *eq = strchr(a + 2, '=');
+            size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+            if (n >= sizeof name) {
+                fprintf(stderr, "hir-opt: error: unknown option '%s'\n", a);
+                return 1;
+            }
+            memcpy(name, a + 2, n);
+            name[n] = 0;
+            const hir_pass_info *p = hir_pass_find(name);
+            if (!p) {
+                fprintf(stderr, "hir-opt: error: unknown option '%s' (see --help and --list-passes)\n", a);
+                return 1;
+            }
+            if (hir_pipeline_add(&pl, p, eq ? eq + 1 : NULL, err, sizeof err)) {
+                fprintf(stderr, "hir-opt: error: %s\n", err);
+                return 1;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "hir-opt: error: unknown option '%s' (see --help)\n", a);
+            return 1;
+        } else {
+            if (o.input) {
+                fprintf(stderr, "hir-opt: error: more than one input file ('%s' and '%s')\n", o.input, a);
+                return 1;
+            }
+            o.input = a;
+        }
+    }
+    if (list) {
+        list_passes(stdout);
+        hir_pipeline_fini(&pl);
+        return 0;
+    }
+    if (!o.input) {
+        fprintf(stderr, "hir-opt: error: no input file (use '-' for stdin; see --help)\n");
+        return 1;
+    }
+
+    char *text;
+    size_t len;
+    if (hir_read_file(o.input, &text, &len, err, sizeof err)) {
+        fprintf(stderr, "hir-opt: error: %s\n", err);
+        return 1;
+    }
+    const char *name = strcmp(o.input, "-") ? o.input : "<stdin>";
+
+    char *outbuf = NULL;
+    size_t outlen = 0;
+    FILE *out = open_memstream(&outbuf, &outlen);
+    if (!out) {
+        fprintf(stderr, "hir-opt: error: out of memory\n");
+        return 1;
+    }
+
+    int failures = 0;
+    /* Split into parts at "// -----" lines (one part when not splitting). Each part keeps its
+     * line numbers in the whole file through line_base. */
+    size_t start = 0, ls = 0;
+    int line = 1, part_line = 0;
+    bool first = true;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && text[i] != '\n')
+            continue;
+        bool sep = o.split && is_split_line(text + ls, i - ls);
+        if (sep || i == len) {
+            size_t end = sep ? ls : len;
+            char *chunk = malloc(end - start + 2);
+            if (!chunk)
+                return 1;
+            memcpy(chunk, text + start, end - start);
+            chunk[end - start] = chunk[end - start + 1] = 0;
+            hir_source src;
+            hir_source_init(&src, name, chunk, end - start);
+            src.line_base = part_line;
+            hir_diag d;
+            hir_diag_init(&d, stderr);
+            d.keep = o.verify_diagnostics;
+            if (!first)
+                fputs("// -----\n", out);
+            first = false;
+            int rc = process(&src, &o, &pl, out, &d);
+            if (o.verify_diagnostics) {
+                if (hir_diag_verify(&d, &src, stderr))
+                    failures++;
+            } else {
+                hir_diag_flush(&d);
+                if (rc || d.errors)
+                    failures++;
+            }
+            hir_diag_fini(&d);
+            hir_source_fini(&src);
+            free(chunk);
+            start = i + 1;
+            part_line = line;
+        }
+        ls = i + 1;
+        line++;
+    }
+    fclose(out);
+    free(text);
+    hir_pipeline_fini(&pl);
+
+    if (failures && !o.verify_diagnostics) {
+        free(outbuf);
+        return 1;
+    }
+    FILE *f = o.output ? fopen(o.output, "wb") : stdout;
+    if (!f) {
+        fprintf(stderr, "hir-opt: error: cannot write '%s'\n", o.output);
+        free(outbuf);
+        return 1;
+    }
+    fwrite(outbuf, 1, outlen, f);
+    if (f != stdout)
+        fclose(f);
+    else
+        fflush(stdout);
+    free(outbuf);
+    return failures ? 1 : 0;
+}
