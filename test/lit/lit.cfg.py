@@ -1,0 +1,33 @@
+# lit configuration for hir: tests are .hir (and .test) files with RUN lines; tools come from
+# the build tree, FileCheck and not from LLVM.
+import os
+import lit.formats
+
+config.name = "hir"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".hir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.test_source_root = os.path.dirname(__file__)
+
+site = lit_config.params.get("hir_site")
+if site and not hasattr(config, "hir_tools_dir"):
+    lit_config.load_config(config, site)
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.hir_tools_dir, config.hir_filecheck_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+# MPI as root in containers/CI
+for k in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
+    config.environment[k] = "1"
+config.environment["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
+config.environment["NCCL_NVLS_ENABLE"] = "0"
+for k in ("HOME", "TMPDIR"):
+    if k in os.environ:
+        config.environment[k] = os.environ[k]
+
+config.substitutions.append(("%corpus", config.hir_corpus_dir))
+config.substitutions.append(("%inputs", os.path.join(os.path.dirname(__file__), "Inputs")))
+config.substitutions.append(("%mpirun", config.hir_mpiexec + " --oversubscribe"))
+if config.hir_not:
+    config.substitutions.append(("%not", config.hir_not))
+if config.hir_have_cuda:
+    config.available_features.add("cuda-build")
