@@ -94,6 +94,18 @@ int hir_mpi_poll(MPI_Request *reqs, const int *peers, int n, double timeout_s,
     }
 }
 
+/* Give up on requests a failed poll left behind: receives are cancelled (so they cannot
+ * match a later message), sends are detached (MPI completes or drops them). */
+static void drop_pending(MPI_Request *r, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (r[i] == MPI_REQUEST_NULL)
+            continue;
+        MPI_Cancel(&r[i]);
+        MPI_Request_free(&r[i]);
+    }
+}
+
 /* ---------------------------------------------------------------- team communicators */
 
 static int team_handshake(MPI_Comm parent, const int *team, int n, double timeout_s,
@@ -121,6 +133,8 @@ static int team_handshake(MPI_Comm parent, const int *team, int n, double timeou
             MPI_Isend(&token, 1, MPI_INT, team[i], HIR_TEAM_TAG, parent, &r[n + i]);
         if (rc == 0)
             rc = hir_mpi_poll(r + n, peers + n, n, timeout_s, "creating team communicator", e);
+        if (rc)
+            drop_pending(r, 2 * n);
         free(r); free(tok); free(peers);
         return rc;
     }
@@ -129,7 +143,10 @@ static int team_handshake(MPI_Comm parent, const int *team, int n, double timeou
     int go = 0;
     MPI_Isend(&token, 1, MPI_INT, team[0], HIR_TEAM_TAG, parent, &r[0]);
     MPI_Irecv(&go, 1, MPI_INT, team[0], HIR_TEAM_TAG, parent, &r[1]);
-    return hir_mpi_poll(r, peers, 2, timeout_s, "creating team communicator", e);
+    rc = hir_mpi_poll(r, peers, 2, timeout_s, "creating team communicator", e);
+    if (rc)
+        drop_pending(r, 2);
+    return rc;
 }
 
 int hir_mpi_team_comm(hir_mpi_team_cache *c, MPI_Comm parent, const int *team, int n,
@@ -375,12 +392,7 @@ int hir_boot_exchange(hir_boot *b, int peer, int tag, const void *mine, void *th
     snprintf(what, sizeof what, "exchange (tag %d) with rank %d", tag, peer);
     if (hir_mpi_poll(r, peers, 2, b->timeout, what, e)) {
         /* leave no receive behind that could match a later exchange's message */
-        if (r[1] != MPI_REQUEST_NULL) {
-            MPI_Cancel(&r[1]);
-            MPI_Request_free(&r[1]);
-        }
-        if (r[0] != MPI_REQUEST_NULL)
-            MPI_Request_free(&r[0]);
+        drop_pending(r, 2);
         return -1;
     }
     return 0;

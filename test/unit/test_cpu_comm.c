@@ -1,0 +1,359 @@
+/* test_cpu_comm.c — multi-rank test of the CPU backend's MPI communication and of the
+ * bootstrap: every collective against values computed locally, sub-teams, P2P rings with
+ * and without coalescing, and timeouts that name the missing peer instead of hanging.
+ * Run as `mpiexec -np 4 test_cpu_comm` (any size >= 1 works; the singleton skips peers). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mpi.h>
+
+#include "runner/boot.h"
+#include "runner/convert.h"
+
+static int checks, failures, me_rank;
+
+#define CHECK(cond, ...)                                                                   \
+    do {                                                                                   \
+        checks++;                                                                          \
+        if (!(cond)) {                                                                     \
+            failures++;                                                                    \
+            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", me_rank, __FILE__,       \
+                    __LINE__, #cond);                                                      \
+            fprintf(stderr, __VA_ARGS__);                                                  \
+            fputc('\n', stderr);                                                           \
+        }                                                                                  \
+    } while (0)
+#define OK(call) CHECK((call) == 0, "%s", e.msg)
+
+static hir_backend *be;
+static hir_error e;
+static int R, N;   /* world rank and size */
+
+static hir_view vec(void *data, hir_dtype dt, int64_t n)
+{
+    hir_view v;
+    hir_view_init(&v, data, dt, 1, &n);
+    return v;
+}
+
+static int run(hir_collective *c)
+{
+    hir_work *w = NULL;
+    if (be->ops->collective(be, be->ops->stream_main(be), c, &w, &e))
+        return -1;
+    return be->ops->wait(be, be->ops->stream_main(be), w, &e);
+}
+
+/* team = world ranks in reverse order, so team index != world rank */
+static int team[64];
+static int idx_of(int r) { return N - 1 - r; }
+
+static void test_allgather(void)
+{
+    float in[6], out[64 * 6];
+    for (int i = 0; i < 6; i++)
+        in[i] = (float)(R * 100 + i);
+    hir_view vi = vec(in, HIR_DT_FLOAT, 6), vo;
+    /* output as [N*2, 3] */
+    int64_t shp[2] = {2 * N, 3};
+    hir_view_init(&vo, out, HIR_DT_FLOAT, 2, shp);
+    hir_collective c = {HIR_COLL_ALLGATHER, HIR_TRANSPORT_NCCL, team, N, idx_of(R), -1,
+                        HIR_RED_SUM, &vi, &vo, 1};
+    OK(run(&c));
+    for (int j = 0; j < N; j++)
+        for (int i = 0; i < 6; i++)
+            CHECK(out[j * 6 + i] == team[j] * 100 + i, "allgather [%d,%d] = %g", j, i,
+                  out[j * 6 + i]);
+    /* a non-contiguous output (every other element of a larger buffer) is unpacked */
+    float big[64 * 12];
+    memset(big, 0, sizeof big);
+    hir_view vs = vec(big, HIR_DT_FLOAT, 6 * N);
+    vs.stride[0] = 2;
+    c.output = &vs;
+    OK(run(&c));
+    CHECK(big[2 * 7] == team[1 % N] * 100 + (7 % 6) || N == 1, "strided allgather %g", big[14]);
+    CHECK(big[1] == 0, "strided allgather wrote a gap");
+}
+
+static void test_reduce_scatter_allreduce(void)
+{
+    int n = 4;
+    float in[64 * 4], out[4];
+    for (int i = 0; i < N * n; i++)
+        in[i] = (float)(R + i);
+    hir_view vi = vec(in, HIR_DT_FLOAT, N * n), vo = vec(out, HIR_DT_FLOAT, n);
+    hir_collective c = {HIR_COLL_REDUCESCATTER, HIR_TRANSPORT_NCCL, team, N, idx_of(R), -1,
+                        HIR_RED_SUM, &vi, &vo, 2};
+    OK(run(&c));
+    int sum_r = N * (N - 1) / 2;
+    for (int i = 0; i < n; i++)
+        CHECK(out[i] == sum_r + N * (idx_of(R) * n + i), "reducescatter [%d] = %g", i, out[i]);
+
+    /* bf16 allreduce travels as f32: 1/3 summed N times rounds once */
+    uint16_t bin[5], bout[5];
+    for (int i = 0; i < 5; i++)
+        bin[i] = hir_f32_to_bf16(i == 0 ? 1.0f / 3 : (float)(R + i));
+    hir_view vbi = vec(bin, HIR_DT_BFLOAT, 5), vbo = vec(bout, HIR_DT_BFLOAT, 5);
+    hir_collective a = {HIR_COLL_ALLREDUCE, HIR_TRANSPORT_NCCL, team, N, idx_of(R), -1,
+                        HIR_RED_SUM, &vbi, &vbo, 3};
+    OK(run(&a));
+    CHECK(bout[0] == hir_f64_to_bf16(N * (double)hir_bf16_to_f32(bin[0])), "bf16 allreduce %g",
+          hir_bf16_to_f32(bout[0]));
+    for (int i = 1; i < 5; i++)
+        CHECK(hir_bf16_to_f32(bout[i]) == sum_r + N * i, "bf16 allreduce [%d] = %g", i,
+              hir_bf16_to_f32(bout[i]));
+    /* max propagates a NaN from one rank; fmax ignores it */
+    float x[2] = {(float)R, R == N - 1 ? NAN : (float)R}, y[2];
+    hir_view vx = vec(x, HIR_DT_FLOAT, 2), vy = vec(y, HIR_DT_FLOAT, 2);
+    a.input = &vx;
+    a.output = &vy;
+    a.op = HIR_RED_MAX;
+    OK(run(&a));
+    CHECK(y[0] == N - 1 && isnan(y[1]), "max %g %g", y[0], y[1]);
+    a.op = HIR_RED_FMAX;
+    OK(run(&a));
+    CHECK(y[1] == (N > 1 ? N - 2 : y[1]) || N == 1, "fmax %g", y[1]);
+    /* int64 product */
+    int64_t p = R + 1, q;
+    hir_view vp = vec(&p, HIR_DT_INT64, 1), vq = vec(&q, HIR_DT_INT64, 1);
+    a.input = &vp;
+    a.output = &vq;
+    a.op = HIR_RED_PROD;
+    OK(run(&a));
+    int64_t fact = 1;
+    for (int i = 1; i <= N; i++)
+        fact *= i;
+    CHECK(q == fact, "prod %lld", (long long)q);
+}
+
+static void test_rooted(void)
+{
+    int root = 1 % N;   /* team index */
+    float in[3], out[64 * 3];
+    /* Broadcast */
+    for (int i = 0; i < 3; i++) {
+        in[i] = (float)(R * 10 + i);
+        out[i] = -1;
+    }
+    hir_view vi = vec(in, HIR_DT_FLOAT, 3), vo = vec(out, HIR_DT_FLOAT, 3);
+    hir_collective c = {HIR_COLL_BROADCAST, HIR_TRANSPORT_NCCL, team, N, idx_of(R), root,
+                        HIR_RED_SUM, &vi, &vo, 4};
+    OK(run(&c));
+    for (int i = 0; i < 3; i++)
+        CHECK(out[i] == team[root] * 10 + i, "broadcast [%d] = %g", i, out[i]);
+    /* Gather to root index 2 */
+    int groot = 2 % N;
+    hir_view vg = vec(out, HIR_DT_FLOAT, 3 * N);
+    hir_collective g = {HIR_COLL_GATHER, HIR_TRANSPORT_NCCL, team, N, idx_of(R), groot,
+                        HIR_RED_SUM, &vi, idx_of(R) == groot ? &vg : NULL, 5};
+    OK(run(&g));
+    if (idx_of(R) == groot)
+        for (int j = 0; j < N; j++)
+            CHECK(out[j * 3 + 2] == team[j] * 10 + 2, "gather [%d] = %g", j, out[j * 3 + 2]);
+    /* Scatter from root index 0 */
+    float src[64 * 3], got[3];
+    for (int i = 0; i < 3 * N; i++)
+        src[i] = (float)(1000 + i);
+    hir_view vsrc = vec(src, HIR_DT_FLOAT, 3 * N), vgot = vec(got, HIR_DT_FLOAT, 3);
+    hir_collective s = {HIR_COLL_SCATTER, HIR_TRANSPORT_NCCL, team, N, idx_of(R), 0,
+                        HIR_RED_SUM, idx_of(R) == 0 ? &vsrc : NULL, &vgot, 6};
+    OK(run(&s));
+    CHECK(got[1] == 1000 + idx_of(R) * 3 + 1, "scatter %g", got[1]);
+    /* Reduce (sum) to root index N-1, bf16 */
+    uint16_t b = hir_f32_to_bf16((float)(R + 1)), bo = 0;
+    hir_view vb = vec(&b, HIR_DT_BFLOAT, 1), vbo = vec(&bo, HIR_DT_BFLOAT, 1);
+    hir_collective r = {HIR_COLL_REDUCE, HIR_TRANSPORT_NCCL, team, N, idx_of(R), N - 1,
+                        HIR_RED_SUM, &vb, idx_of(R) == N - 1 ? &vbo : NULL, 7};
+    OK(run(&r));
+    if (idx_of(R) == N - 1)
+        CHECK(hir_bf16_to_f32(bo) == N * (N + 1) / 2, "reduce %g", hir_bf16_to_f32(bo));
+}
+
+static void test_subteam_and_sendrecv(void)
+{
+    if (N < 4)
+        return;
+    /* only ranks 0 and 2 take part; 1 and 3 skip (and never create the communicator) */
+    int sub[2] = {2, 0};
+    if (R == 0 || R == 2) {
+        double v = R + 0.5, o;
+        hir_view vv = vec(&v, HIR_DT_DOUBLE, 1), vo = vec(&o, HIR_DT_DOUBLE, 1);
+        hir_collective c = {HIR_COLL_ALLREDUCE, HIR_TRANSPORT_NCCL, sub, 2, R == 2 ? 0 : 1, -1,
+                            HIR_RED_SUM, &vv, &vo, 8};
+        OK(run(&c));
+        CHECK(o == 3.0, "subteam allreduce %g", o);
+    }
+    /* SendRecv 1 -> 3 (root index 0 is the sender) */
+    int pair[2] = {1, 3};
+    if (R == 1 || R == 3) {
+        int32_t d[4] = {R, R, R, R}, o[4] = {0};
+        hir_view vd = vec(d, HIR_DT_INT32, 4), vo = vec(o, HIR_DT_INT32, 4);
+        hir_collective c = {HIR_COLL_SENDRECV, HIR_TRANSPORT_NCCL, pair, 2, R == 1 ? 0 : 1, 0,
+                            HIR_RED_SUM, R == 1 ? &vd : NULL, R == 3 ? &vo : NULL, 9};
+        OK(run(&c));
+        if (R == 3)
+            CHECK(o[3] == 1, "sendrecv got %d", o[3]);
+    }
+}
+
+static void test_p2p(void)
+{
+    int next = (R + 1) % N, prev = (R + N - 1) % N;
+    float s[8], r[8];
+    for (int i = 0; i < 8; i++) {
+        s[i] = (float)(R * 8 + i);
+        r[i] = -1;
+    }
+    hir_view vs = vec(s, HIR_DT_FLOAT, 8), vr = vec(r, HIR_DT_FLOAT, 8);
+    /* ring without a group: send, recv, then wait both (posting never blocks) */
+    hir_p2p ps = {1, next, HIR_TRANSPORT_CUDA, vs, 10}, pr = {0, prev, HIR_TRANSPORT_CUDA, vr, 11};
+    hir_p2p list[2] = {ps, pr};
+    if (N > 1) {
+        OK(be->ops->share_handles(be, list, 2, &e));
+        hir_work *w1, *w2;
+        OK(be->ops->p2p_post(be, NULL, &ps, &w1, &e));
+        OK(be->ops->p2p_post(be, NULL, &pr, &w2, &e));
+        OK(be->ops->wait(be, NULL, w2, &e));
+        OK(be->ops->wait(be, NULL, w1, &e));
+        CHECK(r[5] == prev * 8 + 5, "ring recv %g", r[5]);
+    } else {
+        CHECK(be->ops->share_handles(be, list, 2, &e) == -1 &&
+                  strstr(e.msg, "send to self not supported"), "%s", e.msg);
+    }
+    /* coalesced: send to next and prev, receive from both, into strided / bf16 buffers */
+    uint16_t bs[4], br1[8], br2[4];
+    for (int i = 0; i < 4; i++)
+        bs[i] = hir_f32_to_bf16((float)(R + i));
+    memset(br1, 0, sizeof br1);
+    hir_view vbs = vec(bs, HIR_DT_BFLOAT, 4), vb1 = vec(br1, HIR_DT_BFLOAT, 4),
+             vb2 = vec(br2, HIR_DT_BFLOAT, 4);
+    vb1.stride[0] = 2;
+    hir_p2p g[4] = {{1, next, HIR_TRANSPORT_NCCL, vbs, 12}, {1, prev, HIR_TRANSPORT_NCCL, vbs, 13},
+                    {0, prev, HIR_TRANSPORT_NCCL, vb1, 14}, {0, next, HIR_TRANSPORT_NCCL, vb2, 15}};
+    hir_work *w = NULL, *none = (hir_work *)1;
+    OK(be->ops->group_begin(be, &e));
+    for (int i = 0; i < 4; i++) {
+        OK(be->ops->p2p_post(be, NULL, &g[i], &none, &e));
+        CHECK(none == NULL, "posted in a group but got a work");
+    }
+    OK(be->ops->group_end(be, NULL, &w, &e));
+    OK(be->ops->wait(be, NULL, w, &e));
+    /* prev sent to its next (= me) first, and its send to its prev goes to me only if N == 2 */
+    CHECK(hir_bf16_to_f32(br1[2 * 3]) == prev + 3, "group recv from prev %g",
+          hir_bf16_to_f32(br1[6]));
+    CHECK(br1[1] == 0, "strided recv wrote a gap");
+    if (N != 2)
+        CHECK(hir_bf16_to_f32(br2[1]) == next + 1, "group recv from next %g",
+              hir_bf16_to_f32(br2[1]));
+}
+
+static void test_boot(hir_boot *b)
+{
+    OK(hir_boot_barrier(b, &e));
+    CHECK(hir_boot_node_id(b, 0) == hir_boot_node_id(b, R), "one node expected");
+    CHECK(hir_boot_local_size(b) == N && hir_boot_local_rank(b) == R, "local rank");
+    char id[32] = {0};
+    if (R == team[0])
+        snprintf(id, sizeof id, "unique-id-from-%d", R);
+    OK(hir_boot_team_bcast(b, team, N, 0, id, sizeof id, &e));
+    char want[32];
+    snprintf(want, sizeof want, "unique-id-from-%d", team[0]);
+    CHECK(!strcmp(id, want), "bcast got '%s'", id);
+    if (N > 1) {
+        int peer = R ^ 1;
+        if (peer < N) {
+            long mine = 1000 + R, theirs = 0;
+            OK(hir_boot_exchange(b, peer, 5, &mine, &theirs, sizeof mine, &e));
+            CHECK(theirs == 1000 + peer, "exchange got %ld", theirs);
+        }
+    }
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void test_timeouts(hir_boot *b)
+{
+    /* rank 0 waits for a message rank 1 never sends */
+    hir_backend_config cfg = be->cfg;
+    cfg.timeout = 1.0;
+    hir_backend *quick;
+    OK(hir_backend_cpu_create(&cfg, &quick, &e));
+    if (R == 0 && N > 1) {
+        float r[2];
+        hir_p2p p = {0, 1, HIR_TRANSPORT_NCCL, vec(r, HIR_DT_FLOAT, 2), 20};
+        hir_work *w;
+        OK(quick->ops->p2p_post(quick, NULL, &p, &w, &e));
+        double t0 = now();
+        int rc = quick->ops->wait(quick, NULL, w, &e);
+        double dt = now() - t0;
+        CHECK(rc == -1, "wait on a silent peer succeeded");
+        CHECK(strstr(e.msg, "P2P recv from rank 1") && strstr(e.msg, "peer rank 1"), "%s", e.msg);
+        CHECK(e.peer == 1, "e.peer = %d", e.peer);
+        CHECK(dt < 2.5, "timeout took %.2f s", dt);
+    }
+    /* the bootstrap's exchange names its peer too */
+    if (R == 0 && N > 2) {
+        hir_boot_set_timeout(b, 0.5);
+        int x = 0, y;
+        CHECK(hir_boot_exchange(b, 2, 77, &x, &y, sizeof x, &e) == -1, "exchange succeeded");
+        CHECK(strstr(e.msg, "rank 2") != NULL, "%s", e.msg);
+        hir_boot_set_timeout(b, 10);
+    }
+    /* a collective with a member that does not come: team {0, 1} but 1 stays away */
+    if (N > 1 && R == 0) {
+        int t[2] = {0, 1};
+        float v = 1, o;
+        hir_view vv = vec(&v, HIR_DT_FLOAT, 1), vo = vec(&o, HIR_DT_FLOAT, 1);
+        hir_collective c = {HIR_COLL_ALLREDUCE, HIR_TRANSPORT_NCCL, t, 2, 0, -1, HIR_RED_SUM,
+                            &vv, &vo, 21};
+        hir_work *w;
+        CHECK(quick->ops->collective(quick, NULL, &c, &w, &e) == -1, "collective without peer");
+        CHECK(strstr(e.msg, "creating team communicator") && strstr(e.msg, "peer rank 1"), "%s",
+              e.msg);
+    }
+    OK(hir_boot_barrier(b, &e));
+    /* quick's world communicator is freed collectively only after everyone is done */
+    quick->ops->destroy(quick);
+}
+
+int main(int argc, char **argv)
+{
+    hir_boot *b;
+    if (hir_boot_init(&argc, &argv, 20, &b, &e)) {
+        fprintf(stderr, "boot: %s\n", e.msg);
+        return 1;
+    }
+    R = me_rank = hir_boot_rank(b);
+    N = hir_boot_size(b);
+    for (int i = 0; i < N; i++)
+        team[i] = N - 1 - i;
+    hir_backend_config cfg = {b, R, N, hir_boot_local_rank(b), 0, 4, 10, HIR_P2P_GET};
+    if (hir_backend_cpu_create(&cfg, &be, &e)) {
+        fprintf(stderr, "rank %d: backend: %s\n", R, e.msg);
+        hir_boot_abort(b, 1);
+    }
+    test_boot(b);
+    test_allgather();
+    test_reduce_scatter_allreduce();
+    test_rooted();
+    test_subteam_and_sendrecv();
+    test_p2p();
+    test_timeouts(b);
+    be->ops->destroy(be);
+
+    int total = 0;
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (R == 0)
+        printf("test_cpu_comm: %d ranks, %d checks on rank 0, %d failures in total\n", N, checks,
+               total);
+    hir_boot_fini(b);
+    return total ? 1 : 0;
+}
