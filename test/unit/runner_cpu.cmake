@@ -27,3 +27,9 @@ set_tests_properties(unit.test_cpu_comm PROPERTIES TIMEOUT 60)
 # the same program as a singleton (no launcher): teams of one, self P2P
 add_test(NAME unit.test_cpu_comm_singleton COMMAND test_cpu_comm)
 set_tests_properties(unit.test_cpu_comm_singleton PROPERTIES TIMEOUT 30)
+
+# hir_launch_local re-executes the test under mpirun itself (no mpiexec in the command)
+add_executable(test_launch ${CMAKE_CURRENT_SOURCE_DIR}/test_launch.c)
+target_link_libraries(test_launch PRIVATE hir_rtcore)
+add_test(NAME unit.test_launch COMMAND test_launch)
+set_tests_properties(unit.test_launch PROPERTIES TIMEOUT 60)
