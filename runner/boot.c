@@ -157,6 +157,12 @@ int hir_mpi_team_comm(hir_mpi_team_cache *c, MPI_Comm parent, const int *team, i
             *out = c->v[i].comm;
             return 0;
         }
+    int me, member = 0;
+    MPI_Comm_rank(parent, &me);
+    for (int i = 0; i < n; i++)
+        member |= team[i] == me;
+    if (!member)
+        return hir_error_set(e, "team communicator: rank %d is not a member of the team", me);
     if (c->n == c->cap) {
         int cap = c->cap ? 2 * c->cap : 8;
         struct hir_mpi_team_entry *v = realloc(c->v, (size_t)cap * sizeof *v);
