@@ -169,7 +169,10 @@ static int cu_alloc(hir_backend *be, size_t bytes, void **ptr, hir_error *e)
 
 static void cu_free(hir_backend *be, void *ptr)
 {
-    if (ptr && !hir_cu(be)->dead) cudaFree(ptr);
+    hir_cu_backend *cb = hir_cu(be);
+    if (!ptr || cb->dead) return;
+    hir_cu_ipc_forget(cb, ptr);
+    cudaFree(ptr);
 }
 
 static int cu_mem_available(hir_backend *be, size_t *bytes, hir_error *e)

@@ -218,6 +218,8 @@ int  hir_cu_ipc_post(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_wo
                      hir_error *e);
 int  hir_cu_ipc_wait(hir_cu_backend *cb, hir_stream *s, hir_work *w, hir_error *e);
 void hir_cu_ipc_destroy(hir_cu_backend *cb);
+/* drop the cached handles of buffers inside the allocation at ptr (called before freeing) */
+void hir_cu_ipc_forget(hir_cu_backend *cb, void *ptr);
 
 /* cuda_user_kernel.c */
 void hir_cu_user_kernels_destroy(hir_cu_backend *cb);

@@ -311,6 +311,23 @@ int hir_cu_ipc_wait(hir_cu_backend *cb, hir_stream *s, hir_work *w, hir_error *e
     return 0;
 }
 
+/* A freed buffer must not keep its cache entries: a later buffer at the same address would hit
+ * them and talk to the peer through the old allocation's mapping (silently wrong data). */
+void hir_cu_ipc_forget(hir_cu_backend *cb, void *ptr)
+{
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    if (!cb->nipc || cb->drv.MemGetAddressRange(&base, &size, (CUdeviceptr)ptr) != CUDA_SUCCESS)
+        return;
+    int k = 0;
+    for (int i = 0; i < cb->nipc; i++) {
+        CUdeviceptr d = (CUdeviceptr)cb->ipc[i]->data;
+        if (d >= base && d < base + size) ipc_free(cb, cb->ipc[i]);
+        else cb->ipc[k++] = cb->ipc[i];
+    }
+    cb->nipc = k;
+}
+
 void hir_cu_ipc_destroy(hir_cu_backend *cb)
 {
     for (int i = 0; i < cb->nipc; i++) ipc_free(cb, cb->ipc[i]);

@@ -70,6 +70,8 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
 
 static const char *PRELUDE =
     "#define HD __device__ __forceinline__\n"
+    "#define HIR_INF __int_as_float(0x7f800000)\n"
+    "#define HIR_NAN __int_as_float(0x7fc00000)\n"
     "HD float h2f(unsigned short h){float f;asm(\"cvt.f32.f16 %0, %1;\":\"=f\"(f):\"h\"(h));return f;}\n"
     "HD unsigned short f2h(float f){unsigned short h;asm(\"cvt.rn.f16.f32 %0, %1;\":\"=h\"(h):\"f\"(f));return h;}\n"
     "HD float b2f(unsigned short h){return __uint_as_float(((unsigned int)h)<<16);}\n"
@@ -287,11 +289,11 @@ static const char *red_identity(int op, int isint)
     switch (op) {
     case HIR_RED_SUM: return "0";
     case HIR_RED_PROD: return "1";
-    case HIR_RED_MAX: return isint ? "(-9223372036854775807LL-1)" : "-INFINITY";
-    case HIR_RED_MIN: return isint ? "9223372036854775807LL" : "INFINITY";
+    case HIR_RED_MAX: return isint ? "(-9223372036854775807LL-1)" : "-HIR_INF";
+    case HIR_RED_MIN: return isint ? "9223372036854775807LL" : "HIR_INF";
     /* fmax/fmin skip NaN, so NaN is their identity (an all-NaN input stays NaN) */
-    case HIR_RED_FMAX: return isint ? "(-9223372036854775807LL-1)" : "NAN";
-    case HIR_RED_FMIN: return isint ? "9223372036854775807LL" : "NAN";
+    case HIR_RED_FMAX: return isint ? "(-9223372036854775807LL-1)" : "HIR_NAN";
+    case HIR_RED_FMIN: return isint ? "9223372036854775807LL" : "HIR_NAN";
     default: return NULL;
     }
 }

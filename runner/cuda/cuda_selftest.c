@@ -338,6 +338,9 @@ static int ew_run(tctx *t, const ew_case *c, char *detail, hir_error *e)
         if (c->tag == 3 && c->op == HIR_TER_CLAMP && i > 0)
             lo = i == 1 ? -1 : 0.5, hi = i == 1 ? -0.5 : 1;
         dbuf_random(t, &in[i], lo, hi);
+        if (i == 1 && !hir_dtype_is_float(c->in[i]))        /* no integer division by 0 */
+            for (int64_t k = 0; k < in[i].n; k++)
+                if (get_el(in[i].h, c->in[i], k) == 0) set_el(in[i].h, c->in[i], k, 7);
         if (up(t, &in[i], e)) return -1;
         int64_t shp[2] = {R, C}, st[2] = {bc ? 0 : C, 1};
         if (c->transpose0 && i == 0) st[0] = 1, st[1] = R;   /* element (r,c) at c*R + r */
@@ -362,6 +365,9 @@ static int ew_run(tctx *t, const ew_case *c, char *detail, hir_error *e)
                 v[i] = get_el(in[i].h, c->in[i], idx);
             }
             double ref = ref_op(c->tag, c->op, v[0], v[1], v[2]);
+            unsigned char q[16];
+            set_el(q, c->out, 0, ref);          /* the reference, stored as the output type */
+            ref = get_el(q, c->out, 0);
             double o = get_el(out.h, c->out, r * C + col);
             double tol = 4 * eps_of(c->out) * fabs(ref) + 1e-6 +
                          (hir_dtype_is_float(c->out) ? 1e-5 * fabs(ref) : 0);
