@@ -1,5 +1,12 @@
-/* verify.c — what makes a program well formed and runnable (filled in below). */
+/* verify.c — what makes a program well formed and runnable: definitions before uses with block
+ * scoping, Wait targets, coalescing groups, shapes of linear/matmul, dtypes and meshes that must
+ * agree, expression numbers, ShareMemHandles membership, axes and arity from the op table.
+ * Every finding is a located diagnostic; IR made by passes has no locations, so each message
+ * names the statement and the values involved on its own. */
 #include "dialect/hir.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 static bool resolve_one(hir_stmt *s, int depth, void *ctx)
 {
@@ -11,4 +18,808 @@ static bool resolve_one(hir_stmt *s, int depth, void *ctx)
 
 void hir_program_resolve_waits(hir_program *p) { hir_block_walk(&p->body, 0, resolve_one, p); }
 
-int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d) { return 0; }
+/* ------------------------------------------------------------------ context */
+
+/* Values in scope are keys of `defined` (pointer -> defining location); every block records
+ * the keys it added in `trail` so they can be dropped when the block ends. */
+typedef struct vctx {
+    hir_program *p;
+    hir_diag *d;
+    const hir_verify_opts *o;
+    int errors;
+    hir_map defined;             /* value pointer -> hir_loc* of its definition */
+    hir_ptrvec trail;            /* keys added, in order */
+    hir_map stmt_defined;        /* symbols defined by a SCALAR_DEF statement */
+    hir_map reported;            /* undefined values reported once */
+    hir_map visiting;            /* cycle detection in scalar definitions */
+    hir_map comm_stmt;           /* expression number -> first executing statement */
+    hir_map inputs;              /* program input tensors */
+} vctx;
+
+static uint64_t key(const void *p) { return (uint64_t)(uintptr_t)p; }
+
+static hir_loc *loc_box(vctx *v, hir_loc l)
+{
+    hir_loc *b = hir_arena_alloc(v->p->arena, sizeof *b);
+    *b = l;
+    return b;
+}
+
+static void define(vctx *v, const void *val, hir_loc l)
+{
+    if (!val || hir_map_get(&v->defined, key(val)))
+        return;
+    hir_map_put(&v->defined, key(val), loc_box(v, l));
+    hir_ptrvec_push(v->p->arena, &v->trail, (void *)val);
+}
+
+static void undefine(vctx *v, const void *val) { hir_map_del(&v->defined, key(val)); }
+
+static bool is_defined(vctx *v, const void *val) { return hir_map_get(&v->defined, key(val)) != NULL; }
+
+static hir_diag_entry *verr(vctx *v, hir_loc l, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static hir_diag_entry *verr(vctx *v, hir_loc l, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hir_diag_entry *e = hir_diag_vemit(v->d, HIR_ERROR, l, fmt, ap);
+    va_end(ap);
+    v->errors++;
+    return e;
+}
+
+/* The place of `spelling` inside a statement (parsed programs): the statement's range, or its
+ * first line for FOR/IF whose range is the keyword only. Falls back to the statement. */
+static hir_loc find_in(hir_loc sl, const char *spelling)
+{
+    if (!sl.src || !spelling || !*spelling)
+        return sl;
+    const char *t = sl.src->text;
+    size_t end = sl.end, n = strlen(spelling);
+    size_t eol = sl.begin;
+    while (eol < sl.src->len && t[eol] != '\n')
+        eol++;
+    if (eol > end)
+        end = eol;
+    for (size_t i = sl.begin; i + n <= end; i++) {
+        if (memcmp(t + i, spelling, n))
+            continue;
+        char before = i > 0 ? t[i - 1] : ' ', after = i + n < sl.src->len ? t[i + n] : ' ';
+        bool word_b = (before >= 'a' && before <= 'z') || (before >= 'A' && before <= 'Z') ||
+                      (before >= '0' && before <= '9') || before == '_' || before == '.';
+        bool word_a = (after >= 'a' && after <= 'z') || (after >= 'A' && after <= 'Z') ||
+                      (after >= '0' && after <= '9') || after == '_' || after == '.';
+        if (!word_b && !word_a) {
+            hir_loc l = {sl.src, (uint32_t)i, (uint32_t)(i + n)};
+            return l;
+        }
+    }
+    return sl;
+}
+
+static void scalar_name(const hir_scalar *s, char *buf, size_t n)
+{
+    if (s->kind == HIR_SC_SYMBOL)
+        snprintf(buf, n, "%s%lld", s->name, (long long)s->number);
+    else if (s->kind == HIR_SC_NAMED)
+        snprintf(buf, n, "%s", s->name);
+    else
+        snprintf(buf, n, "?");
+}
+
+static const char *op_name(const hir_stmt *s)
+{
+    static const char *fmt_names[] = {[HIR_OP_UNARY] = "unary operation",
+                                      [HIR_OP_BINARY] = "binary operation",
+                                      [HIR_OP_TERNARY] = "ternary operation",
+                                      [HIR_OP_SCALAR_DEF] = "scalar definition"};
+    if (hir_ops[s->op].keyword)
+        return hir_ops[s->op].keyword;
+    return fmt_names[s->op] ? fmt_names[s->op] : "statement";
+}
+
+/* ------------------------------------------------------------------ scalars */
+
+static bool named_is_global(const char *n)
+{
+    return !strcmp(n, "rank") || !strcmp(n, "numberOfStreams") || !strcmp(n, "cacheId") ||
+           !strncmp(n, "deviceIdx.", 10);
+}
+
+static void undefined_use(vctx *v, const hir_scalar *s, hir_loc where, const char *why)
+{
+    if (hir_map_get(&v->reported, key(s)))
+        return;
+    hir_map_put(&v->reported, key(s), (void *)s);
+    char nm[64];
+    scalar_name(s, nm, sizeof nm);
+    hir_loc l = find_in(where, nm);
+    hir_severity sev = v->o && v->o->undefined_is_error ? HIR_ERROR : HIR_WARNING;
+    hir_diag_entry *e = hir_diag_emit(v->d, sev, l, "use of undefined value '%s'%s", nm, why);
+    if (sev == HIR_ERROR)
+        v->errors++;
+    if (s->def && s->def_loc.src)
+        hir_diag_note(v->d, e, s->def_loc, "'%s' is defined here, after its use", nm);
+}
+
+/* Checks that s can be evaluated at a statement at `where`: every leaf is a literal, a value
+ * in scope, a runtime-bound named scalar, or a symbol whose definition is checked in turn. */
+static void check_scalar(vctx *v, const hir_scalar *s, hir_loc where, int depth)
+{
+    if (!s || hir_scalar_is_literal(s))
+        return;
+    if (depth > 1000) {
+        verr(v, where, "scalar expression nested deeper than 1000 levels");
+        return;
+    }
+    if (is_defined(v, s))
+        return;
+    if (s->kind == HIR_SC_NAMED) {
+        if (named_is_global(s->name))
+            return;
+        if (!strcmp(s->name, "streamIdx") || !strcmp(s->name, "StreamIdx")) {
+            undefined_use(v, s, where, " outside a loop that binds it");
+            return;
+        }
+        undefined_use(v, s, where, "");
+        return;
+    }
+    if (s->kind == HIR_SC_SYMBOL) {
+        if (!s->def || hir_map_get(&v->stmt_defined, key(s))) {
+            undefined_use(v, s, where, "");
+            return;
+        }
+        if (hir_map_get(&v->visiting, key(s))) {
+            char nm[64];
+            scalar_name(s, nm, sizeof nm);
+            hir_loc l = s->def_loc.src ? s->def_loc : find_in(where, nm);
+            if (!hir_map_get(&v->reported, key(s))) {
+                hir_map_put(&v->reported, key(s), (void *)s);
+                verr(v, l, "the definition of '%s' depends on itself", nm);
+            }
+            return;
+        }
+        hir_map_put(&v->visiting, key(s), (void *)s);
+        for (int i = 0; i < s->def->nargs; i++)
+            check_scalar(v, s->def->args[i], where, depth + 1);
+        hir_map_del(&v->visiting, key(s));
+        return;
+    }
+    if (s->def)   /* anonymous inline expression */
+        for (int i = 0; i < s->def->nargs; i++)
+            check_scalar(v, s->def->args[i], where, depth + 1);
+}
+
+/* ------------------------------------------------------------------ tensors */
+
+static char *tname(const hir_tensor *t, char *buf, size_t n)
+{
+    snprintf(buf, n, "T%lld", (long long)t->number);
+    return buf;
+}
+
+static hir_loc tensor_loc(const hir_tensor *t, hir_loc where)
+{
+    char nm[32];
+    return find_in(where, tname(t, nm, sizeof nm));
+}
+
+static void use_tensor(vctx *v, const hir_stmt *s, const hir_tensor *t, hir_loc where)
+{
+    if (!t || is_defined(v, t))
+        return;
+    if (hir_map_get(&v->reported, key(t)))
+        return;
+    hir_map_put(&v->reported, key(t), (void *)t);
+    hir_severity sev = v->o && v->o->undefined_is_error ? HIR_ERROR : HIR_WARNING;
+    hir_diag_emit(v->d, sev, where.src == s->loc.src && where.begin == s->loc.begin ? tensor_loc(t, where) : where,
+                  "%s uses T%lld, which is not defined at this point", op_name(s), (long long)t->number);
+    if (sev == HIR_ERROR)
+        v->errors++;
+}
+
+/* Runtime extents of a tensor: non-reduction logical axes, DID axes as 1. -1 = not constant. */
+static int runtime_shape(const hir_tensor *t, bool squeeze_did, int64_t *ext, const hir_iterdomain **ids,
+                         int max)
+{
+    int n = 0;
+    for (int i = 0; i < t->nloop && n < max; i++) {
+        const hir_iterdomain *id = t->logical ? t->logical[i] : t->loop[i];
+        if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
+            continue;
+        if (hir_ptype_is_device(id->ptype)) {
+            if (squeeze_did)
+                continue;
+            ext[n] = 1;
+        } else if (!id->extent || !hir_scalar_const(id->extent, &ext[n]))
+            ext[n] = -1;
+        ids[n++] = id;
+    }
+    return n;
+}
+
+static const hir_iterdomain *reduction_axis(const hir_tensor *t)
+{
+    for (int i = 0; i < t->nloop; i++)
+        if (t->logical[i]->itype == HIR_IT_REDUCTION && !hir_ptype_is_device(t->logical[i]->ptype))
+            return t->logical[i];
+    return NULL;
+}
+
+static void extent_mismatch(vctx *v, const hir_stmt *s, hir_loc l, const char *what,
+                            const hir_tensor *a, int64_t ea, const hir_tensor *b, int64_t eb)
+{
+    verr(v, l, "%s: %s: T%lld has extent %lld, T%lld has extent %lld", op_name(s), what,
+         (long long)a->number, (long long)ea, (long long)b->number, (long long)eb);
+}
+
+static bool both_const_differ(int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; }
+
+static hir_loc in_loc(const hir_stmt *s, int i)
+{
+    if (s->in_loc && s->in_loc[i].src)
+        return s->in_loc[i];
+    return s->loc;
+}
+
+static hir_loc out_loc(const hir_stmt *s) { return s->out_loc.src ? s->out_loc : s->loc; }
+
+#define MAXR 16
+
+static void check_linear(vctx *v, const hir_stmt *s)
+{
+    const hir_tensor *a = hir_value_tensor(s->in[0]), *w = hir_value_tensor(s->in[1]);
+    const hir_tensor *b = s->nin > 2 ? hir_value_tensor(s->in[2]) : NULL, *o = s->out;
+    if (!a || !w || (s->nin > 2 && !b)) {
+        verr(v, s->loc, "linear: operands must be tensors");
+        return;
+    }
+    int64_t ea[MAXR], ew[MAXR], eb[MAXR], eo[MAXR];
+    const hir_iterdomain *ia[MAXR], *iw[MAXR], *ib[MAXR], *io[MAXR];
+    int na = runtime_shape(a, false, ea, ia, MAXR), nw = runtime_shape(w, true, ew, iw, MAXR);
+    if (na < 1) {
+        verr(v, in_loc(s, 0), "linear: input T%lld has no axes, expected [..., M, K]", (long long)a->number);
+        return;
+    }
+    if (nw != 2) {
+        verr(v, in_loc(s, 1), "linear: weight T%lld has %d axes, expected 2 ([N, K])", (long long)w->number, nw);
+        return;
+    }
+    if (both_const_differ(ea[na - 1], ew[1]))
+        extent_mismatch(v, s, in_loc(s, 1), "K of the input and of the weight [N, K] differ", a, ea[na - 1], w, ew[1]);
+    if (b) {
+        int nb = runtime_shape(b, true, eb, ib, MAXR);
+        if (nb != 1)
+            verr(v, in_loc(s, 2), "linear: bias T%lld has %d axes, expected 1 ([N])", (long long)b->number, nb);
+        else if (both_const_differ(eb[0], ew[0]))
+            extent_mismatch(v, s, in_loc(s, 2), "N of the bias and of the weight [N, K] differ", b, eb[0], w, ew[0]);
+    }
+    if (!o)
+        return;
+    /* the output may carry an rfactored device axis that the runtime squeezes */
+    int no = 0;
+    for (int i = 0; i < o->nloop && no < MAXR; i++) {
+        const hir_iterdomain *id = o->logical[i];
+        if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
+            continue;
+        if (hir_ptype_is_device(id->ptype) && (id->flags & HIR_ID_RFACTOR))
+            continue;
+        if (hir_ptype_is_device(id->ptype))
+            eo[no] = 1;
+        else if (!hir_scalar_const(id->extent, &eo[no]))
+            eo[no] = -1;
+        io[no++] = id;
+    }
+    if (no != na) {
+        verr(v, out_loc(s), "linear: output T%lld has %d axes, expected %d ([..., M, N] for an input of %d axes)",
+             (long long)o->number, no, na, na);
+        return;
+    }
+    for (int i = 0; i + 1 < na; i++)
+        if (both_const_differ(eo[i], ea[i]))
+            extent_mismatch(v, s, out_loc(s), "a leading axis of the output and of the input differ", o, eo[i], a, ea[i]);
+    if (both_const_differ(eo[na - 1], ew[0]))
+        extent_mismatch(v, s, out_loc(s), "N of the output and of the weight [N, K] differ", o, eo[na - 1], w, ew[0]);
+    const hir_iterdomain *rk = reduction_axis(o);
+    int64_t k;
+    if (rk && rk->extent && hir_scalar_const(rk->extent, &k) && both_const_differ(k, ew[1]))
+        extent_mismatch(v, s, out_loc(s), "the reduction axis of the output and K of the weight differ", o, k, w, ew[1]);
+    (void)io;
+    (void)iw;
+    (void)ia;
+}
+
+static void check_matmul(vctx *v, const hir_stmt *s)
+{
+    const hir_tensor *a = hir_value_tensor(s->in[0]), *b = hir_value_tensor(s->in[1]), *o = s->out;
+    if (!a || !b) {
+        verr(v, s->loc, "matmul: operands must be tensors");
+        return;
+    }
+    int64_t ea[MAXR], eb[MAXR], eo[MAXR];
+    const hir_iterdomain *ia[MAXR], *ib[MAXR], *io[MAXR];
+    int na = runtime_shape(a, false, ea, ia, MAXR), nb = runtime_shape(b, false, eb, ib, MAXR);
+    if (na < 1 || nb < 1) {
+        verr(v, s->loc, "matmul: operands must have at least one axis");
+        return;
+    }
+    int64_t kb = nb >= 2 ? eb[nb - 2] : eb[0];
+    if (both_const_differ(ea[na - 1], kb))
+        extent_mismatch(v, s, in_loc(s, 1), "K of A [..., M, K] and of B [..., K, N] differ", a, ea[na - 1], b, kb);
+    if (!o || na < 2 || nb < 2)
+        return;
+    int no = runtime_shape(o, false, eo, io, MAXR);
+    int want = na > nb ? na : nb;
+    if (no != want) {
+        verr(v, out_loc(s), "matmul: output T%lld has %d axes, expected %d", (long long)o->number, no, want);
+        return;
+    }
+    if (both_const_differ(eo[no - 1], eb[nb - 1]))
+        extent_mismatch(v, s, out_loc(s), "N of the output and of B [..., K, N] differ", o, eo[no - 1], b, eb[nb - 1]);
+    if (both_const_differ(eo[no - 2], ea[na - 2]))
+        extent_mismatch(v, s, out_loc(s), "M of the output and of A [..., M, K] differ", o, eo[no - 2], a, ea[na - 2]);
+}
+
+/* dtype of every tensor input equals the output's for ops that do not convert */
+static bool keeps_dtype(hir_op op)
+{
+    switch (hir_ops[op].fmt) {
+    case HIR_FMT_ALIAS_SELECT: case HIR_FMT_SHARD: case HIR_FMT_SYMVIEW: case HIR_FMT_LOADSTORE:
+    case HIR_FMT_LINEAR: case HIR_FMT_MATMUL: case HIR_FMT_REDUCTION: case HIR_FMT_SELECT:
+    case HIR_FMT_SLICE: case HIR_FMT_VIEW: case HIR_FMT_FLAGS:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static char *mesh_str(const hir_mesh *m, char *buf, size_t n)
+{
+    size_t k = (size_t)snprintf(buf, n, "DeviceMesh{");
+    for (int64_t i = 0; i < m->ndevices && k + 24 < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, i ? " %lld" : "%lld", (long long)m->devices[i]);
+    snprintf(buf + k, n - k, "%s}", k + 24 >= n ? " ..." : "");
+    return buf;
+}
+
+static void check_types(vctx *v, const hir_stmt *s)
+{
+    const hir_tensor *o = s->out;
+    if (!o)
+        return;
+    for (int i = 0; i < s->nin; i++) {
+        const hir_tensor *t = hir_value_tensor(s->in[i]);
+        if (!t)
+            continue;
+        if (keeps_dtype(s->op) && t->dtype != o->dtype) {
+            hir_diag_entry *e = verr(v, in_loc(s, i), "%s: T%lld has dtype %s but the output T%lld has dtype %s",
+                                     op_name(s), (long long)t->number, hir_dtype_name(t->dtype),
+                                     (long long)o->number, hir_dtype_name(o->dtype));
+            hir_diag_note(v->d, e, out_loc(s), "output T%lld is here", (long long)o->number);
+        }
+        if (t->mesh && o->mesh && t->mesh != o->mesh) {
+            char m1[256], m2[256];
+            hir_diag_entry *e = verr(v, in_loc(s, i), "%s: T%lld is on %s but the output T%lld is on %s",
+                                     op_name(s), (long long)t->number, mesh_str(t->mesh, m1, sizeof m1),
+                                     (long long)o->number, mesh_str(o->mesh, m2, sizeof m2));
+            hir_diag_note(v->d, e, out_loc(s), "output T%lld is here", (long long)o->number);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ statements */
+
+static void check_block(vctx *v, hir_block *b, int depth, const hir_scalar *index, hir_loc iloc);
+
+static void check_comm_number(vctx *v, hir_stmt *s, const char *what)
+{
+    hir_comm *c = s->u.comm;
+    if (!c) {
+        verr(v, s->loc, "%s without its expression", what);
+        return;
+    }
+    hir_stmt *first = hir_map_get(&v->comm_stmt, (uint64_t)c->number);
+    if (first && first != s) {
+        hir_diag_entry *e = verr(v, s->loc, "%s %lld is executed twice: expression numbers must be unique",
+                                 what, (long long)c->number);
+        hir_diag_note(v->d, e, first->loc, "expression %lld is first executed here", (long long)c->number);
+    } else
+        hir_map_put(&v->comm_stmt, (uint64_t)c->number, s);
+}
+
+static bool is_index_scalar(const hir_scalar *s)
+{
+    if (s->kind == HIR_SC_INT)
+        return true;
+    if (s->kind == HIR_SC_BOOL || s->kind == HIR_SC_FLOAT)
+        return false;
+    return hir_dtype_is_int(s->dtype);
+}
+
+static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
+{
+    hir_stmt *s = hir_block_at(b, idx);
+    const hir_opinfo *info = &hir_ops[s->op];
+    /* arity from the op table; communications keep their tensors in the expression */
+    int nin = s->nin;
+    if ((s->op == HIR_OP_COMMUNICATION || s->op == HIR_OP_P2P) && s->u.comm)
+        nin = s->op == HIR_OP_P2P ? (s->u.comm->buffer != NULL)
+                                  : (s->u.comm->input != NULL) + (s->u.comm->output != NULL);
+    if (nin < info->nin_min || nin > info->nin_max) {
+        if (info->nin_min == info->nin_max)
+            verr(v, s->loc, "%s takes %d operand%s, not %d", op_name(s), info->nin_min,
+                 info->nin_min == 1 ? "" : "s", nin);
+        else
+            verr(v, s->loc, "%s takes %d to %d operands, not %d", op_name(s), info->nin_min,
+                 info->nin_max, nin);
+        return;
+    }
+    for (int i = 0; i < s->nin; i++)
+        if (!s->in[i]) {
+            verr(v, s->loc, "%s: operand %d is missing", op_name(s), i);
+            return;
+        }
+    if (info->has_out && !s->out && !s->sout) {
+        verr(v, s->loc, "%s has no output", op_name(s));
+        return;
+    }
+
+    /* uses (kernel outputs are written, not read) */
+    int nuse = s->nin;
+    if (info->fmt == HIR_FMT_POST || info->fmt == HIR_FMT_LAUNCH)
+        nuse = s->u.kernel.ninputs;
+    for (int i = 0; i < nuse; i++) {
+        hir_value *val = s->in[i];
+        if (val->kind == HIR_VAL_TENSOR)
+            use_tensor(v, s, (hir_tensor *)val, in_loc(s, i));
+        else
+            check_scalar(v, (hir_scalar *)val, in_loc(s, i), 0);
+    }
+
+    switch (s->op) {
+    case HIR_OP_ALLOCATE: {
+        hir_tensor *t = s->out;
+        hir_loc *inl = hir_map_get(&v->inputs, key(t));
+        if (inl) {
+            hir_diag_entry *e = verr(v, out_loc(s), "ALLOCATE of T%lld, which is an input of the program: only outputs and intermediates are allocated",
+                                     (long long)t->number);
+            hir_diag_note(v->d, e, *inl, "T%lld is an input here", (long long)t->number);
+        }
+        for (int i = 0; i < t->nloop; i++) {
+            const hir_iterdomain *id = t->loop[i];
+            if (id->itype != HIR_IT_REDUCTION && id->itype != HIR_IT_STRIDE)
+                check_scalar(v, id->expanded ? id->expanded : id->extent, s->loc, 0);
+        }
+        if (s->u.alloc.alias) {
+            use_tensor(v, s, s->u.alloc.alias, s->loc);
+            if (s->u.alloc.alias->dtype != t->dtype)
+                verr(v, s->loc, "ALLOCATE: alias T%lld has dtype %s but the buffer T%lld has dtype %s",
+                     (long long)s->u.alloc.alias->number, hir_dtype_name(s->u.alloc.alias->dtype),
+                     (long long)t->number, hir_dtype_name(t->dtype));
+        }
+        break;
+    }
+    case HIR_OP_GET_STREAM:
+    case HIR_OP_SET_STREAM:
+    case HIR_OP_SYNC_STREAM:
+        if (s->u.stream.index)
+            check_scalar(v, s->u.stream.index, s->loc, 0);
+        break;
+    case HIR_OP_FOR: {
+        const hir_iterdomain *id = s->u.kfor.id;
+        if (!id || !id->extent) {
+            verr(v, s->loc, "FOR without an IterDomain extent");
+            break;
+        }
+        check_scalar(v, id->extent, s->loc, 0);
+        if (id->start)
+            check_scalar(v, id->start, s->loc, 0);
+        int64_t e;
+        if (hir_scalar_const(id->extent, &e) && e < 0) {
+            char buf[32];
+            snprintf(buf, sizeof buf, "%lld", (long long)e);
+            verr(v, find_in(s->loc, buf), "FOR: loop extent %lld is negative", (long long)e);
+        }
+        check_block(v, &s->body, depth + 1, s->u.kfor.index, s->loc);
+        break;
+    }
+    case HIR_OP_HOST_FOR:
+        check_scalar(v, s->u.hfor.start, s->loc, 0);
+        check_scalar(v, s->u.hfor.stop, s->loc, 0);
+        check_block(v, &s->body, depth + 1, s->u.hfor.index, s->loc);
+        break;
+    case HIR_OP_IF:
+        check_scalar(v, s->u.cond.pred, s->loc, 0);
+        if (s->u.cond.pred && s->u.cond.pred->kind == HIR_SC_FLOAT)
+            verr(v, find_in(s->loc, s->u.cond.pred->name), "IF: the predicate is a floating-point literal, not a boolean");
+        check_block(v, &s->body, depth + 1, NULL, s->loc);
+        check_block(v, &s->else_body, depth + 1, NULL, s->loc);
+        break;
+    case HIR_OP_ALIAS_SELECT:
+    case HIR_OP_SELECT: {
+        const hir_tensor *in = hir_value_tensor(s->in[0]);
+        check_scalar(v, s->u.sel.index, s->loc, 0);
+        if (in && s->u.sel.axis && hir_tensor_logical_pos(in, s->u.sel.axis) < 0) {
+            char ax[32];
+            snprintf(ax, sizeof ax, "%lld{", (long long)s->u.sel.axis->number);
+            hir_loc l = s->loc;
+            if (l.src) {   /* the "axis = " spelling */
+                const char *t = l.src->text;
+                for (uint32_t i = l.begin; i + 7 < l.end; i++)
+                    if (!memcmp(t + i, "axis = ", 7)) {
+                        uint32_t j = i + 7;
+                        while (j < l.end && t[j] != '}')
+                            j++;
+                        l.begin = i + 7;
+                        l.end = j + 1;
+                        break;
+                    }
+            }
+            hir_diag_entry *e = verr(v, l, "%s: axis %lld is not an axis of the input T%lld",
+                                     op_name(s), (long long)s->u.sel.axis->number, (long long)in->number);
+            hir_diag_note(v->d, e, in_loc(s, 0), "input T%lld is here", (long long)in->number);
+        }
+        break;
+    }
+    case HIR_OP_SHARD_BY_STREAM:
+        check_scalar(v, s->u.stream_index, s->loc, 0);
+        if (s->out && hir_tensor_stream_axis(s->out) < 0)
+            verr(v, out_loc(s), "ShardByStream: the output T%lld has no stream-parallel axis", (long long)s->out->number);
+        break;
+    case HIR_OP_LINEAR:
+        check_linear(v, s);
+        break;
+    case HIR_OP_MATMUL:
+        check_matmul(v, s);
+        break;
+    case HIR_OP_REDUCTION:
+        check_scalar(v, s->u.red.init, s->loc, 0);
+        break;
+    case HIR_OP_SLICE:
+        for (int i = 0; i < s->u.slice.nranges; i++) {
+            check_scalar(v, s->u.slice.ranges[i].start, s->loc, 0);
+            check_scalar(v, s->u.slice.ranges[i].stop, s->loc, 0);
+            check_scalar(v, s->u.slice.ranges[i].step, s->loc, 0);
+        }
+        break;
+    case HIR_OP_COMMUNICATION: {
+        check_comm_number(v, s, "Communication");
+        hir_comm *c = s->u.comm;
+        if (!c)
+            break;
+        use_tensor(v, s, c->input, s->loc);
+        use_tensor(v, s, c->output, s->loc);
+        check_scalar(v, c->root, s->loc, 0);
+        if (c->input && c->output && c->input->dtype != c->output->dtype)
+            verr(v, s->loc, "Communication %lld: input T%lld has dtype %s but output T%lld has dtype %s",
+                 (long long)c->number, (long long)c->input->number, hir_dtype_name(c->input->dtype),
+                 (long long)c->output->number, hir_dtype_name(c->output->dtype));
+        if (!c->input && !c->output)
+            verr(v, s->loc, "Communication %lld has neither an input nor an output", (long long)c->number);
+        break;
+    }
+    case HIR_OP_P2P: {
+        check_comm_number(v, s, "P2PCommunication");
+        hir_comm *c = s->u.comm;
+        if (!c)
+            break;
+        use_tensor(v, s, c->buffer, s->loc);
+        if (c->peer) {
+            check_scalar(v, c->peer, s->loc, 0);
+            if (!is_index_scalar(c->peer)) {
+                hir_loc l = s->loc;
+                if (l.src)
+                    for (uint32_t i = l.begin; i + 5 < l.end; i++)
+                        if (!memcmp(l.src->text + i, "peer=", 5)) {
+                            uint32_t j = i + 5;
+                            while (j < l.end && l.src->text[j] != ',')
+                                j++;
+                            l.begin = i + 5;
+                            l.end = j;
+                            break;
+                        }
+                verr(v, l, "P2PCommunication %lld: the peer must be an index expression, not a %s value",
+                     (long long)c->number, c->peer->kind == HIR_SC_BOOL ? "bool" : hir_dtype_name(c->peer->dtype));
+            }
+        } else
+            verr(v, s->loc, "P2PCommunication %lld has no peer", (long long)c->number);
+        break;
+    }
+    case HIR_OP_END_COAL: {
+        check_comm_number(v, s, "EndCoalescing");
+        bool open = false;
+        for (int i = idx - 1; i >= 0; i--) {
+            hir_op o = hir_block_at(b, i)->op;
+            if (o == HIR_OP_END_COAL)
+                break;
+            if (o == HIR_OP_START_COAL) {
+                open = true;
+                break;
+            }
+        }
+        if (!open)
+            verr(v, s->loc, "EndCoalescing %lld without a preceding StartCoalescing in the same block",
+                 s->u.comm ? (long long)s->u.comm->number : -1LL);
+        break;
+    }
+    case HIR_OP_START_COAL: {
+        bool closed = false;
+        for (int i = idx + 1; i < hir_block_size(b); i++) {
+            hir_op o = hir_block_at(b, i)->op;
+            if (o == HIR_OP_START_COAL)
+                break;
+            if (o == HIR_OP_END_COAL) {
+                closed = true;
+                break;
+            }
+        }
+        if (!closed)
+            verr(v, s->loc, "StartCoalescing without a following EndCoalescing in the same block");
+        break;
+    }
+    case HIR_OP_WAIT: {
+        hir_comm *c = s->u.wait.target ? s->u.wait.target : hir_comm_get(v->p, s->u.wait.number);
+        char num[32];
+        snprintf(num, sizeof num, "%lld", (long long)s->u.wait.number);
+        if (!c)
+            verr(v, find_in(s->loc, num), "Wait refers to expression %lld, which is not a Communication, P2PCommunication or EndCoalescing",
+                 (long long)s->u.wait.number);
+        else if (!c->stmt) {
+            hir_diag_entry *e = verr(v, find_in(s->loc, num), "Wait refers to expression %lld, which is never executed",
+                                     (long long)s->u.wait.number);
+            if (c->loc.src)
+                hir_diag_note(v->d, e, c->loc, "expression %lld is only mentioned here", (long long)c->number);
+        }
+        break;
+    }
+    case HIR_OP_SHARE_HANDLES:
+        for (int i = 0; i < s->u.share.n; i++) {
+            hir_comm *c = s->u.share.comms[i];
+            bool here = false;
+            for (int k = 0; c && k < hir_block_size(b); k++)
+                if (hir_block_at(b, k) == c->stmt)
+                    here = true;
+            if (!c || c->op != HIR_OP_P2P) {
+                verr(v, s->loc, "ShareMemHandles lists something that is not a P2PCommunication");
+                continue;
+            }
+            use_tensor(v, s, c->buffer, s->loc);
+            check_scalar(v, c->peer, s->loc, 0);
+            if (!here) {
+                char num[48];
+                snprintf(num, sizeof num, "P2PCommunication %lld", (long long)c->number);
+                hir_diag_entry *e = verr(v, find_in(s->loc, num),
+                    "ShareMemHandles lists P2PCommunication %lld, which is not executed in the same block",
+                    (long long)c->number);
+                if (c->stmt && c->stmt->loc.src)
+                    hir_diag_note(v->d, e, c->stmt->loc, "P2PCommunication %lld is executed here", (long long)c->number);
+            }
+        }
+        break;
+    case HIR_OP_DEALLOCATE: {
+        const hir_tensor *t = hir_value_tensor(s->in[0]);
+        if (t && hir_map_get(&v->inputs, key(t)))
+            verr(v, in_loc(s, 0), "Deallocate of T%lld, which is an input of the program", (long long)t->number);
+        if (t)
+            undefine(v, t);
+        break;
+    }
+    case HIR_OP_SCALAR_DEF:
+        if (s->sout && s->sout->kind != HIR_SC_SYMBOL && s->sout->kind != HIR_SC_NAMED)
+            verr(v, out_loc(s), "only a symbol or a named scalar can be defined");
+        break;
+    default:
+        break;
+    }
+    check_types(v, s);
+
+    /* definitions */
+    if (s->out)
+        define(v, s->out, out_loc(s));
+    if (s->sout)
+        define(v, s->sout, out_loc(s));
+    if (info->fmt == HIR_FMT_POST || info->fmt == HIR_FMT_LAUNCH)
+        for (int i = s->u.kernel.ninputs; i < s->nin; i++)
+            define(v, s->in[i], in_loc(s, i));
+}
+
+/* Checks a block in its own scope; `index` is the loop index a FOR binds inside it. */
+static void check_block(vctx *v, hir_block *b, int depth, const hir_scalar *index, hir_loc iloc)
+{
+    if (depth > HIR_MAX_NESTING) {
+        verr(v, iloc, "statements nested deeper than %d levels", HIR_MAX_NESTING);
+        return;
+    }
+    int mark = v->trail.n;
+    if (index)
+        define(v, index, iloc);
+    for (int i = 0; i < hir_block_size(b); i++)
+        check_stmt(v, b, i, depth);
+    /* values defined inside the block go out of scope with it */
+    for (int i = mark; i < v->trail.n; i++)
+        undefine(v, v->trail.items[i]);
+    v->trail.n = mark;
+}
+
+/* Does the definition of s reach a symbol being visited? Reports each cycle once. */
+static bool reaches_visiting(vctx *v, const hir_scalar *s, int depth)
+{
+    if (!s || !s->def || depth > 1000)
+        return false;
+    if (s->kind == HIR_SC_SYMBOL) {
+        if (hir_map_get(&v->visiting, key(s)))
+            return true;
+        hir_map_put(&v->visiting, key(s), (void *)s);
+    }
+    bool r = false;
+    for (int i = 0; !r && i < s->def->nargs; i++)
+        r = reaches_visiting(v, s->def->args[i], depth + 1);
+    if (s->kind == HIR_SC_SYMBOL)
+        hir_map_del(&v->visiting, key(s));
+    return r;
+}
+
+/* The trailer may hold dead entries; a definition that depends on itself is still an error. */
+static void check_trailer_cycles(vctx *v)
+{
+    for (int i = 0; i < v->p->index_defs.n; i++) {
+        hir_scalar *s = v->p->index_defs.items[i];
+        if (!s->def || hir_map_get(&v->reported, key(s)) || !reaches_visiting(v, s, 0))
+            continue;
+        hir_map_put(&v->reported, key(s), s);
+        char nm[64];
+        scalar_name(s, nm, sizeof nm);
+        verr(v, s->def_loc, "the definition of '%s' depends on itself", nm);
+    }
+}
+
+static bool collect_defs(hir_stmt *s, int depth, void *ctx)
+{
+    vctx *v = ctx;
+    if (s->op == HIR_OP_SCALAR_DEF && s->sout)
+        hir_map_put(&v->stmt_defined, key(s->sout), s->sout);
+    return true;
+}
+
+int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d)
+{
+    vctx v = {.p = p, .d = d, .o = o};
+    hir_map_init(&v.defined);
+    hir_map_init(&v.stmt_defined);
+    hir_map_init(&v.reported);
+    hir_map_init(&v.visiting);
+    hir_map_init(&v.comm_stmt);
+    hir_map_init(&v.inputs);
+    hir_program_resolve_waits(p);
+    hir_block_walk(&p->body, 0, collect_defs, &v);
+
+    /* inputs and the extent symbols bound by them */
+    for (int i = 0; i < p->inputs.n; i++) {
+        hir_value *val = p->inputs.items[i];
+        if (!val)
+            continue;
+        if (val->kind == HIR_VAL_TENSOR) {
+            hir_tensor *t = (hir_tensor *)val;
+            define(&v, t, t->loc);
+            hir_map_put(&v.inputs, key(t), loc_box(&v, t->loc));
+            for (int k = 0; k < t->nloop; k++) {
+                const hir_iterdomain *id = t->loop[k];
+                const hir_scalar *ex[2] = {id->extent, id->expanded};
+                for (int j = 0; j < 2; j++)
+                    if (ex[j] && ex[j]->kind == HIR_SC_SYMBOL && !ex[j]->def)
+                        define(&v, ex[j], id->loc);
+            }
+        } else
+            define(&v, val, ((hir_scalar *)val)->loc);
+    }
+    check_block(&v, &p->body, 0, NULL, (hir_loc){0});
+    check_trailer_cycles(&v);
+    hir_map_fini(&v.defined);
+    hir_map_fini(&v.stmt_defined);
+    hir_map_fini(&v.reported);
+    hir_map_fini(&v.visiting);
+    hir_map_fini(&v.comm_stmt);
+    hir_map_fini(&v.inputs);
+    return v.errors;
+}
