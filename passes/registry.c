@@ -1,6 +1,16 @@
-/* registry.c — the one table of passes. Each pass lives in its own file. */
+/* registry.c — the one table of passes, in the order --list-passes shows them. Each pass
+ * lives in its own file, which opens with what it needs and what it changes. */
 #include "passes/passes.h"
 
+#define PASS(id) \
+    int hir_run_##id(hir_program *p, const hir_pass_args *args, hir_diag *d); \
+    extern const hir_pass_option hir_opts_##id[];
+PASS(stream_parallel)
+#undef PASS
+
 const hir_pass_info hir_pass_table[] = {
+    {"stream-parallel",
+     "pipeline stream-parallel statements over CUDA streams: FOR loops, slices, P2P allgather",
+     "backend", hir_opts_stream_parallel, hir_run_stream_parallel},
     {NULL, NULL, NULL, NULL, NULL},
 };

@@ -1,0 +1,354 @@
+/* ir_util.c — IR helpers shared by the passes (see ir_util.h). Builders fill statements
+ * exactly as the parser would, so a pass's output prints, re-parses and prints to itself. */
+#include "passes/ir_util.h"
+
+#include <string.h>
+#include <strings.h>
+
+hir_scalar *pu_index(hir_program *p, hir_binary_op op, hir_scalar *a, hir_scalar *b)
+{
+    hir_scalar *s = hir_scalar_new_index(p, hir_sexpr_binary(p, op, a, b));
+    hir_ptrvec_push(p->arena, &p->index_defs, s);
+    p->has_index_defs = true;
+    return s;
+}
+
+hir_scalar *pu_anon(hir_program *p, hir_binary_op op, hir_scalar *a, hir_scalar *b)
+{
+    hir_scalar *s = hir_scalar_anon(p, hir_sexpr_binary(p, op, a, b));
+    bool cmp = op == HIR_BIN_EQ || op == HIR_BIN_NE || op == HIR_BIN_LT || op == HIR_BIN_LE ||
+               op == HIR_BIN_GT || op == HIR_BIN_GE || op == HIR_BIN_AND || op == HIR_BIN_OR;
+    s->dtype = cmp ? HIR_DT_BOOL : HIR_DT_INDEX;
+    return s;
+}
+
+hir_scalar *pu_tensor_size(hir_program *p, const hir_tensor *t)
+{
+    /* constants multiply into one literal; symbolic extents chain left to right after it,
+     * which is how nvFuser's simplifier prints "( ( i0 * i2 ) * i3 )" */
+    int64_t c = 1;
+    hir_scalar *sym = NULL;
+    for (int i = 0; i < t->nloop; i++) {
+        const hir_iterdomain *id = t->logical[i];
+        if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
+            continue;
+        hir_scalar *e = id->expanded ? id->expanded : id->extent;
+        int64_t v;
+        if (e && hir_scalar_const(e, &v))
+            c *= v;
+        else if (e)
+            sym = sym ? pu_anon(p, HIR_BIN_MUL, sym, e) : e;
+    }
+    if (!sym)
+        return hir_scalar_int(p, c);
+    return c == 1 ? sym : pu_anon(p, HIR_BIN_MUL, hir_scalar_int(p, c), sym);
+}
+
+/* ---- scalar visitor */
+
+typedef struct visit {
+    pu_slot_fn fn;
+    void *ctx;
+} visit;
+
+static void slot(visit *v, hir_scalar **s)
+{
+    if (!*s)
+        return;
+    v->fn(s, v->ctx);
+    /* unnamed expressions have no identity of their own: their arguments are uses too */
+    if (*s && (*s)->kind == HIR_SC_ANON && (*s)->def)
+        for (int i = 0; i < (*s)->def->nargs; i++)
+            slot(v, &(*s)->def->args[i]);
+}
+
+static void comm_slots(visit *v, hir_comm *c)
+{
+    if (!c)
+        return;
+    slot(v, &c->root);
+    slot(v, &c->peer);
+}
+
+static bool stmt_slots(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    visit *v = ctx;
+    for (int i = 0; i < s->nin; i++)
+        if (s->in[i] && s->in[i]->kind == HIR_VAL_SCALAR)
+            slot(v, (hir_scalar **)&s->in[i]);
+    switch (s->op) {
+    case HIR_OP_ALLOCATE: slot(v, &s->u.alloc.size); break;
+    case HIR_OP_GET_STREAM: case HIR_OP_SET_STREAM: case HIR_OP_SYNC_STREAM:
+        slot(v, &s->u.stream.index);
+        break;
+    case HIR_OP_FOR: slot(v, &s->u.kfor.index); break;
+    case HIR_OP_HOST_FOR:
+        slot(v, &s->u.hfor.index);
+        slot(v, &s->u.hfor.start);
+        slot(v, &s->u.hfor.stop);
+        break;
+    case HIR_OP_IF: slot(v, &s->u.cond.pred); break;
+    case HIR_OP_ALIAS_SELECT: case HIR_OP_SELECT: slot(v, &s->u.sel.index); break;
+    case HIR_OP_SHARD_BY_STREAM: slot(v, &s->u.stream_index); break;
+    case HIR_OP_REDUCTION: slot(v, &s->u.red.init); break;
+    case HIR_OP_SLICE:
+        for (int i = 0; i < s->u.slice.nranges; i++) {
+            slot(v, &s->u.slice.ranges[i].start);
+            slot(v, &s->u.slice.ranges[i].stop);
+            slot(v, &s->u.slice.ranges[i].step);
+        }
+        break;
+    case HIR_OP_COMMUNICATION: case HIR_OP_P2P: comm_slots(v, s->u.comm); break;
+    case HIR_OP_SHARE_HANDLES:
+        for (int i = 0; i < s->u.share.n; i++)
+            comm_slots(v, s->u.share.comms[i]);
+        break;
+    case HIR_OP_SCALAR_DEF:
+        slot(v, &s->sout);
+        for (int i = 0; i < s->u.sdef.def->nargs; i++)
+            slot(v, &s->u.sdef.def->args[i]);
+        break;
+    default: break;
+    }
+    return true;
+}
+
+void pu_visit_scalars(hir_program *p, bool defs, pu_slot_fn fn, void *ctx)
+{
+    visit v = {fn, ctx};
+    for (int i = 0; i < p->inputs.n; i++)
+        if (((hir_value *)p->inputs.items[i])->kind == HIR_VAL_SCALAR)
+            slot(&v, (hir_scalar **)&p->inputs.items[i]);
+    for (int i = 0; i < p->outputs.n; i++)
+        if (((hir_value *)p->outputs.items[i])->kind == HIR_VAL_SCALAR)
+            slot(&v, (hir_scalar **)&p->outputs.items[i]);
+    hir_block_walk(&p->body, 0, stmt_slots, &v);
+    for (size_t i = 0; i < p->iterdomains.cap; i++) {
+        hir_iterdomain *id = p->iterdomains.vals[i];
+        if (p->iterdomains.keys[i] == UINT64_MAX || !id)
+            continue;
+        slot(&v, &id->start);
+        slot(&v, &id->stop);
+        slot(&v, &id->extent);
+        slot(&v, &id->expanded);
+    }
+    if (defs)
+        for (size_t i = 0; i < p->symbols.cap; i++) {
+            hir_scalar *s = p->symbols.vals[i];
+            if (p->symbols.keys[i] == UINT64_MAX || !s || !s->def)
+                continue;
+            for (int k = 0; k < s->def->nargs; k++)
+                slot(&v, &s->def->args[k]);
+        }
+}
+
+static void mark_rec(hir_map *used, hir_scalar *s)
+{
+    if (!s)
+        return;
+    if (s->kind == HIR_SC_SYMBOL) {
+        if (hir_map_get(used, (uint64_t)s->number))
+            return;
+        hir_map_put(used, (uint64_t)s->number, s);
+    }
+    if (s->def)
+        for (int i = 0; i < s->def->nargs; i++)
+            mark_rec(used, s->def->args[i]);
+}
+
+static void mark_slot(hir_scalar **slot, void *ctx) { mark_rec(ctx, *slot); }
+
+void pu_used_symbols(hir_program *p, hir_map *used) { pu_visit_scalars(p, false, mark_slot, used); }
+
+void pu_prune_index_defs(hir_program *p, const hir_map *only)
+{
+    hir_map used;
+    hir_map_init(&used);
+    pu_used_symbols(p, &used);
+    int k = 0;
+    for (int i = 0; i < p->index_defs.n; i++) {
+        hir_scalar *s = p->index_defs.items[i];
+        bool dead = !hir_map_get(&used, (uint64_t)s->number);
+        if (dead && (!only || hir_map_get(only, (uint64_t)s->number)))
+            continue;
+        p->index_defs.items[k++] = s;
+    }
+    p->index_defs.n = k;
+    hir_map_fini(&used);
+}
+
+/* ---- statements */
+
+hir_stmt *pu_allocate(hir_program *p, hir_tensor *t)
+{
+    hir_stmt *s = hir_stmt_new(p, HIR_OP_ALLOCATE);
+    s->out = t;
+    /* OCT allocates every stream buffer in global memory; a symmetric tensor keeps its kind */
+    s->u.alloc.mem = t->mem == HIR_MEM_SYMMETRIC ? HIR_MEM_SYMMETRIC : HIR_MEM_GLOBAL;
+    s->u.alloc.size = pu_tensor_size(p, t);
+    hir_stmt_set_inputs(p, s, 0, NULL);
+    return s;
+}
+
+hir_stmt *pu_alias_select(hir_program *p, hir_tensor *out, hir_tensor *in, hir_iterdomain *axis,
+                          hir_scalar *index)
+{
+    hir_stmt *s = hir_stmt_new(p, HIR_OP_ALIAS_SELECT);
+    s->out = out;
+    hir_value *v = &in->head;
+    hir_stmt_set_inputs(p, s, 1, &v);
+    s->u.sel.axis = axis;
+    s->u.sel.index = index;
+    return s;
+}
+
+hir_stmt *pu_set(hir_program *p, hir_tensor *out, hir_tensor *in)
+{
+    hir_stmt *s = hir_stmt_new(p, HIR_OP_SET);
+    s->out = out;
+    hir_value *v = &in->head;
+    hir_stmt_set_inputs(p, s, 1, &v);
+    s->u.ls.cache_op = hir_program_intern(p, "Streaming");
+    return s;
+}
+
+hir_stmt *pu_stream_stmt(hir_program *p, hir_op op, int64_t number, hir_scalar *index)
+{
+    hir_stmt *s = hir_stmt_new(p, op);
+    s->u.stream.number = index ? -1 : number;
+    s->u.stream.index = index;
+    hir_stmt_set_inputs(p, s, 0, NULL);
+    return s;
+}
+
+hir_stmt *pu_kfor(hir_program *p, hir_scalar *index, hir_iterdomain *id)
+{
+    hir_stmt *s = hir_stmt_new(p, HIR_OP_FOR);
+    s->u.kfor.index = index;
+    s->u.kfor.id = id;
+    hir_stmt_set_inputs(p, s, 0, NULL);
+    return s;
+}
+
+hir_stmt *pu_if(hir_program *p, hir_scalar *pred)
+{
+    hir_stmt *s = hir_stmt_new(p, HIR_OP_IF);
+    s->u.cond.pred_type = hir_program_intern(p, "Manual");
+    s->u.cond.pred = pred;
+    hir_stmt_set_inputs(p, s, 0, NULL);
+    return s;
+}
+
+hir_stmt *pu_comm_stmt(hir_program *p, hir_comm *c)
+{
+    hir_stmt *s = hir_stmt_new(p, c->op);
+    s->u.comm = c;
+    c->stmt = s;
+    hir_stmt_set_inputs(p, s, 0, NULL);
+    return s;
+}
+
+hir_stmt *pu_wait(hir_program *p, hir_comm *c)
+{
+    hir_stmt *s = hir_stmt_new(p, HIR_OP_WAIT);
+    s->u.wait.number = c->number;
+    s->u.wait.target = c;
+    hir_stmt_set_inputs(p, s, 0, NULL);
+    return s;
+}
+
+hir_stmt *pu_share(hir_program *p, int n, hir_comm **comms)
+{
+    hir_stmt *s = hir_stmt_new(p, HIR_OP_SHARE_HANDLES);
+    s->u.share.n = n;
+    s->u.share.comms = hir_arena_alloc(p->arena, sizeof(hir_comm *) * (n ? n : 1));
+    memcpy(s->u.share.comms, comms, sizeof(hir_comm *) * n);
+    hir_stmt_set_inputs(p, s, 0, NULL);
+    return s;
+}
+
+hir_stmt *pu_stmt_clone(hir_program *p, const hir_stmt *s)
+{
+    hir_stmt *c = hir_stmt_new(p, s->op);
+    *c = *s;
+    hir_stmt_set_inputs(p, c, s->nin, s->in);
+    if (s->nin && s->in_loc)
+        memcpy(c->in_loc, s->in_loc, sizeof(hir_loc) * s->nin);
+    memset(&c->body, 0, sizeof c->body);
+    memset(&c->else_body, 0, sizeof c->else_body);
+    return c;
+}
+
+static bool max_stream(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    int64_t *next = ctx;
+    if ((hir_ops[s->op].flags & HIR_OPF_STREAM) && !s->u.stream.index &&
+        s->u.stream.number >= *next)
+        *next = s->u.stream.number + 1;
+    return true;
+}
+
+int64_t pu_next_stream(hir_program *p)
+{
+    int64_t next = p->next_stream;
+    hir_block_walk(&p->body, 0, max_stream, &next);
+    return next;
+}
+
+int pu_stmt_outputs(hir_stmt *s, hir_tensor **outs, int max)
+{
+    int n = 0;
+    if (s->op == HIR_OP_POST_ON_STREAM || s->op == HIR_OP_LAUNCH_KERNEL) {
+        for (int i = s->u.kernel.ninputs; i < s->nin && n < max; i++)
+            if (hir_value_tensor(s->in[i]))
+                outs[n++] = hir_value_tensor(s->in[i]);
+        return n;
+    }
+    if (s->out && max > 0)
+        outs[n++] = s->out;
+    return n;
+}
+
+hir_loc pu_loc(const hir_program *p, const hir_stmt *s)
+{
+    if (s && s->loc.src)
+        return s->loc;
+    hir_loc l = {p->src, 0, 0};
+    return l;
+}
+
+hir_loc pu_tensor_loc(const hir_program *p, const hir_tensor *t)
+{
+    if (t && t->loc.src)
+        return t->loc;
+    hir_loc l = {p->src, 0, 0};
+    return l;
+}
+
+int pu_backend_parse(const char *s, hir_backend_kind *out)
+{
+    if (!strcasecmp(s, "nccl"))
+        *out = HIR_BK_NCCL;
+    else if (!strcasecmp(s, "cuda"))
+        *out = HIR_BK_CUDA;
+    else
+        return -1;
+    return 0;
+}
+
+int pu_backend_choose(hir_program *p, const char *option, const char *pass, hir_diag *d,
+                      hir_backend_kind *out)
+{
+    if (option) {
+        if (pu_backend_parse(option, out)) {
+            hir_diag_emit(d, HIR_ERROR, (hir_loc){0},
+                          "%s: unknown backend '%s' (expected nccl or cuda)", pass, option);
+            return -1;
+        }
+        return 0;
+    }
+    *out = p->pass_backend ? (hir_backend_kind)(p->pass_backend - 1) : HIR_BK_NCCL;
+    return 0;
+}

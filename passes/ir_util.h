@@ -1,0 +1,64 @@
+/* ir_util.h — IR helpers shared by the passes: statement builders in the exact shapes the
+ * printer expects, numbered index scalars that land in the "Index definitions:" trailer,
+ * a visitor over every scalar reference of a program, and block surgery. */
+#ifndef HIR_PASSES_IR_UTIL_H
+#define HIR_PASSES_IR_UTIL_H
+
+#include "dialect/hir.h"
+
+/* ---- scalars */
+
+/* A new numbered Index symbol `a OP b`, printed inline-expanded where nvFuser inlines and by
+ * name where it prints names; recorded in the trailer so the text stays self-contained. */
+hir_scalar *pu_index(hir_program *p, hir_binary_op op, hir_scalar *a, hir_scalar *b);
+/* An unnumbered value `( a OP b )` (predicates: nvFuser lists only Index scalars). */
+hir_scalar *pu_anon(hir_program *p, hir_binary_op op, hir_scalar *a, hir_scalar *b);
+/* Product of the extents of t's non-reduction, non-stride logical axes (constant-folded
+ * where possible), as ALLOCATE prints it. */
+hir_scalar *pu_tensor_size(hir_program *p, const hir_tensor *t);
+
+/* Calls fn on every place the program refers to a scalar: statement fields, Communication
+ * fields, IterDomain bounds and extents, the arguments of unnamed expressions (recursively)
+ * and, when `defs` is set, the arguments of numbered symbols' definitions. fn may replace
+ * *slot. */
+typedef void (*pu_slot_fn)(hir_scalar **slot, void *ctx);
+void pu_visit_scalars(hir_program *p, bool defs, pu_slot_fn fn, void *ctx);
+/* Marks (key: symbol number) every numbered symbol the program uses, directly or through
+ * the definitions of used values. Trailer entries do not count as uses. */
+void pu_used_symbols(hir_program *p, hir_map *used);
+/* Drops trailer entries that nothing uses (only those for which keep_only is NULL or
+ * contains the symbol's number). */
+void pu_prune_index_defs(hir_program *p, const hir_map *only);
+
+/* ---- statements */
+
+hir_stmt *pu_allocate(hir_program *p, hir_tensor *t);
+hir_stmt *pu_alias_select(hir_program *p, hir_tensor *out, hir_tensor *in, hir_iterdomain *axis,
+                          hir_scalar *index);
+hir_stmt *pu_set(hir_program *p, hir_tensor *out, hir_tensor *in);
+hir_stmt *pu_stream_stmt(hir_program *p, hir_op op, int64_t number, hir_scalar *index);
+hir_stmt *pu_kfor(hir_program *p, hir_scalar *index, hir_iterdomain *id);
+hir_stmt *pu_if(hir_program *p, hir_scalar *pred);
+hir_stmt *pu_comm_stmt(hir_program *p, hir_comm *c);   /* Communication, P2P or EndCoalescing */
+hir_stmt *pu_wait(hir_program *p, hir_comm *c);
+hir_stmt *pu_share(hir_program *p, int n, hir_comm **comms);
+/* A shallow copy (new input array; bodies are shared only for non-region statements). */
+hir_stmt *pu_stmt_clone(hir_program *p, const hir_stmt *s);
+
+/* One past the highest "Stream N" object number in the program. */
+int64_t pu_next_stream(hir_program *p);
+/* Tensor outputs of s: its out, or PostOnStream/LaunchKernel outputs. Returns the count. */
+int pu_stmt_outputs(hir_stmt *s, hir_tensor **outs, int max);
+
+/* Location for diagnostics about s (statement start; the program source when made by a pass). */
+hir_loc pu_loc(const hir_program *p, const hir_stmt *s);
+hir_loc pu_tensor_loc(const hir_program *p, const hir_tensor *t);
+
+/* "nccl"/"cuda" (any case) -> backend; returns -1 for anything else. */
+int pu_backend_parse(const char *s, hir_backend_kind *out);
+/* The backend passes should lower to: the pass option if given, else what a --backend pass
+ * recorded earlier in the pipeline, else NCCL. Returns -1 after a diagnostic. */
+int pu_backend_choose(hir_program *p, const char *option, const char *pass, hir_diag *d,
+                      hir_backend_kind *out);
+
+#endif

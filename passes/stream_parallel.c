@@ -1,0 +1,419 @@
+/* stream_parallel.c — --stream-parallel: pipelines stream-parallel statements over CUDA
+ * streams (nvFuser's StreamParallelType pass, hostir-format.md 3.5).
+ *
+ * Needs: top-level statements whose output tensors may carry one `streamIdx` axis; that
+ *   axis must be an iteration/broadcast axis of the logical domain, made by no split/merge;
+ *   container inputs must not be stream-parallel (OCT rule); no PostOnStream/LaunchKernel
+ *   may produce a stream-parallel tensor.
+ * Changes: each run of consecutive stream-parallel statements whose stream axes map becomes
+ *   ALLOCATEs + GetCurrentStream + a synchronisation FOR + the main FOR (kernel-IR loops over
+ *   the stream IterDomain, index `streamIdx`), the bodies working on HirAliasSelect slices.
+ *   A Set from a DID axis to the stream axis (an allgather) becomes the per-iteration P2P
+ *   exchange of the chosen backend (option backend=nccl|cuda; default: what an earlier
+ *   --backend chose, else NCCL — a later --backend rewrites it).
+ * Adds numbered Index scalars and the "Index definitions:" trailer. Programs with no
+ *   stream-parallel top-level computation are left unchanged (so running it twice is a no-op).
+ */
+#include "passes/axis_map.h"
+#include "passes/ir_util.h"
+#include "passes/passes.h"
+
+#include <string.h>
+
+typedef struct slice_key {
+    hir_tensor *t;
+    int axis;
+    hir_scalar *index;
+    hir_tensor *slice;
+} slice_key;
+
+typedef struct sp {
+    hir_program *p;
+    hir_diag *d;
+    hir_backend_kind backend;
+    pu_axis_map map;
+    /* The slicing cache of 3.4, one per loop: nvFuser keys it by index *objects* and makes
+     * new index objects per loop, so reuse never crosses loops; our named scalars are
+     * interned, so the cache is reset per loop to keep that behaviour. */
+    slice_key *cache;
+    int ncache, capcache;
+} sp;
+
+static int axis_err(sp *c, hir_stmt *s, const hir_iterdomain *id, const char *why)
+{
+    hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, s), "stream-parallel axis %lld %s",
+                  (long long)id->number, why);
+    return -1;
+}
+
+/* The slice of t at `index` along logical axis `axis`: a new local tensor whose logical
+ * domain is t's without that axis (IterDomains cloned, so freshly numbered). *fresh says
+ * whether the caller must emit the HirAliasSelect. */
+static hir_tensor *slice_of(sp *c, hir_tensor *t, int axis, hir_scalar *index, bool *fresh)
+{
+    for (int i = 0; i < c->ncache; i++)
+        if (c->cache[i].t == t && c->cache[i].axis == axis && c->cache[i].index == index) {
+            *fresh = false;
+            return c->cache[i].slice;
+        }
+    hir_program *p = c->p;
+    hir_iterdomain *ids[64];
+    int n = 0;
+    for (int i = 0; i < t->nloop && n < 64; i++)
+        if (i != axis)
+            ids[n++] = hir_iterdomain_clone(p, t->logical[i]);
+    hir_tensor *s = hir_tensor_new(p, HIR_MEM_LOCAL, t->dtype, n, ids, t->mesh);
+    if (c->ncache == c->capcache) {
+        int cap = c->capcache ? 2 * c->capcache : 16;
+        c->cache = hir_arena_grow(p->arena, c->cache, sizeof(slice_key) * c->capcache,
+                                  sizeof(slice_key) * cap);
+        c->capcache = cap;
+    }
+    c->cache[c->ncache++] = (slice_key){t, axis, index, s};
+    *fresh = true;
+    return s;
+}
+
+/* slice t and emit the HirAliasSelect into b when new */
+static hir_tensor *slice_into(sp *c, hir_block *b, hir_tensor *t, int axis, hir_scalar *index)
+{
+    bool fresh;
+    hir_tensor *s = slice_of(c, t, axis, index, &fresh);
+    if (fresh)
+        hir_block_append(c->p, b, pu_alias_select(c->p, s, t, t->logical[axis], index));
+    return s;
+}
+
+/* The stream axis of a statement's output, or NULL; errors for the unsupported forms. */
+static int stream_axis(sp *c, hir_stmt *s, hir_tensor *t, hir_iterdomain **out)
+{
+    *out = NULL;
+    for (int i = 0; i < t->nloop; i++) {
+        hir_iterdomain *id = t->loop[i];
+        if (!hir_ptype_is_stream(id->ptype))
+            continue;
+        if (*out) {
+            hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, s),
+                          "T%lld has more than one stream-parallel axis", (long long)t->number);
+            return -1;
+        }
+        if (id->itype == HIR_IT_REDUCTION)
+            return axis_err(c, s, id, "is a reduction axis; streams cannot split a reduction");
+        if (id->itype != HIR_IT_ITER && id->itype != HIR_IT_BROADCAST)
+            return axis_err(c, s, id, "must be an iteration or broadcast axis");
+        if (id->flags & HIR_ID_RFACTOR)
+            return axis_err(c, s, id,
+                            "is produced by a split or merge (rfactor); only logical axes can be stream-parallel");
+        *out = id;
+    }
+    return 0;
+}
+
+/* Extents of mapped axes must agree: a difference means the stream axis was made by a
+ * split or merge that the printed text does not show. */
+static int check_extent(sp *c, hir_stmt *s, hir_tensor *t, int axis, hir_iterdomain *sid)
+{
+    int64_t a, b;
+    hir_iterdomain *id = t->logical[axis];
+    if (id->itype == HIR_IT_BROADCAST || !id->extent || !sid->extent)
+        return 0;
+    if (hir_scalar_const(id->extent, &a) && hir_scalar_const(sid->extent, &b) && a != b) {
+        hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, s),
+                      "axis %lld of T%lld (extent %lld) maps to the stream axis %lld (extent %lld); "
+                      "a stream axis made by split or merge is not supported",
+                      (long long)id->number, (long long)t->number, (long long)a,
+                      (long long)sid->number, (long long)b);
+        return -1;
+    }
+    return 0;
+}
+
+/* Logical position in t of the axis mapped to the loop's stream axis (-1: none). */
+static int mapped_axis(sp *c, hir_stmt *s, hir_tensor *t, hir_iterdomain *sid, int *pos)
+{
+    int second = -1;
+    *pos = pu_axis_find(&c->map, t, sid, &second);
+    if (*pos == -2) {
+        hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, s),
+                      "T%lld has more than one axis mapped to the stream axis %lld (axis %lld is the second)",
+                      (long long)t->number, (long long)sid->number,
+                      (long long)t->logical[second]->number);
+        return -1;
+    }
+    if (*pos >= 0)
+        return check_extent(c, s, t, *pos, sid);
+    return 0;
+}
+
+typedef struct loopctx {
+    hir_stmt *main;              /* the main FOR */
+    hir_scalar *idx, *rank, *stop, *tensor_index;
+} loopctx;
+
+/* 3.5 step 3(a): a Set from the DID axis of its input to the stream axis of its output,
+ * lowered to "my chunk from its owner, my shard to whoever needs it" per iteration. */
+static int lower_p2p(sp *c, loopctx *L, hir_stmt *s, hir_iterdomain *sid)
+{
+    hir_program *p = c->p;
+    hir_tensor *in = hir_value_tensor(s->in[0]), *out = s->out;
+    int ia, oa;
+    if (mapped_axis(c, s, in, sid, &ia) || mapped_axis(c, s, out, sid, &oa))
+        return -1;
+    if (s->op != HIR_OP_SET || ia != 0 || oa != 0) {
+        hir_diag_emit(c->d, HIR_ERROR, pu_loc(p, s),
+                      "resharding from a device axis to the stream axis is supported only for a Set "
+                      "whose outermost logical axes are the device axis (input) and the stream axis (output)");
+        return -1;
+    }
+    hir_block *b = &L->main->body;
+    bool cuda = c->backend == HIR_BK_CUDA;
+    hir_scalar *send_peer =
+        cuda ? pu_index(p, HIR_BIN_MOD,
+                        pu_index(p, HIR_BIN_ADD, L->stop, pu_index(p, HIR_BIN_SUB, L->rank, L->idx)),
+                        L->stop)
+             : L->idx;
+    hir_scalar *recv_peer = L->tensor_index;
+    hir_scalar *pred = pu_anon(p, HIR_BIN_EQ, send_peer, L->rank);
+    /* the local shard without its size-1 device axis, then the receive slot */
+    bool fresh_local;
+    hir_tensor *local = slice_of(c, in, 0, hir_scalar_int(p, 0), &fresh_local);
+    hir_tensor *recvbuf = slice_into(c, b, out, 0, recv_peer);
+
+    hir_stmt *cond = pu_if(p, pred);
+    cond->loc = s->loc;
+    if (fresh_local)
+        hir_block_append(p, &cond->body, pu_alias_select(p, local, in, in->logical[0], hir_scalar_int(p, 0)));
+    hir_block_append(p, &cond->body, pu_set(p, recvbuf, local));
+
+    hir_comm *recv = hir_comm_new(p, HIR_OP_P2P);
+    recv->is_send = false;
+    recv->buffer = recvbuf;
+    recv->peer = recv_peer;
+    recv->backend = c->backend;
+    /* the whole local shard is sent: its device axis has local size 1 (3.7 (1)) */
+    hir_comm *send = hir_comm_new(p, HIR_OP_P2P);
+    send->is_send = true;
+    send->buffer = in;
+    send->peer = send_peer;
+    send->backend = c->backend;
+    hir_block *e = &cond->else_body;
+    if (cuda) {
+        /* Get protocol: the sender's "ready" flag must be queued before this rank's
+         * blocking receive (hostir-format.md 4.6) */
+        hir_comm *pair[2] = {recv, send};
+        hir_block_append(p, e, pu_share(p, 2, pair));
+        hir_block_append(p, e, pu_comm_stmt(p, send));
+        hir_block_append(p, e, pu_comm_stmt(p, recv));
+        hir_block_append(p, e, pu_wait(p, send));
+        hir_block_append(p, e, pu_wait(p, recv));
+    } else {
+        hir_block_append(p, e, hir_stmt_new(p, HIR_OP_START_COAL));
+        hir_block_append(p, e, pu_comm_stmt(p, recv));
+        hir_block_append(p, e, pu_comm_stmt(p, send));
+        hir_comm *end = hir_comm_new(p, HIR_OP_END_COAL);
+        hir_block_append(p, e, pu_comm_stmt(p, end));
+        hir_block_append(p, e, pu_wait(p, end));
+    }
+    cond->u.cond.has_else = true;
+    hir_block_append(p, b, cond);
+    return 0;
+}
+
+/* Does s read a tensor whose stream-mapped axis is a device axis? (3.5 step 3(a)) */
+static int needs_p2p(sp *c, hir_stmt *s, hir_iterdomain *sid, bool *yes)
+{
+    *yes = false;
+    for (int i = 0; i < s->nin; i++) {
+        hir_tensor *t = hir_value_tensor(s->in[i]);
+        int pos;
+        if (!t)
+            continue;
+        if (mapped_axis(c, s, t, sid, &pos))
+            return -1;
+        if (pos >= 0 && hir_ptype_is_device(t->logical[pos]->ptype))
+            *yes = true;
+    }
+    return 0;
+}
+
+/* 3.5 step 3(b): the statement on slices; its output slice is written in place. */
+static int lower_plain(sp *c, loopctx *L, hir_stmt *s, hir_iterdomain *sid)
+{
+    hir_program *p = c->p;
+    hir_block *b = &L->main->body;
+    hir_stmt *n = pu_stmt_clone(p, s);
+    for (int i = 0; i < s->nin; i++) {
+        hir_tensor *t = hir_value_tensor(s->in[i]);
+        int pos;
+        if (!t)
+            continue;
+        if (mapped_axis(c, s, t, sid, &pos))
+            return -1;
+        if (pos >= 0)
+            n->in[i] = &slice_into(c, b, t, pos, L->tensor_index)->head;
+    }
+    int pos;
+    if (mapped_axis(c, s, s->out, sid, &pos))
+        return -1;
+    if (pos >= 0)
+        n->out = slice_into(c, b, s->out, pos, L->tensor_index);
+    hir_block_append(p, b, n);
+    return 0;
+}
+
+/* Steps 2-4 for one group: returns the statements that replace it. */
+static int lower_group(sp *c, hir_stmt *group, hir_ptrvec *out)
+{
+    hir_program *p = c->p;
+    hir_iterdomain *sid = group->u.kfor.id;
+    hir_block *orig = &group->body;
+    c->ncache = 0;
+
+    loopctx L = {0};
+    L.idx = hir_scalar_named(p, "streamIdx");
+    L.rank = hir_scalar_named(p, "rank");
+    L.stop = sid->extent;
+    hir_scalar *nstreams = hir_scalar_named(p, "numberOfStreams");
+    hir_scalar *worker = pu_index(p, HIR_BIN_MOD, L.idx, nstreams);
+
+    bool any_p2p = false;
+    for (int i = 0; i < hir_block_size(orig); i++) {
+        bool yes;
+        if (needs_p2p(c, hir_block_at(orig, i), sid, &yes))
+            return -1;
+        any_p2p |= yes;
+    }
+    /* The CUDA ring needs every rank on a different chunk per step (3.6.2); collectives
+     * need uniform indexing, so only loops with a P2P exchange are offset by rank. */
+    L.tensor_index = any_p2p && c->backend == HIR_BK_CUDA
+                         ? pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_ADD, L.rank, L.idx), L.stop)
+                         : L.idx;
+
+    /* step 2: allocations of every output with a stream-mapped axis, in body order */
+    for (int i = 0; i < hir_block_size(orig); i++) {
+        hir_stmt *s = hir_block_at(orig, i);
+        int pos;
+        if (mapped_axis(c, s, s->out, sid, &pos))
+            return -1;
+        if (pos >= 0) {
+            hir_stmt *a = pu_allocate(p, s->out);
+            a->loc = s->loc;
+            hir_ptrvec_push(p->arena, out, a);
+        }
+    }
+
+    /* step 4 around step 3 */
+    int64_t main_stream = pu_next_stream(p);
+    p->next_stream = main_stream + 1;
+    hir_ptrvec_push(p->arena, out, pu_stream_stmt(p, HIR_OP_GET_STREAM, main_stream, NULL));
+    hir_stmt *sync = pu_kfor(p, L.idx, sid);
+    sync->loc = group->loc;
+    hir_block_append(p, &sync->body, pu_stream_stmt(p, HIR_OP_SET_STREAM, -1, worker));
+    hir_block_append(p, &sync->body, pu_stream_stmt(p, HIR_OP_SYNC_STREAM, main_stream, NULL));
+    hir_ptrvec_push(p->arena, out, sync);
+
+    L.main = pu_kfor(p, L.idx, sid);
+    L.main->loc = group->loc;
+    hir_block_append(p, &L.main->body, pu_stream_stmt(p, HIR_OP_SET_STREAM, -1, worker));
+    for (int i = 0; i < hir_block_size(orig); i++) {
+        hir_stmt *s = hir_block_at(orig, i);
+        bool yes;
+        if (needs_p2p(c, s, sid, &yes))
+            return -1;
+        if (yes ? lower_p2p(c, &L, s, sid) : lower_plain(c, &L, s, sid))
+            return -1;
+    }
+    hir_block_append(p, &L.main->body, pu_stream_stmt(p, HIR_OP_SET_STREAM, main_stream, NULL));
+    hir_block_append(p, &L.main->body, pu_stream_stmt(p, HIR_OP_SYNC_STREAM, -1, worker));
+    hir_ptrvec_push(p->arena, out, L.main);
+    return 0;
+}
+
+static bool is_group(hir_ptrvec *groups, hir_stmt *s)
+{
+    for (int i = 0; i < groups->n; i++)
+        if (groups->items[i] == s)
+            return true;
+    return false;
+}
+
+/* PostOnStream / LaunchKernel anywhere at top level may not produce stream-parallel data */
+static int check_kernel(sp *c, hir_stmt *s)
+{
+    hir_tensor *outs[64];
+    int n = pu_stmt_outputs(s, outs, 64);
+    if (s->op != HIR_OP_POST_ON_STREAM && s->op != HIR_OP_LAUNCH_KERNEL)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (hir_tensor_stream_axis(outs[i]) >= 0) {
+            hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, s),
+                          "%s cannot be stream-parallelized (output T%lld has a stream axis); "
+                          "only standalone host operations can",
+                          hir_ops[s->op].keyword, (long long)outs[i]->number);
+            return -1;
+        }
+    return 0;
+}
+
+int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag *d)
+{
+    sp c = {p, d, HIR_BK_NCCL, {{0}}, NULL, 0, 0};
+    if (pu_backend_choose(p, hir_pass_arg(args, "backend", NULL), "stream-parallel", d, &c.backend))
+        return -1;
+
+    /* OCT rule: container inputs are never stream-parallel */
+    for (int i = 0; i < p->inputs.n; i++) {
+        hir_tensor *t = hir_value_tensor(p->inputs.items[i]);
+        if (t && hir_tensor_stream_axis(t) >= 0) {
+            hir_diag_emit(d, HIR_ERROR, pu_tensor_loc(p, t),
+                          "container input T%lld is stream-parallel; inputs must be fully materialized",
+                          (long long)t->number);
+            return -1;
+        }
+    }
+
+    pu_axis_map_build(&c.map, p);
+    int rc = 0;
+    /* step 1: group consecutive stream-parallel statements with mapped stream axes */
+    hir_ptrvec grouped = {0}, groups = {0};
+    for (int i = 0; i < hir_block_size(&p->body) && !rc; i++) {
+        hir_stmt *s = hir_block_at(&p->body, i);
+        hir_iterdomain *sid = NULL;
+        if ((rc = check_kernel(&c, s)))
+            break;
+        if (s->out && (hir_ops[s->op].flags & HIR_OPF_COMPUTE) && (rc = stream_axis(&c, s, s->out, &sid)))
+            break;
+        if (!sid) {
+            hir_ptrvec_push(p->arena, &grouped, s);
+            continue;
+        }
+        hir_stmt *last = grouped.n ? grouped.items[grouped.n - 1] : NULL;
+        if (last && is_group(&groups, last) && pu_axis_mapped(&c.map, last->u.kfor.id, sid)) {
+            hir_block_append(p, &last->body, s);
+            continue;
+        }
+        hir_stmt *f = pu_kfor(p, hir_scalar_named(p, "streamIdx"), sid);
+        f->loc = s->loc;
+        hir_block_append(p, &f->body, s);
+        hir_ptrvec_push(p->arena, &grouped, f);
+        hir_ptrvec_push(p->arena, &groups, f);
+    }
+    /* steps 2-4 */
+    hir_ptrvec result = {0};
+    for (int i = 0; i < grouped.n && !rc; i++) {
+        hir_stmt *s = grouped.items[i];
+        if (is_group(&groups, s))
+            rc = lower_group(&c, s, &result);
+        else
+            hir_ptrvec_push(p->arena, &result, s);
+    }
+    if (!rc && groups.n)
+        p->body.stmts = result;
+    pu_axis_map_fini(&c.map);
+    return rc;
+}
+
+const hir_pass_option hir_opts_stream_parallel[] = {
+    {"backend", "nccl|cuda: form of the P2P exchange (default: the choice of an earlier --backend, else nccl)"},
+    {NULL, NULL},
+};
