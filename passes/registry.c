@@ -6,11 +6,15 @@
     int hir_run_##id(hir_program *p, const hir_pass_args *args, hir_diag *d); \
     extern const hir_pass_option hir_opts_##id[];
 PASS(stream_parallel)
+PASS(backend)
 #undef PASS
 
 const hir_pass_info hir_pass_table[] = {
     {"stream-parallel",
      "pipeline stream-parallel statements over CUDA streams: FOR loops, slices, P2P allgather",
      "backend", hir_opts_stream_parallel, hir_run_stream_parallel},
+    {"backend",
+     "choose the communication backend: rewrite lowered P2P exchanges NCCL <-> CUDA, set collectives, record the choice",
+     "kind", hir_opts_backend, hir_run_backend},
     {NULL, NULL, NULL, NULL, NULL},
 };

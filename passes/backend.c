@@ -1,0 +1,287 @@
+/* backend.c — --backend=KIND: chooses the communication backend (nccl or cuda).
+ *
+ * Needs: nothing; any program.
+ * Changes: (1) every per-iteration P2P allgather exchange that --stream-parallel emitted (an
+ *   `IF Manual pred` directly in a kernel-IR FOR body whose then-branch is the local copy
+ *   `Set(recvbuf <- local shard)` and whose else-branch is the NCCL form
+ *   `StartCoalescing; recv; send; EndCoalescing e; Wait e` or the CUDA form
+ *   `[ShareMemHandles(recv, send);] send; recv; Wait send; Wait recv`) is rewritten into the
+ *   other form: chunk index, peers, predicate and the else-branch change together, and the
+ *   loop's slices follow the new chunk index; (2) collective Communications take the backend
+ *   where it supports them (NCCL: all; CUDA: Allgather and Broadcast only — the others stay
+ *   as they are); (3) the choice is recorded in the program so that a later --stream-parallel
+ *   or --convert-to-communication lowers straight to it.
+ * Fails (located) on a P2PCommunication of another backend outside a recognised exchange.
+ * Index definitions made dead by the rewrite are dropped; other trailer entries are kept.
+ */
+#include "passes/ir_util.h"
+#include "passes/passes.h"
+
+#include <string.h>
+
+typedef struct exchange {
+    hir_stmt *loop, *cond;
+    hir_comm *recv, *send;
+    bool cuda;                   /* current form */
+} exchange;
+
+typedef struct bk {
+    hir_program *p;
+    hir_diag *d;
+    hir_backend_kind kind;
+    exchange *ex;
+    int nex, capex;
+} bk;
+
+static hir_stmt *at(hir_block *b, int i) { return i < hir_block_size(b) ? hir_block_at(b, i) : NULL; }
+
+static bool is_p2p(hir_stmt *s, bool send)
+{
+    return s && s->op == HIR_OP_P2P && s->u.comm && s->u.comm->is_send == send;
+}
+
+static bool is_wait(hir_stmt *s, hir_comm *c) { return s && s->op == HIR_OP_WAIT && s->u.wait.number == c->number; }
+
+/* Recognises the exchange shapes of the header comment. */
+static bool match(hir_stmt *cond, exchange *x)
+{
+    hir_block *t = &cond->body, *e = &cond->else_body;
+    int nt = hir_block_size(t);
+    if (cond->op != HIR_OP_IF || nt < 1 || nt > 2)
+        return false;
+    hir_stmt *copy = hir_block_at(t, nt - 1);
+    if (copy->op != HIR_OP_SET || (nt == 2 && hir_block_at(t, 0)->op != HIR_OP_ALIAS_SELECT))
+        return false;
+    int ne = hir_block_size(e);
+    if (ne == 5 && at(e, 0)->op == HIR_OP_START_COAL && is_p2p(at(e, 1), false) &&
+        is_p2p(at(e, 2), true) && at(e, 3)->op == HIR_OP_END_COAL &&
+        is_wait(at(e, 4), at(e, 3)->u.comm)) {
+        x->recv = at(e, 1)->u.comm;
+        x->send = at(e, 2)->u.comm;
+        x->cuda = false;
+    } else {
+        int k = ne == 5 && at(e, 0)->op == HIR_OP_SHARE_HANDLES ? 1 : 0;
+        if (ne != 4 + k || !is_p2p(at(e, k), true) || !is_p2p(at(e, k + 1), false))
+            return false;
+        x->send = at(e, k)->u.comm;
+        x->recv = at(e, k + 1)->u.comm;
+        if (!is_wait(at(e, k + 2), x->send) || !is_wait(at(e, k + 3), x->recv))
+            return false;
+        x->cuda = true;
+    }
+    x->cond = cond;
+    return x->recv->buffer == copy->out;
+}
+
+static bool find_exchanges(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    bk *c = ctx;
+    if (s->op != HIR_OP_FOR)
+        return true;
+    for (int i = 0; i < hir_block_size(&s->body); i++) {
+        exchange x = {0};
+        x.loop = s;
+        if (!match(hir_block_at(&s->body, i), &x))
+            continue;
+        if (c->nex == c->capex) {
+            int cap = c->capex ? 2 * c->capex : 8;
+            c->ex = hir_arena_grow(c->p->arena, c->ex, sizeof(exchange) * c->capex, sizeof(exchange) * cap);
+            c->capex = cap;
+        }
+        c->ex[c->nex++] = x;
+    }
+    return true;
+}
+
+static bool recognised(bk *c, const hir_comm *m)
+{
+    for (int i = 0; i < c->nex; i++)
+        if (c->ex[i].recv == m || c->ex[i].send == m)
+            return true;
+    return false;
+}
+
+typedef struct check { bk *c; int rc; } check;
+
+static bool check_p2p(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    check *k = ctx;
+    if (s->op == HIR_OP_P2P && s->u.comm->backend != k->c->kind && !recognised(k->c, s->u.comm)) {
+        hir_diag_emit(k->c->d, HIR_ERROR, pu_loc(k->c->p, s),
+                      "cannot switch P2PCommunication %lld to %s: it is not part of a recognised "
+                      "stream-parallel exchange",
+                      (long long)s->u.comm->number, hir_backend_kind_name(k->c->kind));
+        k->rc = -1;
+        return false;
+    }
+    return true;
+}
+
+static void mark_chain(hir_map *m, hir_scalar *s)
+{
+    if (!s)
+        return;
+    if (s->kind == HIR_SC_SYMBOL)
+        hir_map_put(m, (uint64_t)s->number, s);
+    if (s->def)
+        for (int i = 0; i < s->def->nargs; i++)
+            mark_chain(m, s->def->args[i]);
+}
+
+/* every HirAliasSelect directly in the loop body indexed by `from` now uses `to` */
+static void reindex(hir_stmt *loop, hir_scalar *from, hir_scalar *to)
+{
+    for (int i = 0; i < hir_block_size(&loop->body); i++) {
+        hir_stmt *s = hir_block_at(&loop->body, i);
+        if (s->op == HIR_OP_ALIAS_SELECT && s->u.sel.index == from)
+            s->u.sel.index = to;
+    }
+}
+
+static void to_cuda(bk *c, exchange *x, hir_scalar *tensor_index, hir_scalar *send_peer)
+{
+    hir_program *p = c->p;
+    hir_scalar *rank = hir_scalar_named(p, "rank");
+    x->cond->u.cond.pred = pu_anon(p, HIR_BIN_EQ, send_peer, rank);
+    x->recv->peer = tensor_index;
+    x->send->peer = send_peer;
+    x->recv->backend = x->send->backend = HIR_BK_CUDA;
+    hir_block *e = &x->cond->else_body;
+    e->stmts.n = 0;
+    hir_comm *pair[2] = {x->recv, x->send};
+    hir_block_append(p, e, pu_share(p, 2, pair));
+    hir_block_append(p, e, pu_comm_stmt(p, x->send));
+    hir_block_append(p, e, pu_comm_stmt(p, x->recv));
+    hir_block_append(p, e, pu_wait(p, x->send));
+    hir_block_append(p, e, pu_wait(p, x->recv));
+}
+
+static void to_nccl(bk *c, exchange *x)
+{
+    hir_program *p = c->p;
+    hir_scalar *idx = x->loop->u.kfor.index, *rank = hir_scalar_named(p, "rank");
+    x->cond->u.cond.pred = pu_anon(p, HIR_BIN_EQ, idx, rank);
+    x->recv->peer = x->send->peer = idx;
+    x->recv->backend = x->send->backend = HIR_BK_NCCL;
+    hir_block *e = &x->cond->else_body;
+    e->stmts.n = 0;
+    hir_block_append(p, e, hir_stmt_new(p, HIR_OP_START_COAL));
+    hir_block_append(p, e, pu_comm_stmt(p, x->recv));
+    hir_block_append(p, e, pu_comm_stmt(p, x->send));
+    hir_comm *end = hir_comm_new(p, HIR_OP_END_COAL);
+    hir_block_append(p, e, pu_comm_stmt(p, end));
+    hir_block_append(p, e, pu_wait(p, end));
+}
+
+static bool only_views(hir_block *b)
+{
+    for (int i = 0; i < hir_block_size(b); i++)
+        if (hir_block_at(b, i)->op != HIR_OP_ALIAS_SELECT)
+            return false;
+    return true;
+}
+
+/* NCCL needs no handle exchange: drop ShareMemHandles of the rewritten pairs (also those
+ * hoisted by --hoist-handle-exchange) and the regions that did nothing else. Returns
+ * whether b lost one. */
+static bool strip_block(bk *c, hir_block *b)
+{
+    bool removed = false;
+    int k = 0;
+    for (int i = 0; i < hir_block_size(b); i++) {
+        hir_stmt *s = hir_block_at(b, i);
+        if (s->op == HIR_OP_SHARE_HANDLES) {
+            bool ours = false;
+            for (int j = 0; j < s->u.share.n; j++)
+                ours |= recognised(c, s->u.share.comms[j]);
+            if (ours) {
+                removed = true;
+                continue;
+            }
+        }
+        if (hir_ops[s->op].flags & HIR_OPF_REGION) {
+            bool r = strip_block(c, &s->body);
+            r |= strip_block(c, &s->else_body);
+            if (r) {
+                removed = true;
+                if (only_views(&s->body) && only_views(&s->else_body))
+                    continue;
+            }
+        }
+        b->stmts.items[k++] = s;
+    }
+    b->stmts.n = k;
+    return removed;
+}
+
+int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
+{
+    bk c = {p, d, HIR_BK_NCCL, NULL, 0, 0};
+    const char *kind = hir_pass_arg(args, "kind", NULL);
+    if (!kind) {
+        hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: missing kind (use --backend=nccl or --backend=cuda)");
+        return -1;
+    }
+    if (pu_backend_choose(p, kind, "backend", d, &c.kind))
+        return -1;
+    hir_block_walk(&p->body, 0, find_exchanges, &c);
+    check k = {&c, 0};
+    hir_block_walk(&p->body, 0, check_p2p, &k);
+    if (k.rc)
+        return -1;
+    p->pass_backend = 1 + (int)c.kind;
+
+    hir_map old;
+    hir_map_init(&old);
+    hir_stmt *done_loop = NULL;
+    hir_scalar *tensor_index = NULL, *send_peer = NULL;
+    bool any = false;
+    for (int i = 0; i < c.nex; i++) {
+        exchange *x = &c.ex[i];
+        if (x->cuda == (c.kind == HIR_BK_CUDA))
+            continue;
+        any = true;
+        mark_chain(&old, x->recv->peer);
+        mark_chain(&old, x->send->peer);
+        hir_scalar *from = x->recv->peer;
+        if (c.kind == HIR_BK_CUDA) {
+            /* one chunk index per loop, made in the order --stream-parallel makes it */
+            if (x->loop != done_loop) {
+                hir_scalar *idx = x->loop->u.kfor.index, *rank = hir_scalar_named(p, "rank");
+                hir_scalar *stop = x->loop->u.kfor.id->extent;
+                tensor_index = pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_ADD, rank, idx), stop);
+                send_peer = pu_index(p, HIR_BIN_MOD,
+                                     pu_index(p, HIR_BIN_ADD, stop, pu_index(p, HIR_BIN_SUB, rank, idx)),
+                                     stop);
+                reindex(x->loop, from, tensor_index);
+                done_loop = x->loop;
+            }
+            to_cuda(&c, x, tensor_index, send_peer);
+        } else {
+            reindex(x->loop, from, x->loop->u.kfor.index);
+            to_nccl(&c, x);
+        }
+    }
+    if (any && c.kind == HIR_BK_NCCL)
+        strip_block(&c, &p->body);
+    if (any)
+        pu_prune_index_defs(p, &old);
+    hir_map_fini(&old);
+
+    /* collectives */
+    for (size_t i = 0; i < p->comms.cap; i++) {
+        hir_comm *m = p->comms.vals[i];
+        if (p->comms.keys[i] == UINT64_MAX || !m || m->op != HIR_OP_COMMUNICATION)
+            continue;
+        if (c.kind == HIR_BK_NCCL || m->type == HIR_COMM_ALLGATHER || m->type == HIR_COMM_BROADCAST)
+            m->backend = c.kind;
+    }
+    return 0;
+}
+
+const hir_pass_option hir_opts_backend[] = {
+    {"kind", "nccl|cuda: the backend to use"},
+    {NULL, NULL},
+};
