@@ -5,11 +5,15 @@
 #define PASS(id) \
     int hir_run_##id(hir_program *p, const hir_pass_args *args, hir_diag *d); \
     extern const hir_pass_option hir_opts_##id[];
+PASS(convert_to_communication)
 PASS(stream_parallel)
 PASS(backend)
 #undef PASS
 
 const hir_pass_info hir_pass_table[] = {
+    {"convert-to-communication",
+     "turn resharding Sets (device axis gathered) into Allgather Communications with ALLOCATE and Wait",
+     "backend", hir_opts_convert_to_communication, hir_run_convert_to_communication},
     {"stream-parallel",
      "pipeline stream-parallel statements over CUDA streams: FOR loops, slices, P2P allgather",
      "backend", hir_opts_stream_parallel, hir_run_stream_parallel},

@@ -1,0 +1,132 @@
+/* convert_to_communication.c — --convert-to-communication: resharding Sets become
+ * collectives (nvFuser's ConvertOpToCommunication, hostir-format.md 3.5 end).
+ *
+ * Needs: Sets at top level or directly in a FOR body (IF bodies are left alone, as in
+ *   nvFuser); a resharding Set's input carries a device mesh.
+ * Changes: a Set whose input is sharded on a deviceIdx axis that its output is not sharded on
+ *   (the output axis is serial or stream-parallel) becomes
+ *     ALLOCATE(out); Communication N (type=Allgather, team=(mesh), input=in, output=out,
+ *     backend=B); Wait Communication N
+ *   with B the backend an earlier --backend chose (NCCL otherwise; both support Allgather).
+ * Fails (located) on resharding it cannot express as an Allgather of the outermost axis:
+ *   sharding added (scatter), moved between device axes, a non-outermost gathered axis, a
+ *   missing or different mesh.
+ * Order: after --stream-parallel the DID->stream Set is already a P2P exchange and is not
+ *   touched here; run this pass first to gather up front and pipeline only the compute.
+ */
+#include "passes/ir_util.h"
+#include "passes/passes.h"
+
+typedef struct cc {
+    hir_program *p;
+    hir_diag *d;
+    hir_backend_kind backend;
+    int converted;
+} cc;
+
+static int fail(cc *c, hir_stmt *s, const char *msg)
+{
+    hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, s), "cannot convert resharding Set to a communication: %s", msg);
+    return -1;
+}
+
+/* 1: resharding (*axis = gathered logical axis of the input), 0: not, -1: error */
+static int resharding(cc *c, hir_stmt *s, int *axis)
+{
+    hir_tensor *in = hir_value_tensor(s->in[0]), *out = s->out;
+    if (!in || !out)
+        return 0;
+    hir_iterdomain *a[64], *b[64];
+    int na = 0, nb = 0;
+    int pa[64];
+    for (int i = 0; i < in->nloop && na < 64; i++)
+        if (in->logical[i]->itype != HIR_IT_REDUCTION) {
+            pa[na] = i;
+            a[na++] = in->logical[i];
+        }
+    for (int i = 0; i < out->nloop && nb < 64; i++)
+        if (out->logical[i]->itype != HIR_IT_REDUCTION)
+            b[nb++] = out->logical[i];
+    int gathered = -1, found = 0;
+    bool added = false;
+    for (int k = 1; k <= na && k <= nb; k++) {
+        hir_ptype pin = a[na - k]->ptype, pout = b[nb - k]->ptype;
+        bool din = hir_ptype_is_device(pin), dout = hir_ptype_is_device(pout);
+        if (din && pout != pin) {
+            gathered = pa[na - k];
+            found++;
+            if (dout)
+                added = true;
+        } else if (dout && !din)
+            added = true;
+    }
+    if (!found && !added)
+        return 0;
+    if (added)
+        return fail(c, s, "the output is sharded on a device axis the input is not sharded on "
+                          "(only Allgather is supported)");
+    if (found > 1)
+        return fail(c, s, "more than one device axis is gathered");
+    if (gathered != 0)
+        return fail(c, s, "the gathered device axis must be the outermost logical axis of the input");
+    if (!in->mesh)
+        return fail(c, s, "the input has no device mesh");
+    if (out->mesh && out->mesh != in->mesh)
+        return fail(c, s, "input and output meshes differ");
+    *axis = gathered;
+    return 1;
+}
+
+static int convert_block(cc *c, hir_block *b)
+{
+    hir_program *p = c->p;
+    for (int i = 0; i < hir_block_size(b); i++) {
+        hir_stmt *s = hir_block_at(b, i);
+        if (s->op == HIR_OP_FOR || s->op == HIR_OP_HOST_FOR) {
+            if (convert_block(c, &s->body))
+                return -1;
+            continue;
+        }
+        if (s->op != HIR_OP_SET && s->op != HIR_OP_SEGMENTER_SET)
+            continue;
+        int axis, r = resharding(c, s, &axis);
+        if (r < 0)
+            return -1;
+        if (!r)
+            continue;
+        hir_tensor *in = hir_value_tensor(s->in[0]);
+        hir_comm *m = hir_comm_new(p, HIR_OP_COMMUNICATION);
+        m->type = HIR_COMM_ALLGATHER;
+        m->nteam = (int)in->mesh->ndevices;
+        m->team = in->mesh->devices;
+        m->team_truncated = false;
+        m->input = in;
+        m->output = s->out;
+        m->backend = c->backend;
+        m->red_op = HIR_RED_SUM;
+        m->loc = s->loc;
+        hir_stmt *alloc = pu_allocate(p, s->out);
+        alloc->loc = s->loc;
+        hir_stmt *cs = pu_comm_stmt(p, m);
+        cs->loc = s->loc;
+        b->stmts.items[i] = alloc;
+        hir_block_insert(p, b, i + 1, cs);
+        hir_block_insert(p, b, i + 2, pu_wait(p, m));
+        i += 2;
+        c->converted++;
+    }
+    return 0;
+}
+
+int hir_run_convert_to_communication(hir_program *p, const hir_pass_args *args, hir_diag *d)
+{
+    cc c = {p, d, HIR_BK_NCCL, 0};
+    if (pu_backend_choose(p, hir_pass_arg(args, "backend", NULL), "convert-to-communication", d, &c.backend))
+        return -1;
+    return convert_block(&c, &p->body);
+}
+
+const hir_pass_option hir_opts_convert_to_communication[] = {
+    {"backend", "nccl|cuda: backend of the new collectives (default: the choice of an earlier --backend, else nccl)"},
+    {NULL, NULL},
+};
