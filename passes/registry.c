@@ -8,6 +8,7 @@
 PASS(convert_to_communication)
 PASS(stream_parallel)
 PASS(backend)
+PASS(canonicalize)
 #undef PASS
 
 const hir_pass_info hir_pass_table[] = {
@@ -20,5 +21,8 @@ const hir_pass_info hir_pass_table[] = {
     {"backend",
      "choose the communication backend: rewrite lowered P2P exchanges NCCL <-> CUDA, set collectives, record the choice",
      "kind", hir_opts_backend, hir_run_backend},
+    {"canonicalize",
+     "fold constant index arithmetic, merge equal index definitions, drop dead ones, sort the trailer",
+     NULL, hir_opts_canonicalize, hir_run_canonicalize},
     {NULL, NULL, NULL, NULL, NULL},
 };
