@@ -158,6 +158,25 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Verifies after a pass, forwarding only errors: warnings about the input (undefined
+ * extents and the like) were already reported once after parsing. */
+static int verify_after(hir_program *p, const hir_verify_opts *vo, hir_diag *d)
+{
+    hir_diag scratch;
+    hir_diag_init(&scratch, NULL);
+    scratch.keep = true;
+    int n = hir_program_verify(p, vo, &scratch);
+    for (const hir_diag_entry *e = scratch.first; e; e = e->next) {
+        if (e->sev != HIR_ERROR)
+            continue;
+        hir_diag_entry *f = hir_diag_emit(d, HIR_ERROR, e->loc, "%s", e->msg);
+        for (const hir_diag_entry *note = e->notes; note; note = note->next)
+            hir_diag_note(d, f, note->loc, "%s", note->msg);
+    }
+    hir_diag_fini(&scratch);
+    return n;
+}
+
 int hir_pipeline_run(hir_program *p, const hir_pipeline *pl, const hir_pipeline_opts *o,
                      hir_diag *d)
 {
@@ -180,7 +199,7 @@ int hir_pipeline_run(hir_program *p, const hir_pipeline *pl, const hir_pipeline_
         if (o->verify_each) {
             hir_verify_opts vo = {false};
             double v0 = now();
-            if (hir_program_verify(p, &vo, d)) {
+            if (verify_after(p, &vo, d)) {
                 hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "the program does not verify after pass '%s'", pass->name);
                 return -1;
             }

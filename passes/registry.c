@@ -9,6 +9,7 @@ PASS(convert_to_communication)
 PASS(stream_parallel)
 PASS(backend)
 PASS(canonicalize)
+PASS(hoist_handle_exchange)
 #undef PASS
 
 const hir_pass_info hir_pass_table[] = {
@@ -24,5 +25,8 @@ const hir_pass_info hir_pass_table[] = {
     {"canonicalize",
      "fold constant index arithmetic, merge equal index definitions, drop dead ones, sort the trailer",
      NULL, hir_opts_canonicalize, hir_run_canonicalize},
+    {"hoist-handle-exchange",
+     "exchange all CUDA-IPC handles of a pipeline in a loop before it, not inside its main loop",
+     NULL, hir_opts_hoist_handle_exchange, hir_run_hoist_handle_exchange},
     {NULL, NULL, NULL, NULL, NULL},
 };

@@ -1,0 +1,144 @@
+/* gen.c — generated input programs (see gen.h). Values are numbered the way nvFuser numbers
+ * them for these fusions: inputs first, then the output, then the resharding Set's output,
+ * IterDomains in logical order, so generated text reads like a captured dump. */
+#include "passes/gen.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "passes/ir_util.h"
+
+static const char *const kind_names[] = {"ag-linear", "ag-matmul", "linear", "matmul"};
+
+int hir_gen_kind_parse(const char *name, hir_gen_kind *out)
+{
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(name, kind_names[i])) {
+            *out = (hir_gen_kind)i;
+            return 0;
+        }
+    return -1;
+}
+
+int hir_gen_check(const hir_gen_params *g, char *err, size_t errlen)
+{
+    const char *names[] = {"--m", "--k", "--n", "--d"};
+    int64_t v[] = {g->m, g->k, g->n, g->d};
+    for (int i = 0; i < 4; i++)
+        if (v[i] <= 0) {
+            snprintf(err, errlen, "%s must be a positive integer (got %lld)", names[i], (long long)v[i]);
+            return -1;
+        }
+    bool ag = g->kind == HIR_GEN_AG_LINEAR || g->kind == HIR_GEN_AG_MATMUL;
+    if (!ag && g->d != 1) {
+        snprintf(err, errlen, "%s is a single-device GEMM; --d must be 1 (got %lld)",
+                 kind_names[g->kind], (long long)g->d);
+        return -1;
+    }
+    if (ag && g->m % g->d) {
+        snprintf(err, errlen, "--m (%lld) must be divisible by --d (%lld): each device holds m/d rows",
+                 (long long)g->m, (long long)g->d);
+        return -1;
+    }
+    if (g->bias && (g->kind == HIR_GEN_AG_MATMUL || g->kind == HIR_GEN_MATMUL)) {
+        snprintf(err, errlen, "%s has no bias", kind_names[g->kind]);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct gen {
+    hir_program *p;
+    hir_mesh *mesh;
+    hir_dtype dt;
+    int64_t next_t, next_id;
+} gen;
+
+static hir_iterdomain *id(gen *g, hir_itype it, hir_ptype pt, int64_t extent)
+{
+    return hir_iterdomain_create(g->p, g->next_id++, it, pt, hir_scalar_int(g->p, extent));
+}
+
+static hir_tensor *tensor(gen *g, int n, hir_iterdomain **ids)
+{
+    return hir_tensor_create(g->p, g->next_t++, HIR_MEM_GLOBAL, g->dt, n, ids, g->mesh);
+}
+
+static hir_stmt *gemm(gen *g, bool linear, hir_tensor *out, hir_tensor *a, hir_tensor *b, hir_tensor *bias)
+{
+    hir_stmt *s = hir_stmt_new(g->p, linear ? HIR_OP_LINEAR : HIR_OP_MATMUL);
+    s->out = out;
+    hir_value *v[3] = {&a->head, &b->head, bias ? &bias->head : NULL};
+    hir_stmt_set_inputs(g->p, s, bias ? 3 : 2, v);
+    return s;
+}
+
+int hir_gen_program(const hir_gen_params *prm, hir_program **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (hir_gen_check(prm, err, errlen))
+        return -1;
+    gen g = {hir_program_new(), NULL, prm->dtype, 0, 0};
+    hir_program *p = g.p;
+    int64_t d = prm->d, m = prm->m, k = prm->k, n = prm->n;
+    int64_t dims[1] = {d};
+    int64_t devs[4096];
+    if (d > 4096) {
+        snprintf(err, errlen, "--d (%lld) is larger than 4096", (long long)d);
+        hir_program_free(p);
+        return -1;
+    }
+    for (int64_t i = 0; i < d; i++)
+        devs[i] = i;
+    g.mesh = hir_mesh_intern(p, 1, dims, devs);
+    bool ag = prm->kind == HIR_GEN_AG_LINEAR || prm->kind == HIR_GEN_AG_MATMUL;
+    bool linear = prm->kind == HIR_GEN_AG_LINEAR || prm->kind == HIR_GEN_LINEAR;
+    bool bias = linear && prm->bias;
+
+    /* A: [DIDx{d}, m/d, k] (sharded rows) or [m, k] */
+    hir_iterdomain *ia[3];
+    int na = 0;
+    if (ag)
+        ia[na++] = id(&g, HIR_IT_ITER, HIR_PT_DIDX, d);
+    ia[na++] = id(&g, HIR_IT_ITER, HIR_PT_SERIAL, ag ? m / d : m);
+    ia[na++] = id(&g, HIR_IT_ITER, HIR_PT_SERIAL, k);
+    hir_tensor *A = tensor(&g, na, ia);
+    /* W: [n, k] for linear, B: [k, n] for matmul */
+    hir_iterdomain *iw[2];
+    iw[0] = id(&g, HIR_IT_ITER, HIR_PT_SERIAL, linear ? n : k);
+    iw[1] = id(&g, HIR_IT_ITER, HIR_PT_SERIAL, linear ? k : n);
+    hir_tensor *W = tensor(&g, 2, iw);
+    hir_tensor *b = NULL;
+    if (bias) {
+        hir_iterdomain *ib = id(&g, HIR_IT_ITER, HIR_PT_SERIAL, n);
+        b = tensor(&g, 1, &ib);
+    }
+    /* out: [streamIdx{d}, m/d, n, rK] (stream-parallel rows) or [m, n, rK] */
+    hir_iterdomain *io[4];
+    int no = 0;
+    if (ag)
+        io[no++] = id(&g, HIR_IT_ITER, HIR_PT_STREAM, d);
+    io[no++] = id(&g, HIR_IT_ITER, HIR_PT_SERIAL, ag ? m / d : m);
+    io[no++] = id(&g, HIR_IT_ITER, HIR_PT_SERIAL, n);
+    io[no++] = id(&g, HIR_IT_REDUCTION, HIR_PT_SERIAL, k);
+    hir_tensor *O = tensor(&g, no, io);
+
+    hir_ptrvec_push(p->arena, &p->inputs, A);
+    hir_ptrvec_push(p->arena, &p->inputs, W);
+    if (b)
+        hir_ptrvec_push(p->arena, &p->inputs, b);
+    hir_ptrvec_push(p->arena, &p->outputs, O);
+
+    hir_tensor *lhs = A;
+    if (ag) {
+        /* the resharding Set: the device axis of A becomes the stream axis of the gathered A */
+        hir_iterdomain *ig[3] = {id(&g, HIR_IT_ITER, HIR_PT_STREAM, d),
+                                 id(&g, HIR_IT_ITER, HIR_PT_SERIAL, m / d),
+                                 id(&g, HIR_IT_ITER, HIR_PT_SERIAL, k)};
+        lhs = tensor(&g, 3, ig);
+        hir_block_append(p, &p->body, pu_set(p, lhs, A));
+    }
+    hir_block_append(p, &p->body, gemm(&g, linear, O, lhs, W, b));
+    *out = p;
+    return 0;
+}

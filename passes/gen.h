@@ -1,0 +1,30 @@
+/* gen.h — builds the input programs nvFuser's MultiDeviceExecutor would hand to the stream
+ * pass (the form of ag-linear-input.hir) for given GEMM sizes, and single-GEMM programs for
+ * benchmarks. Used by tools/hir-gen. */
+#ifndef HIR_PASSES_GEN_H
+#define HIR_PASSES_GEN_H
+
+#include "dialect/hir.h"
+
+typedef enum hir_gen_kind {
+    HIR_GEN_AG_LINEAR,           /* allgather of A [d, m/d, k] then linear with W [n, k] (+ b [n]) */
+    HIR_GEN_AG_MATMUL,           /* allgather of A then matmul with B [k, n] */
+    HIR_GEN_LINEAR,              /* one linear, no communication, one-device mesh */
+    HIR_GEN_MATMUL,              /* one matmul, no communication, one-device mesh */
+} hir_gen_kind;
+
+typedef struct hir_gen_params {
+    hir_gen_kind kind;
+    int64_t m, k, n, d;          /* d: devices (ag-*) — 1 for the single-GEMM kinds */
+    hir_dtype dtype;
+    bool bias;                   /* linear kinds only */
+} hir_gen_params;
+
+/* Name ("ag-linear", ...) -> kind; -1 when unknown. */
+int hir_gen_kind_parse(const char *name, hir_gen_kind *out);
+/* Checks the parameters; on error writes a message and returns -1. */
+int hir_gen_check(const hir_gen_params *g, char *err, size_t errlen);
+/* Builds the program (checked first). */
+int hir_gen_program(const hir_gen_params *g, hir_program **out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,131 @@
+/* hir-gen — prints generated %HostIrContainer programs: the allgather+GEMM inputs of the
+ * stream pass for given sizes, and single GEMMs for benchmarks. A thin driver over
+ * passes/gen.c. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dialect/hir.h"
+#include "passes/gen.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: hir-gen KIND --m M --k K --n N [--d D] [--dtype bf16|fp16|fp32] [--no-bias] [-o FILE]\n"
+          "\n"
+          "Prints a %HostIrContainer program in the form the stream pass takes as input.\n"
+          "\n"
+          "kinds:\n"
+          "  ag-linear   A [d, m/d, k] sharded on deviceIdx.x, gathered by a Set into a\n"
+          "              stream-parallel [d, m/d, k], then linear with W [n, k] and bias [n]\n"
+          "  ag-matmul   the same with matmul and B [k, n] (no bias)\n"
+          "  linear      one linear [m, k] x [n, k]^T (+ [n]) on a one-device mesh (d = 1)\n"
+          "  matmul      one matmul [m, k] x [k, n] on a one-device mesh (d = 1)\n"
+          "\n"
+          "options:\n"
+          "  --m, --k, --n   GEMM sizes (positive; m divisible by d)\n"
+          "  --d             number of devices (default 1)\n"
+          "  --dtype         element type: bf16 (default), fp16 or fp32\n"
+          "  --no-bias       linear kinds without the bias input\n"
+          "  -o FILE         write to FILE instead of stdout\n",
+          f);
+}
+
+static int parse_int(const char *opt, const char *s, int64_t *v)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || end == s || *end) {
+        fprintf(stderr, "hir-gen: error: %s needs an integer, not '%s'\n", opt, s);
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 1;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    hir_gen_params g = {0};
+    g.d = 1;
+    g.dtype = HIR_DT_BFLOAT;
+    g.bias = true;
+    if (hir_gen_kind_parse(argv[1], &g.kind)) {
+        fprintf(stderr, "hir-gen: error: unknown kind '%s' (expected ag-linear, ag-matmul, linear or matmul)\n", argv[1]);
+        return 1;
+    }
+    bool have[3] = {false, false, false};
+    const char *output = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        int64_t *dst = !strcmp(a, "--m") ? &g.m : !strcmp(a, "--k") ? &g.k : !strcmp(a, "--n") ? &g.n
+                     : !strcmp(a, "--d") ? &g.d : NULL;
+        if (dst || !strcmp(a, "--dtype") || !strcmp(a, "-o")) {
+            if (i + 1 == argc) {
+                fprintf(stderr, "hir-gen: error: %s needs a value\n", a);
+                return 1;
+            }
+            const char *v = argv[++i];
+            if (dst) {
+                if (parse_int(a, v, dst))
+                    return 1;
+                if (dst == &g.m) have[0] = true;
+                if (dst == &g.k) have[1] = true;
+                if (dst == &g.n) have[2] = true;
+            } else if (!strcmp(a, "-o")) {
+                output = v;
+            } else if (!strcmp(v, "bf16")) {
+                g.dtype = HIR_DT_BFLOAT;
+            } else if (!strcmp(v, "fp16")) {
+                g.dtype = HIR_DT_HALF;
+            } else if (!strcmp(v, "fp32")) {
+                g.dtype = HIR_DT_FLOAT;
+            } else {
+                fprintf(stderr, "hir-gen: error: unknown --dtype '%s' (expected bf16, fp16 or fp32)\n", v);
+                return 1;
+            }
+        } else if (!strcmp(a, "--no-bias")) {
+            g.bias = false;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "hir-gen: error: unknown option '%s' (see --help)\n", a);
+            return 1;
+        }
+    }
+    if (!have[0] || !have[1] || !have[2]) {
+        fprintf(stderr, "hir-gen: error: --m, --k and --n are required\n");
+        return 1;
+    }
+    if (g.kind == HIR_GEN_AG_MATMUL || g.kind == HIR_GEN_MATMUL)
+        g.bias = false;
+    char err[256];
+    hir_program *p;
+    if (hir_gen_program(&g, &p, err, sizeof err)) {
+        fprintf(stderr, "hir-gen: error: %s\n", err);
+        return 1;
+    }
+    FILE *f = output ? fopen(output, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "hir-gen: error: cannot write '%s'\n", output);
+        hir_program_free(p);
+        return 1;
+    }
+    hir_program_print(p, f);
+    int rc = 0;
+    if (f != stdout ? fclose(f) : fflush(f)) {
+        fprintf(stderr, "hir-gen: error: writing the output failed\n");
+        rc = 1;
+    }
+    hir_program_free(p);
+    return rc;
+}
