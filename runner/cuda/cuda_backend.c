@@ -146,7 +146,7 @@ int hir_cu_work_event(hir_cu_backend *cb, hir_stream *s, hir_work **w, hir_error
     if (st != cudaSuccess) {
         hir_cu_event_put(cb, wk->ev);
         free(wk);
-        HIR_CK(e, cuda, st);
+        HIR_CK_ST(e, cuda, "cudaEventRecord", st);
     }
     *w = wk;
     return 0;
@@ -221,7 +221,7 @@ static int cu_stream_get(hir_backend *be, int64_t key, hir_stream **out, hir_err
     int st = cudaStreamCreateWithFlags(&s->s, cudaStreamNonBlocking);
     if (st != cudaSuccess) {
         free(s);
-        HIR_CK(e, cuda, st);
+        HIR_CK_ST(e, cuda, "cudaStreamCreateWithFlags", st);
     }
     cb->streams[cb->nstreams++] = s;
     *out = s;
@@ -237,9 +237,10 @@ static int cu_stream_wait(hir_backend *be, hir_stream *waiter, hir_stream *on, h
     cudaEvent_t ev;
     if (hir_cu_event_get(cb, &ev, e) < 0) return -1;
     int st = cudaEventRecord(ev, on->s);
-    if (st == cudaSuccess) st = cudaStreamWaitEvent(waiter->s, ev, 0);
+    int st2 = st == cudaSuccess ? cudaStreamWaitEvent(waiter->s, ev, 0) : cudaSuccess;
     hir_cu_event_put(cb, ev);
-    HIR_CK(e, cuda, st);
+    HIR_CK_ST(e, cuda, "cudaEventRecord", st);
+    HIR_CK_ST(e, cuda, "cudaStreamWaitEvent", st2);
     return 0;
 }
 
@@ -262,7 +263,7 @@ static int cu_synchronize(hir_backend *be, hir_error *e)
         for (;;) {
             cudaError_t st = cudaStreamQuery(s->s);
             if (st == cudaSuccess) break;
-            if (st != cudaErrorNotReady) HIR_CK(e, cuda, st);
+            if (st != cudaErrorNotReady) HIR_CK_ST(e, cuda, "cudaStreamQuery", st);
             if (cb->ncomms && hir_cu_nccl_check_async(cb, e) < 0) return -1;
             if (now_s() - t0 > timeout) {
                 cb->dead = 1;
@@ -293,7 +294,7 @@ static int cu_event_create(hir_backend *be, hir_event **ev, hir_error *e)
     int st = cudaEventCreate(&x->ev);
     if (st != cudaSuccess) {
         free(x);
-        HIR_CK(e, cuda, st);
+        HIR_CK_ST(e, cuda, "cudaEventCreate", st);
     }
     *ev = x;
     return 0;

@@ -4,6 +4,8 @@
 #ifndef HIR_CUDA_BACKEND_H
 #define HIR_CUDA_BACKEND_H
 
+#include <stddef.h>
+
 #include "runner/backend.h"
 
 /* How a user kernel is launched. The kernel's parameters are the raw data pointers of its
@@ -28,6 +30,19 @@ int hir_cuda_load_user_kernel(hir_backend *be, int group, const char *path,
 int hir_cuda_launch_user_kernel(hir_backend *be, hir_stream *s, int group,
                                 const hir_view *const *inputs, int ninputs,
                                 const hir_view *const *outputs, int noutputs, hir_error *e);
+
+/* CUDA graphs (runner/cuda/cuda_graph.c), for `hir-run --graph`: capture the work queued
+ * between begin and end (starting on the main stream; other streams join through stream waits
+ * and must be joined back), then replay it on the main stream. end with ok = 0 abandons a
+ * capture after a failed run. Work that cannot be captured makes end fail with the reason. */
+typedef struct hir_cuda_graph hir_cuda_graph;
+int    hir_cuda_graph_begin(hir_backend *be, hir_error *e);
+int    hir_cuda_graph_end(hir_backend *be, int ok, hir_cuda_graph **out, hir_error *e);
+int    hir_cuda_graph_launch(hir_backend *be, hir_cuda_graph *g, hir_error *e);
+size_t hir_cuda_graph_nodes(const hir_cuda_graph *g);
+void   hir_cuda_graph_destroy(hir_cuda_graph *g);
+/* 1 when s is part of an active capture (work queued on it is recorded, not run) */
+int    hir_cuda_stream_capturing(hir_stream *s);
 
 /* For tests and benchmarks: the CUDA stream behind a hir_stream (a cudaStream_t). */
 void *hir_cuda_stream_handle(hir_stream *s);

@@ -125,7 +125,7 @@ static int plan_build(hir_cu_backend *cb, const int64_t *k, hir_cu_gemm_plan *p,
     if (!st) st = cublasLtMatmulAlgoGetHeuristic(cb->lt, p->desc, p->la, p->lb, p->lc, p->lc,
                                                  pref, 1, &res, &nres);
     cublasLtMatmulPreferenceDestroy(pref);
-    HIR_CK(e, cublas, st);
+    HIR_CK_ST(e, cublas, "cublasLtMatmulPreferenceSetAttribute/AlgoGetHeuristic", st);
     if (nres < 1)
         return hir_error_set(e, "cublasLtMatmulAlgoGetHeuristic: no algorithm for M=%lld N=%lld "
                                 "K=%lld%s", (long long)M, (long long)N, (long long)K,

@@ -32,7 +32,13 @@ int hir_cu_fail(hir_error *e, const char *expr, const char *str, const char *fil
         if (hir_st_ != 0) \
             return hir_cu_fail((E), #EXPR, hir_cu_str_##LIB(hir_st_), __FILE__, __LINE__); \
     } while (0)
-/* Same, but jumps to LABEL (for paths that must release what they took first). */
+/* For a status captured earlier (cleanup ran in between): CALL names the call. */
+#define HIR_CK_ST(E, LIB, CALL, ST) do { \
+        int hir_st_ = (int)(ST); \
+        if (hir_st_ != 0) \
+            return hir_cu_fail((E), CALL, hir_cu_str_##LIB(hir_st_), __FILE__, __LINE__); \
+    } while (0)
+/* Same as HIR_CK, but jumps to LABEL (for paths that must release what they took first). */
 #define HIR_CK_GOTO(E, LIB, EXPR, LABEL) do { \
         int hir_st_ = (int)(EXPR); \
         if (hir_st_ != 0) { \

@@ -287,7 +287,7 @@ int hir_cu_ipc_post(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_wor
     if (st != cudaSuccess) {
         hir_cu_event_put(cb, wk->ev);
         free(wk);
-        HIR_CK(e, cuda, st);
+        HIR_CK_ST(e, cuda, "cudaEventRecord", st);
     }
     *w = wk;
     return 0;

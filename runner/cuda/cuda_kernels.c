@@ -440,7 +440,7 @@ static int kernel_get(hir_cu_backend *cb, ew_spec *spec, CUfunction *fn, hir_err
     int st = cb->drv.ModuleGetFunction(&f, mod, "k");
     if (st) {
         cb->drv.ModuleUnload(mod);
-        HIR_CK(e, cu, st);
+        HIR_CK_ST(e, cu, "cuModuleGetFunction", st);
     }
     if (hir_cu_grow((void **)&cb->kernels, &cb->cap_kernels, cb->nkernels, sizeof(hir_cu_kernel),
                     e) < 0) {

@@ -94,7 +94,7 @@ static int comm_get(hir_cu_backend *cb, const int *team, int n, int me, ncclComm
     int st = ncclCommInitRank(&c->comm, n, id, me);
     if (st != ncclSuccess) {
         free(c->team);
-        HIR_CK(e, nccl, st);
+        HIR_CK_ST(e, nccl, "ncclCommInitRank", st);
     }
     cb->ncomms++;
     *out = c->comm;

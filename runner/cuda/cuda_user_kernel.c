@@ -172,7 +172,7 @@ int hir_cuda_launch_user_kernel(hir_backend *be, hir_stream *s, int group,
                                   (CUstream)s->s, args, NULL);
     free(ptrs);
     free(args);
-    HIR_CK(e, cu, st);
+    HIR_CK_ST(e, cu, "cuLaunchKernel", st);
     return 0;
 }
 
