@@ -505,7 +505,11 @@ stmt
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_END_COAL, @$);
           hir_comm *c = hir_comm_get(P, $2);
-          if (c) {
+          if ($2 >= HIR_MAX_NAME_NUMBER) {   /* see HIR_MAX_NAME_NUMBER (found by fuzzing) */
+              hir_diag_emit(ctx->diag, HIR_ERROR, LOC(@2), "expression number %lld is too large (at most %lld)",
+                            (long long)$2, (long long)(HIR_MAX_NAME_NUMBER - 1));
+              ctx->failed = true;
+          } else if (c) {
               hir_diag_entry *e = hir_diag_emit(ctx->diag, HIR_ERROR, LOC(@2),
                   "expression number %lld is already used", (long long)$2);
               hir_diag_note(ctx->diag, e, c->loc, "first used here");
