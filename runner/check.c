@@ -1,0 +1,220 @@
+/* check.c — the checks of a job that are not the interpreter: the program's meshes against the
+ * world size, the program text being the same on every rank, and the comparison of an output's
+ * local data with a reference's over the global region both hold. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/run.h"
+
+/* ---------------------------------------------------------------- meshes */
+
+typedef struct mesh_walk {
+    uint8_t *seen;               /* devices named, index = device id, bounded by cap */
+    int64_t cap;
+    int64_t bad;                 /* a device id outside [0, cap), or -1 */
+    int named;
+} mesh_walk;
+
+static void note_device(mesh_walk *w, int64_t d)
+{
+    w->named = 1;
+    if (d < 0 || d >= w->cap) {
+        if (w->bad < 0)
+            w->bad = d;
+        return;
+    }
+    w->seen[d] = 1;
+}
+
+static void note_tensor(mesh_walk *w, const hir_tensor *t)
+{
+    if (t && t->mesh)
+        for (int64_t i = 0; i < t->mesh->ndevices; i++)
+            note_device(w, t->mesh->devices[i]);
+}
+
+static bool walk_stmt(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    mesh_walk *w = ctx;
+    note_tensor(w, s->out);
+    for (int i = 0; i < s->nin; i++)
+        note_tensor(w, hir_value_tensor(s->in[i]));
+    if (s->op == HIR_OP_COMMUNICATION)
+        for (int i = 0; i < s->u.comm->nteam; i++)
+            note_device(w, s->u.comm->team[i]);
+    if (s->op == HIR_OP_COMMUNICATION || s->op == HIR_OP_P2P) {
+        note_tensor(w, s->u.comm->input);
+        note_tensor(w, s->u.comm->output);
+        note_tensor(w, s->u.comm->buffer);
+    }
+    return true;
+}
+
+int hir_check_meshes(hir_program *p, int size, hir_error *e)
+{
+    mesh_walk w = {0};
+    w.cap = size;
+    w.bad = -1;
+    w.seen = calloc((size_t)size + 1, 1);
+    if (!w.seen)
+        return hir_error_set(e, "out of host memory");
+    for (int i = 0; i < p->inputs.n; i++)
+        note_tensor(&w, hir_value_tensor(p->inputs.items[i]));
+    for (int i = 0; i < p->outputs.n; i++)
+        note_tensor(&w, hir_value_tensor(p->outputs.items[i]));
+    hir_block_walk(&p->body, 0, walk_stmt, &w);
+    int rc = 0;
+    if (w.bad >= 0) {
+        rc = hir_error_set(e, "the program's meshes name device %" PRId64 " but the job has %d "
+                           "rank%s (devices 0..%d); run it with -np %" PRId64 " or more", w.bad,
+                           size, size == 1 ? "" : "s", size - 1, w.bad + 1);
+    } else if (w.named) {
+        int missing = -1, nmissing = 0;
+        for (int r = 0; r < size; r++)
+            if (!w.seen[r]) {
+                if (missing < 0)
+                    missing = r;
+                nmissing++;
+            }
+        if (nmissing) {
+            int top = 0;
+            for (int r = 0; r < size; r++)
+                if (w.seen[r])
+                    top = r;
+            rc = hir_error_set(e, "the program's meshes cover devices up to %d, but the job has "
+                               "%d ranks: rank %d%s is in no mesh; run it with -np %d", top,
+                               size, missing, nmissing > 1 ? " (and others)" : "", top + 1);
+        }
+    }
+    free(w.seen);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- same program everywhere */
+
+uint64_t hir_check_text_hash(const char *text, size_t len)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)text[i]) * 1099511628211ULL;
+    return h;
+}
+
+int hir_check_same_program(hir_boot *boot, uint64_t hash, const char *what, hir_error *e)
+{
+    int size = hir_boot_size(boot), rank = hir_boot_rank(boot);
+    if (size == 1)
+        return 0;
+    int *team = malloc(sizeof(int) * (size_t)size);
+    uint64_t *all = malloc(sizeof(uint64_t) * (size_t)size);
+    if (!team || !all) {
+        free(team);
+        free(all);
+        return hir_error_set(e, "out of host memory");
+    }
+    for (int r = 0; r < size; r++)
+        team[r] = r;
+    int rc = 0;
+    for (int r = 0; r < size && !rc; r++) {
+        all[r] = r == rank ? hash : 0;
+        rc = hir_boot_team_bcast(boot, team, size, r, &all[r], sizeof all[r], e);
+    }
+    if (!rc) {
+        char list[256];
+        size_t k = 0;
+        int n = 0;
+        list[0] = 0;
+        for (int r = 1; r < size; r++)
+            if (all[r] != all[0]) {
+                if (k < sizeof list - 16)
+                    k += (size_t)snprintf(list + k, sizeof list - k, "%s%d", n ? ", " : "", r);
+                n++;
+            }
+        if (n)
+            rc = hir_error_set(e, "the %s differs between ranks: rank%s %s read a text other "
+                               "than rank 0's (hash %016" PRIx64 "); every rank must run the "
+                               "same program", what, n > 1 ? "s" : "", list, all[0]);
+    }
+    free(team);
+    free(all);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- comparing a region */
+
+/* copy region [lo, hi) of a contiguous local block (at `off` in the global tensor, `shape`
+ * locally) into dst, contiguous */
+static void extract(char *dst, const char *src, size_t es, int nd, const int64_t *shape,
+                    const int64_t *off, const int64_t *lo, const int64_t *hi)
+{
+    int64_t idx[HIR_MAX_DIMS], stride[HIR_MAX_DIMS];
+    int64_t s = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        stride[d] = s;
+        s *= shape[d];
+        idx[d] = lo[d];
+    }
+    for (int d = 0; d < nd; d++)
+        if (hi[d] <= lo[d])
+            return;
+    for (;;) {
+        int64_t lin = 0;
+        for (int d = 0; d < nd; d++)
+            lin += (idx[d] - off[d]) * stride[d];
+        memcpy(dst, src + (size_t)lin * es, es);
+        dst += es;
+        int d = nd - 1;
+        while (d >= 0 && ++idx[d] == hi[d]) {
+            idx[d] = lo[d];
+            d--;
+        }
+        if (d < 0)
+            return;
+    }
+}
+
+int hir_check_compare_region(const void *got, const hir_shard *gs, const void *want,
+                             const hir_shard *ws, hir_dtype dt, hir_compare_result *r,
+                             int64_t *compared, hir_error *e)
+{
+    memset(r, 0, sizeof *r);
+    r->first_bad = -1;
+    *compared = 0;
+    if (gs->ndim != ws->ndim)
+        return hir_error_set(e, "the output has %d dimensions, the reference's %d", gs->ndim,
+                             ws->ndim);
+    int nd = gs->ndim;
+    int64_t lo[HIR_MAX_DIMS], hi[HIR_MAX_DIMS], n = 1;
+    for (int d = 0; d < nd; d++) {
+        if (gs->global[d] != ws->global[d])
+            return hir_error_set(e, "global dimension %d is %" PRId64 " in the program and %"
+                                 PRId64 " in the reference", d, gs->global[d], ws->global[d]);
+        int64_t a = gs->offset[d] > ws->offset[d] ? gs->offset[d] : ws->offset[d];
+        int64_t ge = gs->offset[d] + gs->local[d], we = ws->offset[d] + ws->local[d];
+        int64_t b = ge < we ? ge : we;
+        lo[d] = a;
+        hi[d] = b > a ? b : a;
+        n *= hi[d] - lo[d];
+    }
+    if (n == 0)
+        return 0;
+    size_t es = hir_dtype_size(dt);
+    char *g = malloc((size_t)n * es), *w = malloc((size_t)n * es);
+    if (!g || !w) {
+        free(g);
+        free(w);
+        return hir_error_set(e, "out of host memory comparing %" PRId64 " elements", n);
+    }
+    extract(g, got, es, nd, gs->local, gs->offset, lo, hi);
+    extract(w, want, es, nd, ws->local, ws->offset, lo, hi);
+    int rc = hir_compare(g, w, dt, n, r);
+    free(g);
+    free(w);
+    if (rc < 0)
+        return hir_error_set(e, "outputs of dtype %s cannot be compared on the host",
+                             hir_dtype_name(dt));
+    *compared = n;
+    return 0;
+}

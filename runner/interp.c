@@ -1,0 +1,974 @@
+/* interp.c — the Host IR interpreter of one rank (hostir-format.md §2): environment of tensor
+ * and scalar bindings, control flow, streams, communication and the allocation cache. Tensor
+ * arithmetic and views live in interp_ops.c; every device action goes through the backend. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/interp_internal.h"
+
+#ifdef HIR_HAVE_CUDA_BACKEND
+#include "runner/cuda/cuda_backend.h"
+#endif
+
+/* ---------------------------------------------------------------- messages */
+
+const char *interp_tname(const hir_tensor *t, char *buf, size_t n)
+{
+    snprintf(buf, n, "T%" PRId64, t ? t->number : -1);
+    return buf;
+}
+
+static void stmt_label(const hir_stmt *s, char *buf, size_t n)
+{
+    if (!s) {
+        snprintf(buf, n, "program");
+        return;
+    }
+    const char *kw = hir_ops[s->op].keyword;
+    switch (s->op) {
+    case HIR_OP_COMMUNICATION:
+        snprintf(buf, n, "Communication %" PRId64 " (%s)", s->u.comm->number,
+                 hir_comm_type_name(s->u.comm->type));
+        return;
+    case HIR_OP_P2P:
+        snprintf(buf, n, "P2PCommunication %" PRId64 " (%s)", s->u.comm->number,
+                 s->u.comm->is_send ? "send" : "recv");
+        return;
+    case HIR_OP_END_COAL:
+        snprintf(buf, n, "EndCoalescing %" PRId64, s->u.comm->number);
+        return;
+    case HIR_OP_WAIT:
+        snprintf(buf, n, "Wait Communication %" PRId64, s->u.wait.number);
+        return;
+    case HIR_OP_UNARY: case HIR_OP_BINARY: case HIR_OP_TERNARY:
+        snprintf(buf, n, "%s", s->u.ew.fn ? s->u.ew.fn : "element-wise op");
+        return;
+    case HIR_OP_SCALAR_DEF:
+        snprintf(buf, n, "scalar definition");
+        return;
+    default:
+        break;
+    }
+    if (s->out && kw)
+        snprintf(buf, n, "T%" PRId64 " = %s", s->out->number, kw);
+    else
+        snprintf(buf, n, "%s", kw ? kw : "statement");
+}
+
+static void loc_str(hir_interp *it, hir_loc loc, char *buf, size_t n)
+{
+    hir_source *src = it->p->src;
+    if (src && loc.src == src && loc.end >= loc.begin) {
+        int line = 0, col = 0;
+        hir_source_linecol(src, loc.begin, &line, &col);
+        snprintf(buf, n, "%s:%d:%d", src->name, line, col);
+    } else if (src) {
+        snprintf(buf, n, "%s", src->name);
+    } else {
+        snprintf(buf, n, "<generated>");
+    }
+}
+
+int interp_fail(hir_interp *it, hir_error *e, const char *fmt, ...)
+{
+    char msg[768], where[256], what[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    loc_str(it, it->stmt ? it->stmt->loc : (hir_loc){0}, where, sizeof where);
+    stmt_label(it->stmt, what, sizeof what);
+    int peer = e->peer;
+    hir_error_set(e, "rank %d%s%s: %s: error: %s: %s", it->cfg.rank,
+                  it->cfg.label ? " " : "", it->cfg.label ? it->cfg.label : "", where, what, msg);
+    e->peer = peer;
+    return -1;
+}
+
+/* a backend call failed: its message is in e; add rank and statement */
+static int backend_fail(hir_interp *it, hir_error *e)
+{
+    char msg[sizeof e->msg];
+    snprintf(msg, sizeof msg, "%s", e->msg);
+    return interp_fail(it, e, "%s", msg);
+}
+
+/* ---------------------------------------------------------------- buffers and bindings */
+
+rt_buf *interp_buf_new(hir_interp *it, size_t bytes, hir_error *e)
+{
+    rt_buf *b = calloc(1, sizeof *b);
+    if (!b) {
+        interp_fail(it, e, "out of host memory");
+        return NULL;
+    }
+    if (it->be->ops->alloc(it->be, bytes ? bytes : 1, &b->ptr, e)) {
+        free(b);
+        backend_fail(it, e);
+        return NULL;
+    }
+    b->bytes = bytes;
+    b->refs = 1;
+    return b;
+}
+
+void interp_buf_unref(hir_interp *it, rt_buf *b)
+{
+    if (b && --b->refs == 0) {
+        it->be->ops->free(it->be, b->ptr);
+        free(b);
+    }
+}
+
+void interp_bind(hir_interp *it, const hir_tensor *t, const hir_view *v, rt_buf *buf)
+{
+    rt_val *val = hir_map_get(&it->tensors, (uintptr_t)t);
+    if (!val) {
+        val = calloc(1, sizeof *val);
+        hir_assert(val);
+        hir_map_put(&it->tensors, (uintptr_t)t, val);
+    }
+    if (buf)
+        buf->refs++;
+    interp_buf_unref(it, val->buf);   /* after the ref: rebinding to the same buffer */
+    val->v = *v;
+    val->buf = buf;
+}
+
+void interp_unbind(hir_interp *it, const hir_tensor *t)
+{
+    rt_val *val = hir_map_get(&it->tensors, (uintptr_t)t);
+    if (val) {
+        interp_buf_unref(it, val->buf);
+        free(val);
+        hir_map_del(&it->tensors, (uintptr_t)t);
+    }
+}
+
+static void unbind_all(hir_interp *it)
+{
+    for (size_t i = 0; i < it->tensors.cap; i++) {
+        rt_val *val = it->tensors.vals[i];
+        if (it->tensors.keys[i] != UINT64_MAX && val) {
+            interp_buf_unref(it, val->buf);
+            free(val);
+        }
+    }
+    hir_map_fini(&it->tensors);
+    hir_map_init(&it->tensors);
+}
+
+int interp_bound(hir_interp *it, const hir_tensor *t, hir_view *v)
+{
+    rt_val *val = hir_map_get(&it->tensors, (uintptr_t)t);
+    if (!val)
+        return 0;
+    if (v)
+        *v = val->v;
+    return 1;
+}
+
+int interp_get(hir_interp *it, const hir_tensor *t, hir_view *v, hir_error *e)
+{
+    if (interp_bound(it, t, v))
+        return 0;
+    char n[32];
+    if (t->mesh && !t->mesh->ndevices)
+        return interp_fail(it, e, "%s is not bound", interp_tname(t, n, sizeof n));
+    return interp_fail(it, e, "%s is used before anything bound it on this rank",
+                       interp_tname(t, n, sizeof n));
+}
+
+int interp_bind_new(hir_interp *it, const hir_tensor *t, int ndim, const int64_t *shape,
+                    hir_view *v, hir_error *e)
+{
+    hir_view nv;
+    hir_view_init(&nv, NULL, t->dtype, ndim, shape);
+    rt_buf *b = interp_buf_new(it, hir_view_bytes(&nv), e);
+    if (!b)
+        return -1;
+    nv.data = b->ptr;
+    interp_bind(it, t, &nv, b);
+    interp_buf_unref(it, b);
+    if (v)
+        *v = nv;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- scalars */
+
+/* Named scalars are bound by name (every `rank` object is the same value), symbols by object. */
+static uint64_t scalar_key(const hir_scalar *s)
+{
+    return s->kind == HIR_SC_NAMED ? (uintptr_t)s->name : (uintptr_t)s;
+}
+
+static rt_scalar *scalar_slot(hir_map *m, const hir_scalar *s)
+{
+    rt_scalar *r = hir_map_get(m, scalar_key(s));
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        hir_assert(r);
+        hir_map_put(m, scalar_key(s), r);
+    }
+    return r;
+}
+
+static void scalars_clear(hir_map *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->keys[i] != UINT64_MAX)
+            free(m->vals[i]);
+    hir_map_fini(m);
+    hir_map_init(m);
+}
+
+static int env_lookup(void *ctx, const hir_scalar *s, int64_t *v)
+{
+    hir_interp *it = ctx;
+    rt_scalar *r = hir_map_get(&it->scalars, scalar_key(s));
+    if (!r || !r->bound)
+        r = hir_map_get(&it->user_scalars, scalar_key(s));
+    if (r && r->bound) {
+        *v = r->v;
+        return 0;
+    }
+    return -1;
+}
+
+/* Always evaluated on demand: loop indices change under derived values, so nothing derived is
+ * ever cached. */
+int interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e)
+{
+    hir_scalar_env env = {env_lookup, it};
+    char msg[256];
+    if (hir_scalar_eval(s, &env, v, msg, sizeof msg) == 0)
+        return 0;
+    char *str = hir_scalar_str_inline(s);
+    interp_fail(it, e, "cannot evaluate %s: %s", str ? str : "scalar", msg);
+    free(str);
+    return -1;
+}
+
+int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e)
+{
+    (void)e;
+    rt_scalar *r = scalar_slot(&it->user_scalars, s);
+    r->v = v;
+    r->bound = 1;
+    return 0;
+}
+
+static void bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v)
+{
+    rt_scalar *r = scalar_slot(&it->scalars, s);
+    r->v = v;
+    r->bound = 1;
+}
+
+/* ---------------------------------------------------------------- shapes */
+
+static bool axis_is_runtime(const hir_iterdomain *id)
+{
+    return id->itype != HIR_IT_REDUCTION && id->itype != HIR_IT_STRIDE;
+}
+
+int interp_rt_pos(const hir_tensor *t, int pos)
+{
+    int k = 0;
+    for (int i = 0; i < pos && i < t->nloop; i++)
+        k += axis_is_runtime(t->logical[i]);
+    return k;
+}
+
+/* mesh dimension of a device parallel type: DIDx is the innermost */
+static int mesh_dim_of(const hir_mesh *m, hir_ptype pt)
+{
+    int back = pt == HIR_PT_DIDX ? 1 : pt == HIR_PT_DIDY ? 2 : 3;
+    return m->ndims - back;
+}
+
+static int extent_of(hir_interp *it, const hir_iterdomain *id, int64_t *v, hir_error *e)
+{
+    const hir_scalar *x = id->expanded ? id->expanded : id->extent;
+    if (!x)
+        return interp_fail(it, e, "IterDomain %" PRId64 " has no extent", id->number);
+    return interp_eval(it, x, v, e);
+}
+
+int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_error *e)
+{
+    memset(s, 0, sizeof *s);
+    s->on_rank = 1;
+    int64_t idx = -1;
+    if (t->mesh) {
+        for (int64_t i = 0; i < t->mesh->ndevices; i++)
+            if (t->mesh->devices[i] == it->cfg.rank)
+                idx = i;
+        if (idx < 0)
+            s->on_rank = 0;
+    }
+    char tn[32];
+    for (int i = 0; i < t->nloop; i++) {
+        const hir_iterdomain *id = t->logical[i];
+        if (!axis_is_runtime(id))
+            continue;
+        if (s->ndim == HIR_MAX_DIMS)
+            return interp_fail(it, e, "%s has more than %d dimensions",
+                               interp_tname(t, tn, sizeof tn), HIR_MAX_DIMS);
+        int d = s->ndim++;
+        if (hir_ptype_is_device(id->ptype)) {
+            if (!t->mesh)
+                return interp_fail(it, e, "%s is sharded on %s but has no device mesh",
+                                   interp_tname(t, tn, sizeof tn), hir_ptype_name(id->ptype));
+            int md = mesh_dim_of(t->mesh, id->ptype);
+            if (md < 0)
+                return interp_fail(it, e, "%s is sharded on %s but its mesh has %d dimension(s)",
+                                   interp_tname(t, tn, sizeof tn), hir_ptype_name(id->ptype),
+                                   t->mesh->ndims);
+            int64_t n = t->mesh->dims[md], ext = 0;
+            if (!hir_scalar_const(id->extent, &ext))
+                ext = n;
+            if (ext != n)
+                return interp_fail(it, e, "%s: %s axis of extent %" PRId64
+                                   " on a mesh of %" PRId64 " devices along it",
+                                   interp_tname(t, tn, sizeof tn), hir_ptype_name(id->ptype),
+                                   ext, n);
+            s->local[d] = 1;
+            s->global[d] = n;
+            int64_t coord = 0;
+            if (idx >= 0) {
+                int64_t rem = idx;
+                for (int k = t->mesh->ndims - 1; k >= 0; k--) {
+                    if (k == md)
+                        coord = rem % t->mesh->dims[k];
+                    rem /= t->mesh->dims[k];
+                }
+            }
+            s->offset[d] = coord;
+        } else {
+            int64_t ext;
+            if (id->itype == HIR_IT_BROADCAST && !id->expanded)
+                ext = 1;
+            else if (extent_of(it, id, &ext, e))
+                return -1;
+            if (ext < 0)
+                return interp_fail(it, e, "%s: negative extent %" PRId64,
+                                   interp_tname(t, tn, sizeof tn), ext);
+            s->local[d] = s->global[d] = ext;
+        }
+    }
+    return 0;
+}
+
+int interp_rt_shape(hir_interp *it, const hir_tensor *t, int *ndim, int64_t *shape,
+                    hir_error *e)
+{
+    hir_shard s;
+    if (hir_interp_shard(it, t, &s, e))
+        return -1;
+    *ndim = s.ndim;
+    memcpy(shape, s.local, sizeof(int64_t) * (size_t)s.ndim);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- streams */
+
+static int stream_resolve(hir_interp *it, const hir_stream_ref *r, int create, hir_stream **out,
+                          hir_error *e)
+{
+    if (r->number < 0) {
+        int64_t k;
+        if (interp_eval(it, r->index, &k, e))
+            return -1;
+        if (k < 0)
+            return interp_fail(it, e, "stream index %" PRId64 " is negative", k);
+        if (it->be->ops->stream_get(it->be, k, out, e))
+            return backend_fail(it, e);
+        return 0;
+    }
+    hir_stream *s = hir_map_get(&it->obj_streams, (uint64_t)r->number);
+    if (!s) {
+        if (!create)
+            return interp_fail(it, e, "Stream %" PRId64 " was never captured or set", r->number);
+        if (it->be->ops->stream_get(it->be, HIR_STREAM_OBJECT_KEY_BASE + r->number, &s, e))
+            return backend_fail(it, e);
+        hir_map_put(&it->obj_streams, (uint64_t)r->number, s);
+    }
+    *out = s;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- communication */
+
+static int team_index(const int64_t *team, int n, int64_t rank)
+{
+    for (int i = 0; i < n; i++)
+        if (team[i] == rank)
+            return i;
+    return -1;
+}
+
+static hir_comm_transport transport_of(hir_backend_kind b)
+{
+    return b == HIR_BK_CUDA ? HIR_TRANSPORT_CUDA
+           : b == HIR_BK_UCC ? HIR_TRANSPORT_UCC : HIR_TRANSPORT_NCCL;
+}
+
+static void record_work(hir_interp *it, int64_t number, hir_work *w)
+{
+    hir_work *old = hir_map_get(&it->works, (uint64_t)number);
+    if (old && old != WORK_SKIPPED)
+        it->be->ops->work_release(it->be, old);
+    hir_map_put(&it->works, (uint64_t)number, w);
+}
+
+static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    const hir_comm *c = s->u.comm;
+    int my = team_index(c->team, c->nteam, it->cfg.rank);
+    if (c->team_truncated)
+        return interp_fail(it, e, "the team was printed truncated (\" ...\"): members unknown");
+    if (my < 0) {
+        record_work(it, c->number, WORK_SKIPPED);
+        return 0;
+    }
+    int team[1024];
+    if (c->nteam > 1024)
+        return interp_fail(it, e, "team of %d ranks is too large", c->nteam);
+    for (int i = 0; i < c->nteam; i++) {
+        if (c->team[i] < 0 || c->team[i] >= it->cfg.size)
+            return interp_fail(it, e, "team member %" PRId64 " is not a rank of this job (%d ranks)",
+                               c->team[i], it->cfg.size);
+        team[i] = (int)c->team[i];
+    }
+    hir_collective col = {0};
+    col.kind = (hir_coll_kind)c->type;
+    col.transport = transport_of(c->backend);
+    col.team = team;
+    col.team_size = c->nteam;
+    col.my_index = my;
+    col.root_index = -1;
+    col.op = c->red_op;
+    col.stmt_id = (uintptr_t)s;
+    if (hir_comm_type_has_root(c->type)) {
+        if (!c->root)
+            return interp_fail(it, e, "%s needs a root", hir_comm_type_name(c->type));
+        int64_t root;
+        if (interp_eval(it, c->root, &root, e))
+            return -1;
+        col.root_index = team_index(c->team, c->nteam, root);
+        if (col.root_index < 0)
+            return interp_fail(it, e, "root %" PRId64 " is not in the team", root);
+    }
+    hir_view in, out;
+    int have_in = c->input && interp_bound(it, c->input, &in);
+    int have_out = c->output && interp_bound(it, c->output, &out);
+    bool is_root = col.root_index == my;
+    /* which buffers this rank must have, per kind (§2.5) */
+    bool need_in = true, need_out = true;
+    switch (c->type) {
+    case HIR_COMM_GATHER: need_out = is_root; break;
+    case HIR_COMM_SCATTER: need_in = is_root; break;
+    case HIR_COMM_REDUCE: need_out = is_root; break;
+    case HIR_COMM_BROADCAST: need_in = is_root; need_out = !is_root; break;
+    case HIR_COMM_SENDRECV: need_in = is_root; need_out = !is_root || c->nteam == 1; break;
+    default: break;
+    }
+    char tn[32];
+    if (need_in && !have_in)
+        return interp_fail(it, e, "input %s is not bound",
+                           c->input ? interp_tname(c->input, tn, sizeof tn) : "(none printed)");
+    if (need_out && !have_out)
+        return interp_fail(it, e, "output %s is not bound (no ALLOCATE before it?)",
+                           c->output ? interp_tname(c->output, tn, sizeof tn) : "(none printed)");
+    col.input = have_in ? &in : NULL;
+    col.output = have_out ? &out : NULL;
+    if (c->type == HIR_COMM_ALLGATHER && have_in && have_out &&
+        hir_view_numel(&out) != hir_view_numel(&in) * c->nteam)
+        return interp_fail(it, e, "output has %" PRId64 " elements, not %d x %" PRId64,
+                           hir_view_numel(&out), c->nteam, hir_view_numel(&in));
+    if (c->type == HIR_COMM_REDUCESCATTER && have_in && have_out &&
+        hir_view_numel(&in) != hir_view_numel(&out) * c->nteam)
+        return interp_fail(it, e, "input has %" PRId64 " elements, not %d x %" PRId64,
+                           hir_view_numel(&in), c->nteam, hir_view_numel(&out));
+    hir_work *w = NULL;
+    if (it->be->ops->collective(it->be, it->cur, &col, &w, e))
+        return backend_fail(it, e);
+    record_work(it, c->number, w ? w : WORK_SKIPPED);
+    return 0;
+}
+
+static int make_p2p(hir_interp *it, const hir_comm *c, hir_p2p *p, hir_error *e)
+{
+    memset(p, 0, sizeof *p);
+    int64_t peer;
+    if (interp_eval(it, c->peer, &peer, e))
+        return -1;
+    if (peer < 0 || peer >= it->cfg.size)
+        return interp_fail(it, e, "peer %" PRId64 " is not a rank of this job (%d ranks)", peer,
+                           it->cfg.size);
+    p->is_send = c->is_send;
+    p->peer = (int)peer;
+    p->transport = transport_of(c->backend);
+    p->stmt_id = (uintptr_t)c;
+    return interp_get(it, c->buffer, &p->buf, e);
+}
+
+static int exec_p2p(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    hir_p2p p;
+    if (make_p2p(it, s->u.comm, &p, e))
+        return -1;
+    hir_work *w = NULL;
+    if (it->be->ops->p2p_post(it->be, it->cur, &p, &w, e))
+        return backend_fail(it, e);
+    if (!it->in_group)
+        record_work(it, s->u.comm->number, w);
+    else if (w)
+        it->be->ops->work_release(it->be, w);
+    return 0;
+}
+
+static int exec_share(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    int n = s->u.share.n;
+    hir_p2p *list = calloc((size_t)(n ? n : 1), sizeof *list);
+    if (!list)
+        return interp_fail(it, e, "out of host memory");
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++)
+        rc = make_p2p(it, s->u.share.comms[i], &list[i], e);
+    if (!rc && it->be->ops->share_handles(it->be, list, n, e))
+        rc = backend_fail(it, e);
+    free(list);
+    return rc;
+}
+
+static int exec_wait(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    uint64_t k = (uint64_t)s->u.wait.number;
+    hir_work *w = hir_map_get(&it->works, k);
+    if (!w)
+        return interp_fail(it, e, "nothing was posted for expression %" PRId64
+                           " on this rank (or it was already waited for)", s->u.wait.number);
+    hir_map_del(&it->works, k);
+    if (w == WORK_SKIPPED)
+        return 0;
+    if (it->be->ops->wait(it->be, it->cur, w, e))
+        return backend_fail(it, e);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- ALLOCATE, kernels */
+
+static int exec_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    if (interp_bound(it, s->out, NULL))
+        return 0;
+    hir_shard sh;
+    if (hir_interp_shard(it, s->out, &sh, e))
+        return -1;
+    hir_view v;
+    hir_view_init(&v, NULL, s->out->dtype, sh.ndim, sh.local);
+    size_t bytes = hir_view_bytes(&v);
+    rt_buf *b = hir_map_get(&it->alloc_cache, (uintptr_t)s);
+    if (b && b->bytes != bytes) {
+        char tn[32];
+        return interp_fail(it, e, "%s: the allocation cache holds %zu bytes for this statement, "
+                           "the shape now needs %zu", interp_tname(s->out, tn, sizeof tn),
+                           b->bytes, bytes);
+    }
+    if (!b) {
+        if (!(b = interp_buf_new(it, bytes, e)))
+            return -1;
+        hir_map_put(&it->alloc_cache, (uintptr_t)s, b);
+        v.data = b->ptr;
+        /* zero_init only on a fresh buffer, as nvFuser's cache does */
+        if (s->u.alloc.zero_init && hir_view_numel(&v) &&
+            it->be->ops->fill(it->be, it->cur, &v, 0.0, e))
+            return backend_fail(it, e);
+    }
+    v.data = b->ptr;
+    interp_bind(it, s->out, &v, b);
+    return 0;
+}
+
+static int exec_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    if (s->op == HIR_OP_POST_ON_STREAM)
+        return interp_fail(it, e, "PostOnStream needs a kernel: HostUnit%" PRId64
+                           " is a fusion that only nvFuser can compile", s->u.kernel.number);
+#ifdef HIR_HAVE_CUDA_BACKEND
+    if (!strcmp(it->be->ops->name, "cuda")) {
+        int ni = s->u.kernel.ninputs, no = s->nin - ni;
+        const hir_view *ins[64], *outs[64];
+        hir_view vals[128];
+        if (ni > 64 || no > 64)
+            return interp_fail(it, e, "too many kernel arguments");
+        for (int i = 0; i < s->nin; i++) {
+            hir_tensor *t = hir_value_tensor(s->in[i]);
+            if (!t)
+                return interp_fail(it, e, "scalar kernel arguments are not supported");
+            if (interp_get(it, t, &vals[i], e))
+                return -1;
+            if (i < ni)
+                ins[i] = &vals[i];
+            else
+                outs[i - ni] = &vals[i];
+        }
+        if (hir_cuda_launch_user_kernel(it->be, it->cur, (int)s->u.kernel.number, ins, ni, outs,
+                                        no, e))
+            return backend_fail(it, e);
+        return 0;
+    }
+#endif
+    return interp_fail(it, e, "LaunchKernel needs a kernel: group %" PRId64
+                       " has none (give --kernel %" PRId64 "=FILE on --device=cuda)",
+                       s->u.kernel.number, s->u.kernel.number);
+}
+
+/* ---------------------------------------------------------------- statements */
+
+static int exec_block(hir_interp *it, const hir_block *b, hir_error *e);
+
+static void trace_stmt(hir_interp *it, const hir_stmt *s)
+{
+    char where[256];
+    loc_str(it, s->loc, where, sizeof where);
+    fprintf(it->cfg.trace, "[rank %d%s%s] %s: ", it->cfg.rank, it->cfg.label ? " " : "",
+            it->cfg.label ? it->cfg.label : "", where);
+    hir_source *src = it->p->src;
+    if (src && s->loc.src == src && s->loc.begin < src->len) {
+        const char *a = src->text + s->loc.begin, *z = a;
+        while (z < src->text + src->len && *z != '\n')
+            z++;
+        fprintf(it->cfg.trace, "%.*s", (int)(z - a > 200 ? 200 : z - a), a);
+    } else {
+        char what[160];
+        stmt_label(s, what, sizeof what);
+        fputs(what, it->cfg.trace);
+    }
+    int64_t v;
+    hir_scalar *si = hir_scalar_named(it->p, "streamIdx");
+    if (env_lookup(it, si, &v) == 0)
+        fprintf(it->cfg.trace, "   [streamIdx=%" PRId64 "]", v);
+    fputc('\n', it->cfg.trace);
+}
+
+static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64_t stop,
+                     const hir_block *body, hir_error *e)
+{
+    rt_scalar *slot = scalar_slot(&it->scalars, idx);
+    rt_scalar saved = *slot;
+    for (int64_t i = start; i < stop; i++) {
+        slot = scalar_slot(&it->scalars, idx);
+        slot->v = i;
+        slot->bound = 1;
+        if (exec_block(it, body, e))
+            return -1;
+    }
+    *scalar_slot(&it->scalars, idx) = saved;
+    return 0;
+}
+
+static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    it->stmt = s;
+    if (it->cfg.trace)
+        trace_stmt(it, s);
+    if (it->cfg.on_stmt)
+        it->cfg.on_stmt(it->cfg.on_stmt_ctx, s, 0);
+    int rc = 0;
+    hir_stream *st;
+    switch (s->op) {
+    case HIR_OP_ALLOCATE:
+        rc = exec_allocate(it, s, e);
+        break;
+    case HIR_OP_GET_STREAM:
+        if (s->u.stream.number < 0) {
+            rc = interp_fail(it, e, "GetCurrentStream into an indexed stream is not supported");
+        } else if (!hir_map_get(&it->obj_streams, (uint64_t)s->u.stream.number)) {
+            hir_map_put(&it->obj_streams, (uint64_t)s->u.stream.number, it->cur);
+        }
+        break;
+    case HIR_OP_SET_STREAM:
+        if (!(rc = stream_resolve(it, &s->u.stream, 1, &st, e)))
+            it->cur = st;
+        break;
+    case HIR_OP_SYNC_STREAM:
+        if (!(rc = stream_resolve(it, &s->u.stream, 1, &st, e)) && st != it->cur &&
+            it->be->ops->stream_wait(it->be, it->cur, st, e))
+            rc = backend_fail(it, e);
+        break;
+    case HIR_OP_FOR: {
+        int64_t start = 0, stop;
+        const hir_iterdomain *id = s->u.kfor.id;
+        if ((rc = extent_of(it, id, &stop, e)))
+            break;
+        if (id->start && (rc = interp_eval(it, id->start, &start, e)))
+            break;
+        if (id->stop && (rc = interp_eval(it, id->stop, &stop, e)))
+            break;
+        rc = exec_loop(it, s->u.kfor.index, start, stop, &s->body, e);
+        break;
+    }
+    case HIR_OP_HOST_FOR: {
+        int64_t a, b;
+        if ((rc = interp_eval(it, s->u.hfor.start, &a, e)) ||
+            (rc = interp_eval(it, s->u.hfor.stop, &b, e)))
+            break;
+        rc = exec_loop(it, s->u.hfor.index, a, b, &s->body, e);
+        break;
+    }
+    case HIR_OP_IF: {
+        int64_t c;
+        if ((rc = interp_eval(it, s->u.cond.pred, &c, e)))
+            break;
+        rc = exec_block(it, c ? &s->body : &s->else_body, e);
+        break;
+    }
+    case HIR_OP_ALIAS_SELECT: rc = ops_alias_select(it, s, e); break;
+    case HIR_OP_SELECT: rc = ops_alias_select(it, s, e); break;
+    case HIR_OP_SHARD_BY_STREAM: rc = ops_shard_by_stream(it, s, e); break;
+    case HIR_OP_SYM_VIEW:
+        rc = interp_fail(it, e, "SymmetricContiguousView needs symmetric memory, which no "
+                         "backend provides");
+        break;
+    case HIR_OP_SET: case HIR_OP_SEGMENTER_SET: rc = ops_set(it, s, e); break;
+    case HIR_OP_LDMATRIX: case HIR_OP_STMATRIX: case HIR_OP_CPASYNC: case HIR_OP_CPASYNC_BULK:
+    case HIR_OP_CPASYNC_TILE: case HIR_OP_LDTMEM: case HIR_OP_STTMEM:
+        rc = interp_fail(it, e, "a kernel-level load/store cannot run on the host");
+        break;
+    case HIR_OP_LINEAR: rc = ops_linear(it, s, e); break;
+    case HIR_OP_MATMUL: rc = ops_matmul(it, s, e); break;
+    case HIR_OP_UNARY: case HIR_OP_BINARY: case HIR_OP_TERNARY:
+        rc = ops_elementwise(it, s, e);
+        break;
+    case HIR_OP_REDUCTION: rc = ops_reduction(it, s, e); break;
+    case HIR_OP_SLICE: rc = ops_slice(it, s, e); break;
+    case HIR_OP_VIEW: rc = ops_view(it, s, e); break;
+    case HIR_OP_BROADCAST: case HIR_OP_SQUEEZE: rc = ops_flags(it, s, e); break;
+    case HIR_OP_COMMUNICATION: rc = exec_communication(it, s, e); break;
+    case HIR_OP_P2P: rc = exec_p2p(it, s, e); break;
+    case HIR_OP_WAIT: rc = exec_wait(it, s, e); break;
+    case HIR_OP_START_COAL:
+        if (it->in_group)
+            rc = interp_fail(it, e, "StartCoalescing inside an open coalescing group");
+        else if (it->be->ops->group_begin(it->be, e))
+            rc = backend_fail(it, e);
+        else
+            it->in_group = 1;
+        break;
+    case HIR_OP_END_COAL: {
+        hir_work *w = NULL;
+        if (!it->in_group) {
+            rc = interp_fail(it, e, "EndCoalescing without StartCoalescing");
+            break;
+        }
+        it->in_group = 0;
+        if (it->be->ops->group_end(it->be, it->cur, &w, e))
+            rc = backend_fail(it, e);
+        else
+            record_work(it, s->u.comm->number, w ? w : WORK_SKIPPED);
+        break;
+    }
+    case HIR_OP_SHARE_HANDLES: rc = exec_share(it, s, e); break;
+    case HIR_OP_POST_ON_STREAM: case HIR_OP_LAUNCH_KERNEL: rc = exec_kernel(it, s, e); break;
+    case HIR_OP_DEALLOCATE: {
+        hir_tensor *t = hir_value_tensor(s->in[0]);
+        if (t)
+            interp_unbind(it, t);
+        break;
+    }
+    case HIR_OP_SCALAR_DEF: {
+        /* A symbol that carries its own definition is evaluated where used; a statement-only
+         * definition binds its current value. */
+        hir_scalar tmp = {0};
+        tmp.head.kind = HIR_VAL_SCALAR;
+        tmp.kind = HIR_SC_ANON;
+        tmp.dtype = s->sout->dtype;
+        tmp.def = s->u.sdef.def;
+        int64_t v;
+        if ((rc = interp_eval(it, &tmp, &v, e)))
+            break;
+        if (!s->sout->def)
+            bind_scalar(it, s->sout, v);
+        break;
+    }
+    default:
+        rc = interp_fail(it, e, "statement kind not supported by the runner");
+    }
+    it->stmt = s;
+    if (it->cfg.on_stmt)
+        it->cfg.on_stmt(it->cfg.on_stmt_ctx, s, 1);
+    return rc;
+}
+
+static int exec_block(hir_interp *it, const hir_block *b, hir_error *e)
+{
+    if (++it->depth > HIR_MAX_NESTING) {
+        it->depth--;
+        return interp_fail(it, e, "statements nested more than %d deep", HIR_MAX_NESTING);
+    }
+    for (int i = 0; i < hir_block_size(b); i++)
+        if (exec_stmt(it, hir_block_at(b, i), e)) {
+            it->depth--;
+            return -1;
+        }
+    it->depth--;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- API */
+
+int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *cfg,
+                      hir_interp **out, hir_error *e)
+{
+    hir_interp *it = calloc(1, sizeof *it);
+    if (!it)
+        return hir_error_set(e, "out of host memory");
+    it->p = p;
+    it->be = be;
+    it->cfg = *cfg;
+    if (it->cfg.num_streams <= 0)
+        it->cfg.num_streams = 4;
+    hir_map_init(&it->tensors);
+    hir_map_init(&it->scalars);
+    hir_map_init(&it->user_scalars);
+    hir_map_init(&it->alloc_cache);
+    hir_map_init(&it->obj_streams);
+    hir_map_init(&it->works);
+    it->cur = be->ops->stream_main(be);
+    /* user bindings by printed name: symbols i<k>/b<k>/..., or named scalars */
+    for (int i = 0; i < cfg->nbinds; i++) {
+        const char *nm = cfg->binds[i].name;
+        const hir_scalar *s = NULL;
+        size_t pl = strcspn(nm, "0123456789");
+        if (pl && nm[pl] && strspn(nm + pl, "0123456789") == strlen(nm + pl)) {
+            int64_t num = strtoll(nm + pl, NULL, 10);
+            const hir_scalar *c = hir_map_get(&p->symbols, (uint64_t)num);
+            if (c && c->name && strlen(c->name) == pl && !strncmp(c->name, nm, pl))
+                s = c;
+        }
+        if (!s) {
+            const char *in = hir_program_intern(p, nm);
+            s = hir_map_get(&p->named, (uintptr_t)in);
+        }
+        if (!s) {
+            hir_interp_destroy(it);
+            return hir_error_set(e, "--bind %s: the program has no scalar of that name", nm);
+        }
+        hir_interp_bind_scalar(it, s, cfg->binds[i].value, e);
+    }
+    *out = it;
+    return 0;
+}
+
+void hir_interp_destroy(hir_interp *it)
+{
+    if (!it)
+        return;
+    unbind_all(it);
+    for (size_t i = 0; i < it->alloc_cache.cap; i++)
+        if (it->alloc_cache.keys[i] != UINT64_MAX && it->alloc_cache.vals[i])
+            interp_buf_unref(it, it->alloc_cache.vals[i]);
+    for (size_t i = 0; i < it->works.cap; i++) {
+        hir_work *w = it->works.vals[i];
+        if (it->works.keys[i] != UINT64_MAX && w && w != WORK_SKIPPED)
+            it->be->ops->work_release(it->be, w);
+    }
+    scalars_clear(&it->scalars);
+    scalars_clear(&it->user_scalars);
+    hir_map_fini(&it->scalars);
+    hir_map_fini(&it->user_scalars);
+    hir_map_fini(&it->alloc_cache);
+    hir_map_fini(&it->obj_streams);
+    hir_map_fini(&it->works);
+    free(it);
+}
+
+static int bind_inputs(hir_interp *it, const hir_view *inputs, hir_error *e)
+{
+    hir_program *p = it->p;
+    char tn[32];
+    for (int i = 0; i < p->inputs.n; i++) {
+        hir_value *v = p->inputs.items[i];
+        hir_scalar *sc = hir_value_scalar(v);
+        if (sc) {
+            if (inputs[i].ndim != 0 || !inputs[i].data)
+                return interp_fail(it, e, "scalar input %d needs a value", i);
+            bind_scalar(it, sc, *(const int64_t *)inputs[i].data);
+            continue;
+        }
+        hir_tensor *t = hir_value_tensor(v);
+        hir_shard sh;
+        if (hir_interp_shard(it, t, &sh, e))
+            return -1;
+        if (!sh.on_rank)
+            continue;
+        if (inputs[i].ndim != sh.ndim)
+            return interp_fail(it, e, "input %s has %d dimensions, the program expects %d",
+                               interp_tname(t, tn, sizeof tn), inputs[i].ndim, sh.ndim);
+        for (int d = 0; d < sh.ndim; d++)
+            if (inputs[i].shape[d] != sh.local[d])
+                return interp_fail(it, e, "input %s: dimension %d has size %" PRId64
+                                   ", the program expects %" PRId64,
+                                   interp_tname(t, tn, sizeof tn), d, inputs[i].shape[d],
+                                   sh.local[d]);
+        interp_bind(it, t, &inputs[i], NULL);
+        /* extents named by symbols take the global size (§2.2) */
+        int d = 0;
+        for (int k = 0; k < t->nloop; k++) {
+            const hir_iterdomain *id = t->logical[k];
+            if (!axis_is_runtime(id))
+                continue;
+            if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def)
+                bind_scalar(it, id->extent, sh.global[d]);
+            d++;
+        }
+    }
+    return 0;
+}
+
+int hir_interp_run(hir_interp *it, const hir_view *inputs, hir_error *e)
+{
+    it->stmt = NULL;
+    unbind_all(it);
+    scalars_clear(&it->scalars);
+    it->cur = it->be->ops->stream_main(it->be);
+    it->in_group = 0;
+    bind_scalar(it, hir_scalar_named(it->p, "rank"), it->cfg.rank);
+    bind_scalar(it, hir_scalar_named(it->p, "numberOfStreams"), it->cfg.num_streams);
+    if (bind_inputs(it, inputs, e))
+        return -1;
+    if (exec_block(it, &it->p->body, e))
+        return -1;
+    it->stmt = NULL;
+    if (it->in_group)
+        return interp_fail(it, e, "the program ended inside a coalescing group");
+    for (size_t i = 0; i < it->works.cap; i++) {
+        hir_work *w = it->works.vals[i];
+        if (it->works.keys[i] != UINT64_MAX && w && w != WORK_SKIPPED)
+            return interp_fail(it, e, "expression %" PRIu64 " was posted but never waited for",
+                               it->works.keys[i]);
+    }
+    return 0;
+}
+
+int hir_interp_output(hir_interp *it, int i, hir_view *v, hir_error *e)
+{
+    it->stmt = NULL;
+    if (i < 0 || i >= it->p->outputs.n)
+        return interp_fail(it, e, "no output %d", i);
+    hir_tensor *t = hir_value_tensor(it->p->outputs.items[i]);
+    char tn[32];
+    if (!t)
+        return interp_fail(it, e, "output %d is a scalar; only tensor outputs are supported", i);
+    if (!interp_bound(it, t, v))
+        return interp_fail(it, e, "output %s was never bound on this rank",
+                           interp_tname(t, tn, sizeof tn));
+    return 0;
+}

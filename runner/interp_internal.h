@@ -1,0 +1,85 @@
+/* interp_internal.h — what the interpreter's files share: runtime buffers and bindings, the
+ * interpreter state, and the tensor-op entry points of interp_ops.c. */
+#ifndef HIR_INTERP_INTERNAL_H
+#define HIR_INTERP_INTERNAL_H
+
+#include "runner/run.h"
+
+/* Backend memory with a reference count: bindings, views and the allocation cache share it. */
+typedef struct rt_buf {
+    void *ptr;
+    size_t bytes;
+    int refs;
+} rt_buf;
+
+/* A tensor's binding: a view into a buffer (buf NULL for caller-owned memory such as inputs). */
+typedef struct rt_val {
+    hir_view v;
+    rt_buf *buf;
+} rt_val;
+
+typedef struct rt_scalar {
+    int64_t v;
+    int bound;
+} rt_scalar;
+
+/* Stream keys of the backend: indexed streams use the evaluated index (>= 0); streams made
+ * for an unindexed object `Stream N` that was never captured by GetCurrentStream use a key
+ * in a range no program index reaches. */
+#define HIR_STREAM_OBJECT_KEY_BASE ((int64_t)1 << 48)
+
+#define WORK_SKIPPED ((hir_work *)(uintptr_t)1)   /* this rank was outside the team */
+
+struct hir_interp {
+    hir_program *p;
+    hir_backend *be;
+    hir_interp_config cfg;
+    hir_map tensors;        /* hir_tensor* -> rt_val* (the run's environment) */
+    hir_map scalars;        /* key (see scalar_key) -> rt_scalar* */
+    hir_map user_scalars;   /* key -> rt_scalar*: bindings that outlive a run */
+    hir_map alloc_cache;    /* hir_stmt* -> rt_buf* */
+    hir_map obj_streams;    /* stream object number -> hir_stream* */
+    hir_map works;          /* expression number -> hir_work* */
+    hir_stream *cur;
+    int in_group;           /* inside StartCoalescing .. EndCoalescing */
+    const hir_stmt *stmt;   /* statement being executed (for messages) */
+    int depth;
+};
+
+/* interp.c */
+int  interp_fail(hir_interp *it, hir_error *e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int  interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e);
+int  interp_get(hir_interp *it, const hir_tensor *t, hir_view *v, hir_error *e);
+int  interp_bound(hir_interp *it, const hir_tensor *t, hir_view *v);   /* 1 when bound */
+/* bind t to v (buf may be NULL; takes a new reference) */
+void interp_bind(hir_interp *it, const hir_tensor *t, const hir_view *v, rt_buf *buf);
+void interp_unbind(hir_interp *it, const hir_tensor *t);
+rt_buf *interp_buf_new(hir_interp *it, size_t bytes, hir_error *e);
+void interp_buf_unref(hir_interp *it, rt_buf *b);
+/* a fresh contiguous result of t's dtype and the given shape, bound to t */
+int  interp_bind_new(hir_interp *it, const hir_tensor *t, int ndim, const int64_t *shape,
+                     hir_view *v, hir_error *e);
+/* runtime shape of t from its logical domain (reduction/stride axes dropped, DID axes 1) */
+int  interp_rt_shape(hir_interp *it, const hir_tensor *t, int *ndim, int64_t *shape,
+                     hir_error *e);
+/* number of runtime dims before logical position pos (reduction/stride axes skipped) */
+int  interp_rt_pos(const hir_tensor *t, int pos);
+const char *interp_tname(const hir_tensor *t, char *buf, size_t n);
+
+/* interp_ops.c: tensor statements; each returns 0 or -1 with e set through interp_fail */
+int ops_set(hir_interp *it, const hir_stmt *s, hir_error *e);
+int ops_linear(hir_interp *it, const hir_stmt *s, hir_error *e);
+int ops_matmul(hir_interp *it, const hir_stmt *s, hir_error *e);
+int ops_elementwise(hir_interp *it, const hir_stmt *s, hir_error *e);
+int ops_reduction(hir_interp *it, const hir_stmt *s, hir_error *e);
+int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_error *e);
+int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_error *e);
+int ops_slice(hir_interp *it, const hir_stmt *s, hir_error *e);
+int ops_view(hir_interp *it, const hir_stmt *s, hir_error *e);
+int ops_flags(hir_interp *it, const hir_stmt *s, hir_error *e);
+/* contiguous copy of v into a fresh buffer (caller unrefs) */
+int ops_materialize(hir_interp *it, const hir_view *v, hir_view *out, rt_buf **buf,
+                    hir_error *e);
+
+#endif

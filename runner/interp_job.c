@@ -1,0 +1,751 @@
+/* interp_job.c — one rank's share of a hir-run job: read and verify the program, refuse it
+ * when ranks disagree or its meshes do not fit the world, make the inputs (generated on the
+ * global tensor, or read from .npy), run it --iters times (or warm-up + timed iterations),
+ * save the outputs and check them against a reference run on the CPU backend. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "parser/parser.h"
+#include "runner/boot.h"
+#include "runner/npy.h"
+#include "runner/run.h"
+
+#ifdef HIR_HAVE_CUDA_BACKEND
+#include "runner/cuda/cuda_backend.h"
+#endif
+
+void hir_run_options_init(hir_run_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->num_streams = 4;
+    o->timeout = 300;
+    o->inputs = HIR_INPUTS_GENERATED;
+    o->data = HIR_DATA_RANDOM;
+    o->iters = 1;
+    o->out = stdout;
+    o->err = stderr;
+}
+
+/* A program loaded on this rank. */
+typedef struct loaded {
+    char *text;
+    size_t len;
+    hir_source src;
+    hir_program *p;
+} loaded;
+
+static void loaded_free(loaded *l)
+{
+    hir_program_free(l->p);
+    if (l->text)
+        hir_source_fini(&l->src);
+    free(l->text);
+    memset(l, 0, sizeof *l);
+}
+
+static hir_run_status refuse(hir_error *e, int rank, const char *fmt, const char *a,
+                             const char *b)
+{
+    char msg[900];
+    snprintf(msg, sizeof msg, fmt, a, b);
+    hir_error_set(e, "rank %d: %s", rank, msg);
+    return HIR_RUN_REFUSED;
+}
+
+/* Read, compare across ranks, parse, verify and check the meshes. Uniform outcomes only. */
+static hir_run_status load_program(const char *path, const char *role, hir_boot *boot,
+                                   FILE *err, loaded *l, hir_error *e)
+{
+    int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
+    char msg[512];
+    memset(l, 0, sizeof *l);
+    uint64_t hash = 0;
+    int rd = hir_read_file(path, &l->text, &l->len, msg, sizeof msg);
+    if (!rd)
+        hash = hir_check_text_hash(l->text, l->len);
+    else
+        hash = 0x4e4f46494c45ULL ^ (uint64_t)rank;   /* unreadable: differs from everyone */
+    hir_error he = {{0}, -1};
+    char what[300];
+    snprintf(what, sizeof what, "%s %s", role, path);
+    if (hir_check_same_program(boot, hash, what, &he)) {
+        if (rd)
+            return refuse(e, rank, "%s%s", msg, "");
+        hir_error_set(e, "rank %d: %s", rank, he.msg);
+        return HIR_RUN_REFUSED;
+    }
+    if (rd)
+        return refuse(e, rank, "%s%s", msg, "");
+    hir_source_init(&l->src, path, l->text, l->len);
+    hir_diag d;
+    hir_diag_init(&d, rank == 0 ? err : NULL);
+    int bad = hir_parse(&l->src, &d, &l->p);
+    if (!bad) {
+        hir_verify_opts vo = {true};
+        bad = hir_program_verify(l->p, &vo, &d) ? 1 : 0;
+    }
+    hir_diag_flush(&d);
+    int nerr = d.errors;
+    hir_diag_fini(&d);
+    if (bad || nerr) {
+        snprintf(msg, sizeof msg, "%d error(s)", nerr);
+        return refuse(e, rank, "%s is not a runnable program (%s)", path, msg);
+    }
+    if (hir_check_meshes(l->p, size, &he))
+        return refuse(e, rank, "%s: %s", path, he.msg);
+    return HIR_RUN_OK;
+}
+
+/* ---------------------------------------------------------------- inputs */
+
+/* Host and backend copies of one rank's inputs. */
+typedef struct inputs {
+    int n;
+    hir_view *views;         /* what hir_interp_run gets */
+    void **dev;              /* backend buffers (NULL for scalars / absent) */
+    int64_t *scalars;
+} inputs;
+
+static void inputs_free(inputs *in, hir_backend *be)
+{
+    for (int i = 0; i < in->n; i++)
+        if (in->dev && in->dev[i])
+            be->ops->free(be, in->dev[i]);
+    free(in->views);
+    free(in->dev);
+    free(in->scalars);
+    memset(in, 0, sizeof *in);
+}
+
+static const char *value_name(const hir_value *v, char *buf, size_t n)
+{
+    const hir_tensor *t = hir_value_tensor((hir_value *)v);
+    const hir_scalar *s = hir_value_scalar((hir_value *)v);
+    if (t)
+        snprintf(buf, n, "T%" PRId64, t->number);
+    else if (s && s->kind == HIR_SC_SYMBOL)
+        snprintf(buf, n, "%s%" PRId64, s->name, s->number);
+    else if (s && s->kind == HIR_SC_NAMED)
+        snprintf(buf, n, "%s", s->name);
+    else
+        snprintf(buf, n, "input");
+    return buf;
+}
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* In DIR mode, extents named by symbols come from the files' shapes. */
+static int bind_dir_extents(hir_interp *it, hir_program *p, const hir_run_options *o,
+                            hir_program *names, int rank, hir_error *e)
+{
+    for (int i = 0; i < p->inputs.n; i++) {
+        hir_tensor *t = hir_value_tensor(p->inputs.items[i]);
+        if (!t)
+            continue;
+        char nm[64], path[4096];
+        value_name(names->inputs.items[i], nm, sizeof nm);
+        snprintf(path, sizeof path, "%s/%s.rank%d.npy", o->inputs_dir, nm, rank);
+        int local = file_exists(path);
+        if (!local)
+            snprintf(path, sizeof path, "%s/%s.npy", o->inputs_dir, nm);
+        hir_npy_header h;
+        if (!file_exists(path) || hir_npy_read_header(path, &h, e))
+            continue;   /* reported when the data is read */
+        int d = 0;
+        for (int k = 0; k < t->nloop && d < h.ndim; k++) {
+            const hir_iterdomain *id = t->logical[k];
+            if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
+                continue;
+            if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&
+                !(local && hir_ptype_is_device(id->ptype)))
+                hir_interp_bind_scalar(it, id->extent, h.shape[d], e);
+            d++;
+        }
+    }
+    return 0;
+}
+
+static int make_inputs(hir_interp *it, hir_program *p, hir_backend *be,
+                       const hir_run_options *o, hir_program *names, int rank, inputs *in,
+                       hir_error *e)
+{
+    memset(in, 0, sizeof *in);
+    in->n = p->inputs.n;
+    in->views = calloc((size_t)in->n + 1, sizeof *in->views);
+    in->dev = calloc((size_t)in->n + 1, sizeof *in->dev);
+    in->scalars = calloc((size_t)in->n + 1, sizeof *in->scalars);
+    if (!in->views || !in->dev || !in->scalars)
+        return hir_error_set(e, "out of host memory");
+    if (o->inputs == HIR_INPUTS_DIR && bind_dir_extents(it, p, o, names, rank, e))
+        return -1;
+    for (int i = 0; i < in->n; i++) {
+        char nm[64];
+        value_name(names->inputs.items[i], nm, sizeof nm);
+        hir_value *v = p->inputs.items[i];
+        if (hir_value_scalar(v)) {
+            int found = 0;
+            for (int k = 0; k < o->nbinds; k++)
+                if (!strcmp(o->binds[k].name, nm)) {
+                    in->scalars[i] = o->binds[k].value;
+                    found = 1;
+                }
+            if (!found)
+                return hir_error_set(e, "rank %d: scalar input %s needs a value: give --bind "
+                                     "%s=VALUE", rank, nm, nm);
+            hir_view_init(&in->views[i], &in->scalars[i], HIR_DT_INT64, 0, NULL);
+            continue;
+        }
+        hir_tensor *t = hir_value_tensor(v);
+        hir_shard sh;
+        if (hir_interp_shard(it, t, &sh, e)) {
+            char msg[sizeof e->msg];
+            snprintf(msg, sizeof msg, "%s", e->msg);
+            return hir_error_set(e, "%s (input %s: give --bind NAME=N for symbolic extents, "
+                                 "or --inputs=DIR)", msg, nm);
+        }
+        if (!sh.on_rank)
+            continue;
+        hir_view hv;
+        hir_view_init(&hv, NULL, t->dtype, sh.ndim, sh.local);
+        size_t bytes = hir_view_bytes(&hv);
+        if (!hir_npy_descr(t->dtype, 0))
+            return hir_error_set(e, "rank %d: input %s has dtype %s, which the runner cannot "
+                                 "make data for", rank, nm, hir_dtype_name(t->dtype));
+        void *host = malloc(bytes ? bytes : 1);
+        if (!host)
+            return hir_error_set(e, "out of host memory for input %s", nm);
+        int rc = 0;
+        if (o->inputs == HIR_INPUTS_GENERATED) {
+            rc = hir_data_fill(host, t->dtype, sh.ndim, sh.local, sh.global, sh.offset, o->data,
+                               o->seed, hir_data_key(nm), e);
+        } else {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s.rank%d.npy", o->inputs_dir, nm, rank);
+            if (file_exists(path)) {
+                rc = hir_npy_read(path, host, t->dtype, sh.ndim, sh.local, e);
+            } else {
+                snprintf(path, sizeof path, "%s/%s.npy", o->inputs_dir, nm);
+                if (!file_exists(path)) {
+                    rc = hir_error_set(e, "rank %d: input %s: neither %s/%s.rank%d.npy nor %s "
+                                       "exists", rank, nm, o->inputs_dir, nm, rank, path);
+                } else {
+                    /* the global array, then this rank's block of it */
+                    hir_view gv;
+                    hir_view_init(&gv, NULL, t->dtype, sh.ndim, sh.global);
+                    char *g = malloc(hir_view_bytes(&gv) + 1);
+                    if (!g)
+                        rc = hir_error_set(e, "out of host memory reading %s", path);
+                    else if (!(rc = hir_npy_read(path, g, t->dtype, sh.ndim, sh.global, e))) {
+                        hir_shard whole = sh;
+                        memcpy(whole.local, sh.global, sizeof whole.local);
+                        memset(whole.offset, 0, sizeof whole.offset);
+                        /* copy the block with the region extractor of check.c: compare
+                         * against itself is not needed, so do it by hand */
+                        size_t es = hir_dtype_size(t->dtype);
+                        int64_t idx[HIR_MAX_DIMS] = {0}, n = hir_view_numel(&hv);
+                        for (int64_t k = 0; k < n; k++) {
+                            int64_t lin = 0, rem = k;
+                            for (int d = sh.ndim - 1; d >= 0; d--) {
+                                idx[d] = rem % sh.local[d];
+                                rem /= sh.local[d];
+                            }
+                            for (int d = 0; d < sh.ndim; d++)
+                                lin = lin * sh.global[d] + idx[d] + sh.offset[d];
+                            memcpy((char *)host + (size_t)k * es, g + (size_t)lin * es, es);
+                        }
+                    }
+                    free(g);
+                }
+            }
+        }
+        if (!rc && be->ops->alloc(be, bytes ? bytes : 1, &in->dev[i], e))
+            rc = -1;
+        if (!rc && bytes && be->ops->upload(be, in->dev[i], host, bytes, e))
+            rc = -1;
+        free(host);
+        if (rc)
+            return -1;
+        hv.data = in->dev[i];
+        in->views[i] = hv;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- outputs */
+
+/* Host copy of one output (contiguous, dtype of the view). */
+static int download(hir_backend *be, const hir_view *v, void **host, hir_error *e)
+{
+    size_t bytes = hir_view_bytes(v);
+    *host = malloc(bytes ? bytes : 1);
+    if (!*host)
+        return hir_error_set(e, "out of host memory");
+    if (!bytes)
+        return 0;
+    if (be->ops->synchronize(be, e))
+        return -1;
+    if (hir_view_is_contiguous(v))
+        return be->ops->download(be, *host, v->data, bytes, e);
+    hir_view c;
+    hir_view_init(&c, NULL, v->dtype, v->ndim, v->shape);
+    if (be->ops->alloc(be, bytes, &c.data, e))
+        return -1;
+    int rc = be->ops->copy(be, be->ops->stream_main(be), &c, v, e) ||
+             be->ops->synchronize(be, e) || be->ops->download(be, *host, c.data, bytes, e);
+    be->ops->free(be, c.data);
+    return rc ? -1 : 0;
+}
+
+typedef struct outputs {
+    int n;
+    void **host;
+    hir_shard *shard;
+    hir_dtype *dtype;
+    int *present;
+} outputs;
+
+static void outputs_free(outputs *o)
+{
+    for (int i = 0; i < o->n; i++)
+        free(o->host ? o->host[i] : NULL);
+    free(o->host);
+    free(o->shard);
+    free(o->dtype);
+    free(o->present);
+    memset(o, 0, sizeof *o);
+}
+
+static int fetch_outputs(hir_interp *it, hir_program *p, hir_backend *be, int rank,
+                         outputs *out, hir_error *e)
+{
+    memset(out, 0, sizeof *out);
+    out->n = p->outputs.n;
+    out->host = calloc((size_t)out->n + 1, sizeof *out->host);
+    out->shard = calloc((size_t)out->n + 1, sizeof *out->shard);
+    out->dtype = calloc((size_t)out->n + 1, sizeof *out->dtype);
+    out->present = calloc((size_t)out->n + 1, sizeof *out->present);
+    if (!out->host || !out->shard || !out->dtype || !out->present)
+        return hir_error_set(e, "out of host memory");
+    for (int i = 0; i < out->n; i++) {
+        hir_tensor *t = hir_value_tensor(p->outputs.items[i]);
+        if (!t)
+            return hir_error_set(e, "output %d is a scalar; only tensor outputs are supported",
+                                 i);
+        if (hir_interp_shard(it, t, &out->shard[i], e))
+            return -1;
+        if (!out->shard[i].on_rank)
+            continue;
+        hir_view v;
+        if (hir_interp_output(it, i, &v, e))
+            return -1;
+        hir_view want;
+        hir_view_init(&want, NULL, t->dtype, out->shard[i].ndim, out->shard[i].local);
+        if (hir_view_numel(&v) != hir_view_numel(&want))
+            return hir_error_set(e, "rank %d: output T%" PRId64 " holds %" PRId64
+                                 " elements, its shape needs %" PRId64, rank, t->number,
+                                 hir_view_numel(&v), hir_view_numel(&want));
+        out->dtype[i] = v.dtype;
+        if (download(be, &v, &out->host[i], e))
+            return -1;
+        out->present[i] = 1;
+    }
+    return 0;
+}
+
+static int save_outputs(const hir_run_options *o, hir_program *p, const outputs *out, int rank,
+                        hir_error *e)
+{
+    if (mkdir(o->save_dir, 0777) && errno != EEXIST)
+        return hir_error_set(e, "rank %d: cannot create %s: %s", rank, o->save_dir,
+                             strerror(errno));
+    for (int i = 0; i < out->n; i++) {
+        if (!out->present[i])
+            continue;
+        char nm[64], path[4096];
+        value_name(p->outputs.items[i], nm, sizeof nm);
+        snprintf(path, sizeof path, "%s/%s.rank%d.npy", o->save_dir, nm, rank);
+        if (hir_npy_write(path, out->host[i], out->dtype[i], out->shard[i].ndim,
+                          out->shard[i].local, o->raw_bf16 ? HIR_NPY_RAW_BF16 : 0, e))
+            return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- gathering to rank 0 */
+
+/* every rank gets every rank's `bytes` (small messages over the bootstrap) */
+static int allgather_small(hir_boot *boot, const void *mine, void *all, size_t bytes,
+                           hir_error *e)
+{
+    int size = hir_boot_size(boot), rank = hir_boot_rank(boot);
+    int *team = malloc(sizeof(int) * (size_t)size);
+    if (!team)
+        return hir_error_set(e, "out of host memory");
+    for (int r = 0; r < size; r++)
+        team[r] = r;
+    int rc = 0;
+    for (int r = 0; r < size && !rc; r++) {
+        char *slot = (char *)all + (size_t)r * bytes;
+        if (r == rank)
+            memcpy(slot, mine, bytes);
+        if (size > 1)
+            rc = hir_boot_team_bcast(boot, team, size, r, slot, bytes, e);
+    }
+    free(team);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- check */
+
+typedef struct cmp_rec {
+    int64_t n, mismatches, first_bad;
+    double max_abs, max_rel, got, want, atol, rtol;
+    int failed;                /* could not compare (message on that rank) */
+} cmp_rec;
+
+static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, loaded *main,
+                                    loaded *ref, const outputs *got, hir_backend *cpu,
+                                    const hir_interp_config *base, hir_error *e)
+{
+    int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
+    hir_program *rp = ref->p, *mp = main->p;
+    if (rp->inputs.n != mp->inputs.n || rp->outputs.n != mp->outputs.n)
+        return refuse(e, rank, "the reference %s does not have the program's number of inputs "
+                      "and outputs%s", ref->src.name, "");
+    hir_interp_config cfg = *base;
+    cfg.label = "check";
+    hir_interp *it = NULL;
+    if (hir_interp_create(rp, cpu, &cfg, &it, e))
+        return HIR_RUN_REFUSED;
+    inputs in;
+    outputs want;
+    memset(&want, 0, sizeof want);
+    hir_run_status st = HIR_RUN_FAILED;
+    if (make_inputs(it, rp, cpu, o, mp, rank, &in, e) || hir_interp_run(it, in.views, e) ||
+        fetch_outputs(it, rp, cpu, rank, &want, e)) {
+        inputs_free(&in, cpu);
+        outputs_free(&want);
+        hir_interp_destroy(it);
+        return HIR_RUN_FAILED;
+    }
+    int n = got->n;
+    cmp_rec *mine = calloc((size_t)n + 1, sizeof *mine);
+    cmp_rec *all = calloc((size_t)(n + 1) * (size_t)size, sizeof *all);
+    char firstmsg[600] = "";
+    if (!mine || !all) {
+        hir_error_set(e, "out of host memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        cmp_rec *c = &mine[i];
+        c->first_bad = -1;
+        if (!got->present[i] || !want.present[i])
+            continue;
+        hir_compare_result r;
+        int64_t cnt;
+        hir_error ce = {{0}, -1};
+        if (got->dtype[i] != want.dtype[i]) {
+            hir_error_set(&ce, "dtype %s in the program, %s in the reference",
+                          hir_dtype_name(got->dtype[i]), hir_dtype_name(want.dtype[i]));
+            c->failed = 1;
+        } else if (hir_check_compare_region(got->host[i], &got->shard[i], want.host[i],
+                                            &want.shard[i], got->dtype[i], &r, &cnt, &ce)) {
+            c->failed = 1;
+        } else {
+            c->n = cnt;
+            c->mismatches = r.mismatches;
+            c->first_bad = r.first_bad;
+            c->max_abs = r.max_abs;
+            c->max_rel = r.max_rel;
+            c->got = r.got_first;
+            c->want = r.want_first;
+            c->atol = r.atol;
+            c->rtol = r.rtol;
+        }
+        if (c->failed && !firstmsg[0]) {
+            char nm[64];
+            snprintf(firstmsg, sizeof firstmsg, "rank %d: output %d (%s): %s", rank, i,
+                     value_name(mp->outputs.items[i], nm, sizeof nm), ce.msg);
+        }
+    }
+    if (firstmsg[0])
+        fprintf(o->err, "check: %s\n", firstmsg);
+    if (allgather_small(boot, mine, all, sizeof(cmp_rec) * (size_t)(n + 1), e))
+        goto out;
+    int pass = 1;
+    for (int i = 0; i < n; i++) {
+        cmp_rec tot = {0};
+        tot.first_bad = -1;
+        int bad_rank = -1, nfail = 0;
+        for (int r = 0; r < size; r++) {
+            const cmp_rec *c = &all[(size_t)r * (size_t)(n + 1) + (size_t)i];
+            nfail += c->failed;
+            tot.n += c->n;
+            tot.mismatches += c->mismatches;
+            if (c->max_abs > tot.max_abs || isnan(c->max_abs))
+                tot.max_abs = c->max_abs;
+            if (c->max_rel > tot.max_rel || isnan(c->max_rel))
+                tot.max_rel = c->max_rel;
+            if (c->n) {
+                tot.atol = c->atol;
+                tot.rtol = c->rtol;
+            }
+            if (c->mismatches && bad_rank < 0) {
+                bad_rank = r;
+                tot.first_bad = c->first_bad;
+                tot.got = c->got;
+                tot.want = c->want;
+            }
+        }
+        int ok = !nfail && !tot.mismatches && tot.n > 0;
+        pass &= ok;
+        if (rank == 0) {
+            char nm[64], rn[64];
+            const hir_shard *sh = &got->shard[i];
+            char shape[128];
+            size_t k = (size_t)snprintf(shape, sizeof shape, "[");
+            for (int d = 0; d < sh->ndim; d++)
+                k += (size_t)snprintf(shape + k, sizeof shape - k, "%s%" PRId64, d ? ", " : "",
+                                      sh->global[d]);
+            snprintf(shape + k, sizeof shape - k, "]");
+            fprintf(o->out, "check: output %d %s%s vs %s: %s %s, %" PRId64
+                    " elements compared over %d rank%s: max abs err %.3g, max rel err %.3g, "
+                    "%" PRId64 " mismatch%s (atol %.3g x max|ref|, rtol %.3g)\n",
+                    i, value_name(mp->outputs.items[i], nm, sizeof nm), "",
+                    value_name(rp->outputs.items[i], rn, sizeof rn),
+                    hir_dtype_name(got->dtype[i] ? got->dtype[i] : want.dtype[i]), shape, tot.n,
+                    size, size == 1 ? "" : "s", tot.max_abs, tot.max_rel, tot.mismatches,
+                    tot.mismatches == 1 ? "" : "es", tot.atol, tot.rtol);
+            if (bad_rank >= 0)
+                fprintf(o->out, "check:   first mismatch on rank %d, element %" PRId64
+                        " of its compared region: got %.6g, expected %.6g\n", bad_rank,
+                        tot.first_bad, tot.got, tot.want);
+            if (nfail)
+                fprintf(o->out, "check:   %d rank(s) could not compare this output (see "
+                        "stderr)\n", nfail);
+            if (!nfail && tot.n == 0)
+                fprintf(o->out, "check:   no rank holds a region of this output that the "
+                        "reference also holds\n");
+        }
+    }
+    if (rank == 0) {
+        fprintf(o->out, "check: %s\n", pass ? "PASS" : "FAIL");
+        fflush(o->out);
+    }
+    st = pass ? HIR_RUN_OK : HIR_RUN_CHECK_FAILED;
+out:
+    free(mine);
+    free(all);
+    inputs_free(&in, cpu);
+    outputs_free(&want);
+    hir_interp_destroy(it);
+    return st;
+}
+
+/* ---------------------------------------------------------------- the job */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* --bench: warm-up, then timed iterations, each between a world barrier and a full
+ * synchronize; the time of an iteration is the slowest rank's. */
+static int run_bench(const hir_run_options *o, hir_boot *boot, hir_interp *it, hir_backend *be,
+                     const inputs *in, hir_error *e)
+{
+    int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
+    for (int i = 0; i < o->warmup; i++)
+        if (hir_interp_run(it, in->views, e))
+            return -1;
+    if (be->ops->synchronize(be, e))
+        return -1;
+    double *t = calloc((size_t)o->bench, sizeof *t), *all = calloc((size_t)size, sizeof *all);
+    if (!t || !all) {
+        free(t);
+        free(all);
+        return hir_error_set(e, "out of host memory");
+    }
+    int rc = 0;
+    for (int i = 0; i < o->bench && !rc; i++) {
+        if ((rc = hir_boot_barrier(boot, e)))
+            break;
+        double t0 = now_s();
+        if ((rc = hir_interp_run(it, in->views, e)) || (rc = be->ops->synchronize(be, e)))
+            break;
+        double mine = now_s() - t0;
+        if ((rc = allgather_small(boot, &mine, all, sizeof mine, e)))
+            break;
+        t[i] = 0;
+        for (int r = 0; r < size; r++)
+            t[i] = all[r] > t[i] ? all[r] : t[i];
+    }
+    if (!rc && rank == 0) {
+        double sum = 0, mn = INFINITY, mx = 0;
+        for (int i = 0; i < o->bench; i++) {
+            sum += t[i];
+            mn = t[i] < mn ? t[i] : mn;
+            mx = t[i] > mx ? t[i] : mx;
+        }
+        fprintf(o->out, "bench: %d iteration%s after %d warm-up on %d rank%s (%s): mean %.3f ms, "
+                "min %.3f ms, max %.3f ms\n", o->bench, o->bench == 1 ? "" : "s", o->warmup,
+                size, size == 1 ? "" : "s", be->ops->name, 1e3 * sum / o->bench, 1e3 * mn,
+                1e3 * mx);
+        if (o->bench_json) {
+            FILE *f = fopen(o->bench_json, "w");
+            if (!f) {
+                rc = hir_error_set(e, "cannot write %s: %s", o->bench_json, strerror(errno));
+            } else {
+                fprintf(f, "{\"program\": \"%s\", \"device\": \"%s\", \"ranks\": %d, "
+                        "\"streams\": %d, \"warmup\": %d, \"iterations_ms\": [", o->program,
+                        be->ops->name, size, o->num_streams, o->warmup);
+                for (int i = 0; i < o->bench; i++)
+                    fprintf(f, "%s%.6f", i ? ", " : "", 1e3 * t[i]);
+                fprintf(f, "], \"mean_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f}\n",
+                        1e3 * sum / o->bench, 1e3 * mn, 1e3 * mx);
+                fclose(f);
+            }
+        }
+    }
+    free(t);
+    free(all);
+    return rc;
+}
+
+static int load_kernels(const hir_run_options *o, hir_backend *be, hir_error *e)
+{
+    for (int i = 0; i < o->nkernels; i++) {
+        const char *spec = o->kernels[i], *eq = strchr(spec, '=');
+        if (!eq || eq == spec)
+            return hir_error_set(e, "--kernel %s: expected GROUP=FILE", spec);
+#ifdef HIR_HAVE_CUDA_BACKEND
+        if (strcmp(be->ops->name, "cuda"))
+            return hir_error_set(e, "--kernel needs --device=cuda");
+        if (hir_cuda_load_user_kernel(be, atoi(spec), eq + 1, NULL, e))
+            return -1;
+#else
+        (void)be;
+        return hir_error_set(e, "--kernel needs the CUDA backend, which this build lacks");
+#endif
+    }
+    return 0;
+}
+
+hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *e)
+{
+    int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
+    loaded main, ref;
+    memset(&main, 0, sizeof main);
+    memset(&ref, 0, sizeof ref);
+    hir_run_status st;
+    if (o->trace_json)
+        return refuse(e, rank, "--trace=%s: statement traces are reserved for a later version; "
+                      "use --verbose for a text trace%s", o->trace_json, "");
+    if ((st = load_program(o->program, "program", boot, o->err, &main, e)))
+        goto done;
+    if (o->check && o->check_ref &&
+        (st = load_program(o->check_ref, "reference", boot, o->err, &ref, e)))
+        goto done;
+    const char *dev = o->device;
+    if (!dev)
+        dev = hir_cuda_available() ? "cuda" : "cpu";
+    if (strcmp(dev, "cpu") && strcmp(dev, "cuda")) {
+        st = refuse(e, rank, "--device=%s: expected cpu or cuda%s", dev, "");
+        goto done;
+    }
+    if (!strcmp(dev, "cuda") && !hir_cuda_available()) {
+        st = refuse(e, rank, "--device=cuda: %s%s",
+#ifdef HIR_HAVE_CUDA_BACKEND
+                    "no CUDA GPU is visible to this process",
+#else
+                    "this build has no CUDA backend",
+#endif
+                    "");
+        goto done;
+    }
+    hir_backend_config bc = {0};
+    bc.boot = boot;
+    bc.rank = rank;
+    bc.size = size;
+    bc.local_rank = hir_boot_local_rank(boot);
+    bc.device = bc.local_rank;
+    bc.num_streams = o->num_streams;
+    bc.timeout = o->timeout;
+    bc.p2p_protocol = o->p2p_protocol;
+    hir_backend *be = NULL, *cpu = NULL;
+    st = HIR_RUN_FAILED;
+    int is_cpu = !strcmp(dev, "cpu");
+    if ((is_cpu ? hir_backend_cpu_create(&bc, &be, e) : hir_backend_cuda_create(&bc, &be, e)))
+        goto prefix;
+    if (o->check && !is_cpu && hir_backend_cpu_create(&bc, &cpu, e))
+        goto free_be;
+    if (is_cpu)
+        cpu = be;
+    if (load_kernels(o, be, e))
+        goto free_be;
+    hir_interp_config cfg = {0};
+    cfg.rank = rank;
+    cfg.size = size;
+    cfg.num_streams = o->num_streams;
+    cfg.binds = o->binds;
+    cfg.nbinds = o->nbinds;
+    cfg.trace = o->verbose ? o->err : NULL;
+    hir_interp *it = NULL;
+    if (hir_interp_create(main.p, be, &cfg, &it, e)) {
+        st = HIR_RUN_REFUSED;
+        goto prefix_be;
+    }
+    inputs in;
+    outputs out;
+    memset(&out, 0, sizeof out);
+    if (make_inputs(it, main.p, be, o, main.p, rank, &in, e))
+        goto free_all;
+    if (o->bench > 0) {
+        if (run_bench(o, boot, it, be, &in, e))
+            goto free_all;
+    } else {
+        for (int i = 0; i < o->iters; i++)
+            if (hir_interp_run(it, in.views, e))
+                goto free_all;
+    }
+    if (be->ops->synchronize(be, e) || fetch_outputs(it, main.p, be, rank, &out, e))
+        goto free_all;
+    if (o->save_dir && save_outputs(o, main.p, &out, rank, e))
+        goto free_all;
+    st = HIR_RUN_OK;
+    if (o->check)
+        st = check_outputs(o, boot, &main, o->check_ref ? &ref : &main, &out, cpu, &cfg, e);
+free_all:
+    outputs_free(&out);
+    inputs_free(&in, be);
+    hir_interp_destroy(it);
+prefix_be:
+free_be:
+    if (cpu && cpu != be)
+        cpu->ops->destroy(cpu);
+    if (be)
+        be->ops->destroy(be);
+prefix:
+    if (st == HIR_RUN_FAILED && strncmp(e->msg, "rank ", 5)) {
+        char msg[sizeof e->msg];
+        snprintf(msg, sizeof msg, "%s", e->msg);
+        int peer = e->peer;
+        hir_error_set(e, "rank %d: %s", rank, msg);
+        e->peer = peer;
+    }
+done:
+    loaded_free(&main);
+    loaded_free(&ref);
+    return st;
+}

@@ -1,0 +1,134 @@
+/* run.h — the Host IR interpreter library: runs a parsed %HostIrContainer on one rank through a
+ * backend (runner/backend.h), plus the job-level pieces hir-run is made of: program identity and
+ * mesh checks across ranks, input generation/loading, output saving and checking against a
+ * reference run on the CPU backend. Tools only parse flags and pick exit codes. */
+#ifndef HIR_RUNNER_RUN_H
+#define HIR_RUNNER_RUN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dialect/hir.h"
+#include "runner/backend.h"
+#include "runner/data.h"
+
+/* ---------------------------------------------------------------- one program, one rank
+ * (runner/interp.c, interp_ops.c) */
+
+typedef struct hir_interp hir_interp;
+
+/* A user binding of a free scalar (`--bind i0=1024`): symbol spelled as printed. */
+typedef struct hir_run_binding {
+    const char *name;
+    int64_t value;
+} hir_run_binding;
+
+typedef struct hir_interp_config {
+    int rank, size;
+    int num_streams;                 /* value of numberOfStreams */
+    const hir_run_binding *binds;    /* free scalars bound by the user */
+    int nbinds;
+    FILE *trace;                     /* per-statement trace (--verbose), or NULL */
+    const char *label;               /* "main" / "check": prefixes messages of the check run */
+    /* a statement hook for timelines (--trace); called before and after each statement */
+    void (*on_stmt)(void *ctx, const hir_stmt *s, int after);
+    void *on_stmt_ctx;
+} hir_interp_config;
+
+/* The interpreter keeps, across runs: the allocation cache (ALLOCATE statement -> buffer),
+ * streams (by object number and by evaluated index) and pending works. Every run starts with
+ * an empty environment. */
+int  hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *cfg,
+                       hir_interp **out, hir_error *e);
+void hir_interp_destroy(hir_interp *it);
+
+/* Where a tensor lives on this rank: runtime shape (reduction and stride axes dropped, DID
+ * axes of size 1), the global shape (DID axes at their mesh extent) and the local block's
+ * offset in it (the rank's coordinate in the mesh along each DID axis). on_rank is 0 when the
+ * tensor has a mesh that does not contain the rank. */
+typedef struct hir_shard {
+    int ndim;
+    int64_t local[HIR_MAX_DIMS], global[HIR_MAX_DIMS], offset[HIR_MAX_DIMS];
+    int on_rank;
+} hir_shard;
+int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_error *e);
+
+/* Bind a free scalar (e.g. an input extent) for every later run. */
+int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e);
+
+/* Run the program once. inputs[i] is the local data of container input i (a tensor view in
+ * backend memory, or for a scalar input a 0-d view of int64 in host memory); the views must
+ * stay valid for the run. Errors name the rank and the statement (file:line:col). */
+int hir_interp_run(hir_interp *it, const hir_view *inputs, hir_error *e);
+/* The value bound to container output i after the last run (error when unbound). */
+int hir_interp_output(hir_interp *it, int i, hir_view *v, hir_error *e);
+
+/* ---------------------------------------------------------------- a job (runner/interp_job.c) */
+
+typedef enum hir_inputs_kind { HIR_INPUTS_GENERATED, HIR_INPUTS_DIR } hir_inputs_kind;
+
+typedef struct hir_run_options {
+    const char *program;             /* path of the program */
+    const char *device;              /* "cpu", "cuda", or NULL for the default */
+    int num_streams;                 /* default 4 */
+    double timeout;                  /* seconds, default 300 */
+    uint64_t seed;
+    hir_inputs_kind inputs;
+    hir_data_kind data;              /* for HIR_INPUTS_GENERATED */
+    const char *inputs_dir;          /* for HIR_INPUTS_DIR */
+    const char *save_dir;            /* --save-outputs, or NULL */
+    int raw_bf16;
+    int check;                       /* --check given */
+    const char *check_ref;           /* REF program, NULL: the program itself */
+    int iters;                       /* >= 1 */
+    hir_p2p_protocol p2p_protocol;
+    int verbose;
+    const hir_run_binding *binds;
+    int nbinds;
+    const char *const *kernels;      /* "GROUP=FILE" for LaunchKernel (CUDA device) */
+    int nkernels;
+    /* benchmark hooks */
+    int bench;                       /* timed iterations after the warm-up; 0: off */
+    int warmup;
+    const char *bench_json;          /* write the timings as JSON */
+    const char *trace_json;          /* Chrome trace of statements */
+    FILE *out;                       /* report stream (stdout) */
+    FILE *err;                       /* messages (stderr) */
+} hir_run_options;
+
+void hir_run_options_init(hir_run_options *o);
+
+/* Outcome of hir_run_job, for the tool to turn into an exit code. */
+typedef enum hir_run_status {
+    HIR_RUN_OK = 0,
+    HIR_RUN_CHECK_FAILED = 1,        /* ran, results differ from the reference */
+    HIR_RUN_REFUSED = 2,             /* every rank stopped the same way (bad program, mesh,
+                                        ranks disagree, bad options): a clean exit */
+    HIR_RUN_FAILED = 3,              /* this rank failed; peers may be waiting on it: abort */
+} hir_run_status;
+
+/* Run the whole job on this rank: read, verify and compare the program across ranks, check
+ * its meshes against the world, make inputs, run it --iters times, save and check outputs.
+ * The message of a failure is in e (already prefixed with the rank). */
+hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *e);
+
+/* ---------------------------------------------------------------- checks (runner/check.c) */
+
+/* The world-size rule: the devices named by the program's meshes and communication teams must
+ * be exactly {0, ..., size-1}; a program that names no device runs replicated on every rank.
+ * Returns 0 or -1 with the reason. */
+int hir_check_meshes(hir_program *p, int size, hir_error *e);
+
+/* FNV-1a hash of a program's text, and the comparison of it across the world: every rank
+ * learns every hash; on a difference all ranks fail with a message naming the ranks. */
+uint64_t hir_check_text_hash(const char *text, size_t len);
+int hir_check_same_program(hir_boot *boot, uint64_t hash, const char *what, hir_error *e);
+
+/* Compare one output: got (the program's local data) against want (the reference's local
+ * data), both host copies of dtype dt described by their shards; only the global region both
+ * ranks hold is compared. *compared is the number of elements compared. */
+int hir_check_compare_region(const void *got, const hir_shard *gs, const void *want,
+                             const hir_shard *ws, hir_dtype dt, hir_compare_result *r,
+                             int64_t *compared, hir_error *e);
+
+#endif

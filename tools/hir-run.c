@@ -1,0 +1,220 @@
+/* hir-run — run a %HostIrContainer program on one or more ranks (runner/run.h does the work):
+ * parses flags, starts ranks (-np N through the system mpirun), and turns the job's outcome
+ * into an exit code. A rank that fails while its peers may wait on it takes the job down. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dialect/hir.h"
+#include "runner/boot.h"
+#include "runner/run.h"
+
+static const char usage[] =
+    "usage: hir-run [options] PROGRAM.hir\n"
+    "       mpirun -np N hir-run [options] PROGRAM.hir\n"
+    "\n"
+    "Runs a %HostIrContainer program, one rank per process (see docs/runner.md).\n"
+    "\n"
+    "  -np N                  start N ranks through the system mpirun\n"
+    "  --device=cpu|cuda      backend (default: cuda when a GPU is visible, else cpu)\n"
+    "  --streams=N            value of numberOfStreams (default 4)\n"
+    "  --timeout=SEC          longest wait on a peer before the job fails (default 300)\n"
+    "  --inputs=KIND|DIR      random (default), zeros, ones, arange, or a directory of .npy\n"
+    "                         files T0.npy (global) or T0.rank<r>.npy (this rank's shard)\n"
+    "  --seed=S               seed of --inputs=random (default 0)\n"
+    "  --bind NAME=V          value of a free scalar (symbolic extent, scalar input)\n"
+    "  --save-outputs=DIR     write each output as DIR/T<n>.rank<r>.npy\n"
+    "  --raw-bf16             save bf16 as raw uint16 bits instead of float32\n"
+    "  --check[=REF.hir]      rerun REF (default: the program) on the CPU backend with the\n"
+    "                         same inputs and compare every output; prints check: PASS|FAIL\n"
+    "  --iters=N              run the program N times back to back (default 1)\n"
+    "  --p2p-protocol=get|put CUDA-IPC P2P protocol (default get)\n"
+    "  --kernel GROUP=FILE    kernel for LaunchKernel group GROUP (--device=cuda)\n"
+    "  --bench=N              N timed iterations (after --warmup) instead of --iters\n"
+    "  --warmup=N             untimed iterations before --bench (default 0)\n"
+    "  --bench-json=FILE      write the --bench timings as JSON\n"
+    "  --trace=FILE.json      reserved: statement timeline (not implemented yet)\n"
+    "  --verbose              trace every statement to stderr\n"
+    "  --version, --help\n";
+
+static int parse_int(const char *s, long long lo, long long *v)
+{
+    char *end;
+    long long x = strtoll(s, &end, 10);
+    if (!*s || *end || x < lo)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+static int bad(const char *what, const char *arg)
+{
+    fprintf(stderr, "hir-run: %s: '%s'\n%s", what, arg, usage);
+    return 2;
+}
+
+/* the value of "--name=V" or "--name V" (advancing *i) */
+static const char *value_of(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n))
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] == 0 && *i + 1 < argc)
+        return argv[++*i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    hir_run_options o;
+    hir_run_options_init(&o);
+    hir_run_binding binds[64];
+    const char *kernels[64];
+    long long np = 0, v;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *x;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (!strcmp(a, "--version")) {
+            printf("hir-run %s\n", HIR_VERSION);
+            return 0;
+        } else if (!strcmp(a, "-np") || !strcmp(a, "--np") || !strncmp(a, "-np=", 4) ||
+                   !strncmp(a, "--np=", 5)) {
+            const char *s = strchr(a, '=') ? strchr(a, '=') + 1 : i + 1 < argc ? argv[++i] : "";
+            if (parse_int(s, 1, &np))
+                return bad("-np needs a positive count", s);
+        } else if ((x = value_of(argc, argv, &i, "--device"))) {
+            o.device = x;
+        } else if ((x = value_of(argc, argv, &i, "--streams"))) {
+            if (parse_int(x, 1, &v))
+                return bad("--streams needs a positive count", x);
+            o.num_streams = (int)v;
+        } else if ((x = value_of(argc, argv, &i, "--timeout"))) {
+            char *end;
+            o.timeout = strtod(x, &end);
+            if (*end || o.timeout <= 0)
+                return bad("--timeout needs a positive number of seconds", x);
+        } else if ((x = value_of(argc, argv, &i, "--seed"))) {
+            if (parse_int(x, 0, &v))
+                return bad("--seed needs a non-negative integer", x);
+            o.seed = (uint64_t)v;
+        } else if ((x = value_of(argc, argv, &i, "--inputs"))) {
+            if (hir_data_kind_lookup(x, &o.data) == 0) {
+                o.inputs = HIR_INPUTS_GENERATED;
+            } else {
+                o.inputs = HIR_INPUTS_DIR;
+                o.inputs_dir = x;
+            }
+        } else if ((x = value_of(argc, argv, &i, "--bind"))) {
+            const char *eq = strchr(x, '=');
+            if (!eq || eq == x || parse_int(eq + 1, INT64_MIN, &v) || o.nbinds == 64)
+                return bad("--bind needs NAME=INTEGER", x);
+            binds[o.nbinds].name = strndup(x, (size_t)(eq - x));
+            binds[o.nbinds++].value = v;
+        } else if ((x = value_of(argc, argv, &i, "--save-outputs"))) {
+            o.save_dir = x;
+        } else if (!strcmp(a, "--raw-bf16")) {
+            o.raw_bf16 = 1;
+        } else if (!strcmp(a, "--check")) {
+            o.check = 1;
+        } else if (!strncmp(a, "--check=", 8)) {
+            o.check = 1;
+            o.check_ref = a + 8;
+        } else if ((x = value_of(argc, argv, &i, "--iters"))) {
+            if (parse_int(x, 1, &v))
+                return bad("--iters needs a positive count", x);
+            o.iters = (int)v;
+        } else if ((x = value_of(argc, argv, &i, "--p2p-protocol"))) {
+            if (!strcmp(x, "get"))
+                o.p2p_protocol = HIR_P2P_GET;
+            else if (!strcmp(x, "put"))
+                o.p2p_protocol = HIR_P2P_PUT;
+            else
+                return bad("--p2p-protocol is get or put", x);
+        } else if ((x = value_of(argc, argv, &i, "--kernel"))) {
+            if (o.nkernels == 64)
+                return bad("too many --kernel", x);
+            kernels[o.nkernels++] = x;
+        } else if ((x = value_of(argc, argv, &i, "--bench-json"))) {
+            o.bench_json = x;
+        } else if ((x = value_of(argc, argv, &i, "--bench"))) {
+            if (parse_int(x, 1, &v))
+                return bad("--bench needs a positive count", x);
+            o.bench = (int)v;
+        } else if (!strcmp(a, "--bench")) {
+            o.bench = 25;
+        } else if ((x = value_of(argc, argv, &i, "--warmup"))) {
+            if (parse_int(x, 0, &v))
+                return bad("--warmup needs a count", x);
+            o.warmup = (int)v;
+        } else if ((x = value_of(argc, argv, &i, "--trace"))) {
+            o.trace_json = x;
+        } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
+            o.verbose = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return bad("unknown option", a);
+        } else if (o.program) {
+            return bad("more than one program given", a);
+        } else {
+            o.program = a;
+        }
+    }
+    if (!o.program)
+        return bad("no program given", "");
+    if (o.bench_json && !o.bench)
+        o.bench = 25;
+    o.binds = binds;
+    o.kernels = kernels;
+
+    hir_error e = {{0}, -1};
+    if (np) {
+        int code = 0;
+        int rc = hir_launch_local((int)np, argc, argv, &code, &e);
+        if (rc == 0)
+            return code;
+        if (rc < 0) {
+            fprintf(stderr, "hir-run: %s\n", e.msg);
+            return 1;
+        }
+    }
+    hir_boot *boot = NULL;
+    if (hir_boot_init(&argc, &argv, o.timeout, &boot, &e)) {
+        fprintf(stderr, "hir-run: %s\n", e.msg);
+        return 1;
+    }
+    int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
+    if (np && np != size) {
+        if (rank == 0)
+            fprintf(stderr, "hir-run: -np %lld, but the launcher started %d rank%s\n", np, size,
+                    size == 1 ? "" : "s");
+        hir_boot_fini(boot);
+        return 1;
+    }
+    hir_run_status st = hir_run_job(&o, boot, &e);
+    fflush(stdout);
+    switch (st) {
+    case HIR_RUN_OK:
+        hir_boot_fini(boot);
+        return 0;
+    case HIR_RUN_CHECK_FAILED:
+        hir_boot_fini(boot);
+        return 1;
+    case HIR_RUN_REFUSED:
+        /* every rank reached the same conclusion: one message, clean exit */
+        if (rank == 0)
+            fprintf(stderr, "hir-run: %s\n", e.msg);
+        hir_boot_fini(boot);
+        return 1;
+    case HIR_RUN_FAILED:
+    default:
+        fprintf(stderr, "hir-run: %s\n", e.msg);
+        fflush(stderr);
+        if (size > 1)
+            hir_boot_abort(boot, 1);
+        hir_boot_fini(boot);
+        return 1;
+    }
+}
