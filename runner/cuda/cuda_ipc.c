@@ -66,6 +66,17 @@ static int check_peer(hir_cu_backend *cb, const hir_p2p *p, hir_error *e)
  * stream: that also proves stream memory operations work before any peer depends on them. */
 static int export_local(hir_cu_backend *cb, const hir_p2p *p, hir_cu_ipc **out, hir_error *e)
 {
+    if (!cb->memops_checked) {
+        /* legacy CUDA IPC needs unified addressing; stream memory operations are probed by
+         * the semaphore write below */
+        int ua = 0;
+        HIR_CK(e, cu, cb->drv.DeviceGetAttribute(&ua, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING,
+                                                 (CUdevice)cb->device));
+        if (!ua)
+            return hir_error_set(e, "CUDA-IPC P2P: device %d has no unified addressing, which "
+                                    "CUDA IPC needs", cb->device), -1;
+        cb->memops_checked = 1;
+    }
     hir_cu_ipc *x = calloc(1, sizeof *x);
     if (!x) return hir_error_set(e, "out of host memory"), -1;
     x->stmt_id = p->stmt_id;

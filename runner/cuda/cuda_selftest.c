@@ -182,11 +182,12 @@ static hir_view mkview(void *data, hir_dtype dt, int nd, const int64_t *shape,
 
 /* ---------------------------------------------------------------- GEMM */
 
+/* colmajor: bit 0 = A, bit 1 = B are read through transposed (column-major) views */
 static int gemm_case(tctx *t, hir_dtype dt, hir_dtype odt, int64_t M, int64_t K, int64_t N,
                      int b_trans, int bias, int64_t batch, int bcast_b, int64_t pad_lda,
-                     char *detail, hir_error *e)
+                     int colmajor, char *detail, hir_error *e)
 {
-    int64_t lda = K + pad_lda;
+    int64_t lda = colmajor & 1 ? M : K + pad_lda;
     int64_t na = batch * M * lda, nb = (bcast_b ? 1 : batch) * K * N, no = batch * M * N;
     dbuf A, B, O, Bi;
     memset(&Bi, 0, sizeof Bi);
@@ -201,8 +202,9 @@ static int gemm_case(tctx *t, hir_dtype dt, hir_dtype odt, int64_t M, int64_t K,
     memset(&g, 0, sizeof g);
     int64_t sa[2] = {lda, 1};
     int64_t ash[2] = {M, K}, bsh[2] = {b_trans ? N : K, b_trans ? K : N}, osh[2] = {M, N};
-    g.a = mkview(A.d, dt, 2, ash, sa);
-    g.b = mkview(B.d, dt, 2, bsh, NULL);
+    int64_t sac[2] = {1, M}, sbc[2] = {1, bsh[0]};
+    g.a = mkview(A.d, dt, 2, ash, colmajor & 1 ? sac : sa);
+    g.b = mkview(B.d, dt, 2, bsh, colmajor & 2 ? sbc : NULL);
     g.out = mkview(O.d, odt, 2, osh, NULL);
     hir_view bv = mkview(Bi.d, odt, 1, &N, NULL);
     g.bias = bias ? &bv : NULL;
@@ -219,8 +221,11 @@ static int gemm_case(tctx *t, hir_dtype dt, hir_dtype odt, int64_t M, int64_t K,
             for (int64_t j = 0; j < N; j++) {
                 double r = bias ? get_el(Bi.h, odt, j) : 0;
                 for (int64_t k = 0; k < K; k++) {
-                    double a = get_el(A.h, dt, bi * M * lda + i * lda + k);
-                    int64_t boff = (bcast_b ? 0 : bi * K * N) + (b_trans ? j * K + k : k * N + j);
+                    double a = get_el(A.h, dt, bi * M * lda +
+                                                   (colmajor & 1 ? k * M + i : i * lda + k));
+                    int64_t row = b_trans ? j : k, col = b_trans ? k : j;
+                    int64_t boff = (bcast_b ? 0 : bi * K * N) +
+                                   (colmajor & 2 ? col * bsh[0] + row : row * bsh[1] + col);
                     r += a * get_el(B.h, dt, boff);
                 }
                 double o = get_el(O.h, odt, bi * M * N + i * N + j);
@@ -246,19 +251,21 @@ static void test_gemm(tctx *t)
         {HIR_DT_FLOAT, HIR_DT_FLOAT, "fp32"}, {HIR_DT_DOUBLE, HIR_DT_DOUBLE, "fp64"},
         {HIR_DT_BFLOAT, HIR_DT_FLOAT, "bf16->fp32"}};
     for (size_t d = 0; d < sizeof dts / sizeof *dts; d++)
-        for (int cfg = 0; cfg < 5; cfg++) {
-            /* cfg: 0 matmul, 1 linear, 2 linear+bias, 3 batched (B broadcast)+bias, 4 lda pad */
-            int b_trans = cfg != 0 && cfg != 3, bias = cfg == 2 || cfg == 3;
+        for (int cfg = 0; cfg < 7; cfg++) {
+            /* cfg: 0 matmul, 1 linear, 2 linear+bias, 3 batched (B broadcast)+bias, 4 lda pad,
+             * 5 matmul with A and B column-major views, 6 linear with a column-major weight */
+            int b_trans = cfg != 0 && cfg != 3 && cfg != 5, bias = cfg == 2 || cfg == 3;
             int64_t batch = cfg == 3 ? 3 : 1, pad = cfg == 4 ? 8 : 0;
             int64_t M = cfg == 4 ? 128 : 67, K = cfg == 4 ? 64 : 45, N = cfg == 4 ? 256 : 33;
             char name[128], detail[200] = "";
             static const char *cn[] = {"matmul", "linear", "linear+bias", "batch3+bcastB+bias",
-                                       "linear lda+8"};
+                                       "linear lda+8", "matmul A^T,B^T views",
+                                       "linear W^T view"};
             snprintf(name, sizeof name, "gemm %s %s %lldx%lldx%lld", dts[d].name, cn[cfg],
                      (long long)M, (long long)K, (long long)N);
             hir_error e = {{0}, -1};
             int ok = gemm_case(t, dts[d].in, dts[d].out, M, K, N, b_trans, bias, batch,
-                               cfg == 3, pad, detail, &e);
+                               cfg == 3, pad, cfg == 5 ? 3 : cfg == 6 ? 2 : 0, detail, &e);
             report(t, name, ok == 1, ok < 0 ? e.msg : detail);
         }
 }

@@ -22,13 +22,17 @@ run() {   # name timeout cmd...
   grep -E 'FAIL|summary|TFLOP' $OUTD/$name.log | head -20
   RES[$name]="rc=$rc $((t1 - t0)) s"
 }
+# QUICK=1: a shorter re-check (np=8 ring with 200 iterations, one hir GEMM bench, no torch)
+IT8=1000; [ "${QUICK:-0}" = 1 ] && IT8=200
 run np1 100 $MPI -np 1 $BIN
 run np2 60 $MPI -np 2 $BIN --iters 1000
 run np4 75 $MPI -np 4 $BIN --iters 1000
-run np8 100 $MPI -np 8 $BIN --iters 1000
-run bench_hir1 45 $MPI -np 1 $BIN --bench-gemm 4096 16384 8192
+run np8 100 $MPI -np 8 $BIN --iters $IT8
+KEYS="np1 np2 np4 np8 bench_hir2"
+[ "${QUICK:-0}" = 1 ] || { KEYS="np1 np2 np4 np8 bench_hir1 bench_hir2 bench_torch bench_hir3";
+  run bench_hir1 45 $MPI -np 1 $BIN --bench-gemm 4096 16384 8192; }
 run bench_hir2 45 $MPI -np 1 $BIN --bench-gemm 32768 16384 8192
-run bench_torch 60 python3 bench/gemm_torch.py
-run bench_hir3 45 $MPI -np 1 $BIN --bench-gemm 32768 16384 8192
-echo "== summary"; for k in np1 np2 np4 np8 bench_hir1 bench_hir2 bench_torch bench_hir3; do
+[ "${QUICK:-0}" = 1 ] || { run bench_torch 60 python3 bench/gemm_torch.py
+  run bench_hir3 45 $MPI -np 1 $BIN --bench-gemm 32768 16384 8192; }
+echo "== summary"; for k in $KEYS; do
   echo "$k: ${RES[$k]} $(grep -E 'summary|TFLOP' $OUTD/$k.log | grep -v '^torch [0-9]' | sed 's/.*summary: //' | tr '\n' ' ')"; done
