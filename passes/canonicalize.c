@@ -5,7 +5,8 @@
  *   to literals (`8 * 128` -> 1048576; only definitions that evaluate without error, so
  *   a division by zero stays as written), and x+0, 0+x, x-0, x*1, 1*x, x/1 become x;
  *   (2) numbered symbols whose definitions are structurally equal become one (the lowest
- *   number survives); (3) "Index definitions:" entries that nothing references are dropped
+ *   number survives); a stream index stays an expression, since "Stream 7" would name a
+ *   stream object rather than the stream with index 7; (3) "Index definitions:" entries that nothing references are dropped
  *   and the rest are printed in number order. Floating-point expressions are left alone.
  * Idempotent: a second run changes nothing.
  */
@@ -41,13 +42,25 @@ static bool is_int_or_bool(const hir_scalar *s)
 
 static bool is_lit(const hir_scalar *s, int64_t v) { return s->kind == HIR_SC_INT && s->ival == v; }
 
-typedef struct fold { hir_program *p; int changed; } fold;
+typedef struct fold { hir_program *p; int changed; hir_map keep; } fold;
+
+/* "Stream ( e )" must keep an expression: "Stream 7" would name stream object 7, a
+ * different stream than the one with index 7 (hostir-format.md 1.5). */
+static bool stream_slots(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    if ((hir_ops[s->op].flags & HIR_OPF_STREAM) && s->u.stream.index)
+        hir_map_put(ctx, (uint64_t)(uintptr_t)&s->u.stream.index >> 1, s);
+    return true;
+}
 
 static void fold_slot(hir_scalar **slot, void *ctx)
 {
     fold *f = ctx;
     hir_scalar *s = *slot;
     if (!s->def || hir_scalar_is_literal(s) || !is_int_or_bool(s))
+        return;
+    if (hir_map_get(&f->keep, (uint64_t)(uintptr_t)slot >> 1))
         return;
     int64_t v;
     if (hir_scalar_const(s, &v)) {
@@ -98,8 +111,11 @@ int hir_run_canonicalize(hir_program *p, const hir_pass_args *args, hir_diag *d)
     (void)d;
     /* (1) folding, to a fixed point: a fold can expose an identity above it */
     for (int round = 0; round < 64; round++) {
-        fold f = {p, 0};
+        fold f = {p, 0, {0}};
+        hir_map_init(&f.keep);
+        hir_block_walk(&p->body, 0, stream_slots, &f.keep);
         pu_visit_scalars(p, true, fold_slot, &f);
+        hir_map_fini(&f.keep);
         if (!f.changed)
             break;
     }
