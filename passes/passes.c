@@ -21,6 +21,18 @@ const hir_pass_info *hir_pass_find(const char *name)
     return NULL;
 }
 
+void hir_pass_list(FILE *f)
+{
+    fputs("passes (run in command-line order; --pass-pipeline='a,b{key=value}' is the same):\n", f);
+    for (const hir_pass_info *p = hir_pass_table; p->name; p++) {
+        fprintf(f, "  --%-26s %s\n", p->name, p->summary);
+        for (const hir_pass_option *o = p->options; o && o->name; o++)
+            fprintf(f, "      %-24s %s\n", o->name, o->help);
+        if (p->primary)
+            fprintf(f, "      (--%s=VALUE sets %s)\n", p->name, p->primary);
+    }
+}
+
 static char *keep(hir_pipeline *pl, const char *s, size_t n)
 {
     /* strings are chained in one list of malloc'd blocks freed by hir_pipeline_fini */

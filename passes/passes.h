@@ -38,6 +38,8 @@ typedef struct hir_pass_info {
 
 extern const hir_pass_info hir_pass_table[];   /* terminated by an entry with name NULL */
 const hir_pass_info *hir_pass_find(const char *name);
+/* --list-passes: every pass with its summary, options and the option --PASS=VALUE sets. */
+void hir_pass_list(FILE *f);
 
 typedef struct hir_pipeline {
     int n;

@@ -40,18 +40,7 @@ static void usage(FILE *f)
           f);
 }
 
-static void list_passes(FILE *f)
-{
-    fputs("passes:\n", f);
-    for (const hir_pass_info *p = hir_pass_table; p->name; p++) {
-        fprintf(f, "  --%-26s %s\n", p->name, p->summary);
-        for (const hir_pass_option *o = p->options; o && o->name; o++)
-            fprintf(f, "      %-24s %s%s\n", o->name, o->help,
-                    p->primary && !strcmp(p->primary, o->name) ? " (--" : "");
-        if (p->primary)
-            fprintf(f, "      (--%s=VALUE sets %s)\n", p->name, p->primary);
-    }
-}
+static void list_passes(FILE *f) { hir_pass_list(f); }
 
 /* One input (or one split part): parse, verify, run the pipeline, print into `out`. */
 static int process(hir_source *src, const options *o, const hir_pipeline *pl, FILE *out,
