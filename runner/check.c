@@ -13,12 +13,15 @@ typedef struct mesh_walk {
     uint8_t *seen;               /* devices named, index = device id, bounded by cap */
     int64_t cap;
     int64_t bad;                 /* a device id outside [0, cap), or -1 */
+    int64_t max;                 /* largest device id named */
     int named;
 } mesh_walk;
 
 static void note_device(mesh_walk *w, int64_t d)
 {
     w->named = 1;
+    if (d > w->max)
+        w->max = d;
     if (d < 0 || d >= w->cap) {
         if (w->bad < 0)
             w->bad = d;
@@ -67,9 +70,9 @@ int hir_check_meshes(hir_program *p, int size, hir_error *e)
     hir_block_walk(&p->body, 0, walk_stmt, &w);
     int rc = 0;
     if (w.bad >= 0) {
-        rc = hir_error_set(e, "the program's meshes name device %" PRId64 " but the job has %d "
-                           "rank%s (devices 0..%d); run it with -np %" PRId64 " or more", w.bad,
-                           size, size == 1 ? "" : "s", size - 1, w.bad + 1);
+        rc = hir_error_set(e, "the program's meshes name device %" PRId64 ", but the job has %d "
+                           "rank%s (devices 0..%d); run it with -np %" PRId64, w.max, size,
+                           size == 1 ? "" : "s", size - 1, w.max + 1);
     } else if (w.named) {
         int missing = -1, nmissing = 0;
         for (int r = 0; r < size; r++)
@@ -78,15 +81,11 @@ int hir_check_meshes(hir_program *p, int size, hir_error *e)
                     missing = r;
                 nmissing++;
             }
-        if (nmissing) {
-            int top = 0;
-            for (int r = 0; r < size; r++)
-                if (w.seen[r])
-                    top = r;
-            rc = hir_error_set(e, "the program's meshes cover devices up to %d, but the job has "
-                               "%d ranks: rank %d%s is in no mesh; run it with -np %d", top,
-                               size, missing, nmissing > 1 ? " (and others)" : "", top + 1);
-        }
+        if (nmissing)
+            rc = hir_error_set(e, "the program's meshes name devices up to %" PRId64 ", but the "
+                               "job has %d ranks: rank %d%s is in no mesh; run it with -np %"
+                               PRId64, w.max, size, missing, nmissing > 1 ? " (and others)" : "",
+                               w.max + 1);
     }
     free(w.seen);
     return rc;
