@@ -599,7 +599,7 @@ static int exec_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
 static int exec_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     if (s->op == HIR_OP_POST_ON_STREAM)
-        return interp_fail(it, e, "PostOnStream needs a kernel: HostUnit%" PRId64
+        return interp_fail(it, e, "needs a kernel: HostUnit%" PRId64
                            " is a fusion that only nvFuser can compile", s->u.kernel.number);
 #ifdef HIR_HAVE_CUDA_BACKEND
     if (!strcmp(it->be->ops->name, "cuda")) {
@@ -625,7 +625,7 @@ static int exec_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
         return 0;
     }
 #endif
-    return interp_fail(it, e, "LaunchKernel needs a kernel: group %" PRId64
+    return interp_fail(it, e, "needs a kernel: group %" PRId64
                        " has none (give --kernel %" PRId64 "=FILE on --device=cuda)",
                        s->u.kernel.number, s->u.kernel.number);
 }
