@@ -282,6 +282,6 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
 }
 
 const hir_pass_option hir_opts_backend[] = {
-    {"kind", "nccl|cuda: the backend to use"},
-    {NULL, NULL},
+    {"kind", "nccl|cuda: the backend to use", "nccl|cuda"},
+    {NULL, NULL, NULL},
 };

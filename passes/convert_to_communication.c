@@ -127,6 +127,6 @@ int hir_run_convert_to_communication(hir_program *p, const hir_pass_args *args, 
 }
 
 const hir_pass_option hir_opts_convert_to_communication[] = {
-    {"backend", "nccl|cuda: backend of the new collectives (default: the choice of an earlier --backend, else nccl)"},
-    {NULL, NULL},
+    {"backend", "nccl|cuda: backend of the new collectives (default: the choice of an earlier --backend, else nccl)", "nccl|cuda"},
+    {NULL, NULL, NULL},
 };

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 const char *hir_pass_arg(const hir_pass_args *a, const char *key, const char *dflt)
@@ -60,12 +61,32 @@ void hir_pipeline_fini(hir_pipeline *pl)
     pl->n = 0;
 }
 
-static bool known_option(const hir_pass_info *p, const char *key)
+static const hir_pass_option *find_option(const hir_pass_info *p, const char *key)
 {
     for (const hir_pass_option *o = p->options; o && o->name; o++)
         if (!strcmp(o->name, key))
-            return true;
-    return false;
+            return o;
+    return NULL;
+}
+
+static bool known_option(const hir_pass_info *p, const char *key) { return find_option(p, key) != NULL; }
+
+/* Is `v` one of the '|'-separated choices (case-insensitively, as the passes read them)? */
+static int check_value(const hir_pass_info *p, const char *key, const char *v, char *err, size_t errlen)
+{
+    const hir_pass_option *o = find_option(p, key);
+    if (!o || !o->choices)
+        return 0;
+    size_t n = strlen(v);
+    for (const char *c = o->choices; *c;) {
+        size_t l = strcspn(c, "|");
+        if (l == n && !strncasecmp(c, v, n))
+            return 0;
+        c += l + (c[l] == '|');
+    }
+    snprintf(err, errlen, "pass '%s': option '%s' must be one of %s, not '%s'", p->name, key,
+             o->choices, v);
+    return -1;
 }
 
 int hir_pipeline_add(hir_pipeline *pl, const hir_pass_info *pass, const char *value, char *err,
@@ -82,6 +103,8 @@ int hir_pipeline_add(hir_pipeline *pl, const hir_pass_info *pass, const char *va
             snprintf(err, errlen, "pass '%s' takes no value", pass->name);
             return -1;
         }
+        if (check_value(pass, pass->primary, value, err, errlen))
+            return -1;
         a->key[0] = pass->primary;
         a->val[0] = keep(pl, value, strlen(value));
         a->n = 1;
@@ -142,6 +165,8 @@ int hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t err
                 }
                 a->key[a->n] = key;
                 a->val[a->n] = keep(pl, v, vl);
+                if (check_value(p, key, a->val[a->n], err, errlen))
+                    return -1;
                 a->n++;
                 s = v + vl;
             }

@@ -22,6 +22,8 @@ const char *hir_pass_arg(const hir_pass_args *a, const char *key, const char *df
 typedef struct hir_pass_option {
     const char *name;
     const char *help;
+    const char *choices;         /* "nccl|cuda": accepted values, checked when the pipeline is
+                                  * built (before any input is read); NULL: any value */
 } hir_pass_option;
 
 /* A pass returns 0, or -1 after reporting located diagnostics; on failure the program may be

@@ -361,17 +361,6 @@ int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag 
     if (pu_backend_choose(p, hir_pass_arg(args, "backend", NULL), "stream-parallel", d, &c.backend))
         return -1;
 
-    /* OCT rule: container inputs are never stream-parallel */
-    for (int i = 0; i < p->inputs.n; i++) {
-        hir_tensor *t = hir_value_tensor(p->inputs.items[i]);
-        if (t && hir_tensor_stream_axis(t) >= 0) {
-            hir_diag_emit(d, HIR_ERROR, pu_tensor_loc(p, t),
-                          "container input T%lld is stream-parallel; inputs must be fully materialized",
-                          (long long)t->number);
-            return -1;
-        }
-    }
-
     pu_axis_map_build(&c.map, p);
     int rc = 0;
     /* step 1: group consecutive stream-parallel statements with mapped stream axes */
@@ -398,6 +387,17 @@ int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag 
         hir_ptrvec_push(p->arena, &grouped, f);
         hir_ptrvec_push(p->arena, &groups, f);
     }
+    /* OCT rule: container inputs are never stream-parallel (checked only when there is
+     * something to lower, so that an already lowered program passes through unchanged) */
+    for (int i = 0; i < p->inputs.n && !rc && groups.n; i++) {
+        hir_tensor *t = hir_value_tensor(p->inputs.items[i]);
+        if (t && hir_tensor_stream_axis(t) >= 0) {
+            hir_diag_emit(d, HIR_ERROR, pu_tensor_loc(p, t),
+                          "container input T%lld is stream-parallel; inputs must be fully materialized",
+                          (long long)t->number);
+            rc = -1;
+        }
+    }
     /* steps 2-4 */
     hir_ptrvec result = {0};
     for (int i = 0; i < grouped.n && !rc; i++) {
@@ -414,6 +414,6 @@ int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag 
 }
 
 const hir_pass_option hir_opts_stream_parallel[] = {
-    {"backend", "nccl|cuda: form of the P2P exchange (default: the choice of an earlier --backend, else nccl)"},
-    {NULL, NULL},
+    {"backend", "nccl|cuda: form of the P2P exchange (default: the choice of an earlier --backend, else nccl)", "nccl|cuda"},
+    {NULL, NULL, NULL},
 };

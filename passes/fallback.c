@@ -1,0 +1,98 @@
+/* fallback.c — --pipeline-fallback: lower an all-gather + GEMM program as a stream pipeline
+ * where pipelining pays, and as gather-then-GEMM where it cannot (small GEMMs: per-chunk
+ * overhead and smaller, less efficient chunk GEMMs outweigh the hidden gather).
+ *
+ * Needs: the unlowered form (a resharding Set feeding linear/matmul, as hir-gen prints it).
+ * Changes: exactly what the chosen lowering changes:
+ *   FLOPs per rank >= min-flops: --stream-parallel{backend=B}, then --backend=B
+ *   FLOPs per rank <  min-flops: --convert-to-communication{backend=nccl} (one Allgather, then
+ *                                the whole GEMM; the CUDA backend has no collectives)
+ *   FLOPs are 2 x the product of every output extent of each linear/matmul (the reduction axis
+ *   is K), summed; a symbolic extent makes the size unknown and keeps the pipeline.
+ * The default crossover is the one measured by bench/ag_gemm.py on an H200 (docs/benchmarks.md,
+ * "Fallback"); pass min-flops=0 to always pipeline.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes/passes.h"
+
+int hir_run_convert_to_communication(hir_program *p, const hir_pass_args *args, hir_diag *d);
+int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag *d);
+int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d);
+
+/* 2·M·N·K from the recorded crossover (see the file comment). */
+#define HIR_FALLBACK_MIN_FLOPS "1e11"
+
+/* 2 x product of the output's extents; -1 when one is not a constant. */
+static double gemm_flops(const hir_stmt *s)
+{
+    const hir_tensor *t = s->out;
+    if (!t) return -1;
+    double f = 2.0;
+    for (int i = 0; i < t->nloop; i++) {
+        const hir_iterdomain *id = t->logical[i];
+        if (id->itype == HIR_IT_BROADCAST || hir_ptype_is_device(id->ptype)) continue;
+        if (!id->extent || id->extent->kind != HIR_SC_INT) return -1;
+        f *= (double)id->extent->ival;
+    }
+    return f;
+}
+
+static double block_flops(const hir_block *b)
+{
+    double sum = 0;
+    for (int i = 0; i < hir_block_size(b); i++) {
+        const hir_stmt *s = hir_block_at(b, i);
+        double f = 0;
+        if (s->op == HIR_OP_LINEAR || s->op == HIR_OP_MATMUL) {
+            f = gemm_flops(s);
+        } else {
+            double a = block_flops(&s->body), c = block_flops(&s->else_body);
+            f = a < 0 || c < 0 ? -1 : a + c;
+        }
+        if (f < 0) return -1;
+        sum += f;
+    }
+    return sum;
+}
+
+int hir_run_pipeline_fallback(hir_program *p, const hir_pass_args *args, hir_diag *d)
+{
+    const char *backend = hir_pass_arg(args, "backend", "cuda");
+    const char *mf = hir_pass_arg(args, "min-flops", HIR_FALLBACK_MIN_FLOPS);
+    char *end = NULL;
+    double min_flops = strtod(mf, &end);
+    hir_loc none = {0};
+    if (!end || *end || min_flops < 0) {
+        hir_diag_emit(d, HIR_ERROR, none, "pipeline-fallback: min-flops=%s is not a "
+                      "non-negative number", mf);
+        return -1;
+    }
+    if (strcmp(backend, "nccl") && strcmp(backend, "cuda")) {
+        hir_diag_emit(d, HIR_ERROR, none, "pipeline-fallback: backend=%s: expected nccl or "
+                      "cuda", backend);
+        return -1;
+    }
+    double flops = block_flops(&p->body);
+    hir_pass_args a = {0};
+    if (flops >= 0 && flops < min_flops) {
+        a.n = 1;
+        a.key[0] = "backend";
+        a.val[0] = "nccl";
+        return hir_run_convert_to_communication(p, &a, d);
+    }
+    a.n = 1;
+    a.key[0] = "backend";
+    a.val[0] = backend;
+    if (hir_run_stream_parallel(p, &a, d)) return -1;
+    a.key[0] = "kind";
+    return hir_run_backend(p, &a, d);
+}
+
+const hir_pass_option hir_opts_pipeline_fallback[] = {
+    {"backend", "nccl|cuda: exchange of the pipeline (default cuda)"},
+    {"min-flops", "pipeline only when the GEMMs' 2*M*N*K per rank reaches this (default "
+                  HIR_FALLBACK_MIN_FLOPS "; 0: always)"},
+    {NULL, NULL},
+};
