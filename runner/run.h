@@ -92,6 +92,7 @@ typedef struct hir_run_options {
     int warmup;
     const char *bench_json;          /* write the timings as JSON */
     const char *trace_json;          /* Chrome trace of statements */
+    int graph;                       /* --graph: time replays of a CUDA graph of one run */
     FILE *out;                       /* report stream (stdout) */
     FILE *err;                       /* messages (stderr) */
 } hir_run_options;

@@ -1,0 +1,479 @@
+/* bench.c — the timing loop behind `hir-run --bench`: synchronize, barrier, event on the main
+ * stream, one run, an end event on every stream that got work, synchronize; then the
+ * per-iteration maximum over ranks (gathered on rank 0 over the bootstrap) and its statistics. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runner/bench.h"
+#include "runner/interp_internal.h"
+#include "runner/trace.h"
+#include "runner/cuda/cuda_backend.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct bench_state {
+    hir_backend *be;
+    hir_event *start;
+    hir_event **end;             /* one per stream slot */
+    int nend;
+} bench_state;
+
+static int ensure_end_events(bench_state *st, int n, hir_error *e)
+{
+    if (n <= st->nend) return 0;
+    hir_event **v = realloc(st->end, (size_t)n * sizeof *v);
+    if (!v) return hir_error_set(e, "bench: out of memory");
+    st->end = v;
+    for (; st->nend < n; st->nend++)
+        if (st->be->ops->event_create(st->be, &st->end[st->nend], e) < 0) return -1;
+    return 0;
+}
+
+/* One timed run: device milliseconds from the start event on the main stream to the last end
+ * event over the streams that got work, host microseconds spent issuing it. */
+static int run_once(bench_state *st, hir_boot *boot, hir_bench_counters *c,
+                    hir_bench_run_fn fn, void *ctx, int iter, double *dev_ms, double *host_us,
+                    double *wall_ms, hir_error *e)
+{
+    hir_backend *be = st->be;
+    const hir_backend_ops *o = be->ops;
+    hir_stream *main_s = o->stream_main(be);
+    if (o->synchronize(be, e) < 0) return -1;
+    if (boot && hir_boot_barrier(boot, e) < 0) return -1;
+    memset(c, 0, sizeof *c);
+    double t0 = now_s();
+    if (o->event_record(be, st->start, main_s, e) < 0) return -1;
+    if (fn(ctx, iter, e) < 0) return -1;
+    double t1 = now_s();
+    int n = c->nstreams + 1;
+    if (ensure_end_events(st, n, e) < 0) return -1;
+    if (o->event_record(be, st->end[0], main_s, e) < 0) return -1;
+    for (int i = 0; i < c->nstreams; i++)
+        if (c->streams[i] != main_s && o->event_record(be, st->end[i + 1], c->streams[i], e) < 0)
+            return -1;
+    if (o->synchronize(be, e) < 0) return -1;
+    double t2 = now_s();
+    double best = 0;
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && c->streams[i - 1] == main_s) continue;
+        double ms;
+        if (o->event_elapsed_ms(be, st->start, st->end[i], &ms, e) < 0) return -1;
+        if (ms > best) best = ms;
+    }
+    *dev_ms = best;
+    *host_us = (t1 - t0) * 1e6;
+    *wall_ms = (t2 - t0) * 1e3;
+    return 0;
+}
+
+/* Element-wise maximum over ranks of v[0..n), into v on rank 0. hir_boot_exchange moves equal
+ * byte counts both ways; rank 0's own values go out and are ignored by the peer. */
+static int reduce_max(hir_boot *boot, double *v, int n, hir_error *e)
+{
+    if (!boot || hir_boot_size(boot) == 1) return 0;
+    int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
+    double *tmp = malloc((size_t)n * sizeof *tmp);
+    if (!tmp) return hir_error_set(e, "bench: out of memory");
+    int rc = 0;
+    if (rank != 0) {
+        rc = hir_boot_exchange(boot, 0, 7201, v, tmp, (size_t)n * sizeof *v, e);
+    } else {
+        for (int p = 1; p < size && rc == 0; p++) {
+            rc = hir_boot_exchange(boot, p, 7201, v, tmp, (size_t)n * sizeof *v, e);
+            for (int i = 0; rc == 0 && i < n; i++)
+                if (tmp[i] > v[i]) v[i] = tmp[i];
+        }
+    }
+    free(tmp);
+    return rc;
+}
+
+static void progress(FILE *f, int done, int total, double mean_ms)
+{
+    fprintf(f, "\r[bench] %d/%d iterations, %.3f ms mean so far   ", done, total, mean_ms);
+    fflush(f);
+}
+
+int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
+                  hir_bench_counters *c, hir_bench_run_fn fn, void *ctx,
+                  hir_bench_result *r, hir_error *e)
+{
+    memset(r, 0, sizeof *r);
+    int warmup = o->warmup >= 0 ? o->warmup : 5, iters = o->iters > 0 ? o->iters : 50;
+    int rank = boot ? hir_boot_rank(boot) : 0;
+    r->ranks = boot ? hir_boot_size(boot) : 1;
+    r->warmup = warmup;
+    r->iters = iters;
+    r->backend = be->ops->name;
+    r->program = o->program ? o->program : "";
+    r->mode = o->mode ? o->mode : "eager";
+    bench_state st = {.be = be};
+    /* per iteration: device ms, host us; then the first run's wall ms, flops */
+    int nv = 2 * iters + 2;
+    double *v = calloc((size_t)nv, sizeof *v);
+    r->per_iter_ms = calloc((size_t)iters, sizeof *r->per_iter_ms);
+    int rc = -1;
+    if (!v || !r->per_iter_ms) {
+        hir_error_set(e, "bench: out of memory");
+        goto out;
+    }
+    if (be->ops->event_create(be, &st.start, e) < 0) goto out;
+    int show = rank == 0 && (o->progress > 0 || (o->progress < 0 && isatty(2)));
+    double t_begin = now_s(), sum = 0;
+    int shown = 0;
+    double last_shown = t_begin;
+    for (int i = 0; i < warmup + iters; i++) {
+        double dev, host, wall;
+        if (run_once(&st, boot, c, fn, ctx, i, &dev, &host, &wall, e) < 0) goto out;
+        if (i == 0) v[2 * iters] = wall;
+        if (i < warmup) continue;
+        int k = i - warmup;
+        v[k] = dev;
+        v[iters + k] = host;
+        sum += dev;
+        /* a progress line only for runs that take a while: after 2 s, refreshed twice a second */
+        double now = now_s();
+        if (show && now - t_begin > 2.0 && now - last_shown > 0.5) {
+            progress(stderr, k + 1, iters, sum / (k + 1));
+            last_shown = now;
+            shown = 1;
+        }
+    }
+    if (shown) fprintf(stderr, "\r%60s\r", "");
+    v[2 * iters + 1] = c->flops;
+    r->gemms = c->gemms;
+    r->stmts = c->stmts;
+    if (reduce_max(boot, v, nv, e) < 0) goto out;
+    memcpy(r->per_iter_ms, v, (size_t)iters * sizeof *v);
+    double *sorted = malloc((size_t)iters * sizeof *sorted);
+    if (!sorted) {
+        hir_error_set(e, "bench: out of memory");
+        goto out;
+    }
+    memcpy(sorted, v, (size_t)iters * sizeof *v);
+    qsort(sorted, (size_t)iters, sizeof *sorted, cmp_double);
+    double mean = 0, var = 0, hmean = 0, hmin = v[iters];
+    for (int i = 0; i < iters; i++) {
+        mean += v[i];
+        hmean += v[iters + i];
+        if (v[iters + i] < hmin) hmin = v[iters + i];
+    }
+    mean /= iters;
+    hmean /= iters;
+    for (int i = 0; i < iters; i++) var += (v[i] - mean) * (v[i] - mean);
+    r->mean_ms = mean;
+    r->stddev_ms = iters > 1 ? sqrt(var / (iters - 1)) : 0;
+    r->min_ms = sorted[0];
+    r->max_ms = sorted[iters - 1];
+    r->median_ms = iters % 2 ? sorted[iters / 2] : 0.5 * (sorted[iters / 2 - 1] + sorted[iters / 2]);
+    free(sorted);
+    r->host_us = hmean;
+    r->host_us_min = hmin;
+    r->first_ms = v[2 * iters];
+    r->flops = v[2 * iters + 1];
+    r->tflops = mean > 0 ? r->flops / (mean * 1e-3) / 1e12 : 0;
+    rc = 0;
+out:
+    free(v);
+    if (st.start) be->ops->event_destroy(be, st.start);
+    for (int i = 0; i < st.nend; i++) be->ops->event_destroy(be, st.end[i]);
+    free(st.end);
+    if (rc < 0) hir_bench_result_free(r);
+    return rc;
+}
+
+void hir_bench_result_free(hir_bench_result *r)
+{
+    free(r->per_iter_ms);
+    r->per_iter_ms = NULL;
+}
+
+void hir_bench_print(FILE *f, const hir_bench_result *r)
+{
+    fprintf(f, "bench: %s, %s backend, %d rank%s, %s, %d warm-up + %d timed iterations "
+               "(slowest rank per iteration)\n",
+            r->program, r->backend, r->ranks, r->ranks == 1 ? "" : "s", r->mode, r->warmup,
+            r->iters);
+    fprintf(f, "  time/iter   mean %.4f ms  median %.4f  min %.4f  max %.4f  stddev %.4f ms\n",
+            r->mean_ms, r->median_ms, r->min_ms, r->max_ms, r->stddev_ms);
+    if (r->flops > 0)
+        fprintf(f, "  throughput  %.1f TFLOP/s per rank (%lld GEMMs, %.4g FLOP per rank "
+                   "per iteration)\n", r->tflops, (long long)r->gemms, r->flops);
+    fprintf(f, "  host        %.1f us to issue an iteration (min %.1f), %lld statements, "
+               "%.3f us/statement\n",
+            r->host_us, r->host_us_min, (long long)r->stmts,
+            r->stmts ? r->host_us / (double)r->stmts : 0.0);
+    fprintf(f, "  first run   %.3f ms (setup included)\n", r->first_ms);
+}
+
+int hir_bench_write_json(const char *path, const hir_bench_result *r, hir_error *e)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return hir_error_set(e, "bench: cannot write %s", path);
+    fprintf(f, "{\n  \"program\": \"");
+    for (const char *p = r->program; *p; p++) {
+        if (*p == '"' || *p == '\\') fputc('\\', f);
+        if ((unsigned char)*p >= 0x20) fputc(*p, f);
+    }
+    fprintf(f, "\",\n  \"backend\": \"%s\",\n  \"mode\": \"%s\",\n  \"ranks\": %d,\n"
+               "  \"warmup\": %d,\n  \"iters\": %d,\n",
+            r->backend, r->mode, r->ranks, r->warmup, r->iters);
+    fprintf(f, "  \"time_ms\": {\"mean\": %.6f, \"median\": %.6f, \"min\": %.6f, \"max\": %.6f, "
+               "\"stddev\": %.6f},\n",
+            r->mean_ms, r->median_ms, r->min_ms, r->max_ms, r->stddev_ms);
+    fprintf(f, "  \"flops_per_rank\": %.6g,\n  \"gemms\": %lld,\n  \"tflops\": %.3f,\n",
+            r->flops, (long long)r->gemms, r->tflops);
+    fprintf(f, "  \"host_us_per_iter\": %.3f,\n  \"host_us_per_iter_min\": %.3f,\n"
+               "  \"stmts_per_iter\": %lld,\n  \"host_us_per_stmt\": %.4f,\n"
+               "  \"first_run_ms\": %.3f,\n",
+            r->host_us, r->host_us_min, (long long)r->stmts,
+            r->stmts ? r->host_us / (double)r->stmts : 0.0, r->first_ms);
+    fprintf(f, "  \"per_iter_ms\": [");
+    for (int i = 0; i < r->iters; i++) fprintf(f, "%s%.6f", i ? ", " : "", r->per_iter_ms[i]);
+    fprintf(f, "]\n}\n");
+    if (fclose(f) != 0) return hir_error_set(e, "bench: error writing %s", path);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the interpreter's hook */
+
+/* Statements that queue device work on the current stream (the others only run host code). */
+static int on_device(const hir_stmt *s)
+{
+    switch (s->op) {
+    case HIR_OP_LINEAR: case HIR_OP_MATMUL: case HIR_OP_SET: case HIR_OP_SEGMENTER_SET:
+    case HIR_OP_UNARY: case HIR_OP_BINARY: case HIR_OP_TERNARY: case HIR_OP_REDUCTION:
+    case HIR_OP_COMMUNICATION: case HIR_OP_P2P: case HIR_OP_WAIT: case HIR_OP_END_COAL:
+    case HIR_OP_POST_ON_STREAM: case HIR_OP_LAUNCH_KERNEL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+void hir_bench_on_stmt(void *ctx, const hir_stmt *s, int after)
+{
+    hir_bench_hook *h = ctx;
+    hir_stream *cur = h->it ? h->it->cur : NULL;
+    int dev = on_device(s);
+    if (!after) {
+        if (h->trace && h->nloops > 0) {
+            int64_t v;
+            hir_error ignore;
+            hir_trace_set_index(h->trace, interp_eval(h->it, h->loops[h->nloops - 1], &v,
+                                                      &ignore) == 0 ? v : -1);
+        }
+        if (h->counters) hir_bench_count_stmt(h->counters, dev ? cur : NULL);
+        if (h->capturing && dev && !h->escaped && !hir_cuda_stream_capturing(cur))
+            h->escaped = s;
+        if (h->trace && h->depth < HIR_BENCH_HOOK_DEPTH)
+            h->tokens[h->depth] = hir_trace_begin(h->trace, dev ? cur : NULL, s);
+        h->depth++;
+        if ((s->op == HIR_OP_FOR || s->op == HIR_OP_HOST_FOR) && h->nloops < HIR_BENCH_HOOK_DEPTH)
+            h->loops[h->nloops++] = s->op == HIR_OP_FOR ? s->u.kfor.index : s->u.hfor.index;
+        return;
+    }
+    if (h->depth > 0) h->depth--;
+    if ((s->op == HIR_OP_FOR || s->op == HIR_OP_HOST_FOR) && h->nloops > 0) {
+        h->nloops--;
+        if (h->trace && h->nloops == 0) hir_trace_set_index(h->trace, -1);
+    }
+    if (h->trace && s->op == HIR_OP_SET_STREAM && h->it) {
+        /* name the track after the program's stream: "Stream 1" or the evaluated index */
+        char name[32];
+        int64_t v;
+        hir_error ignore;
+        if (s->u.stream.number >= 0)
+            snprintf(name, sizeof name, "Stream %lld", (long long)s->u.stream.number);
+        else if (interp_eval(h->it, s->u.stream.index, &v, &ignore) == 0)
+            snprintf(name, sizeof name, "stream %lld", (long long)v);
+        else
+            name[0] = 0;
+        if (name[0] && cur != h->it->be->ops->stream_main(h->it->be))
+            hir_trace_name_stream(h->trace, cur, name);
+    }
+    if (h->trace && h->depth < HIR_BENCH_HOOK_DEPTH) hir_trace_end(h->trace, h->tokens[h->depth]);
+    if (h->counters && h->it && (s->op == HIR_OP_LINEAR || s->op == HIR_OP_MATMUL)) {
+        hir_view out, a;
+        if (interp_bound(h->it, s->out, &out) && s->nin > 0 &&
+            s->in[0]->kind == HIR_VAL_TENSOR &&
+            interp_bound(h->it, (const hir_tensor *)s->in[0], &a) && a.ndim > 0 &&
+            out.ndim > 0) {
+            int64_t n = out.shape[out.ndim - 1], k = a.shape[a.ndim - 1];
+            int64_t m = n ? hir_view_numel(&out) / n : 0;
+            hir_bench_count_gemm(h->counters, m, n, k, 1);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- hir-run --bench / --trace */
+
+typedef struct prog_ctx {
+    hir_interp *it;
+    hir_backend *be;
+    const hir_view *inputs;
+    hir_cuda_graph *graph;
+    hir_bench_counters *c;
+    hir_bench_counters captured;     /* what one run counts, replayed with the graph */
+} prog_ctx;
+
+static int run_eager(void *ctx, int iter, hir_error *e)
+{
+    prog_ctx *p = ctx;
+    return hir_interp_run(p->it, p->inputs, e);
+}
+
+static int run_graph(void *ctx, int iter, hir_error *e)
+{
+    prog_ctx *p = ctx;
+    *p->c = p->captured;
+    p->c->nstreams = 0;              /* a graph runs from the main stream, which is timed anyway */
+    return hir_cuda_graph_launch(p->be, p->graph, e);
+}
+
+/* 1 on every rank when ok is 1 on every rank. */
+static int all_ok(hir_boot *boot, int ok, hir_error *e)
+{
+    if (!boot || hir_boot_size(boot) == 1) return ok;
+    double v = ok ? 0 : 1;
+    if (reduce_max(boot, &v, 1, e) < 0) return -1;
+    int size = hir_boot_size(boot);
+    int *team = malloc((size_t)size * sizeof *team);
+    if (!team) return hir_error_set(e, "bench: out of memory");
+    for (int i = 0; i < size; i++) team[i] = i;
+    int rc = hir_boot_team_bcast(boot, team, size, 0, &v, sizeof v, e);
+    free(team);
+    return rc < 0 ? -1 : v == 0;
+}
+
+/* One eager run to set everything up, then a captured run; on any rank's failure every rank
+ * stays eager (a message says why). Returns 1 with the graph, 0 without, -1 on error. */
+static int capture(prog_ctx *p, hir_boot *boot, hir_bench_hook *h, FILE *err, int rank,
+                   hir_error *e)
+{
+    hir_backend *be = p->be;
+    if (hir_interp_run(p->it, p->inputs, e) < 0 || be->ops->synchronize(be, e) < 0) return -1;
+    if (boot && hir_boot_barrier(boot, e) < 0) return -1;
+    hir_error ce = {{0}, -1};
+    int ok = hir_cuda_graph_begin(be, &ce) == 0;
+    if (ok) {
+        memset(p->c, 0, sizeof *p->c);
+        h->capturing = 1;
+        h->escaped = NULL;
+        int rc = hir_interp_run(p->it, p->inputs, &ce);
+        h->capturing = 0;
+        if (rc == 0 && h->escaped) {
+            int line = 0, col = 0;
+            if (h->escaped->loc.src)
+                hir_source_linecol((hir_source *)h->escaped->loc.src, h->escaped->loc.begin,
+                                   &line, &col);
+            hir_error_set(&ce, "line %d queues work on a stream that never waited for the main "
+                               "stream, so a capture would miss it", line);
+            rc = -1;
+        }
+        ok = hir_cuda_graph_end(be, rc == 0, &p->graph, rc == 0 ? &ce : &(hir_error){{0}, -1})
+             == 0;
+        p->captured = *p->c;
+    }
+    int all = all_ok(boot, ok, e);
+    if (all < 0) return -1;
+    if (!all) {
+        if (p->graph) hir_cuda_graph_destroy(p->graph);
+        p->graph = NULL;
+        if (!ok) fprintf(err, "rank %d: --graph: not captured (%s); timing eager runs\n", rank,
+                         ce.msg[0] ? ce.msg : "a run failed during capture");
+        /* leave the backend clean for eager runs */
+        if (be->ops->synchronize(be, e) < 0) return -1;
+        return 0;
+    }
+    return 1;
+}
+
+int hir_bench_program(const hir_run_options *o, hir_boot *boot, hir_interp *it,
+                      hir_backend *be, const hir_view *inputs, hir_error *e)
+{
+    int rank = boot ? hir_boot_rank(boot) : 0;
+    hir_bench_counters counters;
+    memset(&counters, 0, sizeof counters);
+    hir_bench_hook hook;
+    memset(&hook, 0, sizeof hook);
+    hook.it = it;
+    hook.counters = &counters;
+    hir_trace *trace = NULL;
+    prog_ctx p = {.it = it, .be = be, .inputs = inputs, .c = &counters};
+    /* the interpreter calls the hook for every statement while this runs */
+    void (*saved_fn)(void *, const hir_stmt *, int) = it->cfg.on_stmt;
+    void *saved_ctx = it->cfg.on_stmt_ctx;
+    it->cfg.on_stmt = hir_bench_on_stmt;
+    it->cfg.on_stmt_ctx = &hook;
+    int rc = -1;
+    FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
+
+    if (o->bench > 0) {
+        hir_bench_opts bo = {.warmup = o->warmup, .iters = o->bench, .progress = -1,
+                             .program = o->program, .mode = "eager"};
+        hir_bench_run_fn fn = run_eager;
+        if (o->graph) {
+            int g = capture(&p, boot, &hook, err, rank, e);
+            if (g < 0) goto out;
+            if (g) {
+                fn = run_graph;
+                bo.mode = "graph";
+            } else {
+                bo.mode = "eager (graph capture failed)";
+            }
+        }
+        hir_bench_result r;
+        if (hir_bench_run(be, boot, &bo, &counters, fn, &p, &r, e) < 0) goto out;
+        if (rank == 0) {
+            hir_bench_print(out, &r);
+            if (o->bench_json && hir_bench_write_json(o->bench_json, &r, e) < 0) {
+                hir_bench_result_free(&r);
+                goto out;
+            }
+        }
+        hir_bench_result_free(&r);
+    } else {
+        /* plain runs; with --trace the last one is recorded */
+        int n = o->iters > 0 ? o->iters : 1;
+        for (int i = 0; i < n - (o->trace_json != NULL); i++)
+            if (hir_interp_run(it, inputs, e) < 0) goto out;
+    }
+    if (o->trace_json) {
+        if (hir_trace_create(be, boot, &trace, e) < 0) goto out;
+        hook.trace = trace;
+        if (be->ops->synchronize(be, e) < 0) goto out;
+        if (boot && hir_boot_barrier(boot, e) < 0) goto out;
+        if (hir_trace_arm(trace, e) < 0) goto out;
+        if (hir_interp_run(it, inputs, e) < 0) goto out;
+        if (be->ops->synchronize(be, e) < 0) goto out;
+        if (hir_trace_disarm(trace, e) < 0) goto out;
+        if (hir_trace_write(trace, o->trace_json, e) < 0) goto out;
+        if (rank == 0)
+            fprintf(out, "trace: %s (open in ui.perfetto.dev or chrome://tracing)\n",
+                    o->trace_json);
+    }
+    rc = 0;
+out:
+    it->cfg.on_stmt = saved_fn;
+    it->cfg.on_stmt_ctx = saved_ctx;
+    hook.trace = NULL;
+    hir_trace_destroy(trace);
+    hir_cuda_graph_destroy(p.graph);
+    return rc;
+}

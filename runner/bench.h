@@ -1,0 +1,104 @@
+/* bench.h — `hir-run --bench`: time runs of a program the way performance.md measures
+ * (warm-ups, then timed iterations, a barrier across ranks before each, backend events around
+ * each, the slowest rank's time per iteration) and report mean/min/max/stddev, TFLOP/s from the
+ * GEMMs the interpreter executed, and host time per statement. */
+#ifndef HIR_RUNNER_BENCH_H
+#define HIR_RUNNER_BENCH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dialect/hir.h"
+#include "runner/backend.h"
+
+#define HIR_BENCH_MAX_STREAMS 64
+
+/* What the interpreter counts while it runs (reset before every iteration). Fed through
+ * hir_bench_count_*; a NULL counter set costs nothing. */
+typedef struct hir_bench_counters {
+    double flops;                /* 2·M·N·K per executed linear/matmul (times batch) */
+    int64_t gemms;               /* executed linear/matmul statements */
+    int64_t stmts;               /* executed statements (control flow included) */
+    int nstreams;                /* streams that received work, so the end event waits for all */
+    hir_stream *streams[HIR_BENCH_MAX_STREAMS];
+} hir_bench_counters;
+
+static inline void hir_bench_count_stmt(hir_bench_counters *c, hir_stream *s)
+{
+    if (!c) return;
+    c->stmts++;
+    if (!s) return;
+    for (int i = c->nstreams - 1; i >= 0; i--)
+        if (c->streams[i] == s) return;
+    if (c->nstreams < HIR_BENCH_MAX_STREAMS) c->streams[c->nstreams++] = s;
+}
+
+static inline void hir_bench_count_gemm(hir_bench_counters *c, int64_t m, int64_t n, int64_t k,
+                                        int64_t batch)
+{
+    if (!c) return;
+    c->flops += 2.0 * (double)m * (double)n * (double)k * (double)(batch > 0 ? batch : 1);
+    c->gemms++;
+}
+
+typedef struct hir_bench_opts {
+    int warmup;                  /* untimed runs first (default 5) */
+    int iters;                   /* timed runs (default 50) */
+    int progress;                /* -1: on when stderr is a terminal and the run is long */
+    const char *json_path;       /* NULL: no JSON */
+    const char *program;         /* for the report: the program's file name */
+    const char *mode;            /* for the report: "eager" or "graph" */
+} hir_bench_opts;
+
+/* One run of the program. `iter` counts from 0 over warm-ups and timed runs. */
+typedef int (*hir_bench_run_fn)(void *ctx, int iter, hir_error *e);
+
+typedef struct hir_bench_result {
+    int ranks, warmup, iters;
+    const char *backend, *program, *mode;
+    double mean_ms, median_ms, min_ms, max_ms, stddev_ms;   /* slowest rank, per iteration */
+    double first_ms;             /* the first (cold) run, host wall clock, slowest rank */
+    double host_us;              /* host time to issue one iteration, slowest rank (mean) */
+    double host_us_min;          /* its minimum over iterations */
+    double flops;                /* per rank per iteration (largest over ranks) */
+    int64_t gemms, stmts;        /* per iteration, rank 0 */
+    double tflops;               /* flops / mean time */
+    double *per_iter_ms;         /* iters entries, owned */
+} hir_bench_result;
+
+/* Collective over all ranks (boot may be NULL for a single process). Every rank gets the
+ * result; rank 0's is the one to print. */
+int  hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
+                   hir_bench_counters *c, hir_bench_run_fn fn, void *ctx,
+                   hir_bench_result *r, hir_error *e);
+void hir_bench_print(FILE *f, const hir_bench_result *r);
+int  hir_bench_write_json(const char *path, const hir_bench_result *r, hir_error *e);
+void hir_bench_result_free(hir_bench_result *r);
+
+/* The interpreter's statement hook (hir_interp_config.on_stmt) for benchmarks and traces:
+ * counts statements, GEMM FLOPs and the streams that got work, and brackets statements in
+ * the trace. `it` is set once the interpreter exists; counters and trace may be NULL. */
+#define HIR_BENCH_HOOK_DEPTH 64
+struct hir_interp;
+struct hir_trace;
+typedef struct hir_bench_hook {
+    struct hir_interp *it;
+    hir_bench_counters *counters;
+    struct hir_trace *trace;
+    int depth;
+    int tokens[HIR_BENCH_HOOK_DEPTH];
+    const hir_scalar *loops[HIR_BENCH_HOOK_DEPTH];   /* indices of the enclosing loops */
+    int nloops;
+    int capturing;               /* a CUDA graph capture is running */
+    const hir_stmt *escaped;     /* first device statement on a stream outside the capture */
+} hir_bench_hook;
+void hir_bench_on_stmt(void *ctx, const hir_stmt *s, int after);
+
+/* What hir-run does for --bench (o->bench timed iterations after o->warmup, --graph: replay a
+ * captured run) and --trace (the last run recorded; after the timed ones with --bench).
+ * Collective over all ranks; rank 0 prints the report and writes the files. */
+struct hir_run_options;
+int hir_bench_program(const struct hir_run_options *o, hir_boot *boot, struct hir_interp *it,
+                      hir_backend *be, const hir_view *inputs, hir_error *e);
+
+#endif
