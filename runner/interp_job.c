@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "parser/parser.h"
+#include "runner/bench.h"
 #include "runner/boot.h"
 #include "runner/npy.h"
 #include "runner/run.h"
@@ -553,76 +554,6 @@ out:
 
 /* ---------------------------------------------------------------- the job */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* --bench: warm-up, then timed iterations, each between a world barrier and a full
- * synchronize; the time of an iteration is the slowest rank's. */
-static int run_bench(const hir_run_options *o, hir_boot *boot, hir_interp *it, hir_backend *be,
-                     const inputs *in, hir_error *e)
-{
-    int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
-    for (int i = 0; i < o->warmup; i++)
-        if (hir_interp_run(it, in->views, e))
-            return -1;
-    if (be->ops->synchronize(be, e))
-        return -1;
-    double *t = calloc((size_t)o->bench, sizeof *t), *all = calloc((size_t)size, sizeof *all);
-    if (!t || !all) {
-        free(t);
-        free(all);
-        return hir_error_set(e, "out of host memory");
-    }
-    int rc = 0;
-    for (int i = 0; i < o->bench && !rc; i++) {
-        if ((rc = hir_boot_barrier(boot, e)))
-            break;
-        double t0 = now_s();
-        if ((rc = hir_interp_run(it, in->views, e)) || (rc = be->ops->synchronize(be, e)))
-            break;
-        double mine = now_s() - t0;
-        if ((rc = allgather_small(boot, &mine, all, sizeof mine, e)))
-            break;
-        t[i] = 0;
-        for (int r = 0; r < size; r++)
-            t[i] = all[r] > t[i] ? all[r] : t[i];
-    }
-    if (!rc && rank == 0) {
-        double sum = 0, mn = INFINITY, mx = 0;
-        for (int i = 0; i < o->bench; i++) {
-            sum += t[i];
-            mn = t[i] < mn ? t[i] : mn;
-            mx = t[i] > mx ? t[i] : mx;
-        }
-        fprintf(o->out, "bench: %d iteration%s after %d warm-up on %d rank%s (%s): mean %.3f ms, "
-                "min %.3f ms, max %.3f ms\n", o->bench, o->bench == 1 ? "" : "s", o->warmup,
-                size, size == 1 ? "" : "s", be->ops->name, 1e3 * sum / o->bench, 1e3 * mn,
-                1e3 * mx);
-        if (o->bench_json) {
-            FILE *f = fopen(o->bench_json, "w");
-            if (!f) {
-                rc = hir_error_set(e, "cannot write %s: %s", o->bench_json, strerror(errno));
-            } else {
-                fprintf(f, "{\"program\": \"%s\", \"device\": \"%s\", \"ranks\": %d, "
-                        "\"streams\": %d, \"warmup\": %d, \"iterations_ms\": [", o->program,
-                        be->ops->name, size, o->num_streams, o->warmup);
-                for (int i = 0; i < o->bench; i++)
-                    fprintf(f, "%s%.6f", i ? ", " : "", 1e3 * t[i]);
-                fprintf(f, "], \"mean_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f}\n",
-                        1e3 * sum / o->bench, 1e3 * mn, 1e3 * mx);
-                fclose(f);
-            }
-        }
-    }
-    free(t);
-    free(all);
-    return rc;
-}
-
 static int load_kernels(const hir_run_options *o, hir_backend *be, hir_error *e)
 {
     for (int i = 0; i < o->nkernels; i++) {
@@ -649,9 +580,6 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     memset(&main, 0, sizeof main);
     memset(&ref, 0, sizeof ref);
     hir_run_status st;
-    if (o->trace_json)
-        return refuse(e, rank, "--trace=%s: statement traces are reserved for a later version; "
-                      "use --verbose for a text trace%s", o->trace_json, "");
     if ((st = load_program(o->program, "program", boot, o->err, &main, e)))
         goto done;
     if (o->check && o->check_ref &&
@@ -711,8 +639,8 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     memset(&out, 0, sizeof out);
     if (make_inputs(it, main.p, be, o, main.p, rank, &in, e))
         goto free_all;
-    if (o->bench > 0) {
-        if (run_bench(o, boot, it, be, &in, e))
+    if (o->bench > 0 || o->trace_json) {
+        if (hir_bench_program(o, boot, it, be, in.views, e))   /* runner/bench.c */
             goto free_all;
     } else {
         for (int i = 0; i < o->iters; i++)

@@ -27,13 +27,20 @@ static const char usage[] =
     "  --raw-bf16             save bf16 as raw uint16 bits instead of float32\n"
     "  --check[=REF.hir]      rerun REF (default: the program) on the CPU backend with the\n"
     "                         same inputs and compare every output; prints check: PASS|FAIL\n"
-    "  --iters=N              run the program N times back to back (default 1)\n"
+    "  --iters=N              run the program N times back to back (default 1); with\n"
+    "                         --bench, the number of timed iterations (default 50)\n"
     "  --p2p-protocol=get|put CUDA-IPC P2P protocol (default get)\n"
     "  --kernel GROUP=FILE    kernel for LaunchKernel group GROUP (--device=cuda)\n"
-    "  --bench=N              N timed iterations (after --warmup) instead of --iters\n"
-    "  --warmup=N             untimed iterations before --bench (default 0)\n"
-    "  --bench-json=FILE      write the --bench timings as JSON\n"
-    "  --trace=FILE.json      reserved: statement timeline (not implemented yet)\n"
+    "  --bench                time the program: --warmup runs, then --iters timed ones, a\n"
+    "                         barrier and CUDA events (clock on cpu) around each; reports\n"
+    "                         the slowest rank's mean/min/max/stddev, TFLOP/s of the GEMMs\n"
+    "                         and host time per statement (docs/benchmarks.md)\n"
+    "  --warmup=N             untimed runs before the timed ones (default 5)\n"
+    "  --bench-json=FILE      also write the --bench results as JSON (implies --bench)\n"
+    "  --graph                with --bench: capture one run in a CUDA graph and time its\n"
+    "                         replays (falls back to eager runs, saying why)\n"
+    "  --trace=FILE.json      Chrome/Perfetto trace of the last run: one track per (rank,\n"
+    "                         stream); open in ui.perfetto.dev or chrome://tracing\n"
     "  --verbose              trace every statement to stderr\n"
     "  --version, --help\n";
 
@@ -73,6 +80,7 @@ int main(int argc, char **argv)
     hir_run_binding binds[64];
     const char *kernels[64];
     long long np = 0, v;
+    int bench = 0, iters_given = 0, warmup_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *x;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -127,6 +135,7 @@ int main(int argc, char **argv)
             if (parse_int(x, 1, &v))
                 return bad("--iters needs a positive count", x);
             o.iters = (int)v;
+            iters_given = 1;
         } else if ((x = value_of(argc, argv, &i, "--p2p-protocol"))) {
             if (!strcmp(x, "get"))
                 o.p2p_protocol = HIR_P2P_GET;
@@ -140,16 +149,19 @@ int main(int argc, char **argv)
             kernels[o.nkernels++] = x;
         } else if ((x = value_of(argc, argv, &i, "--bench-json"))) {
             o.bench_json = x;
-        } else if ((x = value_of(argc, argv, &i, "--bench"))) {
-            if (parse_int(x, 1, &v))
-                return bad("--bench needs a positive count", x);
+        } else if (!strncmp(a, "--bench=", 8)) {   /* --bench=N: N timed iterations */
+            if (parse_int(a + 8, 1, &v))
+                return bad("--bench needs a positive count", a + 8);
             o.bench = (int)v;
         } else if (!strcmp(a, "--bench")) {
-            o.bench = 25;
+            bench = 1;
+        } else if (!strcmp(a, "--graph")) {
+            o.graph = 1;
         } else if ((x = value_of(argc, argv, &i, "--warmup"))) {
             if (parse_int(x, 0, &v))
                 return bad("--warmup needs a count", x);
             o.warmup = (int)v;
+            warmup_given = 1;
         } else if ((x = value_of(argc, argv, &i, "--trace"))) {
             o.trace_json = x;
         } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
@@ -164,8 +176,10 @@ int main(int argc, char **argv)
     }
     if (!o.program)
         return bad("no program given", "");
-    if (o.bench_json && !o.bench)
-        o.bench = 25;
+    if ((bench || o.bench_json || o.graph) && !o.bench)
+        o.bench = iters_given ? o.iters : 50;
+    if (o.bench && !warmup_given)
+        o.warmup = 5;
     o.binds = binds;
     o.kernels = kernels;
 
