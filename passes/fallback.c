@@ -91,8 +91,8 @@ int hir_run_pipeline_fallback(hir_program *p, const hir_pass_args *args, hir_dia
 }
 
 const hir_pass_option hir_opts_pipeline_fallback[] = {
-    {"backend", "nccl|cuda: exchange of the pipeline (default cuda)"},
+    {"backend", "nccl|cuda: exchange of the pipeline (default cuda)", "nccl|cuda"},
     {"min-flops", "pipeline only when the GEMMs' 2*M*N*K per rank reaches this (default "
-                  HIR_FALLBACK_MIN_FLOPS "; 0: always)"},
-    {NULL, NULL},
+                  HIR_FALLBACK_MIN_FLOPS "; 0: always)", NULL},
+    {NULL, NULL, NULL},
 };

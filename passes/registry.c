@@ -10,6 +10,7 @@ PASS(stream_parallel)
 PASS(backend)
 PASS(canonicalize)
 PASS(hoist_handle_exchange)
+PASS(pipeline_fallback)
 #undef PASS
 
 const hir_pass_info hir_pass_table[] = {
@@ -28,5 +29,8 @@ const hir_pass_info hir_pass_table[] = {
     {"hoist-handle-exchange",
      "exchange all CUDA-IPC handles of a pipeline in a loop before it, not inside its main loop",
      NULL, hir_opts_hoist_handle_exchange, hir_run_hoist_handle_exchange},
+    {"pipeline-fallback",
+     "lower all-gather + GEMM as a stream pipeline, or as gather-then-GEMM below a FLOP crossover where pipelining cannot pay",
+     "backend", hir_opts_pipeline_fallback, hir_run_pipeline_fallback},
     {NULL, NULL, NULL, NULL, NULL},
 };
