@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""host_overhead.py - host time per statement: hir-run interpreting a program of many small
+statements, against PyTorch eager issuing the same operations, in the same run.
+
+The program (generated here) is a chain of N small element-wise statements on [S] float
+tensors, alternating add and mul, written into two buffers ALLOCATEd once (so every run after
+the first reuses them, as the allocation cache does for real programs):
+
+    T2 = T0 + T1;  T3 = T2 * T1;  T2 = T3 + T0;  T3 = T2 * T1; ...
+
+Measured (5 warm-ups, 50 timed iterations, as --bench does everywhere):
+  hir eager    hir-run --bench: host time to issue one run, divided by the statements run
+  hir graph    hir-run --bench --graph: the run captured once into a CUDA graph and replayed
+  torch eager  torch.add/torch.mul(..., out=) in a Python loop (the same kernels, no allocation)
+  torch alloc  x = x + a / x = x * b (PyTorch's caching allocator)
+  torch graph  the out= loop captured with torch.cuda.graph and replayed
+
+  python3 bench/host_overhead.py --bin .dev/bin --out OUT [--stmts 1024] [--size 1024]
+  python3 bench/host_overhead.py --gen-only --stmts 1024 > prog.hir
+  python3 bench/host_overhead.py --render OUT/host_overhead.json --docs docs/benchmarks.md
+"""
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+WARMUP, ITERS = 5, 50
+
+
+def tv(n, idn, size):
+    return f"T{n}_g_float[iS{idn}{{{size}}}]"
+
+
+def generate(stmts, size):
+    """The program text: two inputs, two ALLOCATEd buffers, `stmts` element-wise statements."""
+    ids = {0: 0, 1: 1, 2: 2, 3: 3}
+    t = {k: tv(k, ids[k], size) for k in ids}
+    last = 2 if stmts % 2 else 3
+    lines = [f"%HostIrContainer {{ ({t[0]}, {t[1]}) -> ({t[last]}) :"]
+    for k in (2, 3):
+        lines.append(f"  {t[k]} = ALLOCATE(buffer={t[k]}, mem_type=global, size={size}, "
+                     "zero_init=false, resets_to_zero=false)")
+    for i in range(stmts):
+        out, (a, b, op) = (2, (3 if i else 0, 0 if i % 4 == 2 else 1, "+")) if i % 2 == 0 \
+            else (3, (2, 1, "*"))
+        lines.append(f"  {t[out]}\n     = {t[a]}\n     {op} {t[b]};")
+    lines.append("} // %HostIrContainer")
+    return "\n".join(lines) + "\n"
+
+
+def torch_side(stmts, size):
+    import torch
+    a = torch.randn(size, device="cuda")
+    b = torch.randn(size, device="cuda")
+    t2 = torch.empty(size, device="cuda")
+    t3 = torch.empty(size, device="cuda")
+
+    def loop_out():
+        for i in range(stmts):
+            if i % 2 == 0:
+                torch.add(t3 if i else a, a if i % 4 == 2 else b, out=t2)
+            else:
+                torch.mul(t2, b, out=t3)
+
+    def loop_alloc():
+        x = a
+        for i in range(stmts):
+            x = x + (a if i % 4 == 2 else b) if i % 2 == 0 else x * b
+        return x
+
+    res = {}
+    for name, fn in (("torch_eager", loop_out), ("torch_alloc", loop_alloc)):
+        host, dev = [], []
+        st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        for it in range(WARMUP + ITERS):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            st.record()
+            fn()
+            t1 = time.perf_counter()
+            en.record()
+            torch.cuda.synchronize()
+            if it >= WARMUP:
+                host.append((t1 - t0) * 1e6)
+                dev.append(st.elapsed_time(en))
+        res[name] = summarize(host, dev, stmts)
+    try:
+        g = torch.cuda.CUDAGraph()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            loop_out()
+        torch.cuda.current_stream().wait_stream(s)
+        with torch.cuda.graph(g):
+            loop_out()
+        host, dev = [], []
+        st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        for it in range(WARMUP + ITERS):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            st.record()
+            g.replay()
+            t1 = time.perf_counter()
+            en.record()
+            torch.cuda.synchronize()
+            if it >= WARMUP:
+                host.append((t1 - t0) * 1e6)
+                dev.append(st.elapsed_time(en))
+        res["torch_graph"] = summarize(host, dev, stmts)
+    except Exception as ex:  # noqa: BLE001
+        res["torch_graph"] = {"status": f"failed: {ex}"[:200]}
+    return res
+
+
+def summarize(host_us, dev_ms, stmts):
+    h = sum(host_us) / len(host_us)
+    d = sum(dev_ms) / len(dev_ms)
+    return {"status": "ok", "host_us_per_iter": h, "host_us_per_stmt": h / stmts,
+            "host_us_per_iter_min": min(host_us), "device_ms_per_iter": d,
+            "device_us_per_stmt": d * 1e3 / stmts, "stmts": stmts}
+
+
+def hir_side(bindir, work, stmts, size, timeout):
+    os.makedirs(work, exist_ok=True)
+    prog = os.path.join(work, f"host_overhead_{stmts}.hir")
+    with open(prog, "w") as f:
+        f.write(generate(stmts, size))
+    res = {}
+    for name, extra in (("hir_eager", []), ("hir_graph", ["--graph"])):
+        js = os.path.join(work, f"{name}.json")
+        if os.path.exists(js):
+            os.unlink(js)
+        cmd = [os.path.join(bindir, "hir-run"), "--device=cuda", "--bench",
+               f"--warmup={WARMUP}", f"--iters={ITERS}", f"--bench-json={js}", *extra, prog]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if p.returncode or not os.path.exists(js):
+            res[name] = {"status": "failed: " + (p.stderr.strip().splitlines() or ["?"])[-1][:200]}
+            continue
+        r = json.load(open(js))
+        # the two ALLOCATEs count as statements too
+        n = r.get("stmts_per_iter") or stmts
+        res[name] = {"status": "ok", "mode": r.get("mode"),
+                     "host_us_per_iter": r["host_us_per_iter"],
+                     "host_us_per_stmt": r["host_us_per_iter"] / n,
+                     "host_us_per_iter_min": r.get("host_us_per_iter_min"),
+                     "device_ms_per_iter": r["time_ms"]["mean"],
+                     "device_us_per_stmt": r["time_ms"]["mean"] * 1e3 / n, "stmts": n,
+                     "command": " ".join(shlex.quote(c) for c in cmd), "stdout": p.stdout[-600:]}
+    return res
+
+
+ROWS = [("hir_eager", "hir-run (interpreter)"), ("hir_graph", "hir-run --graph (CUDA graph replay)"),
+        ("torch_eager", "PyTorch eager, out="), ("torch_alloc", "PyTorch eager, allocating"),
+        ("torch_graph", "PyTorch CUDA graph replay")]
+
+
+def markdown(res):
+    L = [f"Measured {res['date']} on {res.get('gpu', '?')}, torch {res.get('torch', '?')}: "
+         f"{res['stmts']} element-wise statements on [{res['size']}] float tensors, "
+         f"{WARMUP} warm-ups + {ITERS} timed iterations.", "",
+         f"Command: `{res['command']}`", "",
+         "| implementation | host µs / statement | host µs / iteration | device ms / iteration |",
+         "|---|---|---|---|"]
+    for key, name in ROWS:
+        r = res.get(key, {})
+        if r.get("status") != "ok":
+            L.append(f"| {name} | {r.get('status', 'not run')} | | |")
+        else:
+            L.append(f"| {name} | {r['host_us_per_stmt']:.2f} | {r['host_us_per_iter']:.0f} | "
+                     f"{r['device_ms_per_iter']:.3f} |")
+    return "\n".join(L) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", default="build/tools")
+    ap.add_argument("--out", default="out/host_overhead")
+    ap.add_argument("--work", default="/tmp/host_overhead_work")
+    ap.add_argument("--stmts", type=int, default=1024)
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--timeout", type=int, default=120)
+    ap.add_argument("--gen-only", action="store_true", help="print the program and stop")
+    ap.add_argument("--render")
+    ap.add_argument("--docs")
+    a = ap.parse_args()
+    if a.gen_only:
+        sys.stdout.write(generate(a.stmts, a.size))
+        return 0
+    if a.render:
+        res = json.load(open(a.render))
+    else:
+        import datetime
+        res = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+               "stmts": a.stmts, "size": a.size,
+               "command": "python3 bench/host_overhead.py " + " ".join(shlex.quote(x) for x in sys.argv[1:])}
+        res.update(hir_side(a.bin, a.work, a.stmts, a.size, a.timeout))
+        try:
+            import torch
+            res["torch"] = torch.__version__
+            res["gpu"] = torch.cuda.get_device_name()
+            res.update(torch_side(a.stmts, a.size))
+        except Exception as ex:  # noqa: BLE001
+            res["torch_eager"] = {"status": f"failed: {ex}"[:200]}
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "host_overhead.json"), "w") as f:
+            json.dump(res, f, indent=1)
+    md = markdown(res)
+    print(md)
+    if a.docs:
+        from ag_gemm import update_section
+        update_section(a.docs, "## Host overhead",
+                       "Produced by `bench/host_overhead.py`; re-run it to reproduce.\n\n" + md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
