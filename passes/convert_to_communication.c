@@ -105,7 +105,7 @@ static int convert_block(cc *c, hir_block *b)
         m->backend = c->backend;
         m->red_op = HIR_RED_SUM;
         m->loc = s->loc;
-        hir_stmt *alloc = pu_allocate(p, s->out);
+        hir_stmt *alloc = pu_allocate(p, s->out, true);
         alloc->loc = s->loc;
         hir_stmt *cs = pu_comm_stmt(p, m);
         cs->loc = s->loc;

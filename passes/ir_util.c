@@ -180,12 +180,12 @@ void pu_prune_index_defs(hir_program *p, const hir_map *only)
 
 /* ---- statements */
 
-hir_stmt *pu_allocate(hir_program *p, hir_tensor *t)
+hir_stmt *pu_allocate(hir_program *p, hir_tensor *t, bool own_mem)
 {
     hir_stmt *s = hir_stmt_new(p, HIR_OP_ALLOCATE);
     s->out = t;
     /* OCT allocates every stream buffer in global memory; a symmetric tensor keeps its kind */
-    s->u.alloc.mem = t->mem == HIR_MEM_SYMMETRIC ? HIR_MEM_SYMMETRIC : HIR_MEM_GLOBAL;
+    s->u.alloc.mem = own_mem ? t->mem : t->mem == HIR_MEM_SYMMETRIC ? HIR_MEM_SYMMETRIC : HIR_MEM_GLOBAL;
     s->u.alloc.size = pu_tensor_size(p, t);
     hir_stmt_set_inputs(p, s, 0, NULL);
     return s;

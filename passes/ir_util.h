@@ -32,7 +32,9 @@ void pu_prune_index_defs(hir_program *p, const hir_map *only);
 
 /* ---- statements */
 
-hir_stmt *pu_allocate(hir_program *p, hir_tensor *t);
+/* ALLOCATE(t): in global memory (what OCT's stream pass emits) unless own_mem, then in t's
+ * own memory type (what the communication lowering emits). */
+hir_stmt *pu_allocate(hir_program *p, hir_tensor *t, bool own_mem);
 hir_stmt *pu_alias_select(hir_program *p, hir_tensor *out, hir_tensor *in, hir_iterdomain *axis,
                           hir_scalar *index);
 hir_stmt *pu_set(hir_program *p, hir_tensor *out, hir_tensor *in);
