@@ -63,12 +63,13 @@ def sh(cmd, timeout=300, env=None, capture=True):
 
 
 class Hir:
-    def __init__(self, bindir, workdir, warmup, iters, timeout):
+    def __init__(self, bindir, workdir, warmup, iters, timeout, device="cuda", deadline=None):
         self.gen = os.path.join(bindir, "hir-gen")
         self.opt = os.path.join(bindir, "hir-opt")
         self.run_ = os.path.join(bindir, "hir-run")
         self.work = workdir
         self.warmup, self.iters, self.timeout = warmup, iters, timeout
+        self.device, self.deadline = device, deadline
         os.makedirs(workdir, exist_ok=True)
 
     def generate(self, kind, m, k, n, d, bias, tag):
@@ -95,7 +96,9 @@ class Hir:
         js = os.path.join(self.work, f"{tag}.bench.json")
         if os.path.exists(js):
             os.unlink(js)
-        cmd = [self.run_, "-np", str(np_), "--device=cuda", "--bench",
+        if self.deadline and time.time() > self.deadline:
+            return {"status": "not run: session time limit"}
+        cmd = [self.run_, "-np", str(np_), f"--device={self.device}", "--bench",
                f"--warmup={self.warmup}", f"--iters={self.iters}", f"--bench-json={js}",
                *extra, prog]
         try:
@@ -146,12 +149,18 @@ def measure(a):
     shapes = tb.parse_shapes(a.shapes) if a.shapes else ([HEADLINE] if a.quick else SWEEP)
     d = ngpu if ngpu > 1 else 1
     d_ipc = ngpu if ngpu > 1 else a.ipc_ranks
-    hir = Hir(a.bin, a.work, a.warmup, a.iters, a.timeout)
+    hir = Hir(a.bin, a.work, a.warmup, a.iters, a.timeout, a.device,
+              time.time() + a.budget if a.budget else None)
     res = {"machine": machine_info(), "ngpu": ngpu, "d": d, "d_ipc": d_ipc,
            "shared_gpu": ngpu < d_ipc, "bias": a.bias, "warmup": a.warmup, "iters": a.iters,
+           "check_shape": a.check_shape,
            "command": "python3 bench/ag_gemm.py " + " ".join(shlex.quote(x) for x in sys.argv[1:]),
            "rows": []}
     log(f"# {res['machine'].get('gpus')}; {ngpu} GPU(s); d={d}, CUDA-IPC ranks={d_ipc}")
+    if a.check_shape and "x" in a.check_shape:
+        res["checks"] = checks(hir, a, d, d_ipc)
+    # the headline first, so a session that runs out of time still has it
+    shapes = sorted(shapes, key=lambda s: (s != HEADLINE, s[0] * s[1] * s[2]))
     try:
         dist_rows = tb.distributed(shapes, d, a.bias)
     except Exception as ex:  # noqa: BLE001
@@ -159,7 +168,10 @@ def measure(a):
     for (m, k, n), dr in zip(shapes, dist_rows):
         row = {"m": m, "k": k, "n": n, "flops": 2.0 * m * n * k}
         tag = f"m{m}_k{k}_n{n}"
-        row["torch_gemm"] = tb.gemm_alone(m, k, n, a.bias)
+        try:
+            row["torch_gemm"] = tb.gemm_alone(m, k, n, a.bias)
+        except Exception as ex:  # noqa: BLE001
+            row["torch_gemm"] = {"status": f"failed: {type(ex).__name__}: {ex}"[:200]}
         row["torch_eager"] = dr.get("eager", {"status": "not run"})
         row["torch_symm_mem"] = dr.get("symm_mem", {"status": "not run: needs 2+ GPUs"})
         try:
@@ -182,9 +194,33 @@ def measure(a):
                 row[key] = {"status": f"failed: {ex}"[:240], "ranks": ranks}
         res["rows"].append(row)
         log(summary_line(row, res))
-    if a.trace:
-        res["trace"] = trace_run(hir, a, d_ipc)
+        if a.trace and "trace" not in res:     # right after the headline: it is what matters
+            res["trace"] = trace_run(hir, a, d_ipc)
+            log(f"trace: {res['trace'].get('status')}")
     return res
+
+
+def checks(hir, a, d, d_ipc):
+    """Each lowering, at a small shape, against the unlowered program on the CPU backend."""
+    m, k, n = [int(x) for x in a.check_shape.split("x")]
+    out = {}
+    for (key, passes, ranks) in (
+            ("hir_gather_gemm", ["--convert-to-communication"], d),
+            ("hir_pipe_nccl", ["--stream-parallel", "--backend=nccl"], d),
+            ("hir_pipe_ipc", ["--stream-parallel", "--backend=cuda"], d_ipc)):
+        try:
+            src = hir.generate("ag-linear", m, k, n, ranks, a.bias, f"check_d{ranks}")
+            prog = hir.lower(src, passes, f"check_d{ranks}_{key}")
+            p = sh([hir.run_, "-np", str(ranks), f"--device={hir.device}", f"--check={src}", prog],
+                   timeout=hir.timeout)
+            ok = p.returncode == 0 and "check: PASS" in p.stdout
+            last = [l for l in p.stdout.splitlines() if l.startswith("check: output")]
+            out[key] = {"status": "PASS" if ok else "FAIL", "ranks": ranks,
+                        "detail": (last[-1] if last else (p.stderr or "").strip()[-200:])}
+        except Exception as ex:  # noqa: BLE001
+            out[key] = {"status": f"FAIL: {ex}"[:200], "ranks": ranks}
+        log(f"check {key} ({m}x{k}x{n}, {ranks} ranks): {out[key]['status']}")
+    return out
 
 
 def trace_run(hir, a, d_ipc):
@@ -195,7 +231,7 @@ def trace_run(hir, a, d_ipc):
         src = hir.generate("ag-linear", m, k, n, d_ipc, a.bias, tag)
         prog = hir.lower(src, ["--stream-parallel", "--backend=cuda"], tag + "_ipc")
         path = os.path.join(a.out, "trace_ipc.json")
-        p = sh([hir.run_, "-np", str(d_ipc), "--device=cuda", "--iters=3", f"--trace={path}",
+        p = sh([hir.run_, "-np", str(d_ipc), f"--device={hir.device}", "--iters=3", f"--trace={path}",
                 prog], timeout=hir.timeout)
         if p.returncode or not os.path.exists(path):
             return {"status": f"failed: rc={p.returncode} {(p.stderr or '')[-200:]}"}
@@ -211,7 +247,7 @@ def overlap_of_trace(path):
     with open(path) as f:
         ev = json.load(f)["traceEvents"]
     dev = [e for e in ev if e.get("ph") == "X" and e.get("tid", 0) > 0]
-    out = {"ranks": {}}
+    out = {"per_rank": {}}
     for pid in sorted({e["pid"] for e in dev}):
         mine = [e for e in dev if e["pid"] == pid]
         gemms = [(e["ts"], e["ts"] + e["dur"], e["tid"]) for e in mine if e.get("cat") == "gemm"]
@@ -233,7 +269,7 @@ def overlap_of_trace(path):
             if cur:
                 over += cur[1] - cur[0]
         span = (max(e["ts"] + e["dur"] for e in mine) - min(e["ts"] for e in mine)) if mine else 0
-        out["ranks"][str(pid)] = {"comm_us": round(tot, 1), "comm_under_gemm_us": round(over, 1),
+        out["per_rank"][str(pid)] = {"comm_us": round(tot, 1), "comm_under_gemm_us": round(over, 1),
                                   "gemm_us": round(sum(b - a for a, b, _ in gemms), 1),
                                   "gemms": len(gemms), "comm_ops": len(comm),
                                   "streams": len({e["tid"] for e in mine}),
@@ -276,7 +312,8 @@ def cell(res, row, key):
     c = ceiling(row)
     eff = f" ({v / c:.2f})" if c and key not in ("torch_gemm", "hir_gemm") else ""
     mark = "†" if shared(res, key, row) > 1 else ""
-    return f"{v:.0f}{mark}{eff}"
+    num = f"{v:.0f}" if v >= 10 else f"{v:.3g}"
+    return f"{num}{mark}{eff}"
 
 
 def summary_line(row, res):
@@ -326,7 +363,7 @@ def markdown(res):
     hdr = "| m, k, n | " + " | ".join(name for _, name in IMPLS) + " |"
     L.append(hdr)
     L.append("|" + "---|" * (len(IMPLS) + 1))
-    for row in res["rows"]:
+    for row in sorted(res["rows"], key=lambda r: r["flops"]):
         L.append(f"| {row['m']}, {row['k']}, {row['n']} | "
                  + " | ".join(cell(res, row, key) for key, _ in IMPLS) + " |")
     L.append("")
@@ -338,6 +375,12 @@ def markdown(res):
                  "pipeline's overhead (chunked GEMMs, semaphores, stream switches), not overlap. "
                  "With one rank the NCCL gather is a local copy.")
     L.append("")
+    if res.get("checks"):
+        L.append("Correctness (each lowering at " + a_check_shape(res) + " against the unlowered "
+                 "program on the CPU backend, `hir-run --check`): "
+                 + "; ".join(f"{k} ({v.get('ranks')} ranks) {v['status']}"
+                             for k, v in res["checks"].items()))
+        L.append("")
     co = crossover(res)
     L.append("Crossover (smallest measured FLOP count from which the pipeline keeps up with its "
              "reference at every larger shape): "
@@ -351,13 +394,37 @@ def markdown(res):
             L.append("")
             L.append("| rank | streams | GEMMs | GEMM µs | copies/comm | comm µs | comm under a GEMM µs | span µs |")
             L.append("|---|---|---|---|---|---|---|---|")
-            for rk, v in tr["ranks"].items():
+            for rk, v in tr["per_rank"].items():
                 L.append(f"| {rk} | {v['streams']} | {v['gemms']} | {v['gemm_us']} | "
                          f"{v['comm_ops']} | {v['comm_us']} | {v['comm_under_gemm_us']} | "
                          f"{v['span_us']} |")
         else:
             L.append(f"Trace: {tr.get('status')}")
     return "\n".join(L) + "\n"
+
+
+def gemm_markdown(res):
+    """hir's linear against torch's F.linear on every measured shape (goal: >= 0.98)."""
+    m = res["machine"]
+    L = [f"Measured {m['date']} on {', '.join(m.get('gpus', [])) or '?'}, in the AG+GEMM run "
+         "above (same command): bf16 `linear` [m, k] x [n, k]^T, "
+         f"{res['warmup']} warm-ups + {res['iters']} timed iterations, CUDA events per iteration.",
+         "", "| m, k, n | hir (cuBLASLt) ms | TFLOP/s | torch F.linear ms | TFLOP/s | hir ÷ torch |",
+         "|---|---|---|---|---|---|"]
+    for row in sorted(res["rows"], key=lambda r: r["flops"]):
+        h, t = row.get("hir_gemm") or {}, row.get("torch_gemm") or {}
+        if h.get("status") == "ok" and t.get("status") == "ok":
+            L.append(f"| {row['m']}, {row['k']}, {row['n']} | {h['time_ms']['mean']:.3f} | "
+                     f"{h['tflops']:.0f} | {t['mean_ms']:.3f} | {t['tflops']:.0f} | "
+                     f"{h['tflops'] / t['tflops']:.3f} |")
+        else:
+            L.append(f"| {row['m']}, {row['k']}, {row['n']} | {h.get('status', 'not run')} | | "
+                     f"{t.get('status', 'not run')} | | |")
+    return "\n".join(L) + "\n"
+
+
+def a_check_shape(res):
+    return res.get("check_shape", "?")
 
 
 def chart(res, path):
@@ -368,7 +435,7 @@ def chart(res, path):
     except Exception as ex:  # noqa: BLE001
         log(f"no chart: {ex}")
         return False
-    rows = res["rows"]
+    rows = sorted(res["rows"], key=lambda r: r["flops"])
     labels = [f"{r['m']}\n{r['k']}\n{r['n']}" for r in rows]
     fig, ax = plt.subplots(figsize=(11, 5.5))
     width = 0.8 / len(IMPLS)
@@ -435,7 +502,12 @@ def main():
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--timeout", type=int, default=120, help="seconds per hir-run")
     ap.add_argument("--trace", action="store_true", help="also trace the CUDA-IPC pipeline")
-    ap.add_argument("--trace-shape", default="8192x16384x8192")
+    ap.add_argument("--device", default="cuda", help="hir-run backend (cpu: a dry run)")
+    ap.add_argument("--budget", type=float, default=0,
+                    help="seconds: hir runs not started by then are recorded as not run")
+    ap.add_argument("--check-shape", default="1024x512x512",
+                    help="each lowering is first checked against the CPU backend at this shape")
+    ap.add_argument("--trace-shape", default="x".join(map(str, HEADLINE)))
     ap.add_argument("--render", help="results JSON to render instead of measuring")
     ap.add_argument("--docs", help="rewrite this file's AG+GEMM section with the results")
     ap.add_argument("--png", default="ag_gemm.png", help="chart file name, next to the docs")
@@ -459,6 +531,7 @@ def main():
     print(md)
     if a.docs:
         update_docs(a.docs, md, a.png)
+        update_section(a.docs, "## GEMM", gemm_markdown(res))
 
 
 if __name__ == "__main__":

@@ -212,7 +212,7 @@ void hir_bench_print(FILE *f, const hir_bench_result *r)
     fprintf(f, "  time/iter   mean %.4f ms  median %.4f  min %.4f  max %.4f  stddev %.4f ms\n",
             r->mean_ms, r->median_ms, r->min_ms, r->max_ms, r->stddev_ms);
     if (r->flops > 0)
-        fprintf(f, "  throughput  %.1f TFLOP/s per rank (%lld GEMMs, %.4g FLOP per rank "
+        fprintf(f, "  throughput  %.1f TFLOP/s per rank (%lld GEMMs, %.6g FLOP per rank "
                    "per iteration)\n", r->tflops, (long long)r->gemms, r->flops);
     fprintf(f, "  host        %.1f us to issue an iteration (min %.1f), %lld statements, "
                "%.3f us/statement\n",
