@@ -1,0 +1,32 @@
+/* fault.h — fault injection for reliability tests (runner/fault.c) and the up-front resource
+ * check (runner/limits.c): the two pre-execution hooks the interpreter and the job call. */
+#ifndef HIR_RUNNER_FAULT_H
+#define HIR_RUNNER_FAULT_H
+
+#include "runner/run.h"
+
+/* Environment variable of the fault injector: RANK:LINE:KIND, KIND one of
+ *   exit            the rank prints a line and _exit()s (a peer that disappears)
+ *   crash           the rank prints a line and raises SIGSEGV
+ *   stall           the rank prints a line and sleeps forever (a hung peer)
+ *   corrupt[=T<n>]  the rank negates-and-increments its shard of input T<n> (every tensor
+ *                   input when no name is given), then runs on
+ * fired on rank RANK just before the statement that starts on line LINE of the program
+ * (every time it is reached; never in the --check reference run). */
+#define HIR_FAULT_ENV "HIR_FAULT"
+
+/* Called by the interpreter before each statement. Returns 0 (and for the terminal kinds
+ * does not return at all), or -1 with e set when HIR_FAULT is malformed or names no line
+ * where a statement starts (checked at the program's first statement, on every rank). */
+int hir_fault_before_stmt(hir_interp *it, const hir_stmt *s, hir_error *e);
+
+/* Resource limits, checked on every rank before any input is made or statement runs:
+ * extents whose element counts or byte sizes overflow 64 bits are located errors, and a
+ * program whose inputs plus allocations (ALLOCATE statements and the fresh results of compute
+ * statements) exceed the backend's available memory is refused with both sizes. The verdict
+ * is shared so that every rank refuses together: returns HIR_RUN_OK or HIR_RUN_REFUSED (or
+ * HIR_RUN_FAILED when the ranks cannot agree), with the message in e. */
+hir_run_status hir_limits_check(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *boot,
+                                hir_error *e);
+
+#endif
