@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "runner/interp_internal.h"
+#include "runner/fault.h"
 
 #ifdef HIR_HAVE_CUDA_BACKEND
 #include "runner/cuda/cuda_backend.h"
@@ -677,6 +678,8 @@ static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64
 static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     it->stmt = s;
+    if (hir_fault_before_stmt(it, s, e))    /* HIR_FAULT=rank:line:kind (runner/fault.c) */
+        return -1;
     if (it->cfg.trace)
         trace_stmt(it, s);
     if (it->cfg.on_stmt)
