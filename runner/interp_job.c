@@ -15,6 +15,7 @@
 #include "runner/boot.h"
 #include "runner/npy.h"
 #include "runner/run.h"
+#include "runner/fault.h"
 
 #ifdef HIR_HAVE_CUDA_BACKEND
 #include "runner/cuda/cuda_backend.h"
@@ -634,6 +635,12 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
         st = HIR_RUN_REFUSED;
         goto prefix_be;
     }
+    /* inputs and allocations fit, sizes fit in 64 bits: refused together (runner/limits.c) */
+    if ((st = hir_limits_check(it, main.p, be, boot, e)) != HIR_RUN_OK) {
+        hir_interp_destroy(it);
+        goto prefix_be;
+    }
+    st = HIR_RUN_FAILED;
     inputs in;
     outputs out;
     memset(&out, 0, sizeof out);
