@@ -467,30 +467,32 @@ int hir_backend_cuda_create(const hir_backend_config *cfg, hir_backend **out, hi
                                 "backend", st != cudaSuccess ? cudaGetErrorString(st)
                                                              : "0 devices"), -1;
     }
-    if (cfg->device < 0 || cfg->device >= ndev)
-        return hir_error_set(e, "CUDA backend: device %d requested but %d visible", cfg->device,
-                             ndev), -1;
+    if (cfg->device < 0)
+        return hir_error_set(e, "CUDA backend: device %d requested", cfg->device), -1;
     hir_cu_backend *cb = calloc(1, sizeof *cb);
     if (!cb) return hir_error_set(e, "out of host memory"), -1;
     cb->base.ops = &cu_ops;
     cb->base.cfg = *cfg;
-    cb->device = cfg->device;
+    /* more ranks on a node than visible GPUs (hir-run passes the local rank): they share the
+     * GPUs round-robin, local_rank % visible, as backend.h documents */
+    cb->base.cfg.device = cfg->device % ndev;
+    cb->device = cb->base.cfg.device;
     cb->main.key = -1;
     cb->main.pending_peer = -1;
     /* NCCL reads this at its first call: never use NVLink multicast (NVLS). */
     setenv("NCCL_NVLS_ENABLE", "0", 0);
 
-    HIR_CK_GOTO(e, cuda, cudaSetDevice(cfg->device), fail);
+    HIR_CK_GOTO(e, cuda, cudaSetDevice(cb->device), fail);
     HIR_CK_GOTO(e, cuda, cudaFree(0), fail);           /* make the primary context current */
     if (load_driver(&cb->drv, e) < 0) goto fail;
     struct cudaDeviceProp prop;
-    HIR_CK_GOTO(e, cuda, cudaGetDeviceProperties(&prop, cfg->device), fail);
+    HIR_CK_GOTO(e, cuda, cudaGetDeviceProperties(&prop, cb->device), fail);
     cb->cc_major = prop.major;
     cb->cc_minor = prop.minor;
     cb->sm_count = prop.multiProcessorCount;
     cb->uuid = prop.uuid;
     HIR_CK_GOTO(e, cuda, cudaDeviceGetPCIBusId(cb->pci_bus_id, sizeof cb->pci_bus_id,
-                                               cfg->device), fail);
+                                               cb->device), fail);
     HIR_CK_GOTO(e, cuda, cudaStreamCreateWithFlags(&cb->main.s, cudaStreamNonBlocking), fail);
     HIR_CK_GOTO(e, cuda, cudaStreamCreateWithFlags(&cb->aux, cudaStreamNonBlocking), fail);
     HIR_CK_GOTO(e, cublas, cublasLtCreate(&cb->lt), fail);
