@@ -279,11 +279,17 @@ def overlap_of_trace(path):
                     cur = [s0, s1]
             if cur:
                 over += cur[1] - cur[0]
+        # a recv span is semaphore wait, then the copy: when it ends inside a GEMM running on
+        # another stream, at least the end of its copy ran under that GEMM
+        recvs = [e for e in mine if e.get("cat") == "ipc" and e["name"].startswith("recv")]
+        ends_under = sum(1 for e in recvs if any(g0 < e["ts"] + e["dur"] < g1 and gt != e["tid"]
+                                                 for g0, g1, gt in gemms))
         span = (max(e["ts"] + e["dur"] for e in mine) - min(e["ts"] for e in mine)) if mine else 0
         out["per_rank"][str(pid)] = {"comm_us": round(tot, 1), "comm_under_gemm_us": round(over, 1),
                                   "gemm_us": round(sum(b - a for a, b, _ in gemms), 1),
                                   "gemms": len(gemms), "comm_ops": len(comm),
                                   "streams": len({e["tid"] for e in mine}),
+                                  "recvs": len(recvs), "recv_ends_under_gemm": ends_under,
                                   "span_us": round(span, 1)}
     return out
 
@@ -410,11 +416,12 @@ def markdown(res):
             L.append(f"Trace of the CUDA-IPC pipeline ({', '.join(map(str, tr['shape']))}, "
                      f"{tr['ranks']} ranks): `{tr['file']}`.")
             L.append("")
-            L.append("| rank | streams | GEMMs | GEMM µs | copies/comm | comm µs | comm under a GEMM µs | span µs |")
-            L.append("|---|---|---|---|---|---|---|---|")
+            L.append("| rank | streams | GEMMs | GEMM µs | copies/comm | comm µs | comm under a GEMM µs | recvs ending under a GEMM | span µs |")
+            L.append("|---|---|---|---|---|---|---|---|---|")
             for rk, v in tr["per_rank"].items():
                 L.append(f"| {rk} | {v['streams']} | {v['gemms']} | {v['gemm_us']} | "
                          f"{v['comm_ops']} | {v['comm_us']} | {v['comm_under_gemm_us']} | "
+                         f"{v.get('recv_ends_under_gemm', '?')} of {v.get('recvs', '?')} | "
                          f"{v['span_us']} |")
         else:
             L.append(f"Trace: {tr.get('status')}")
