@@ -448,6 +448,41 @@ def gemm_markdown(res):
     return "\n".join(L) + "\n"
 
 
+TRACES = """`hir-run --trace=FILE.json PROGRAM` records the last run (with `--bench`, one extra run after
+the timed ones) as a Chrome trace: one process per rank, one track per stream of that rank (named
+after the program's stream: `main stream`, `stream 0`, `stream 1`, ...) and a `host` track. Every
+statement that queues device work gets a pair of CUDA events on its stream, resolved after the
+run's synchronize, so device spans show when the GPU really ran it: GEMMs (`gemm`), local copies
+(`copy`), NCCL operations (`nccl`), CUDA-IPC sends and receives (`ipc`; a receive span is the
+semaphore wait followed by the copy-engine copy), `Wait` statements (`wait`, the sender's
+semaphore wait) and element-wise kernels. The host track holds every statement, control flow
+included, with its source line and loop index (`args.line`, `args.i`). Rank 0 gathers the other
+ranks' records over the MPI bootstrap; rank clocks are aligned at a barrier just before the run.
+Open the file in https://ui.perfetto.dev (drag and drop) or in chrome://tracing (Load).
+"""
+
+
+def traces_markdown(res, committed=None):
+    tr = res.get("trace") or {}
+    L = [TRACES]
+    if tr.get("status") != "ok":
+        L.append(f"Trace in the last run: {tr.get('status', 'not recorded')}.")
+        return "\n".join(L) + "\n"
+    m, k, n = tr["shape"]
+    L.append(f"Recorded {res['machine']['date']} by `bench/ag_gemm.py --trace` (command in the "
+             f"AG+GEMM section): the CUDA-IPC pipeline at m={m}, k={k}, n={n} with {tr['ranks']} "
+             + ("ranks sharing one GPU" if res.get("shared_gpu") else "ranks")
+             + (f", committed as `{committed}`." if committed else "."))
+    L.append("")
+    L.append("| rank | streams | GEMMs | GEMM µs | copies/comm | comm µs | comm under a GEMM of another stream µs | receives ending under a GEMM | span µs |")
+    L.append("|---|---|---|---|---|---|---|---|---|")
+    for rk, v in tr["per_rank"].items():
+        L.append(f"| {rk} | {v['streams']} | {v['gemms']} | {v['gemm_us']} | {v['comm_ops']} | "
+                 f"{v['comm_us']} | {v['comm_under_gemm_us']} | "
+                 f"{v.get('recv_ends_under_gemm', '?')} of {v.get('recvs', '?')} | {v['span_us']} |")
+    return "\n".join(L) + "\n"
+
+
 def a_check_shape(res):
     return res.get("check_shape", "?")
 
@@ -551,6 +586,7 @@ def main():
     ap.add_argument("--render", help="results JSON to render instead of measuring")
     ap.add_argument("--docs", help="rewrite this file's AG+GEMM section with the results")
     ap.add_argument("--png", default="ag_gemm.png", help="chart file name, next to the docs")
+    ap.add_argument("--trace-doc", help="with --docs: where the trace was committed (docs path)")
     a = ap.parse_args()
 
     if a.render:
@@ -572,6 +608,7 @@ def main():
     if a.docs:
         update_docs(a.docs, md, a.png)
         update_section(a.docs, "## GEMM", gemm_markdown(res))
+        update_section(a.docs, "## Traces", traces_markdown(res, a.trace_doc))
 
 
 if __name__ == "__main__":
