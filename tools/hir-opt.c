@@ -94,7 +94,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "-o")) {
             if (++i == argc) {
                 fprintf(stderr, "hir-opt: error: -o needs a file name\n");
-                return 1;
+                goto fail;
             }
             o.output = argv[i];
         } else if (!strcmp(a, "--verify-diagnostics")) {
@@ -119,7 +119,7 @@ int main(int argc, char **argv)
             const char *text = a[15] == '=' ? a + 16 : (i + 1 < argc ? argv[++i] : "");
             if (hir_pipeline_parse(&pl, text, err, sizeof err)) {
                 fprintf(stderr, "hir-opt: error: %s\n", err);
-                return 1;
+                goto fail;
             }
         } else if (!strncmp(a, "--", 2) && a[2]) {
             char name[128];
@@ -127,26 +127,26 @@ int main(int argc, char **argv)
             size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
             if (n >= sizeof name) {
                 fprintf(stderr, "hir-opt: error: unknown option '%s'\n", a);
-                return 1;
+                goto fail;
             }
             memcpy(name, a + 2, n);
             name[n] = 0;
             const hir_pass_info *p = hir_pass_find(name);
             if (!p) {
                 fprintf(stderr, "hir-opt: error: unknown option '%s' (see --help and --list-passes)\n", a);
-                return 1;
+                goto fail;
             }
             if (hir_pipeline_add(&pl, p, eq ? eq + 1 : NULL, err, sizeof err)) {
                 fprintf(stderr, "hir-opt: error: %s\n", err);
-                return 1;
+                goto fail;
             }
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "hir-opt: error: unknown option '%s' (see --help)\n", a);
-            return 1;
+            goto fail;
         } else {
             if (o.input) {
                 fprintf(stderr, "hir-opt: error: more than one input file ('%s' and '%s')\n", o.input, a);
-                return 1;
+                goto fail;
             }
             o.input = a;
         }
@@ -158,14 +158,14 @@ int main(int argc, char **argv)
     }
     if (!o.input) {
         fprintf(stderr, "hir-opt: error: no input file (use '-' for stdin; see --help)\n");
-        return 1;
+        goto fail;
     }
 
     char *text;
     size_t len;
     if (hir_read_file(o.input, &text, &len, err, sizeof err)) {
         fprintf(stderr, "hir-opt: error: %s\n", err);
-        return 1;
+        goto fail;
     }
     const char *name = strcmp(o.input, "-") ? o.input : "<stdin>";
 
@@ -174,7 +174,7 @@ int main(int argc, char **argv)
     FILE *out = open_memstream(&outbuf, &outlen);
     if (!out) {
         fprintf(stderr, "hir-opt: error: out of memory\n");
-        return 1;
+        goto fail;
     }
 
     int failures = 0;
@@ -191,7 +191,7 @@ int main(int argc, char **argv)
             size_t end = sep ? ls : len;
             char *chunk = malloc(end - start + 2);
             if (!chunk)
-                return 1;
+                goto fail;
             memcpy(chunk, text + start, end - start);
             chunk[end - start] = chunk[end - start + 1] = 0;
             hir_source src;
@@ -242,4 +242,10 @@ int main(int argc, char **argv)
         fflush(stdout);
     free(outbuf);
     return failures ? 1 : 0;
+
+    /* Early exits free the pipeline's strings too, so LeakSanitizer (scripts/ci-asan) stays
+     * quiet on bad command lines (test/lit/reliability/asan-bad-pipeline.test). */
+fail:
+    hir_pipeline_fini(&pl);
+    return 1;
 }
