@@ -244,7 +244,7 @@ int main(int argc, char **argv)
     return failures ? 1 : 0;
 
     /* Early exits free the pipeline's strings too, so LeakSanitizer (scripts/ci-asan) stays
-     * quiet on bad command lines (test/lit/reliability/asan-bad-pipeline.test). */
+     * quiet on bad command lines (test/lit/reliability/asan-bad-command-line.test). */
 fail:
     hir_pipeline_fini(&pl);
     return 1;
