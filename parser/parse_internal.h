@@ -41,6 +41,8 @@ struct hir_lexstate {
     uint32_t bracket_at[HIR_MAX_BRACKETS];
     uint32_t raw_begin;          /* start of a HostUnit block */
     uint32_t stmt_begin;         /* first byte of the current statement (after indentation) */
+    uint32_t mesh_begin, mesh_end;   /* spelling of the last mesh read (fast path) */
+    hir_mesh *mesh;
     bool need_newline;           /* a token was returned since the last NEWLINE */
     bool at_eof;
     hir_yyltype dedent_loc;

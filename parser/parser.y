@@ -115,6 +115,8 @@ struct hir_ewrhs { int kind; int op; bool infix; const char *fn; int n; hir_valu
 %token <ival> LOADSTORE "Set-like operation" FLAGSOP "broadcast/squeeze"
 %token <str> IDENT "identifier"
 %token <th> TENSOR_HEAD "tensor"
+%token <tensor> TENSOR_REF "tensor "
+%token <mesh> MESH_REF "'DeviceMesh' "
 %token <idh> ID_HEAD "IterDomain"
 %token <sym> SYMBOL "symbol"
 %token <flt> FLOAT_LIT "floating-point literal"
@@ -691,6 +693,7 @@ tensor
       {
           $$ = tensor_ref(ctx, @$, $1.number, $1.mem, $1.dtype, $2, $4, $5);
       }
+    | TENSOR_REF        { $$ = $1; }   /* spelled exactly as its first mention (scanner fast path) */
     ;
 
 opt_id_list
@@ -757,7 +760,17 @@ opt_mesh
     ;
 
 mesh
-    : DEVICEMESH '{' mesh_items '}'     { $$ = mesh_from(ctx, @$, $3); }
+    : DEVICEMESH '{' mesh_items '}'
+      {
+          $$ = mesh_from(ctx, @$, $3);
+          if ($$) {   /* remember its spelling for the scanner's fast path */
+              struct hir_lexstate *st = hirl_get_extra(scanner);
+              st->mesh_begin = @$.begin;
+              st->mesh_end = @$.end;
+              st->mesh = $$;
+          }
+      }
+    | MESH_REF          { $$ = $1; }
     ;
 
 mesh_items
