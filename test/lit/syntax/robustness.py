@@ -41,7 +41,7 @@ def main():
         with open(path, "wb") as f:
             f.write(data)
         try:
-            p = subprocess.run([hir_opt, path, "-o", os.devnull], stderr=subprocess.PIPE, timeout=10)
+            p = subprocess.run([hir_opt, path, "-o", os.devnull], stderr=subprocess.PIPE, timeout=30)
         except subprocess.TimeoutExpired:
             print("TIMEOUT", name); bad += 1; continue
         if p.returncode not in (0, 1):
