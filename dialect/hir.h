@@ -418,6 +418,7 @@ struct hir_program {
     /* Communication backend chosen by a --backend pass for passes that run after it
      * (0: none chosen; otherwise 1 + hir_backend_kind). Not printed. */
     int pass_backend;
+    bool pass_p2p_put;           /* --backend=cuda{protocol=put}: CUDA exchanges post recv first */
 };
 
 /* Program lifetime */

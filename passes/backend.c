@@ -11,6 +11,10 @@
  *   where it supports them (NCCL: all; CUDA: Allgather and Broadcast only — the others stay
  *   as they are); (3) the choice is recorded in the program so that a later --stream-parallel
  *   or --convert-to-communication lowers straight to it.
+ * Option protocol=get|put (CUDA only) orders each exchange for the CUDA-IPC protocol the
+ * runner will use (hir-run --p2p-protocol): Get posts `send; recv`, Put posts `recv; send`,
+ * because each rank must queue the non-blocking half before its blocking half (4.6); the
+ * choice is recorded for a later --stream-parallel too.
  * Fails (located) on a P2PCommunication of another backend outside a recognised exchange.
  * Index definitions made dead by the rewrite are dropped; other trailer entries are kept.
  */
@@ -61,10 +65,16 @@ static bool match(hir_stmt *cond, exchange *x)
         x->cuda = false;
     } else {
         int k = ne == 5 && at(e, 0)->op == HIR_OP_SHARE_HANDLES ? 1 : 0;
-        if (ne != 4 + k || !is_p2p(at(e, k), true) || !is_p2p(at(e, k + 1), false))
+        if (ne != 4 + k)
             return false;
-        x->send = at(e, k)->u.comm;
-        x->recv = at(e, k + 1)->u.comm;
+        if (is_p2p(at(e, k), true) && is_p2p(at(e, k + 1), false)) {
+            x->send = at(e, k)->u.comm;
+            x->recv = at(e, k + 1)->u.comm;
+        } else if (is_p2p(at(e, k), false) && is_p2p(at(e, k + 1), true)) {
+            x->recv = at(e, k)->u.comm;       /* Put order */
+            x->send = at(e, k + 1)->u.comm;
+        } else
+            return false;
         if (!is_wait(at(e, k + 2), x->send) || !is_wait(at(e, k + 3), x->recv))
             return false;
         x->cuda = true;
@@ -264,6 +274,31 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
             to_nccl(&c, x);
         }
     }
+    if (c.kind == HIR_BK_CUDA) {
+        /* order every CUDA exchange for the chosen protocol */
+        const char *proto = hir_pass_arg(args, "protocol", p->pass_p2p_put ? "put" : "get");
+        if (strcmp(proto, "get") && strcmp(proto, "put")) {
+            hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: unknown protocol '%s' (expected get or put)", proto);
+            hir_map_fini(&old);
+            return -1;
+        }
+        p->pass_p2p_put = !strcmp(proto, "put");
+        for (int i = 0; i < c.nex; i++) {
+            hir_block *e = &c.ex[i].cond->else_body;
+            for (int j = 0; j + 1 < hir_block_size(e); j++) {
+                hir_stmt *a = hir_block_at(e, j), *b = hir_block_at(e, j + 1);
+                if (a->op == HIR_OP_P2P && b->op == HIR_OP_P2P && a->u.comm->is_send == p->pass_p2p_put) {
+                    e->stmts.items[j] = b;
+                    e->stmts.items[j + 1] = a;
+                    break;
+                }
+            }
+        }
+    } else if (hir_pass_arg(args, "protocol", NULL)) {
+        hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: protocol= applies to kind=cuda only");
+        hir_map_fini(&old);
+        return -1;
+    }
     if (any && c.kind == HIR_BK_NCCL)
         strip_block(&c, &p->body);
     if (any)
@@ -283,5 +318,6 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
 
 const hir_pass_option hir_opts_backend[] = {
     {"kind", "nccl|cuda: the backend to use", "nccl|cuda"},
+    {"protocol", "get|put: order CUDA-IPC exchanges for hir-run --p2p-protocol (default get)", "get|put"},
     {NULL, NULL, NULL},
 };

@@ -198,12 +198,13 @@ static int lower_p2p(sp *c, loopctx *L, hir_stmt *s, hir_iterdomain *sid)
     send->backend = c->backend;
     hir_block *e = &cond->else_body;
     if (cuda) {
-        /* Get protocol: the sender's "ready" flag must be queued before this rank's
-         * blocking receive (hostir-format.md 4.6) */
+        /* The non-blocking half must be queued before this rank's blocking half
+         * (hostir-format.md 4.6): Get posts send first (it only raises flags, the receive
+         * waits), Put posts recv first (it signals "ready", the send waits). */
         hir_comm *pair[2] = {recv, send};
         hir_block_append(p, e, pu_share(p, 2, pair));
-        hir_block_append(p, e, pu_comm_stmt(p, send));
-        hir_block_append(p, e, pu_comm_stmt(p, recv));
+        hir_block_append(p, e, pu_comm_stmt(p, p->pass_p2p_put ? recv : send));
+        hir_block_append(p, e, pu_comm_stmt(p, p->pass_p2p_put ? send : recv));
         hir_block_append(p, e, pu_wait(p, send));
         hir_block_append(p, e, pu_wait(p, recv));
     } else {

@@ -217,3 +217,68 @@ int hir_check_compare_region(const void *got, const hir_shard *gs, const void *w
     *compared = n;
     return 0;
 }
+
+/* ---------------------------------------------------------------- P2P order */
+
+typedef struct order_ctx {
+    hir_p2p_protocol proto;
+    FILE *err;
+    int bad;
+} order_ctx;
+
+static void order_block(order_ctx *c, const hir_block *b)
+{
+    const hir_stmt *first_send = NULL, *first_recv = NULL;
+    for (int i = 0; i < hir_block_size(b); i++) {
+        const hir_stmt *s = hir_block_at(b, i);
+        if (hir_ops[s->op].flags & HIR_OPF_REGION) {
+            order_block(c, &s->body);
+            order_block(c, &s->else_body);
+        }
+        if (s->op != HIR_OP_P2P || s->u.comm->backend != HIR_BK_CUDA)
+            continue;
+        if (s->u.comm->is_send && !first_send)
+            first_send = s;
+        if (!s->u.comm->is_send && !first_recv)
+            first_recv = s;
+    }
+    if (!first_send || !first_recv)
+        return;
+    /* the blocking half: the receive for Get, the send for Put */
+    const hir_stmt *blocking = c->proto == HIR_P2P_PUT ? first_send : first_recv;
+    const hir_stmt *signal = c->proto == HIR_P2P_PUT ? first_recv : first_send;
+    int bi = -1, si = -1;
+    for (int i = 0; i < hir_block_size(b); i++) {
+        if (hir_block_at(b, i) == blocking) bi = i;
+        if (hir_block_at(b, i) == signal) si = i;
+    }
+    if (bi > si)
+        return;
+    c->bad++;
+    if (c->err) {
+        char where[256] = "";
+        if (blocking->loc.src) {
+            int line, col;
+            hir_source_linecol((hir_source *)blocking->loc.src, blocking->loc.begin, &line, &col);
+            snprintf(where, sizeof where, "%s:%d:%d: ", blocking->loc.src->name, line, col);
+        }
+        fprintf(c->err,
+                "hir-run: %swarning: with the %s protocol, P2PCommunication %lld (%s) is queued "
+                "before P2PCommunication %lld (%s) of the same block; if every rank runs this "
+                "block, every stream waits before signalling its peer and the ring cannot "
+                "complete (hostir-format.md 4.6). Lower it with "
+                "--pass-pipeline='backend{kind=cuda,protocol=%s}' or run with "
+                "--p2p-protocol=%s.\n",
+                where, c->proto == HIR_P2P_PUT ? "Put" : "Get",
+                (long long)blocking->u.comm->number, blocking->u.comm->is_send ? "send" : "recv",
+                (long long)signal->u.comm->number, signal->u.comm->is_send ? "send" : "recv",
+                c->proto == HIR_P2P_PUT ? "put" : "get", c->proto == HIR_P2P_PUT ? "get" : "put");
+    }
+}
+
+int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, FILE *err)
+{
+    order_ctx c = {proto, err, 0};
+    order_block(&c, &p->body);
+    return c.bad;
+}

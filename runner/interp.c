@@ -8,6 +8,7 @@
 
 #include "runner/interp_internal.h"
 #include "runner/fault.h"
+#include "runner/watchdog.h"
 
 #ifdef HIR_HAVE_CUDA_BACKEND
 #include "runner/cuda/cuda_backend.h"
@@ -678,6 +679,7 @@ static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64
 static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     it->stmt = s;
+    hir_watchdog_tick(it->cfg.watchdog, s);
     if (hir_fault_before_stmt(it, s, e))    /* HIR_FAULT=rank:line:kind (runner/fault.c) */
         return -1;
     if (it->cfg.trace)

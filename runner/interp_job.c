@@ -15,6 +15,7 @@
 #include "runner/boot.h"
 #include "runner/npy.h"
 #include "runner/run.h"
+#include "runner/watchdog.h"
 #include "runner/fault.h"
 
 #ifdef HIR_HAVE_CUDA_BACKEND
@@ -630,6 +631,11 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     cfg.binds = o->binds;
     cfg.nbinds = o->nbinds;
     cfg.trace = o->verbose ? o->err : NULL;
+    /* On the GPU a blocked CUDA call has no timeout of its own: watch the run (watchdog.c) */
+    if (!is_cpu)
+        cfg.watchdog = hir_watchdog_start(o->timeout + 30, rank);
+    if (!is_cpu && rank == 0)
+        hir_check_p2p_order(main.p, o->p2p_protocol, o->err);
     hir_interp *it = NULL;
     if (hir_interp_create(main.p, be, &cfg, &it, e)) {
         st = HIR_RUN_REFUSED;
@@ -656,12 +662,16 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     }
     if (be->ops->synchronize(be, e) || fetch_outputs(it, main.p, be, rank, &out, e))
         goto free_all;
+    hir_watchdog_stop(cfg.watchdog);   /* the CPU check below may take long, legitimately */
+    cfg.watchdog = NULL;
     if (o->save_dir && save_outputs(o, main.p, &out, rank, e))
         goto free_all;
     st = HIR_RUN_OK;
     if (o->check)
         st = check_outputs(o, boot, &main, o->check_ref ? &ref : &main, &out, cpu, &cfg, e);
 free_all:
+    hir_watchdog_stop(cfg.watchdog);
+    cfg.watchdog = NULL;
     outputs_free(&out);
     inputs_free(&in, be);
     hir_interp_destroy(it);

@@ -33,6 +33,7 @@ typedef struct hir_interp_config {
     /* a statement hook for timelines (--trace); called before and after each statement */
     void (*on_stmt)(void *ctx, const hir_stmt *s, int after);
     void *on_stmt_ctx;
+    struct hir_watchdog *watchdog;   /* told when each statement starts (runner/watchdog.c) */
 } hir_interp_config;
 
 /* The interpreter keeps, across runs: the allocation cache (ALLOCATE statement -> buffer),
@@ -119,6 +120,10 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
  * be exactly {0, ..., size-1}; a program that names no device runs replicated on every rank.
  * Returns 0 or -1 with the reason. */
 int hir_check_meshes(hir_program *p, int size, hir_error *e);
+/* Warns (on `err`) about blocks whose CUDA-IPC send/recv order cannot complete under the
+ * protocol when every rank runs the same block (Get: send before recv; Put: recv before
+ * send; hostir-format.md 4.6). Returns the number of such blocks. */
+int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, FILE *err);
 
 /* FNV-1a hash of a program's text, and the comparison of it across the world: every rank
  * learns every hash; on a difference all ranks fail with a message naming the ranks. */

@@ -8,6 +8,7 @@
 # protocols, and a user kernel through LaunchKernel. Prints a table; exit 1 if anything failed.
 set -u
 bin=$(cd "$1" && pwd); out=$2; mkdir -p "$out"
+logs=$(mktemp -d)   # packed into $out/logs.tar.gz at the end (the device tool returns few files)
 export PATH="$bin:$PATH" NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 here=$(cd "$(dirname "$0")" && pwd)
 corpus=$here/../corpus
@@ -23,15 +24,15 @@ run() {  # name np opts... -- program reference
   while [ "$1" != "--" ]; do opts+=("$1"); shift; done
   shift
   local prog=$1 ref=$2
-  local t0=$(date +%s.%N)
-  local log=$out/$name.log
-  timeout 300 hir-run -np "$np" --device=cuda --timeout=60 "${opts[@]}" --check="$ref" "$prog" > "$log" 2>&1
+  local t0=$(date +%s%N)
+  local log=$logs/$name.log
+  timeout 300 hir-run -np "$np" --device=${HIR_VALIDATE_DEVICE:-cuda} --timeout=60 "${opts[@]}" --check="$ref" "$prog" > "$log" 2>&1
   local rc=$?
-  local dt=$(echo "$(date +%s.%N) - $t0" | bc)
+  local dt=$(( ($(date +%s%N) - t0) / 1000000 ))
   local res=FAIL
   if [ $rc -eq 0 ] && grep -q '^check: PASS' "$log"; then res=PASS; pass=$((pass+1)); else fail=$((fail+1)); fi
-  printf '| %s | %s | %s | %s | %.1f |\n' "$name" "$np" "${opts[*]:-}" "$res" "$dt" >> "$results"
-  printf '%-48s np=%-2s %-28s %s (%.1fs)\n' "$name" "$np" "${opts[*]:-}" "$res" "$dt"
+  printf '| %s | %s | %s | %s | %d.%01d |\n' "$name" "$np" "${opts[*]:-}" "$res" $((dt / 1000)) $((dt % 1000 / 100)) >> "$results"
+  printf '%-48s np=%-2s %-28s %s (%d.%01ds)\n' "$name" "$np" "${opts[*]:-}" "$res" $((dt / 1000)) $((dt % 1000 / 100))
   [ $res = PASS ] || tail -5 "$log"
 }
 
@@ -54,8 +55,10 @@ run ag-linear-fp16-d8-cuda-ipc 8 -- $work/fp16-8-cuda.hir $work/fp16-8.hir
 hir-gen ag-linear --m 1024 --k 1024 --n 1024 --d 4 --dtype fp32 -o $work/fp32-4.hir
 hir-opt --stream-parallel --backend=cuda $work/fp32-4.hir -o $work/fp32-4-cuda.hir
 run ag-linear-fp32-d4-cuda-ipc 4 -- $work/fp32-4-cuda.hir $work/fp32-4.hir
-# Put protocol and hoisted handle exchange
-run ag-linear-d8-cuda-ipc-put 8 --p2p-protocol=put -- $work/ag-linear-8-cuda.hir $work/ag-linear-8.hir
+# Put protocol: the exchange is ordered recv-before-send by the backend pass (4.6)
+hir-opt --stream-parallel --pass-pipeline='backend{kind=cuda,protocol=put}' $work/ag-linear-8.hir -o $work/put-8.hir
+run ag-linear-d8-cuda-ipc-put 8 --p2p-protocol=put -- $work/put-8.hir $work/ag-linear-8.hir
+# hoisted handle exchange
 hir-opt --stream-parallel --backend=cuda --hoist-handle-exchange $work/ag-linear-8.hir -o $work/hoist-8.hir
 run ag-linear-d8-cuda-ipc-hoisted 8 -- $work/hoist-8.hir $work/ag-linear-8.hir
 # NCCL: one rank per GPU, so -np 1 here
@@ -67,12 +70,12 @@ for kind in ag-linear ag-matmul; do
 done
 # NCCL refuses two ranks on one GPU: the message must say so
 hir-opt --stream-parallel --backend=nccl $work/ag-linear-2.hir -o $work/ag-linear-2-nccl.hir
-if hir-run -np 2 --device=cuda --timeout=60 $work/ag-linear-2-nccl.hir > $out/nccl-two-ranks.log 2>&1; then
+if hir-run -np 2 --device=cuda --timeout=60 $work/ag-linear-2-nccl.hir > $logs/nccl-two-ranks.log 2>&1; then
   echo "nccl-two-ranks-refused: FAIL (ran)"; fail=$((fail+1))
-elif grep -qi "one GPU\|same GPU\|same device\|one device" $out/nccl-two-ranks.log; then
+elif grep -qi "one GPU\|same GPU\|same device\|one device" $logs/nccl-two-ranks.log; then
   echo "nccl-two-ranks-refused: PASS"; pass=$((pass+1)); echo "| nccl two ranks on one GPU refused | 2 | | PASS | |" >> "$results"
 else
-  echo "nccl-two-ranks-refused: FAIL"; tail -3 $out/nccl-two-ranks.log; fail=$((fail+1))
+  echo "nccl-two-ranks-refused: FAIL"; tail -3 $logs/nccl-two-ranks.log; fail=$((fail+1))
 fi
 # 1000 back-to-back iterations of the CUDA ring, checked after the last
 run ag-linear-d8-cuda-ipc-1000-iters 8 --iters=1000 -- $work/ag-linear-8-cuda.hir $work/ag-linear-8.hir
@@ -84,5 +87,6 @@ fi
 echo
 echo "validation: $pass passed, $fail failed"
 echo "" >> "$results"; echo "$pass passed, $fail failed" >> "$results"
-rm -rf "$work"
+tar -czf "$out/logs.tar.gz" -C "$logs" . 2>/dev/null
+rm -rf "$work" "$logs"
 [ $fail -eq 0 ]

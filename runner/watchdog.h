@@ -1,0 +1,15 @@
+/* watchdog.h — ends a rank whose host thread is stuck in a blocking call (runner/watchdog.c). */
+#ifndef HIR_RUNNER_WATCHDOG_H
+#define HIR_RUNNER_WATCHDOG_H
+
+#include "dialect/hir.h"
+
+typedef struct hir_watchdog hir_watchdog;
+
+/* Starts watching; NULL when no thread could be made (the run goes on unwatched). */
+hir_watchdog *hir_watchdog_start(double limit_s, int rank);
+/* The interpreter starts statement s (NULL: between statements). w may be NULL. */
+void hir_watchdog_tick(hir_watchdog *w, const hir_stmt *s);
+void hir_watchdog_stop(hir_watchdog *w);
+
+#endif
