@@ -30,6 +30,7 @@ typedef struct hir_parse_ctx {
     bool lex_failed;             /* the scanner already reported the problem */
     bool failed;                 /* a semantic error was reported */
     hir_map mismatches;          /* tensors/IterDomains already reported as respelled */
+    struct hir_idparts idparts;  /* the inside of the IterDomain being read */
 } hir_parse_ctx;
 
 struct hir_lexstate {

@@ -90,7 +90,7 @@ static void *box_int(hir_parse_ctx *ctx, int64_t v);
     struct { int64_t number; int mem; hir_dtype dtype; } th;
     struct { int64_t number; int itype; int ptype; } idh;
     struct { char prefix[8]; int64_t number; } sym;
-    struct { hir_dtype dtype; double value; uint32_t begin, end; } flt;
+    struct { double value; hir_dtype dtype; } flt;
     struct { uint32_t begin, end; } raw;
     hir_tensor *tensor;
     hir_iterdomain *id;
@@ -102,7 +102,7 @@ static void *box_int(hir_parse_ctx *ctx, int64_t v);
     hir_ptrvec *vec;
     struct hir_mnode *mnode;
     struct hir_fields *fields;
-    struct hir_idparts idparts;
+    struct hir_idparts *idparts;   /* the parse context's scratch: the union stays 16 bytes */
     struct hir_ewrhs *ew;
     int op;
 }
@@ -709,7 +709,7 @@ id_list
 iterdomain
     : ID_HEAD id_inner id_close
       {
-          $$ = iterdomain_ref(ctx, @$, $1.number, $1.itype, $1.ptype, &$2, (unsigned)$3);
+          $$ = iterdomain_ref(ctx, @$, $1.number, $1.itype, $1.ptype, $2, (unsigned)$3);
       }
     ;
 
@@ -719,12 +719,12 @@ id_close
     ;
 
 id_inner
-    : inline                                { $$ = (struct hir_idparts){$1, NULL, NULL, NULL, 1}; }
-    | inline ':' inline                     { $$ = (struct hir_idparts){$1, $3, NULL, NULL, 2}; }
-    | inline ':' inline ':' inline          { $$ = (struct hir_idparts){$1, $3, $5, NULL, 3}; }
-    | inline KW_EX inline                   { $$ = (struct hir_idparts){$1, NULL, NULL, $3, 1}; }
-    | inline ':' inline KW_EX inline        { $$ = (struct hir_idparts){$1, $3, NULL, $5, 2}; }
-    | inline ':' inline ':' inline KW_EX inline { $$ = (struct hir_idparts){$1, $3, $5, $7, 3}; }
+    : inline                                { ctx->idparts = (struct hir_idparts){$1, NULL, NULL, NULL, 1}; $$ = &ctx->idparts; }
+    | inline ':' inline                     { ctx->idparts = (struct hir_idparts){$1, $3, NULL, NULL, 2}; $$ = &ctx->idparts; }
+    | inline ':' inline ':' inline          { ctx->idparts = (struct hir_idparts){$1, $3, $5, NULL, 3}; $$ = &ctx->idparts; }
+    | inline KW_EX inline                   { ctx->idparts = (struct hir_idparts){$1, NULL, NULL, $3, 1}; $$ = &ctx->idparts; }
+    | inline ':' inline KW_EX inline        { ctx->idparts = (struct hir_idparts){$1, $3, NULL, $5, 2}; $$ = &ctx->idparts; }
+    | inline ':' inline ':' inline KW_EX inline { ctx->idparts = (struct hir_idparts){$1, $3, $5, $7, 3}; $$ = &ctx->idparts; }
     ;
 
 opt_annotations
@@ -797,7 +797,7 @@ scalar_ref
     | KW_FALSE      { $$ = hir_scalar_bool(P, false); }
     | FLOAT_LIT
       {
-          char *sp = hir_arena_strndup(P->arena, ctx->src->text + $1.begin, $1.end - $1.begin);
+          char *sp = hir_arena_strndup(P->arena, ctx->src->text + @1.begin, @1.end - @1.begin);
           $$ = hir_scalar_float(P, $1.dtype, $1.value, sp);
       }
     ;
