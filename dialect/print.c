@@ -3,16 +3,51 @@
  * of ShareMemHandles entries, the footer and the Index-definitions trailer. */
 #include "dialect/hir.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Output goes through unlocked stdio with known lengths: the printer writes every byte of a
- * round trip, so fprintf's format parsing and fputs's strlen showed up in profiles. */
-#define PUT(f, lit) fwrite_unlocked((lit), 1, sizeof(lit) - 1, (f))
+/* Output is collected in a small buffer (`out`) and handed to stdio in large blocks: the printer
+ * writes every byte of a round trip, and per-call stdio costs (locking, format parsing, strlen)
+ * dominated the profiles. The public functions wrap the internal ones. */
+typedef struct out {
+    FILE *f;
+    size_t n;
+    char buf[1 << 14];
+} out;
 
-static void put_str(FILE *f, const char *s) { fwrite_unlocked(s, 1, strlen(s), f); }
+static void o_flush(out *o)
+{
+    if (o->n)
+        fwrite(o->buf, 1, o->n, o->f);
+    o->n = 0;
+}
 
-static void put_int(FILE *f, long long v)
+static inline void o_mem(out *o, const char *s, size_t n)
+{
+    if (o->n + n > sizeof o->buf) {
+        o_flush(o);
+        if (n > sizeof o->buf) {
+            fwrite(s, 1, n, o->f);
+            return;
+        }
+    }
+    memcpy(o->buf + o->n, s, n);
+    o->n += n;
+}
+
+static inline void o_c(out *o, char c)
+{
+    if (o->n == sizeof o->buf)
+        o_flush(o);
+    o->buf[o->n++] = c;
+}
+
+#define PUT(o, lit) o_mem((o), (lit), sizeof(lit) - 1)
+
+static void put_str(out *f, const char *s) { o_mem(f, s, strlen(s)); }
+
+static void put_int(out *f, long long v)
 {
     char buf[24], *e = buf + sizeof buf, *p = e;
     unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
@@ -22,24 +57,51 @@ static void put_int(FILE *f, long long v)
     } while (u);
     if (v < 0)
         *--p = '-';
-    fwrite_unlocked(p, 1, (size_t)(e - p), f);
+    o_mem(f, p, (size_t)(e - p));
 }
 
-static void indent(FILE *f, int level)
+static void o_printf(out *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void o_printf(out *f, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof buf) {
+        o_mem(f, buf, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big)
+        hir_panic(__FILE__, __LINE__, "out of memory");
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    o_mem(f, big, (size_t)n);
+    free(big);
+}
+
+static void o_scalar_print_inline(const hir_scalar *s, out *f);
+static void o_stmt_print(const hir_stmt *s, int level, out *f);
+
+static void indent(out *f, int level)
 {
     for (int i = 0; i < level; i++)
         PUT(f, "  ");
 }
 
-static void spaces(FILE *f, int n)
+static void spaces(out *f, int n)
 {
     for (int i = 0; i < n; i++)
-        putc_unlocked(' ', f);
+        o_c(f, ' ');
 }
 
 static const char itype_chars[] = {'i', 'r', 'b', 's', 'n', 'v', '?'};
 
-static void mesh_print(const hir_mesh *m, FILE *f)
+static void mesh_print(const hir_mesh *m, out *f)
 {
     PUT(f, "DeviceMesh");
     /* one brace level per dimension; elements separated by single spaces */
@@ -47,35 +109,35 @@ static void mesh_print(const hir_mesh *m, FILE *f)
     int nd = m->ndims ? m->ndims : 1;
     int64_t inner = m->ndims ? m->dims[m->ndims - 1] : m->ndevices;
     if (nd == 1) {
-        putc_unlocked('{', f);
+        o_c(f, '{');
         for (int64_t i = 0; i < inner; i++)
-            { if (i) putc_unlocked(' ', f); put_int(f, m->devices[i]); }
-        putc_unlocked('}', f);
+            { if (i) o_c(f, ' '); put_int(f, m->devices[i]); }
+        o_c(f, '}');
         return;
     }
     int64_t counters[16] = {0};
-    putc_unlocked('{', f);
+    o_c(f, '{');
     for (int d = 1; d < nd; d++)
-        putc_unlocked('{', f);
+        o_c(f, '{');
     for (;;) {
         for (int64_t i = 0; i < inner; i++, idx++)
-            { if (i) putc_unlocked(' ', f); put_int(f, m->devices[idx]); }
-        putc_unlocked('}', f);
+            { if (i) o_c(f, ' '); put_int(f, m->devices[idx]); }
+        o_c(f, '}');
         int d = nd - 2;
         for (; d >= 0; d--) {
             if (++counters[d] < m->dims[d])
                 break;
             counters[d] = 0;
-            putc_unlocked('}', f);
+            o_c(f, '}');
         }
         if (d < 0)
             return;
         for (int k = d + 1; k < nd; k++)
-            putc_unlocked('{', f);
+            o_c(f, '{');
     }
 }
 
-void hir_scalar_print_ref(const hir_scalar *s, FILE *f)
+static void o_scalar_print_ref(const hir_scalar *s, out *f)
 {
     switch (s->kind) {
     case HIR_SC_NAMED:
@@ -95,39 +157,39 @@ void hir_scalar_print_ref(const hir_scalar *s, FILE *f)
         if (s->name)
             put_str(f, s->name);
         else
-            fprintf(f, "%s(%.17g)", hir_dtype_name(s->dtype), s->fval);
+            o_printf(f, "%s(%.17g)", hir_dtype_name(s->dtype), s->fval);
         return;
     case HIR_SC_ANON:
-        hir_scalar_print_inline(s, f);
+        o_scalar_print_inline(s, f);
         return;
     }
 }
 
-static void sexpr_print(const hir_sexpr *e, FILE *f, bool inline_args)
+static void sexpr_print(const hir_sexpr *e, out *f, bool inline_args)
 {
-    void (*arg)(const hir_scalar *, FILE *) = inline_args ? hir_scalar_print_inline : hir_scalar_print_ref;
+    void (*arg)(const hir_scalar *, out *) = inline_args ? o_scalar_print_inline : o_scalar_print_ref;
     if (e->kind == HIR_SX_BINARY && e->infix) {
         arg(e->args[0], f);
-        putc_unlocked(' ', f);
+        o_c(f, ' ');
         put_str(f, hir_binary_infix(e->op));
-        putc_unlocked(' ', f);
+        o_c(f, ' ');
         arg(e->args[1], f);
     } else if (e->kind == HIR_SX_UNARY && e->infix) {
         put_str(f, hir_unary_prefix(e->op));
         arg(e->args[0], f);
     } else {
         put_str(f, e->fn);
-        putc_unlocked('(', f);
+        o_c(f, '(');
         for (int i = 0; i < e->nargs; i++) {
             if (i)
                 PUT(f, ", ");
             arg(e->args[i], f);
         }
-        putc_unlocked(')', f);
+        o_c(f, ')');
     }
 }
 
-void hir_scalar_print_inline(const hir_scalar *s, FILE *f)
+static void o_scalar_print_inline(const hir_scalar *s, out *f)
 {
     if (s->def && (s->kind == HIR_SC_ANON || s->inline_expand)) {
         PUT(f, "( ");
@@ -136,33 +198,33 @@ void hir_scalar_print_inline(const hir_scalar *s, FILE *f)
     } else if (s->kind == HIR_SC_ANON) {
         PUT(f, "( ? )");
     } else {
-        hir_scalar_print_ref(s, f);
+        o_scalar_print_ref(s, f);
     }
 }
 
-void hir_sexpr_print_def(const hir_sexpr *e, FILE *f) { sexpr_print(e, f, false); }
+static void o_sexpr_print_def(const hir_sexpr *e, out *f) { sexpr_print(e, f, false); }
 
-void hir_iterdomain_print(const hir_iterdomain *id, FILE *f)
+static void o_iterdomain_print(const hir_iterdomain *id, out *f)
 {
-    putc_unlocked(itype_chars[id->itype], f);
+    o_c(f, itype_chars[id->itype]);
     put_str(f, hir_ptype_name(id->ptype));
     put_int(f, id->number);
-    putc_unlocked('{', f);
+    o_c(f, '{');
     if (id->start) {
-        hir_scalar_print_inline(id->start, f);
+        o_scalar_print_inline(id->start, f);
         PUT(f, " : ");
     }
     if (id->stop) {
-        hir_scalar_print_inline(id->stop, f);
+        o_scalar_print_inline(id->stop, f);
         PUT(f, " : ");
     }
     if (id->extent)
-        hir_scalar_print_inline(id->extent, f);
+        o_scalar_print_inline(id->extent, f);
     if (id->expanded) {
         PUT(f, " ex ");
-        hir_scalar_print_inline(id->expanded, f);
+        o_scalar_print_inline(id->expanded, f);
     }
-    putc_unlocked('}', f);
+    o_c(f, '}');
     if (id->flags & HIR_ID_RFACTOR)
         PUT(f, "rf");
     if (id->flags & HIR_ID_PADDED)
@@ -171,48 +233,48 @@ void hir_iterdomain_print(const hir_iterdomain *id, FILE *f)
         PUT(f, "_c");
 }
 
-void hir_tensor_print(const hir_tensor *t, FILE *f)
+static void o_tensor_print(const hir_tensor *t, out *f)
 {
-    putc_unlocked('T', f);
+    o_c(f, 'T');
     put_int(f, t->number);
-    putc_unlocked('_', f);
+    o_c(f, '_');
     put_str(f, hir_mem_letter(t->mem));
-    putc_unlocked('_', f);
+    o_c(f, '_');
     put_str(f, hir_dtype_name(t->dtype));
-    putc_unlocked('[', f);
+    o_c(f, '[');
     for (int i = 0; i < t->nloop; i++) {
         if (i)
             PUT(f, ", ");
-        hir_iterdomain_print(t->loop[i], f);
+        o_iterdomain_print(t->loop[i], f);
     }
-    putc_unlocked(']', f);
+    o_c(f, ']');
     if (t->annotations)
         put_str(f, t->annotations);
     if (t->mesh) {
         PUT(f, " (");
         mesh_print(t->mesh, f);
-        putc_unlocked(')', f);
+        o_c(f, ')');
     }
 }
 
-static void value_print(const hir_value *v, FILE *f)
+static void value_print(const hir_value *v, out *f)
 {
     if (v->kind == HIR_VAL_TENSOR)
-        hir_tensor_print((const hir_tensor *)v, f);
+        o_tensor_print((const hir_tensor *)v, f);
     else
-        hir_scalar_print_ref((const hir_scalar *)v, f);
+        o_scalar_print_ref((const hir_scalar *)v, f);
 }
 
-static void stream_print(const hir_stream_ref *r, FILE *f)
+static void stream_print(const hir_stream_ref *r, out *f)
 {
     PUT(f, "Stream ");
     if (r->index)
-        hir_scalar_print_inline(r->index, f);
+        o_scalar_print_inline(r->index, f);
     else
         put_int(f, r->number);
 }
 
-static void p2p_inline(const hir_comm *c, FILE *f)
+static void p2p_inline(const hir_comm *c, out *f)
 {
     PUT(f, "P2PCommunication ");
     put_int(f, c->number);
@@ -220,70 +282,70 @@ static void p2p_inline(const hir_comm *c, FILE *f)
         PUT(f, " (type=send, buffer=");
     else
         PUT(f, " (type=recv, buffer=");
-    hir_tensor_print(c->buffer, f);
+    o_tensor_print(c->buffer, f);
     PUT(f, ", peer=");
-    hir_scalar_print_ref(c->peer, f);
+    o_scalar_print_ref(c->peer, f);
     PUT(f, ", backend=");
     put_str(f, hir_backend_kind_name(c->backend));
-    putc_unlocked(')', f);
+    o_c(f, ')');
 }
 
-static void comm_inline(const hir_comm *c, FILE *f)
+static void comm_inline(const hir_comm *c, out *f)
 {
-    fprintf(f, "Communication %lld (type=%s, team=(", (long long)c->number, hir_comm_type_name(c->type));
+    o_printf(f, "Communication %lld (type=%s, team=(", (long long)c->number, hir_comm_type_name(c->type));
     for (int i = 0; i < c->nteam; i++)
-        { if (i) putc_unlocked(' ', f); put_int(f, c->team[i]); }
+        { if (i) o_c(f, ' '); put_int(f, c->team[i]); }
     if (c->team_truncated)
         PUT(f, " ...");
-    putc_unlocked(')', f);
+    o_c(f, ')');
     if (c->root) {
         PUT(f, ", root=");
-        hir_scalar_print_inline(c->root, f);
+        o_scalar_print_inline(c->root, f);
     }
     if (c->input) {
         PUT(f, ", input=");
-        hir_tensor_print(c->input, f);
+        o_tensor_print(c->input, f);
     }
     if (c->output) {
         PUT(f, ", output=");
-        hir_tensor_print(c->output, f);
+        o_tensor_print(c->output, f);
     }
     PUT(f, ", backend=");
     put_str(f, hir_backend_kind_name(c->backend));
-    putc_unlocked(')', f);
+    o_c(f, ')');
 }
 
-static void block_print(const hir_block *b, int level, FILE *f)
+static void block_print(const hir_block *b, int level, out *f)
 {
     for (int i = 0; i < b->stmts.n; i++)
-        hir_stmt_print(b->stmts.items[i], level, f);
+        o_stmt_print(b->stmts.items[i], level, f);
 }
 
 /* "IND(L) T\nIND(L+1) = " — the two-line head shared by most tensor statements */
-static void out_head(const hir_stmt *s, int level, FILE *f)
+static void out_head(const hir_stmt *s, int level, out *f)
 {
     indent(f, level);
-    hir_tensor_print(s->out, f);
-    putc_unlocked('\n', f);
+    o_tensor_print(s->out, f);
+    o_c(f, '\n');
     indent(f, level + 1);
     PUT(f, " = ");
 }
 
 static hir_tensor *in_tensor(const hir_stmt *s, int i) { return hir_value_tensor(s->in[i]); }
 
-void hir_stmt_print(const hir_stmt *s, int level, FILE *f)
+static void o_stmt_print(const hir_stmt *s, int level, out *f)
 {
     const hir_opinfo *info = &hir_ops[s->op];
     switch (info->fmt) {
     case HIR_FMT_ALLOCATE:
         indent(f, level);
-        hir_tensor_print(s->out, f);
+        o_tensor_print(s->out, f);
         PUT(f, " = ALLOCATE(buffer=");
-        hir_tensor_print(s->out, f);
+        o_tensor_print(s->out, f);
         PUT(f, ", mem_type=");
         put_str(f, hir_mem_name(s->u.alloc.mem));
         PUT(f, ", size=");
-        hir_scalar_print_inline(s->u.alloc.size, f);
+        o_scalar_print_inline(s->u.alloc.size, f);
         if (s->u.alloc.zero_init)
             PUT(f, ", zero_init=true");
         else
@@ -295,8 +357,8 @@ void hir_stmt_print(const hir_stmt *s, int level, FILE *f)
         if (s->u.alloc.alias) {
             indent(f, level);
             PUT(f, "  .alias=");
-            hir_tensor_print(s->u.alloc.alias, f);
-            putc_unlocked('\n', f);
+            o_tensor_print(s->u.alloc.alias, f);
+            o_c(f, '\n');
         }
         return;
     case HIR_FMT_STREAM:
@@ -304,25 +366,25 @@ void hir_stmt_print(const hir_stmt *s, int level, FILE *f)
         put_str(f, info->keyword);
         put_str(f, s->op == HIR_OP_GET_STREAM ? " into " : s->op == HIR_OP_SET_STREAM ? " to " : " ");
         stream_print(&s->u.stream, f);
-        putc_unlocked('\n', f);
+        o_c(f, '\n');
         return;
     case HIR_FMT_FOR:
         indent(f, level);
         PUT(f, "FOR ");
-        hir_scalar_print_ref(s->u.kfor.index, f);
+        o_scalar_print_ref(s->u.kfor.index, f);
         PUT(f, " in ");
-        hir_iterdomain_print(s->u.kfor.id, f);
+        o_iterdomain_print(s->u.kfor.id, f);
         PUT(f, ":\n");
         block_print(&s->body, level + 1, f);
         return;
     case HIR_FMT_HOST_FOR:
         indent(f, level);
         PUT(f, "FOR ");
-        hir_scalar_print_ref(s->u.hfor.index, f);
+        o_scalar_print_ref(s->u.hfor.index, f);
         PUT(f, " from ");
-        hir_scalar_print_inline(s->u.hfor.start, f);
+        o_scalar_print_inline(s->u.hfor.start, f);
         PUT(f, " to ");
-        hir_scalar_print_inline(s->u.hfor.stop, f);
+        o_scalar_print_inline(s->u.hfor.stop, f);
         PUT(f, ":\n");
         block_print(&s->body, level + 1, f);
         return;
@@ -330,8 +392,8 @@ void hir_stmt_print(const hir_stmt *s, int level, FILE *f)
         indent(f, level);
         PUT(f, "IF ");
         put_str(f, s->u.cond.pred_type);
-        putc_unlocked(' ', f);
-        hir_scalar_print_inline(s->u.cond.pred, f);
+        o_c(f, ' ');
+        o_scalar_print_inline(s->u.cond.pred, f);
         PUT(f, ":\n");
         block_print(&s->body, level + 1, f);
         if (s->else_body.stmts.n) {
@@ -345,27 +407,27 @@ void hir_stmt_print(const hir_stmt *s, int level, FILE *f)
         out_head(s, level, f);
         put_str(f, info->keyword);
         PUT(f, "( ");
-        hir_tensor_print(in_tensor(s, 0), f);
+        o_tensor_print(in_tensor(s, 0), f);
         PUT(f, ", axis = ");
-        hir_iterdomain_print(s->u.sel.axis, f);
+        o_iterdomain_print(s->u.sel.axis, f);
         PUT(f, ", index = ");
-        hir_scalar_print_ref(s->u.sel.index, f);
+        o_scalar_print_ref(s->u.sel.index, f);
         PUT(f, " )\n");
         return;
     case HIR_FMT_SHARD:
         indent(f, level);
-        hir_tensor_print(s->out, f);
+        o_tensor_print(s->out, f);
         PUT(f, " = ShardByStream(");
-        hir_tensor_print(in_tensor(s, 0), f);
+        o_tensor_print(in_tensor(s, 0), f);
         PUT(f, ", stream_index = ");
-        hir_scalar_print_ref(s->u.stream_index, f);
+        o_scalar_print_ref(s->u.stream_index, f);
         PUT(f, ")\n");
         return;
     case HIR_FMT_SYMVIEW:
         indent(f, level);
-        hir_tensor_print(s->out, f);
+        o_tensor_print(s->out, f);
         PUT(f, " = SymmetricContiguousView(");
-        hir_tensor_print(in_tensor(s, 0), f);
+        o_tensor_print(in_tensor(s, 0), f);
         PUT(f, ")\n");
         return;
     case HIR_FMT_LOADSTORE:
@@ -376,7 +438,7 @@ void hir_stmt_print(const hir_stmt *s, int level, FILE *f)
         PUT(f, "( ");
         value_print(s->in[0], f);
         if (s->u.ls.cache_op)
-            fprintf(f, ", cache_op=%s", s->u.ls.cache_op);
+            o_printf(f, ", cache_op=%s", s->u.ls.cache_op);
         PUT(f, " )\n");
         return;
     case HIR_FMT_LINEAR:
@@ -412,9 +474,9 @@ void hir_stmt_print(const hir_stmt *s, int level, FILE *f)
             put_str(f, hir_unary_prefix(s->u.ew.op));
             value_print(s->in[0], f);
         } else {
-            fprintf(f, "%s(", s->u.ew.fn);
+            o_printf(f, "%s(", s->u.ew.fn);
             value_print(s->in[0], f);
-            putc_unlocked(')', f);
+            o_c(f, ')');
         }
         PUT(f, ";\n");
         return;
@@ -422,27 +484,27 @@ void hir_stmt_print(const hir_stmt *s, int level, FILE *f)
         out_head(s, level, f);
         if (s->u.ew.infix) {
             value_print(s->in[0], f);
-            putc_unlocked('\n', f);
+            o_c(f, '\n');
             indent(f, level + 1);
-            fprintf(f, " %s ", hir_binary_infix(s->u.ew.op));
+            o_printf(f, " %s ", hir_binary_infix(s->u.ew.op));
             value_print(s->in[1], f);
         } else {
-            fprintf(f, "%s(", s->u.ew.fn);
+            o_printf(f, "%s(", s->u.ew.fn);
             value_print(s->in[0], f);
-            putc_unlocked('\n', f);
+            o_c(f, '\n');
             indent(f, level + 1);
             PUT(f, ", ");
             value_print(s->in[1], f);
-            putc_unlocked(')', f);
+            o_c(f, ')');
         }
         PUT(f, ";\n");
         return;
     case HIR_FMT_TERNARY:
         out_head(s, level, f);
-        fprintf(f, "%s(", s->u.ew.fn);
+        o_printf(f, "%s(", s->u.ew.fn);
         for (int i = 0; i < 3; i++) {
             if (i) {
-                putc_unlocked('\n', f);
+                o_c(f, '\n');
                 indent(f, level + 1);
                 PUT(f, ", ");
             }
@@ -452,69 +514,69 @@ void hir_stmt_print(const hir_stmt *s, int level, FILE *f)
         return;
     case HIR_FMT_REDUCTION:
         indent(f, level);
-        hir_tensor_print(s->out, f);
-        putc_unlocked('\n', f);
+        o_tensor_print(s->out, f);
+        o_c(f, '\n');
         indent(f, level);
         PUT(f, "   = reduction( ");
-        hir_tensor_print(in_tensor(s, 0), f);
-        fprintf(f, ", op = %s, initial value = ", s->u.red.op_name);
-        hir_scalar_print_ref(s->u.red.init, f);
-        fprintf(f, ", allreduce = %s )\n", s->u.red.allreduce ? "true" : "false");
+        o_tensor_print(in_tensor(s, 0), f);
+        o_printf(f, ", op = %s, initial value = ", s->u.red.op_name);
+        o_scalar_print_ref(s->u.red.init, f);
+        o_printf(f, ", allreduce = %s )\n", s->u.red.allreduce ? "true" : "false");
         return;
     case HIR_FMT_SLICE:
         indent(f, level);
-        hir_tensor_print(s->out, f);
-        putc_unlocked('\n', f);
+        o_tensor_print(s->out, f);
+        o_c(f, '\n');
         indent(f, level);
         PUT(f, "   = slice( ");
-        hir_tensor_print(in_tensor(s, 0), f);
+        o_tensor_print(in_tensor(s, 0), f);
         PUT(f, ", {");
         for (int i = 0; i < s->u.slice.nranges; i++) {
             const hir_slice_range *r = &s->u.slice.ranges[i];
             PUT(f, " {");
-            hir_scalar_print_ref(r->start, f);
+            o_scalar_print_ref(r->start, f);
             PUT(f, ", ");
-            hir_scalar_print_ref(r->stop, f);
+            o_scalar_print_ref(r->stop, f);
             PUT(f, ", ");
-            hir_scalar_print_ref(r->step, f);
-            putc_unlocked('}', f);
+            o_scalar_print_ref(r->step, f);
+            o_c(f, '}');
         }
         PUT(f, " } )\n");
         return;
     case HIR_FMT_VIEW:
         indent(f, level);
-        hir_tensor_print(s->out, f);
+        o_tensor_print(s->out, f);
         PUT(f, " = view( ");
-        hir_tensor_print(in_tensor(s, 0), f);
+        o_tensor_print(in_tensor(s, 0), f);
         PUT(f, " )\n");
         return;
     case HIR_FMT_FLAGS:
         indent(f, level);
-        hir_tensor_print(s->out, f);
-        putc_unlocked('\n', f);
+        o_tensor_print(s->out, f);
+        o_c(f, '\n');
         indent(f, level);
-        fprintf(f, "   = %s( ", info->keyword);
-        hir_tensor_print(in_tensor(s, 0), f);
+        o_printf(f, "   = %s( ", info->keyword);
+        o_tensor_print(in_tensor(s, 0), f);
         PUT(f, ", flags = {");
         for (int i = 0; i < s->u.flags.nflags; i++)
-            fprintf(f, i ? ", %s" : "%s", s->u.flags.flags[i] ? "true" : "false");
+            o_printf(f, i ? ", %s" : "%s", s->u.flags.flags[i] ? "true" : "false");
         PUT(f, "} )\n");
         return;
     case HIR_FMT_COMM:
         indent(f, level);
         comm_inline(s->u.comm, f);
-        putc_unlocked('\n', f);
+        o_c(f, '\n');
         return;
     case HIR_FMT_P2P:
         indent(f, level);
         p2p_inline(s->u.comm, f);
-        putc_unlocked('\n', f);
+        o_c(f, '\n');
         return;
     case HIR_FMT_WAIT:
         indent(f, level);
         PUT(f, "Wait Communication ");
         put_int(f, s->u.wait.number);
-        putc_unlocked('\n', f);
+        o_c(f, '\n');
         return;
     case HIR_FMT_STARTCOAL:
         indent(f, level);
@@ -524,7 +586,7 @@ void hir_stmt_print(const hir_stmt *s, int level, FILE *f)
         indent(f, level);
         PUT(f, "EndCoalescing ");
         put_int(f, s->u.comm->number);
-        putc_unlocked('\n', f);
+        o_c(f, '\n');
         return;
     case HIR_FMT_SHARE:
         indent(f, level);
@@ -533,11 +595,11 @@ void hir_stmt_print(const hir_stmt *s, int level, FILE *f)
             p2p_inline(s->u.share.comms[i], f);
             PUT(f, ", ");
         }
-        putc_unlocked('\n', f);
+        o_c(f, '\n');
         return;
     case HIR_FMT_POST:
         indent(f, level);
-        fprintf(f, "PostOnStream (HostUnit%lld, Inputs:{", (long long)s->u.kernel.number);
+        o_printf(f, "PostOnStream (HostUnit%lld, Inputs:{", (long long)s->u.kernel.number);
         for (int i = 0; i < s->u.kernel.ninputs; i++) {
             value_print(s->in[i], f);
             PUT(f, ", ");
@@ -553,7 +615,7 @@ void hir_stmt_print(const hir_stmt *s, int level, FILE *f)
         indent(f, level);
         PUT(f, "LaunchKernel(\n");
         indent(f, level + 1);
-        fprintf(f, "Group ID: %lld,\n", (long long)s->u.kernel.number);
+        o_printf(f, "Group ID: %lld,\n", (long long)s->u.kernel.number);
         indent(f, level + 1);
         PUT(f, "Inputs: {");
         for (int i = 0; i < s->u.kernel.ninputs; i++) {
@@ -577,23 +639,23 @@ void hir_stmt_print(const hir_stmt *s, int level, FILE *f)
         indent(f, level);
         PUT(f, "Deallocate {\n");
         indent(f, level + 1);
-        hir_tensor_print(in_tensor(s, 0), f);
-        putc_unlocked('\n', f);
+        o_tensor_print(in_tensor(s, 0), f);
+        o_c(f, '\n');
         indent(f, level);
         PUT(f, "}\n");
         return;
     case HIR_FMT_SCALARDEF:
         indent(f, level);
-        hir_scalar_print_ref(s->sout, f);
+        o_scalar_print_ref(s->sout, f);
         PUT(f, " = ");
-        hir_sexpr_print_def(s->u.sdef.def, f);
+        o_sexpr_print_def(s->u.sdef.def, f);
         PUT(f, ";\n");
         return;
     }
     hir_panic(__FILE__, __LINE__, "unknown statement format");
 }
 
-void hir_program_print(const hir_program *p, FILE *f)
+static void o_program_print(const hir_program *p, out *f)
 {
     PUT(f, "\n%HostIrContainer { (");
     for (int i = 0; i < p->inputs.n; i++) {
@@ -611,8 +673,8 @@ void hir_program_print(const hir_program *p, FILE *f)
     block_print(&p->body, 1, f);
     for (int i = 0; i < p->hostunits.n; i++) {
         const hir_hostunit *h = p->hostunits.items[i];
-        putc_unlocked('\n', f);
-        fwrite(h->text, 1, h->len, f);
+        o_c(f, '\n');
+        o_mem(f, h->text, h->len);
     }
     PUT(f, "} // %HostIrContainer\n\n");
     if (p->has_index_defs) {
@@ -620,13 +682,42 @@ void hir_program_print(const hir_program *p, FILE *f)
         for (int i = 0; i < p->index_defs.n; i++) {
             const hir_scalar *s = p->index_defs.items[i];
             PUT(f, "  ");
-            hir_scalar_print_ref(s, f);
+            o_scalar_print_ref(s, f);
             PUT(f, " = ");
-            hir_sexpr_print_def(s->def, f);
+            o_sexpr_print_def(s->def, f);
             PUT(f, ";\n");
         }
-        putc_unlocked('\n', f);
+        o_c(f, '\n');
     }
+}
+
+/* ---- public entry points: FILE* in, buffered inside ---- */
+
+#define WRAP(call)            \
+    do {                      \
+        out o_;               \
+        o_.f = f;             \
+        o_.n = 0;             \
+        call;                 \
+        o_flush(&o_);         \
+    } while (0)
+
+void hir_scalar_print_ref(const hir_scalar *s, FILE *f) { WRAP(o_scalar_print_ref(s, &o_)); }
+void hir_scalar_print_inline(const hir_scalar *s, FILE *f) { WRAP(o_scalar_print_inline(s, &o_)); }
+void hir_sexpr_print_def(const hir_sexpr *e, FILE *f) { WRAP(o_sexpr_print_def(e, &o_)); }
+void hir_iterdomain_print(const hir_iterdomain *id, FILE *f) { WRAP(o_iterdomain_print(id, &o_)); }
+void hir_tensor_print(const hir_tensor *t, FILE *f) { WRAP(o_tensor_print(t, &o_)); }
+void hir_stmt_print(const hir_stmt *s, int level, FILE *f) { WRAP(o_stmt_print(s, level, &o_)); }
+void hir_program_print(const hir_program *p, FILE *f)
+{
+    out *o = malloc(sizeof *o);   /* large: keep it off the stack */
+    if (!o)
+        hir_panic(__FILE__, __LINE__, "out of memory");
+    o->f = f;
+    o->n = 0;
+    o_program_print(p, o);
+    o_flush(o);
+    free(o);
 }
 
 static char *to_string(void (*fn)(const void *, FILE *), const void *x)
