@@ -28,7 +28,8 @@ typedef struct vctx {
     const hir_verify_opts *o;
     int errors;
     hir_map defined;             /* value pointer -> hir_loc* of its definition */
-    hir_ptrvec trail;            /* keys added, in order */
+    const void **trail;          /* keys added, in order */
+    int ntrail, captrail;
     hir_map stmt_defined;        /* symbols defined by a SCALAR_DEF statement */
     hir_map reported;            /* undefined values reported once */
     hir_map visiting;            /* cycle detection in scalar definitions */
@@ -38,19 +39,20 @@ typedef struct vctx {
 
 static uint64_t key(const void *p) { return (uint64_t)(uintptr_t)p; }
 
-static hir_loc *loc_box(vctx *v, hir_loc l)
-{
-    hir_loc *b = hir_arena_alloc(v->p->arena, sizeof *b);
-    *b = l;
-    return b;
-}
-
+/* The verifier allocates nothing in the program's arena: it may run after every pass. */
 static void define(vctx *v, const void *val, hir_loc l)
 {
+    (void)l;
     if (!val || hir_map_get(&v->defined, key(val)))
         return;
-    hir_map_put(&v->defined, key(val), loc_box(v, l));
-    hir_ptrvec_push(v->p->arena, &v->trail, (void *)val);
+    hir_map_put(&v->defined, key(val), (void *)val);
+    if (v->ntrail == v->captrail) {
+        v->captrail = v->captrail ? v->captrail * 2 : 256;
+        v->trail = realloc(v->trail, sizeof *v->trail * v->captrail);
+        if (!v->trail)
+            hir_panic(__FILE__, __LINE__, "out of memory");
+    }
+    v->trail[v->ntrail++] = val;
 }
 
 static void undefine(vctx *v, const void *val) { hir_map_del(&v->defined, key(val)); }
@@ -480,11 +482,10 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
     switch (s->op) {
     case HIR_OP_ALLOCATE: {
         hir_tensor *t = s->out;
-        hir_loc *inl = hir_map_get(&v->inputs, key(t));
-        if (inl) {
+        if (hir_map_get(&v->inputs, key(t))) {
             hir_diag_entry *e = verr(v, out_loc(s), "ALLOCATE of T%lld, which is an input of the program: only outputs and intermediates are allocated",
                                      (long long)t->number);
-            hir_diag_note(v->d, e, *inl, "T%lld is an input here", (long long)t->number);
+            hir_diag_note(v->d, e, t->loc, "T%lld is an input here", (long long)t->number);
         }
         for (int i = 0; i < t->nloop; i++) {
             const hir_iterdomain *id = t->loop[i];
@@ -731,15 +732,15 @@ static void check_block(vctx *v, hir_block *b, int depth, const hir_scalar *inde
         verr(v, iloc, "statements nested deeper than %d levels", HIR_MAX_NESTING);
         return;
     }
-    int mark = v->trail.n;
+    int mark = v->ntrail;
     if (index)
         define(v, index, iloc);
     for (int i = 0; i < hir_block_size(b); i++)
         check_stmt(v, b, i, depth);
     /* values defined inside the block go out of scope with it */
-    for (int i = mark; i < v->trail.n; i++)
-        undefine(v, v->trail.items[i]);
-    v->trail.n = mark;
+    for (int i = mark; i < v->ntrail; i++)
+        undefine(v, v->trail[i]);
+    v->ntrail = mark;
 }
 
 /* Does the definition of s reach a symbol being visited? Reports each cycle once. */
@@ -802,7 +803,7 @@ int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d)
         if (val->kind == HIR_VAL_TENSOR) {
             hir_tensor *t = (hir_tensor *)val;
             define(&v, t, t->loc);
-            hir_map_put(&v.inputs, key(t), loc_box(&v, t->loc));
+            hir_map_put(&v.inputs, key(t), t);
             for (int k = 0; k < t->nloop; k++) {
                 const hir_iterdomain *id = t->loop[k];
                 const hir_scalar *ex[2] = {id->extent, id->expanded};
@@ -821,5 +822,6 @@ int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d)
     hir_map_fini(&v.visiting);
     hir_map_fini(&v.comm_stmt);
     hir_map_fini(&v.inputs);
+    free(v.trail);
     return v.errors;
 }
