@@ -439,6 +439,15 @@ static bool is_index_scalar(const hir_scalar *s)
     return hir_dtype_is_int(s->dtype);
 }
 
+static int bind_any(void *ctx, const hir_scalar *s, int64_t *v)
+{
+    (void)ctx;
+    if (s->def)
+        return -1;   /* evaluate through the definition */
+    *v = 7;
+    return 0;
+}
+
 static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
 {
     hir_stmt *s = hir_block_at(b, idx);
@@ -516,6 +525,19 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
         check_scalar(v, id->extent, s->loc, 0);
         if (id->start)
             check_scalar(v, id->start, s->loc, 0);
+        /* evaluable: integer operators only (leaves bound to a stand-in value) */
+        char why[128];
+        int64_t ignored;
+        hir_scalar_env any = {bind_any, NULL};
+        if (hir_scalar_eval(id->extent, &any, &ignored, why, sizeof why) &&
+            (strstr(why, "not supported") || strstr(why, "unknown function") || strstr(why, "floating-point")))
+        {
+            char sp[64];
+            snprintf(sp, sizeof sp, "%c%s%lld", "irbsnv?"[id->itype], hir_ptype_name(id->ptype),
+                     (long long)id->number);
+            verr(v, find_in(s->loc, sp), "FOR: the extent of IterDomain %lld cannot be evaluated: %s",
+                 (long long)id->number, why);
+        }
         int64_t e;
         if (hir_scalar_const(id->extent, &e) && e < 0) {
             char buf[32];
