@@ -116,6 +116,7 @@ struct hir_ewrhs { int kind; int op; bool infix; const char *fn; int n; hir_valu
 %token <str> IDENT "identifier"
 %token <th> TENSOR_HEAD "tensor"
 %token <tensor> TENSOR_REF "tensor "
+%token <id> ID_REF "IterDomain "
 %token <mesh> MESH_REF "'DeviceMesh' "
 %token <idh> ID_HEAD "IterDomain"
 %token <sym> SYMBOL "symbol"
@@ -711,6 +712,7 @@ iterdomain
       {
           $$ = iterdomain_ref(ctx, @$, $1.number, $1.itype, $1.ptype, $2, (unsigned)$3);
       }
+    | ID_REF            { $$ = $1; }   /* "iS15{128}": read by the scanner in one go */
     ;
 
 id_close
