@@ -30,6 +30,6 @@ timeout 100 python3 bench/host_overhead.py --bin "$BIN" --out "$OUTD" --timeout 
 echo "host_overhead: rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 )) s" | tee -a "$LOG"
 t0=$(date +%s)
 timeout $((BUDGET + 150)) python3 bench/ag_gemm.py --bin "$BIN" --out "$OUTD" --trace \
-    --budget "$BUDGET" --timeout 90 ${AG_ARGS:-} 2>&1 | tee -a "$LOG"
+    --budget "$BUDGET" --timeout "${RUN_TIMEOUT:-90}" ${AG_ARGS:-} 2>&1 | tee -a "$LOG"
 echo "ag_gemm: rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 )) s" | tee -a "$LOG"
 ls -la "$OUTD" | tee -a "$LOG"

@@ -162,7 +162,7 @@ def versions():
     import torch
     v = {"torch": torch.__version__, "cuda": torch.version.cuda,
          "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else "none",
-         "gpus": torch.cuda.device_count()}
+         "gpu_count": torch.cuda.device_count()}
     try:
         v["nccl"] = ".".join(str(x) for x in torch.cuda.nccl.version())
     except Exception:  # noqa: BLE001
