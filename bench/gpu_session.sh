@@ -26,7 +26,7 @@ LOG=$OUTD/session.log
   python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda, torch.cuda.device_count(), "GPU(s)")'
 } 2>&1 | tee "$LOG"
 t0=$(date +%s)
-timeout 100 python3 bench/host_overhead.py --bin "$BIN" --out "$OUTD" --timeout 60 2>&1 | tee -a "$LOG"
+timeout 70 python3 bench/host_overhead.py --bin "$BIN" --out "$OUTD" --timeout 30 2>&1 | tee -a "$LOG"
 echo "host_overhead: rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 )) s" | tee -a "$LOG"
 t0=$(date +%s)
 timeout $((BUDGET + 150)) python3 bench/ag_gemm.py --bin "$BIN" --out "$OUTD" --trace \
