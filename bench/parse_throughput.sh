@@ -102,23 +102,32 @@ w.write(tail)
 PY
 }
 
-measure() {   # OUT_VAR_PREFIX CMD...  -> sets ${prefix}_s and ${prefix}_kb (best of 3 runs)
+measure() {   # PREFIX CMD...  -> ${PREFIX}_s (best wall time of 3 runs), ${PREFIX}_cpu (best
+              # user+sys), ${PREFIX}_kb (largest max RSS)
     local prefix=$1; shift
-    local best_s="" best_kb=""
+    local best_s="" best_cpu="" best_kb=""
     for _ in 1 2 3; do
-        /usr/bin/time -f "%e %M" -o "$WORK/time" "$@" >/dev/null
-        read -r s kb < "$WORK/time"
+        /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$@" >/dev/null
+        read -r s u y kb < "$WORK/time"
+        local cpu
+        cpu=$(awk "BEGIN{print $u + $y}")
         if [ -z "$best_s" ] || awk "BEGIN{exit !($s < $best_s)}"; then best_s=$s; fi
+        if [ -z "$best_cpu" ] || awk "BEGIN{exit !($cpu < $best_cpu)}"; then best_cpu=$cpu; fi
         if [ -z "$best_kb" ] || [ "$kb" -gt "$best_kb" ]; then best_kb=$kb; fi
     done
     printf -v "${prefix}_s" '%s' "$best_s"
+    printf -v "${prefix}_cpu" '%s' "$best_cpu"
     printf -v "${prefix}_kb" '%s' "$best_kb"
 }
+
+div() { awk "BEGIN{d = $2; if (d <= 0) d = 0.001; printf \"%.${3:-1}f\", $1 / d}"; }
 
 echo "# parse_throughput: $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -m), $(nproc) cores, $(awk -F: '/model name/{print $2; exit}' /proc/cpuinfo | sed 's/^ *//')"
 echo "# hir-opt: $HIR_OPT"
 echo "# mlir-opt: $MLIR_OPT ($("$MLIR_OPT" --version | awk '/LLVM version/{print $NF; exit}'))"
-printf '%-10s %10s | %9s %9s %9s | %9s %9s %9s | %7s\n' statements bytes hir_s hir_MB/s hir_RSS_MB mlir_s mlir_MB/s mlir_RSS_MB ratio
+echo "# wall: best of 3 wall-clock runs; cpu: best of 3 user+sys (steadier when the machine is shared)"
+printf '%-10s %10s | %8s %8s %8s %8s | %8s %8s %8s %8s | %10s %10s\n' statements MB \
+    hir_s hir_cpu hir_MB/s hir_RSS mlir_s mlir_cpu mlir_MB/s mlir_RSS ratio_wall ratio_cpu
 for n in "${SIZES[@]}"; do
     gen_hir "$n" "$WORK/p.hir"
     bytes=$(stat -c %s "$WORK/p.hir")
@@ -128,9 +137,9 @@ for n in "${SIZES[@]}"; do
     "$MLIR_OPT" "$WORK/p.mlir" -o "$WORK/out.mlir"
     measure hir "$HIR_OPT" "$WORK/p.hir" -o "$WORK/out.hir"
     measure mlir "$MLIR_OPT" "$WORK/p.mlir" -o "$WORK/out.mlir"
-    mbytes=$(awk "BEGIN{print $bytes / 1048576}")
-    printf '%-10s %10s | %9s %9.1f %9.0f | %9s %9.1f %9.0f | %6.1fx\n' "$n" "$bytes" \
-        "$hir_s" "$(awk "BEGIN{print $mbytes / ($hir_s > 0 ? $hir_s : 0.001)}")" "$(awk "BEGIN{print $hir_kb / 1024}")" \
-        "$mlir_s" "$(awk "BEGIN{print $mbytes / ($mlir_s > 0 ? $mlir_s : 0.001)}")" "$(awk "BEGIN{print $mlir_kb / 1024}")" \
-        "$(awk "BEGIN{print ($mlir_s > 0 ? $mlir_s : 0.001) / ($hir_s > 0 ? $hir_s : 0.001)}")"
+    mb=$(awk "BEGIN{print $bytes / 1048576}")
+    printf '%-10s %10.1f | %8s %8s %8s %8s | %8s %8s %8s %8s | %9sx %9sx\n' "$n" "$mb" \
+        "$hir_s" "$hir_cpu" "$(div "$mb" "$hir_s")" "$(div "$hir_kb" 1024 0)" \
+        "$mlir_s" "$mlir_cpu" "$(div "$mb" "$mlir_s")" "$(div "$mlir_kb" 1024 0)" \
+        "$(div "$mlir_s" "$hir_s")" "$(div "$mlir_cpu" "$hir_cpu")"
 done
