@@ -184,16 +184,21 @@ int main(int argc, char **argv)
     int line = 1, part_line = 0;
     bool first = true;
     for (size_t i = 0; i <= len; i++) {
+        if (!o.split)
+            i = len;   /* one part: no need to look for separators */
         if (i < len && text[i] != '\n')
             continue;
         bool sep = o.split && is_split_line(text + ls, i - ls);
         if (sep || i == len) {
             size_t end = sep ? ls : len;
-            char *chunk = malloc(end - start + 2);
+            /* the whole file already ends with the two NULs the scanner needs: no copy */
+            char *chunk = o.split ? malloc(end - start + 2) : text;
             if (!chunk)
                 goto fail;
-            memcpy(chunk, text + start, end - start);
-            chunk[end - start] = chunk[end - start + 1] = 0;
+            if (o.split) {
+                memcpy(chunk, text + start, end - start);
+                chunk[end - start] = chunk[end - start + 1] = 0;
+            }
             hir_source src;
             hir_source_init(&src, name, chunk, end - start);
             src.line_base = part_line;
@@ -214,7 +219,8 @@ int main(int argc, char **argv)
             }
             hir_diag_fini(&d);
             hir_source_fini(&src);
-            free(chunk);
+            if (o.split)
+                free(chunk);
             start = i + 1;
             part_line = line;
         }
