@@ -343,6 +343,10 @@ def summary_line(row, res):
             + "; ".join(f"{name} {cell(res, row, key)}" for key, name in IMPLS))
 
 
+def rates_of(res, key):
+    return [r for r in res["rows"] if rate(r.get(key))]
+
+
 def crossover(res):
     """The smallest FLOP count from which each pipeline beats gather-then-GEMM at every
     larger measured shape (None when it never does)."""
@@ -359,6 +363,9 @@ def crossover(res):
             else:
                 wins.append((r["flops"], p is not None and g is not None and p >= g))
         first = None
+        if len(rates_of(res, key)) < 2:
+            out[key] = "not measured (needs the pipeline at two or more shapes)"
+            continue
         for i, (fl, ok) in enumerate(wins):
             if ok and all(w for _, w in wins[i:]):
                 first = fl
@@ -408,7 +415,8 @@ def markdown(res):
     co = crossover(res)
     L.append("Crossover (smallest measured FLOP count from which the pipeline keeps up with its "
              "reference at every larger shape): "
-             + "; ".join(f"{k}: {('%.3g FLOP' % v) if v else 'not reached'}" for k, v in co.items()))
+             + "; ".join(f"{k}: " + (v if isinstance(v, str) else ('%.3g FLOP' % v) if v
+                                     else "not reached") for k, v in co.items()))
     tr = res.get("trace")
     if tr:
         L.append("")
@@ -443,8 +451,13 @@ def gemm_markdown(res):
                      f"{h['tflops']:.0f} | {t['mean_ms']:.3f} | {t['tflops']:.0f} | "
                      f"{h['tflops'] / t['tflops']:.3f} |")
         else:
-            L.append(f"| {row['m']}, {row['k']}, {row['n']} | {h.get('status', 'not run')} | | "
-                     f"{t.get('status', 'not run')} | | |")
+            def part(r, ms_key):
+                if r.get("status") != "ok":
+                    return f"{r.get('status', 'not run')} | "
+                ms = r["time_ms"]["mean"] if ms_key == "time_ms" else r["mean_ms"]
+                return f"{ms:.3f} | {r['tflops']:.0f}"
+            L.append(f"| {row['m']}, {row['k']}, {row['n']} | {part(h, 'time_ms')} | "
+                     f"{part(t, 'mean_ms')} | |")
     return "\n".join(L) + "\n"
 
 
@@ -552,9 +565,13 @@ gathered shape. Each lowering is first checked against the unlowered program on 
 """
 
 
-def update_docs(docs, md, png_rel):
+def read_notes(path):
+    return ("\n" + open(path).read().strip() + "\n") if path else ""
+
+
+def update_docs(docs, md, png_rel, notes=None):
     body = ("Produced by `bench/ag_gemm.py` (the command below); re-run it to reproduce.\n\n"
-            + METHOD + "\n" + md
+            + METHOD + "\n" + md + read_notes(notes)
             + (f"\n![AG+GEMM]({png_rel})\n" if png_rel else "")
             + "\n### 8 GPUs\n\n(Not measured yet: this place is for the 8-GPU run of the same "
             "command on `nvidia-h200-x8`, where every variant runs with d=8, one GPU per rank.)\n")
@@ -587,6 +604,9 @@ def main():
     ap.add_argument("--docs", help="rewrite this file's AG+GEMM section with the results")
     ap.add_argument("--png", default="ag_gemm.png", help="chart file name, next to the docs")
     ap.add_argument("--trace-doc", help="with --docs: where the trace was committed (docs path)")
+    ap.add_argument("--notes", help="with --docs: markdown appended to the AG+GEMM section")
+    ap.add_argument("--gemm-notes", help="with --docs: markdown appended to the GEMM section")
+    ap.add_argument("--trace-notes", help="with --docs: markdown appended to the Traces section")
     a = ap.parse_args()
 
     if a.render:
@@ -600,15 +620,18 @@ def main():
         chart(res, os.path.join(a.out, a.png))
         with open(os.path.join(a.out, "ag_gemm.log"), "w") as f:
             f.write("\n".join(LOG) + "\n")
+    if a.trace_doc and (res.get("trace") or {}).get("status") == "ok":
+        res["trace"]["file"] = a.trace_doc
     md = markdown(res)
     if not a.render:
         with open(os.path.join(a.out, "ag_gemm.md"), "w") as f:
             f.write(md)
     print(md)
     if a.docs:
-        update_docs(a.docs, md, a.png)
-        update_section(a.docs, "## GEMM", gemm_markdown(res))
-        update_section(a.docs, "## Traces", traces_markdown(res, a.trace_doc))
+        update_docs(a.docs, md, a.png, a.notes)
+        update_section(a.docs, "## GEMM", gemm_markdown(res) + read_notes(a.gemm_notes))
+        update_section(a.docs, "## Traces",
+                       traces_markdown(res, a.trace_doc) + read_notes(a.trace_notes))
 
 
 if __name__ == "__main__":

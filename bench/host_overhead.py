@@ -199,6 +199,7 @@ def main():
     ap.add_argument("--gen-only", action="store_true", help="print the program and stop")
     ap.add_argument("--render")
     ap.add_argument("--docs")
+    ap.add_argument("--notes", help="with --docs: markdown appended to the section")
     a = ap.parse_args()
     if a.gen_only:
         sys.stdout.write(generate(a.stmts, a.size))
@@ -227,7 +228,8 @@ def main():
         from ag_gemm import update_section
         update_section(a.docs, "## Host overhead",
                        "Produced by `bench/host_overhead.py`; re-run it to reproduce.\n\n"
-                       + METHOD + "\n" + md)
+                       + METHOD + "\n" + md
+                       + (("\n" + open(a.notes).read().strip() + "\n") if a.notes else ""))
     return 0
 
 

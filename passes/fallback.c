@@ -9,8 +9,11 @@
  *                                the whole GEMM; the CUDA backend has no collectives)
  *   FLOPs are 2 x the product of every output extent of each linear/matmul (the reduction axis
  *   is K), summed; a symbolic extent makes the size unknown and keeps the pipeline.
- * The default crossover is the one measured by bench/ag_gemm.py on an H200 (docs/benchmarks.md,
- * "Fallback"); pass min-flops=0 to always pipeline.
+ * The default crossover is derived, not yet measured (docs/benchmarks.md, "Fallback"): about
+ * 0.3 ms of fixed device cost for an 8-chunk CUDA-IPC pipeline (from a trace) against the gather
+ * it hides (7/8 * m * k * 2 bytes at ~370 GB/s per GPU), which break even near m = 4096 for
+ * k = 16384, n = 8192: 2*m*n*k ~ 1.1e12. Replace it with the crossover bench/ag_gemm.py measures
+ * on 8 GPUs. min-flops=0 always pipelines.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +25,7 @@ int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag 
 int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d);
 
 /* 2·M·N·K from the recorded crossover (see the file comment). */
-#define HIR_FALLBACK_MIN_FLOPS "1e11"
+#define HIR_FALLBACK_MIN_FLOPS "1e12"
 
 /* 2 x product of the output's extents; -1 when one is not a constant. */
 static double gemm_flops(const hir_stmt *s)
