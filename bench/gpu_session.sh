@@ -9,7 +9,9 @@
 set -u
 BIN=${1:-.dev/bench}
 OUTD=${OUT:-/tmp/bench-out}
-BUDGET=${BUDGET:-270}          # seconds of hir runs ag_gemm.py may start
+BUDGET=${BUDGET:-420}          # seconds of hir runs ag_gemm.py may start (a full sweep on one
+                               # H200 needs about that: ~30 s per hir-run at the headline shape,
+                               # most of it generating random inputs on the host)
 mkdir -p "$OUTD"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1
