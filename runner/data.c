@@ -2,7 +2,9 @@
  * of (seed, tensor key, global linear index) through a counter-based hash, so any rank can
  * produce its shard without communication and sharded and unsharded runs see equal data. */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runner/convert.h"
 #include "runner/data.h"
@@ -41,10 +43,25 @@ static uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
+/* One stream per (seed, tensor), one value per index of it; hash3 = at(stream_of(...), i). */
+static uint64_t stream_of(uint64_t seed, uint64_t key)
+{
+    return mix64(seed * 0x9E3779B97F4A7C15ull + mix64(key + 0x632BE59BD9B4E019ull));
+}
+
+static uint64_t hash_at(uint64_t stream, uint64_t index)
+{
+    return mix64(stream ^ (index * 0x9E3779B97F4A7C15ull + 0xD1B54A32D192ED03ull));
+}
+
 static uint64_t hash3(uint64_t seed, uint64_t key, uint64_t index)
 {
-    uint64_t stream = mix64(seed * 0x9E3779B97F4A7C15ull + mix64(key + 0x632BE59BD9B4E019ull));
-    return mix64(stream ^ (index * 0x9E3779B97F4A7C15ull + 0xD1B54A32D192ED03ull));
+    return hash_at(stream_of(seed, key), index);
+}
+
+static double random_float(uint64_t h)
+{
+    return (double)(h >> 11) * 0x1.0p-52 - 1.0;   /* 53 random bits -> [-1, 1) */
 }
 
 /* arange wraps where consecutive integers stop being exact: 2^8 for bf16 (8 significant
@@ -88,7 +105,86 @@ double hir_data_value(hir_data_kind k, hir_dtype dt, uint64_t seed, uint64_t ten
                           dt == HIR_DT_UINT64;
         return is_unsigned ? (double)(h >> 60) : (double)(h >> 60) - 8.0;
     }
-    return (double)(h >> 11) * 0x1.0p-52 - 1.0;   /* 53 random bits -> [-1, 1) */
+    return random_float(h);
+}
+
+/* Random floating-point data, one innermost row at a time: the stream is hashed once per
+ * tensor and the global index advances by one along the row, so a GiB-sized input costs one
+ * mix per element instead of three (the values are those of hir_data_value). Rows are split
+ * over a few threads for large inputs. */
+typedef struct fill_job {
+    char *host;
+    hir_dtype dt;
+    size_t es;
+    int ndim;
+    const int64_t *local_shape, *gstride, *offset;
+    int64_t row, r0, r1;         /* rows [r0, r1) of `row` elements */
+    uint64_t stream;
+} fill_job;
+
+static void *fill_rows(void *arg)
+{
+    const fill_job *f = arg;
+    int64_t idx[HIR_MAX_DIMS] = {0};
+    int64_t r = f->r0;
+    for (int d = f->ndim - 2; d >= 0; d--) {     /* multi-index of row r0 */
+        idx[d] = r % f->local_shape[d];
+        r /= f->local_shape[d];
+    }
+    for (int64_t rr = f->r0; rr < f->r1; rr++) {
+        uint64_t g = 0;
+        for (int d = 0; d < f->ndim; d++)
+            g += (uint64_t)((f->offset ? f->offset[d] : 0) + idx[d]) * (uint64_t)f->gstride[d];
+        char *p = f->host + (size_t)(rr * f->row) * f->es;
+        switch (f->dt) {
+        case HIR_DT_BFLOAT:
+            for (int64_t j = 0; j < f->row; j++) {
+                uint16_t b = hir_f64_to_bf16(random_float(hash_at(f->stream, g + (uint64_t)j)));
+                memcpy(p + 2 * j, &b, 2);
+            }
+            break;
+        case HIR_DT_FLOAT:
+            for (int64_t j = 0; j < f->row; j++) {
+                float v = (float)random_float(hash_at(f->stream, g + (uint64_t)j));
+                memcpy(p + 4 * j, &v, 4);
+            }
+            break;
+        default:
+            for (int64_t j = 0; j < f->row; j++)
+                hir_store_f64(p + (size_t)j * f->es, f->dt,
+                              random_float(hash_at(f->stream, g + (uint64_t)j)));
+        }
+        for (int d = f->ndim - 2; d >= 0; d--) {
+            if (++idx[d] < f->local_shape[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    return NULL;
+}
+
+static void fill_random_float(char *host, hir_dtype dt, size_t es, int ndim,
+                              const int64_t *local_shape, const int64_t *gstride,
+                              const int64_t *offset, int64_t n, uint64_t stream)
+{
+    enum { MAX_THREADS = 8 };
+    int64_t row = ndim ? local_shape[ndim - 1] : 1, rows = n / row;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int nt = n < ((int64_t)1 << 22) ? 1 : (int)(cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : cpus);
+    if (nt > rows) nt = (int)rows;
+    fill_job job[MAX_THREADS];
+    pthread_t th[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (int t = 0; t < nt; t++) {
+        job[t] = (fill_job){host, dt, es, ndim, local_shape, gstride, offset, row,
+                            rows * t / nt, rows * (t + 1) / nt, stream};
+        if (t > 0) started[t] = pthread_create(&th[t], NULL, fill_rows, &job[t]) == 0;
+    }
+    if (nt > 0) fill_rows(&job[0]);
+    for (int t = 1; t < nt; t++) {
+        if (started[t]) pthread_join(th[t], NULL);
+        else fill_rows(&job[t]);             /* no thread: do its share here */
+    }
 }
 
 int hir_data_fill(void *host, hir_dtype dt, int ndim, const int64_t *local_shape,
@@ -116,6 +212,11 @@ int hir_data_fill(void *host, hir_dtype dt, int ndim, const int64_t *local_shape
     if (n == 0)
         return 0;
     size_t es = hir_dtype_size(dt);
+    if (kind == HIR_DATA_RANDOM && hir_dtype_is_float(dt)) {
+        fill_random_float(host, dt, es, ndim, local_shape, gstride, offset, n,
+                          stream_of(seed, tensor_key));
+        return 0;
+    }
     int64_t idx[HIR_MAX_DIMS] = {0};
     for (int64_t i = 0; i < n; i++) {
         uint64_t g = 0;
