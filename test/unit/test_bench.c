@@ -1,0 +1,124 @@
+/* test_bench.c — the timing loop of hir-run --bench (runner/bench.c) on the CPU backend, whose
+ * events read the clock: iteration counts, statistics, FLOP and statement counters, JSON. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "runner/bench.h"
+
+typedef struct fake {
+    hir_bench_counters *c;
+    int calls;
+    long sleep_ns;
+} fake;
+
+/* One "run": sleeps, and counts what an interpreter would (3 statements, one 2x3x4 GEMM). */
+static int fake_run(void *ctx, int iter, hir_error *e)
+{
+    fake *f = ctx;
+    f->calls++;
+    struct timespec ts = {0, f->sleep_ns};
+    nanosleep(&ts, NULL);
+    hir_bench_count_stmt(f->c, NULL);
+    hir_bench_count_stmt(f->c, NULL);
+    hir_bench_count_stmt(f->c, NULL);
+    hir_bench_count_gemm(f->c, 2, 3, 4, 1);
+    return 0;
+}
+
+static int fail_run(void *ctx, int iter, hir_error *e)
+{
+    return iter == 2 ? hir_error_set(e, "run %d failed", iter) : 0;
+}
+
+static hir_backend *cpu(void)
+{
+    hir_backend_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.size = 1;
+    cfg.timeout = 5;
+    hir_backend *be = NULL;
+    hir_error e;
+    assert_int_equal(hir_backend_cpu_create(&cfg, &be, &e), 0);
+    return be;
+}
+
+static void test_counts_and_stats(void **state)
+{
+    hir_backend *be = cpu();
+    hir_bench_counters c;
+    fake f = {&c, 0, 200000};
+    hir_bench_opts o = {.warmup = 2, .iters = 5, .progress = 0, .program = "p.hir"};
+    hir_bench_result r;
+    hir_error e;
+    assert_int_equal(hir_bench_run(be, NULL, &o, &c, fake_run, &f, &r, &e), 0);
+    assert_int_equal(f.calls, 7);                 /* warm-ups + timed */
+    assert_int_equal(r.iters, 5);
+    assert_int_equal(r.warmup, 2);
+    assert_int_equal(r.stmts, 3);
+    assert_int_equal(r.gemms, 1);
+    assert_true(r.flops == 2.0 * 2 * 3 * 4);      /* counted per iteration, not summed */
+    assert_true(r.min_ms >= 0.19 && r.min_ms <= r.median_ms && r.median_ms <= r.max_ms);
+    assert_true(r.min_ms <= r.mean_ms && r.mean_ms <= r.max_ms);
+    assert_true(r.stddev_ms >= 0);
+    assert_true(r.tflops > 0 && r.tflops == r.flops / (r.mean_ms * 1e-3) / 1e12);
+    assert_true(r.host_us >= 190);
+    char path[] = "/tmp/hir-test-bench-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(hir_bench_write_json(path, &r, &e), 0);
+    FILE *fp = fopen(path, "r");
+    char buf[4096] = {0};
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    remove(path);
+    assert_true(n > 0);
+    assert_non_null(strstr(buf, "\"iters\": 5"));
+    assert_non_null(strstr(buf, "\"flops_per_rank\": 48"));
+    assert_non_null(strstr(buf, "\"stmts_per_iter\": 3"));
+    assert_non_null(strstr(buf, "\"per_iter_ms\": ["));
+    hir_bench_result_free(&r);
+    be->ops->destroy(be);
+}
+
+static void test_failure_propagates(void **state)
+{
+    hir_backend *be = cpu();
+    hir_bench_counters c;
+    hir_bench_opts o = {.warmup = 1, .iters = 3, .progress = 0};
+    hir_bench_result r;
+    hir_error e;
+    assert_int_equal(hir_bench_run(be, NULL, &o, &c, fail_run, NULL, &r, &e), -1);
+    assert_string_equal(e.msg, "run 2 failed");
+    be->ops->destroy(be);
+}
+
+static void test_streams_noted_once(void **state)
+{
+    hir_bench_counters c;
+    memset(&c, 0, sizeof c);
+    int x, y;                                     /* two distinct addresses as streams */
+    hir_stream *a = (hir_stream *)&x, *b = (hir_stream *)&y;
+    hir_bench_count_stmt(&c, a);
+    hir_bench_count_stmt(&c, b);
+    hir_bench_count_stmt(&c, a);
+    hir_bench_count_stmt(&c, NULL);
+    hir_bench_count_stmt(NULL, a);                /* no counters: nothing happens */
+    assert_int_equal(c.stmts, 4);
+    assert_int_equal(c.nstreams, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_counts_and_stats),
+        cmocka_unit_test(test_failure_propagates),
+        cmocka_unit_test(test_streams_noted_once),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
