@@ -11,6 +11,7 @@ PASS(backend)
 PASS(canonicalize)
 PASS(hoist_handle_exchange)
 PASS(pipeline_fallback)
+PASS(defer_send_wait)
 #undef PASS
 
 const hir_pass_info hir_pass_table[] = {
@@ -32,5 +33,8 @@ const hir_pass_info hir_pass_table[] = {
     {"pipeline-fallback",
      "lower all-gather + GEMM as a stream pipeline, or as gather-then-GEMM below a FLOP crossover where pipelining cannot pay",
      "backend", hir_opts_pipeline_fallback, hir_run_pipeline_fallback},
+    {"defer-send-wait",
+     "move each CUDA-IPC send's Wait to the end of its loop iteration, so a chunk's GEMM does not wait for the peer's pull (nvFuser 2025-12 form)",
+     NULL, hir_opts_defer_send_wait, hir_run_defer_send_wait},
     {NULL, NULL, NULL, NULL, NULL},
 };
