@@ -1,6 +1,9 @@
-/* bench.c — the timing loop behind `hir-run --bench`: synchronize, barrier, event on the main
- * stream, one run, an end event on every stream that got work, synchronize; then the
- * per-iteration maximum over ranks (gathered on rank 0 over the bootstrap) and its statistics. */
+/* bench.c — `hir-run --bench/--graph/--trace`. The timing loop: synchronize, barrier, event on
+ * the main stream, one run, an end event on every stream that got work, synchronize; then the
+ * per-iteration maximum over ranks (gathered on rank 0 over the bootstrap) and its statistics.
+ * The interpreter's statement hook counts statements, GEMM FLOPs and streams and feeds the
+ * trace (runner/trace.c); hir_bench_program drives both for hir_run_job, capturing a run into
+ * a CUDA graph for --graph. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
