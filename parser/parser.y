@@ -582,6 +582,21 @@ ew_rhs
           r->v[0] = $2; r->l[0] = @2;
           $$ = r;
       }
+    | INT
+      {
+          /* "i21 = -42;" is how nvFuser (and hir's printer) writes neg(42): the scanner reads
+           * "-42" as one literal, and a bare literal is never a definition, so a signed one here
+           * is the unary minus (found by fuzzing: the printer's own text was refused). */
+          /* the scanner caps literals at INT64_MAX, so -$1 cannot overflow */
+          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          hir_yyltype l = {@1.begin + 1, @1.end};
+          r->kind = HIR_SX_UNARY; r->op = HIR_UN_NEG; r->infix = true; r->n = 1;
+          r->v[0] = (hir_value *)hir_scalar_int(P, -$1);
+          r->l[0] = l;
+          if (ctx->src->text[@1.begin] != '-')
+              semantic_error(ctx, @1, "a definition needs an operator or a function, not the bare literal %lld", (long long)$1);
+          $$ = r;
+      }
     | IDENT '(' operand ')'
       {
           struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
