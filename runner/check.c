@@ -223,38 +223,49 @@ int hir_check_compare_region(const void *got, const hir_shard *gs, const void *w
 typedef struct order_ctx {
     hir_p2p_protocol proto;
     FILE *err;
-    int bad;
+    int bad, fatal;
 } order_ctx;
 
-static void order_block(order_ctx *c, const hir_block *b)
+/* `exchange`: b is the else-branch of an IF directly in a kernel-IR FOR body — the shape of
+ * the pipeline's exchange, which every rank runs at the same iteration. There a wrong order
+ * deadlocks for certain; elsewhere it depends on what the other ranks run, so it is a warning. */
+static void order_block(order_ctx *c, const hir_block *b, bool exchange)
 {
     const hir_stmt *first_send = NULL, *first_recv = NULL;
+    int is = -1, ir = -1;
     for (int i = 0; i < hir_block_size(b); i++) {
         const hir_stmt *s = hir_block_at(b, i);
         if (hir_ops[s->op].flags & HIR_OPF_REGION) {
-            order_block(c, &s->body);
-            order_block(c, &s->else_body);
+            for (int k = 0; s->op == HIR_OP_FOR && k < hir_block_size(&s->body); k++) {
+                const hir_stmt *t = hir_block_at(&s->body, k);
+                if (t->op == HIR_OP_IF)
+                    order_block(c, &t->else_body, true);
+            }
+            order_block(c, &s->body, false);
+            if (s->op != HIR_OP_IF || !exchange)
+                order_block(c, &s->else_body, false);
         }
         if (s->op != HIR_OP_P2P || s->u.comm->backend != HIR_BK_CUDA)
             continue;
-        if (s->u.comm->is_send && !first_send)
+        if (s->u.comm->is_send && !first_send) {
             first_send = s;
-        if (!s->u.comm->is_send && !first_recv)
+            is = i;
+        }
+        if (!s->u.comm->is_send && !first_recv) {
             first_recv = s;
+            ir = i;
+        }
     }
     if (!first_send || !first_recv)
         return;
-    /* the blocking half: the receive for Get, the send for Put */
-    const hir_stmt *blocking = c->proto == HIR_P2P_PUT ? first_send : first_recv;
-    const hir_stmt *signal = c->proto == HIR_P2P_PUT ? first_recv : first_send;
-    int bi = -1, si = -1;
-    for (int i = 0; i < hir_block_size(b); i++) {
-        if (hir_block_at(b, i) == blocking) bi = i;
-        if (hir_block_at(b, i) == signal) si = i;
-    }
-    if (bi > si)
+    /* the blocking half (receive for Get, send for Put) must not come first */
+    bool put = c->proto == HIR_P2P_PUT;
+    const hir_stmt *blocking = put ? first_send : first_recv;
+    const hir_stmt *signal = put ? first_recv : first_send;
+    if ((put ? is : ir) > (put ? ir : is))
         return;
     c->bad++;
+    c->fatal += exchange;
     if (c->err) {
         char where[256] = "";
         if (blocking->loc.src) {
@@ -263,22 +274,25 @@ static void order_block(order_ctx *c, const hir_block *b)
             snprintf(where, sizeof where, "%s:%d:%d: ", blocking->loc.src->name, line, col);
         }
         fprintf(c->err,
-                "hir-run: %swarning: with the %s protocol, P2PCommunication %lld (%s) is queued "
-                "before P2PCommunication %lld (%s) of the same block; if every rank runs this "
-                "block, every stream waits before signalling its peer and the ring cannot "
-                "complete (hostir-format.md 4.6). Lower it with "
-                "--pass-pipeline='backend{kind=cuda,protocol=%s}' or run with "
+                "hir-run: %s%s: with the %s protocol, P2PCommunication %lld (%s) is queued "
+                "before P2PCommunication %lld (%s) of the same block; %s every stream waits "
+                "before signalling its peer and the ring cannot complete (hostir-format.md 4.6). "
+                "Lower it with --pass-pipeline='backend{kind=cuda,protocol=%s}' or run with "
                 "--p2p-protocol=%s.\n",
-                where, c->proto == HIR_P2P_PUT ? "Put" : "Get",
+                where, exchange ? "error" : "warning", put ? "Put" : "Get",
                 (long long)blocking->u.comm->number, blocking->u.comm->is_send ? "send" : "recv",
                 (long long)signal->u.comm->number, signal->u.comm->is_send ? "send" : "recv",
-                c->proto == HIR_P2P_PUT ? "put" : "get", c->proto == HIR_P2P_PUT ? "get" : "put");
+                exchange ? "every rank runs this exchange at the same iteration, so"
+                         : "if every rank runs this block,",
+                put ? "put" : "get", put ? "get" : "put");
     }
 }
 
-int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, FILE *err)
+int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, FILE *err, int *fatal)
 {
-    order_ctx c = {proto, err, 0};
-    order_block(&c, &p->body);
+    order_ctx c = {proto, err, 0, 0};
+    order_block(&c, &p->body, false);
+    if (fatal)
+        *fatal = c.fatal;
     return c.bad;
 }

@@ -631,18 +631,28 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     cfg.binds = o->binds;
     cfg.nbinds = o->nbinds;
     cfg.trace = o->verbose ? o->err : NULL;
+    if (!is_cpu) {
+        /* a mis-ordered exchange would wedge the GPU streams of every rank: refuse it */
+        int fatal = 0;
+        hir_check_p2p_order(main.p, o->p2p_protocol, rank == 0 ? o->err : NULL, &fatal);
+        if (fatal) {
+            st = refuse(e, rank, "%s: its CUDA-IPC exchanges are ordered for the other P2P protocol%s",
+                        o->program, "");
+            goto free_be;
+        }
+    }
     /* On the GPU a blocked CUDA call has no timeout of its own: watch the run (watchdog.c) */
     if (!is_cpu)
         cfg.watchdog = hir_watchdog_start(o->timeout + 30, rank);
-    if (!is_cpu && rank == 0)
-        hir_check_p2p_order(main.p, o->p2p_protocol, o->err);
     hir_interp *it = NULL;
     if (hir_interp_create(main.p, be, &cfg, &it, e)) {
+        hir_watchdog_stop(cfg.watchdog);
         st = HIR_RUN_REFUSED;
         goto prefix_be;
     }
     /* inputs and allocations fit, sizes fit in 64 bits: refused together (runner/limits.c) */
     if ((st = hir_limits_check(it, main.p, be, boot, e)) != HIR_RUN_OK) {
+        hir_watchdog_stop(cfg.watchdog);
         hir_interp_destroy(it);
         goto prefix_be;
     }

@@ -120,10 +120,12 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
  * be exactly {0, ..., size-1}; a program that names no device runs replicated on every rank.
  * Returns 0 or -1 with the reason. */
 int hir_check_meshes(hir_program *p, int size, hir_error *e);
-/* Warns (on `err`) about blocks whose CUDA-IPC send/recv order cannot complete under the
- * protocol when every rank runs the same block (Get: send before recv; Put: recv before
- * send; hostir-format.md 4.6). Returns the number of such blocks. */
-int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, FILE *err);
+/* Reports (on `err`) blocks whose CUDA-IPC send/recv order cannot complete under the protocol
+ * when every rank runs the block (Get needs send before recv, Put recv before send;
+ * hostir-format.md 4.6): an error for the pipeline's exchange (an IF directly in a kernel-IR
+ * FOR, which all ranks run at the same iteration; counted in *fatal), a warning elsewhere.
+ * Returns the number of such blocks. */
+int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, FILE *err, int *fatal);
 
 /* FNV-1a hash of a program's text, and the comparison of it across the world: every rank
  * learns every hash; on a difference all ranks fail with a message naming the ranks. */
