@@ -12,6 +12,11 @@ config.test_source_root = os.path.dirname(__file__)
 site = lit_config.params.get("hir_site")
 if site and not hasattr(config, "hir_tools_dir"):
     lit_config.load_config(config, site)
+# Temporaries (%t, Output/) go to the build tree that runs the tests: several builds (normal,
+# ASan, fuzz) run the same sources, and a shared Output/ in the source tree lets concurrent runs
+# overwrite each other's files.
+if hasattr(config, "hir_binary_dir"):
+    config.test_exec_root = os.path.join(config.hir_binary_dir, "test", "lit")
 
 config.environment["PATH"] = os.pathsep.join(
     [config.hir_tools_dir, config.hir_filecheck_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
