@@ -28,17 +28,12 @@ config.environment["NCCL_NVLS_ENABLE"] = "0"
 if "HOME" in os.environ:
     config.environment["HOME"] = os.environ["HOME"]
 # Open MPI creates its session directory <TMPDIR>/ompi.<host>.<uid> on first use; mpiruns that
-# start at the same moment race to create it ("mkdir ... File exists"). Each lit run gets its
-# own TMPDIR with that directory made in advance.
+# start at the same moment race to create it ("mkdir ... File exists"). Tests get a TMPDIR in
+# the build tree with that directory made in advance.
 import socket
-import tempfile
-_tmp = tempfile.mkdtemp(prefix="hir-lit-", dir=os.environ.get("TMPDIR"))
+_tmp = os.path.join(config.hir_binary_dir, "test", "lit", "tmp")
 os.makedirs(os.path.join(_tmp, "ompi.%s.%d" % (socket.gethostname().split(".")[0], os.getuid())), exist_ok=True)
 config.environment["TMPDIR"] = _tmp
-import atexit
-import shutil
-_owner = os.getpid()
-atexit.register(lambda: os.getpid() == _owner and shutil.rmtree(_tmp, ignore_errors=True))
 
 config.substitutions.append(("%corpus", config.hir_corpus_dir))
 config.substitutions.append(("%inputs", os.path.join(os.path.dirname(__file__), "Inputs")))
