@@ -183,14 +183,53 @@ int interp_get(hir_interp *it, const hir_tensor *t, hir_view *v, hir_error *e)
                        interp_tname(t, n, sizeof n));
 }
 
+/* A statement whose output is not pre-bound gets a fresh result. Allocating it anew on every
+ * run costs a device allocation and free per run (and cudaFree synchronizes the device), so
+ * the buffer is kept per (statement, tensor) and reused when nothing else holds it any more —
+ * i.e. in a later run, or a later loop iteration whose previous result was dropped. */
+typedef struct rt_result {
+    const hir_stmt *stmt;
+    const hir_tensor *t;
+    rt_buf *buf;
+} rt_result;
+
+static uint64_t result_key(const hir_stmt *s, const hir_tensor *t)
+{
+    uint64_t k = ((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)(uintptr_t)t;
+    return k == UINT64_MAX ? 0 : k;
+}
+
 int interp_bind_new(hir_interp *it, const hir_tensor *t, int ndim, const int64_t *shape,
                     hir_view *v, hir_error *e)
 {
     hir_view nv;
     hir_view_init(&nv, NULL, t->dtype, ndim, shape);
-    rt_buf *b = interp_buf_new(it, hir_view_bytes(&nv), e);
-    if (!b)
-        return -1;
+    size_t bytes = hir_view_bytes(&nv);
+    uint64_t key = result_key(it->stmt, t);
+    rt_result *r = hir_map_get(&it->result_cache, key);
+    if (r && (r->stmt != it->stmt || r->t != t))
+        r = NULL;   /* a key collision: do without the cache */
+    rt_buf *b;
+    if (r && r->buf->refs == 1 && r->buf->bytes == bytes) {
+        b = r->buf;              /* only the cache holds it: reuse */
+        b->refs++;
+    } else {
+        if (!(b = interp_buf_new(it, bytes, e)))
+            return -1;
+        if (!hir_map_get(&it->result_cache, key) || r) {
+            if (!r) {
+                r = calloc(1, sizeof *r);
+                hir_assert(r);
+                r->stmt = it->stmt;
+                r->t = t;
+                hir_map_put(&it->result_cache, key, r);
+            } else {
+                interp_buf_unref(it, r->buf);
+            }
+            r->buf = b;
+            b->refs++;
+        }
+    }
     nv.data = b->ptr;
     interp_bind(it, t, &nv, b);
     interp_buf_unref(it, b);
@@ -784,8 +823,18 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
     case HIR_OP_POST_ON_STREAM: case HIR_OP_LAUNCH_KERNEL: rc = exec_kernel(it, s, e); break;
     case HIR_OP_DEALLOCATE: {
         hir_tensor *t = hir_value_tensor(s->in[0]);
-        if (t)
+        if (t) {
             interp_unbind(it, t);
+            /* Deallocate means "release the memory": results kept for reuse go too */
+            for (size_t i = 0; i < it->result_cache.cap; i++) {
+                rt_result *r = it->result_cache.vals[i];
+                if (it->result_cache.keys[i] != UINT64_MAX && r && r->t == t) {
+                    interp_buf_unref(it, r->buf);
+                    free(r);
+                    hir_map_del(&it->result_cache, it->result_cache.keys[i]);
+                }
+            }
+        }
         break;
     }
     case HIR_OP_SCALAR_DEF: {
@@ -844,6 +893,7 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
     hir_map_init(&it->scalars);
     hir_map_init(&it->user_scalars);
     hir_map_init(&it->alloc_cache);
+    hir_map_init(&it->result_cache);
     hir_map_init(&it->obj_streams);
     hir_map_init(&it->works);
     it->cur = be->ops->stream_main(be);
@@ -880,6 +930,14 @@ void hir_interp_destroy(hir_interp *it)
     for (size_t i = 0; i < it->alloc_cache.cap; i++)
         if (it->alloc_cache.keys[i] != UINT64_MAX && it->alloc_cache.vals[i])
             interp_buf_unref(it, it->alloc_cache.vals[i]);
+    for (size_t i = 0; i < it->result_cache.cap; i++) {
+        rt_result *r = it->result_cache.vals[i];
+        if (it->result_cache.keys[i] != UINT64_MAX && r) {
+            interp_buf_unref(it, r->buf);
+            free(r);
+        }
+    }
+    hir_map_fini(&it->result_cache);
     for (size_t i = 0; i < it->works.cap; i++) {
         hir_work *w = it->works.vals[i];
         if (it->works.keys[i] != UINT64_MAX && w && w != WORK_SKIPPED)

@@ -38,6 +38,7 @@ struct hir_interp {
     hir_map scalars;        /* key (see scalar_key) -> rt_scalar* */
     hir_map user_scalars;   /* key -> rt_scalar*: bindings that outlive a run */
     hir_map alloc_cache;    /* hir_stmt* -> rt_buf* */
+    hir_map result_cache;   /* (statement, tensor) -> rt_result: fresh results reused across runs */
     hir_map obj_streams;    /* stream object number -> hir_stream* */
     hir_map works;          /* expression number -> hir_work* */
     hir_stream *cur;
