@@ -841,6 +841,15 @@ inline_body
       {
           $$ = make_call(ctx, @$, $1, $3);
       }
+    | INT
+      {
+          /* "( -44 )" is the negation of 44 as the printer writes it, but the scanner reads
+           * "-44" as one literal: take it back apart so that printing is a fixed point */
+          if (ctx->src->text[@1.begin] != '-')
+              semantic_error(ctx, @1, "a parenthesized value must be an expression; write %lld without parentheses",
+                             (long long)$1);
+          $$ = hir_sexpr_unary(P, HIR_UN_NEG, hir_scalar_int(P, -$1));
+      }
     ;
 
 inline_args
