@@ -175,7 +175,9 @@ static void sexpr_print(const hir_sexpr *e, out *f, bool inline_args)
         o_c(f, ' ');
         arg(e->args[1], f);
     } else if (e->kind == HIR_SX_UNARY && e->infix) {
-        put_str(f, hir_unary_prefix(e->op));
+        /* a bare operand ("d10 = double(4);") is a SET with no prefix */
+        if (hir_unary_prefix(e->op))
+            put_str(f, hir_unary_prefix(e->op));
         arg(e->args[0], f);
     } else {
         put_str(f, e->fn);

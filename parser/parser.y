@@ -568,7 +568,20 @@ stmt
     ;
 
 ew_rhs
-    : operand binop operand
+    : FLOAT_LIT
+      {
+          /* "d10 = double(4);" is how the cast of a number prints, and the scanner reads
+           * "double(4)" as one literal (found by fuzzing): keep it as that call */
+          const char *t = ctx->src->text + @1.begin;
+          const char *o = memchr(t, '(', @1.end - @1.begin);
+          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          r->kind = -1; r->n = 1; r->l[0] = @1;
+          r->fn = hir_intern(&P->strings, t, (size_t)(o - t));
+          r->v[0] = (hir_value *)hir_scalar_float(P, $1.dtype, $1.value,
+              hir_arena_strndup(P->arena, o + 1, (size_t)(ctx->src->text + @1.end - 1 - (o + 1))));
+          $$ = r;
+      }
+    | operand binop operand
       {
           struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
           r->kind = HIR_SX_BINARY; r->op = $2; r->infix = true; r->n = 2;
@@ -840,6 +853,16 @@ inline_body
     | IDENT '(' inline_args ')'
       {
           $$ = make_call(ctx, @$, $1, $3);
+      }
+    | FLOAT_LIT
+      {
+          /* "( double(4) )": the cast of a number, which the scanner reads as one literal;
+           * kept as the call it was written as so that it prints back the same way */
+          const char *t = ctx->src->text + @1.begin;
+          const char *o = memchr(t, '(', @1.end - @1.begin);
+          hir_ptrvec *args = vec1(ctx, hir_scalar_float(P, $1.dtype, $1.value,
+              hir_arena_strndup(P->arena, o + 1, (size_t)(ctx->src->text + @1.end - 1 - (o + 1)))));
+          $$ = make_call(ctx, @$, hir_intern(&P->strings, t, (size_t)(o - t)), args);
       }
     | INT
       {
