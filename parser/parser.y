@@ -512,6 +512,9 @@ stmt
               hir_diag_emit(ctx->diag, HIR_ERROR, LOC(@2), "expression number %lld is too large (at most %lld)",
                             (long long)$2, (long long)(HIR_MAX_NAME_NUMBER - 1));
               ctx->failed = true;
+          } else if ($2 < 0) {
+              semantic_error(ctx, @2, "expression number %lld is negative", (long long)$2);
+              c = NULL;
           } else if (c) {
               hir_diag_entry *e = hir_diag_emit(ctx->diag, HIR_ERROR, LOC(@2),
                   "expression number %lld is already used", (long long)$2);
