@@ -288,18 +288,11 @@ int hir_cu_ipc_post(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_wor
     snprintf(s->pending, sizeof s->pending, "CUDA-IPC %s rank %d (%s protocol)",
              p->is_send ? "send to" : "recv from", p->peer, put ? "put" : "get");
     s->pending_peer = p->peer;
-    hir_work *wk = calloc(1, sizeof *wk);
-    if (!wk) return hir_error_set(e, "out of host memory"), -1;
+    /* the same event-backed work as other communications, marked as an IPC transfer */
+    hir_work *wk;
+    if (hir_cu_work_event(cb, s, &wk, e) < 0) return -1;
     wk->kind = HIR_CU_WORK_IPC;
     wk->ipc = x;
-    wk->posted_on = s;
-    if (hir_cu_event_get(cb, &wk->ev, e) < 0) return free(wk), -1;
-    int st = cudaEventRecord(wk->ev, s->s);
-    if (st != cudaSuccess) {
-        hir_cu_event_put(cb, wk->ev);
-        free(wk);
-        HIR_CK_ST(e, cuda, "cudaEventRecord", st);
-    }
     *w = wk;
     return 0;
 }
