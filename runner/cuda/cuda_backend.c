@@ -202,6 +202,34 @@ static int cu_download(hir_backend *be, void *dst, const void *src, size_t bytes
 
 /* ---------------------------------------------------------------- streams */
 
+/* Every stream owns its GEMM workspace. cuBLASLt kernels keep scratch in the workspace (split-K
+ * partials, stream-K tile counters); two GEMMs in flight on different streams that share one
+ * workspace corrupt each other's — seen on an H200 as output tiles left unwritten and GEMMs
+ * that "finished" faster than the GPU's peak (docs/cuda-backend.md). Allocated when the stream
+ * is made, so no timed run allocates. */
+int hir_cu_stream_init_ws(hir_cu_backend *cb, hir_stream *s, hir_error *e)
+{
+    s->ws = NULL;
+    if (!cb->workspace_bytes) return 0;
+    if (cb->shared_ws && s != &cb->main) return s->ws = cb->main.ws, 0;
+    int st = cudaMalloc(&s->ws, cb->workspace_bytes);
+    if (st != cudaSuccess) {
+        cudaGetLastError();
+        s->ws = NULL;
+        return hir_error_set(e, "cudaMalloc(%zu bytes) for a stream's GEMM workspace: %s",
+                             cb->workspace_bytes, cudaGetErrorString((cudaError_t)st)), -1;
+    }
+    return 0;
+}
+
+static void stream_fini(hir_cu_backend *cb, hir_stream *s)
+{
+    if (s->ws && !cb->dead && (!cb->shared_ws || s == &cb->main)) cudaFree(s->ws);
+    s->ws = NULL;
+    if (s->s) cudaStreamDestroy(s->s);
+    s->s = NULL;
+}
+
 /* stream_main is a non-blocking stream created at init (not the legacy NULL stream, which
  * would implicitly serialize with every other stream and defeat the overlap). */
 static hir_stream *cu_stream_main(hir_backend *be) { return &hir_cu(be)->main; }
@@ -222,6 +250,11 @@ static int cu_stream_get(hir_backend *be, int64_t key, hir_stream **out, hir_err
     if (st != cudaSuccess) {
         free(s);
         HIR_CK_ST(e, cuda, "cudaStreamCreateWithFlags", st);
+    }
+    if (hir_cu_stream_init_ws(cb, s, e) < 0) {
+        cudaStreamDestroy(s->s);
+        free(s);
+        return -1;
     }
     cb->streams[cb->nstreams++] = s;
     *out = s;
@@ -378,13 +411,13 @@ static void cu_destroy(hir_backend *be)
     hir_cu_kernels_destroy(cb);
     hir_cu_user_kernels_destroy(cb);
     for (int i = 0; i < cb->nstreams; i++) {
-        cudaStreamDestroy(cb->streams[i]->s);
+        stream_fini(cb, cb->streams[i]);
         free(cb->streams[i]);
     }
     free(cb->streams);
     for (int i = 0; i < cb->nev_pool; i++) cudaEventDestroy(cb->ev_pool[i]);
     free(cb->ev_pool);
-    if (cb->main.s) cudaStreamDestroy(cb->main.s);
+    stream_fini(cb, &cb->main);
     if (cb->aux) cudaStreamDestroy(cb->aux);
     free(cb);
 }
@@ -496,9 +529,12 @@ int hir_backend_cuda_create(const hir_backend_config *cfg, hir_backend **out, hi
     HIR_CK_GOTO(e, cuda, cudaStreamCreateWithFlags(&cb->main.s, cudaStreamNonBlocking), fail);
     HIR_CK_GOTO(e, cuda, cudaStreamCreateWithFlags(&cb->aux, cudaStreamNonBlocking), fail);
     HIR_CK_GOTO(e, cublas, cublasLtCreate(&cb->lt), fail);
-    /* 32 MiB: what cuBLAS recommends on Hopper for its fastest kernels; allocated once. */
-    cb->workspace_bytes = 32u << 20;
-    HIR_CK_GOTO(e, cuda, cudaMalloc(&cb->workspace, cb->workspace_bytes), fail);
+    /* What the cuBLAS documentation recommends per workspace: 32 MiB on Hopper (sm_90) and
+     * later, 4 MiB before. One per stream (hir_cu_stream_init_ws). */
+    cb->workspace_bytes = cb->cc_major >= 9 ? (size_t)32 << 20 : (size_t)4 << 20;
+    const char *sw = getenv("HIR_CUDA_SHARED_WORKSPACE");
+    cb->shared_ws = sw && !strcmp(sw, "1");
+    if (hir_cu_stream_init_ws(cb, &cb->main, e) < 0) goto fail;
     *out = &cb->base;
     return 0;
 fail:

@@ -232,7 +232,7 @@ int hir_cu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e)
         const void *beta = ta == CUDA_R_64F ? (const void *)&zero64 : (const void *)&zero32;
         HIR_CK(e, cublas, cublasLtMatmul(cb->lt, p->desc, alpha, g->b.data, p->la, g->a.data,
                                          p->lb, beta, g->out.data, p->lc, g->out.data, p->lc,
-                                         &p->algo, cb->workspace, cb->workspace_bytes, s->s));
+                                         &p->algo, s->ws, cb->workspace_bytes, s->s));
     }
     if (g->bias && !bias) {
         /* out += bias broadcast over rows (and batches) */
@@ -260,6 +260,5 @@ void hir_cu_gemm_destroy(hir_cu_backend *cb)
     free(cb->plans);
     cb->plans = NULL;
     cb->nplans = 0;
-    if (cb->workspace && !cb->dead) cudaFree(cb->workspace);
     if (cb->lt) cublasLtDestroy(cb->lt);
 }

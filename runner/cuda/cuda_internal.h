@@ -53,6 +53,9 @@ struct hir_stream {
     /* last communication queued on it, for the timeout message of synchronize */
     char pending[160];
     int pending_peer;
+    /* this stream's own cuBLASLt workspace: GEMMs in flight on different streams must never
+     * share one (docs/cuda-backend.md, "Concurrent GEMMs and the workspace") */
+    void *ws;
 };
 
 struct hir_event { cudaEvent_t ev; };
@@ -149,8 +152,10 @@ typedef struct hir_cu_backend {
     int nev_pool, cap_ev_pool;
 
     cublasLtHandle_t lt;
-    void *workspace;
-    size_t workspace_bytes;
+    size_t workspace_bytes;      /* per stream (hir_stream.ws), by architecture */
+    /* HIR_CUDA_SHARED_WORKSPACE=1: every stream uses the main stream's workspace, as hir did
+     * before the fix; only to reproduce that defect (test/gpu, docs/cuda-backend.md) */
+    int shared_ws;
     hir_cu_gemm_plan *plans;
     int nplans, cap_plans;
 
@@ -182,6 +187,9 @@ void hir_cu_event_put(hir_cu_backend *cb, cudaEvent_t ev);
 int  hir_cu_work_event(hir_cu_backend *cb, hir_stream *s, hir_work **w, hir_error *e);
 int  hir_cu_view_contiguous(const hir_view *v);
 int64_t hir_cu_numel(const hir_view *v);
+
+/* cuda_backend.c: give a stream its workspace (called when the stream is created) */
+int  hir_cu_stream_init_ws(hir_cu_backend *cb, hir_stream *s, hir_error *e);
 
 /* cuda_gemm.c */
 int  hir_cu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e);
