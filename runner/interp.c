@@ -185,18 +185,34 @@ int interp_get(hir_interp *it, const hir_tensor *t, hir_view *v, hir_error *e)
 
 /* A statement whose output is not pre-bound gets a fresh result. Allocating it anew on every
  * run costs a device allocation and free per run (and cudaFree synchronizes the device), so
- * the buffer is kept per (statement, tensor) and reused when nothing else holds it any more —
- * i.e. in a later run, or a later loop iteration whose previous result was dropped. */
+ * results are kept per (statement, tensor) and reused in later runs. Within one run a statement
+ * can execute many times (a FOR body), each time possibly on another stream while the previous
+ * result is still being read: the k-th execution in a run therefore gets slot k, its own buffer,
+ * and slot k is reused only by the k-th execution of a later run (when the previous run's
+ * device work is complete: callers synchronize between runs, see run.h). Past
+ * RESULT_SLOTS executions in one run a result is allocated fresh and freed when dropped. */
+#define RESULT_SLOTS 64
+
 typedef struct rt_result {
     const hir_stmt *stmt;
     const hir_tensor *t;
-    rt_buf *buf;
+    uint64_t run;            /* run_no of the run that last used the slots */
+    int used;                /* executions so far in that run */
+    int nslots;
+    rt_buf *slot[RESULT_SLOTS];
 } rt_result;
 
 static uint64_t result_key(const hir_stmt *s, const hir_tensor *t)
 {
     uint64_t k = ((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)(uintptr_t)t;
     return k == UINT64_MAX ? 0 : k;
+}
+
+static void result_free(hir_interp *it, rt_result *r)
+{
+    for (int i = 0; i < r->nslots; i++)
+        interp_buf_unref(it, r->slot[i]);
+    free(r);
 }
 
 int interp_bind_new(hir_interp *it, const hir_tensor *t, int ndim, const int64_t *shape,
@@ -207,26 +223,37 @@ int interp_bind_new(hir_interp *it, const hir_tensor *t, int ndim, const int64_t
     size_t bytes = hir_view_bytes(&nv);
     uint64_t key = result_key(it->stmt, t);
     rt_result *r = hir_map_get(&it->result_cache, key);
-    if (r && (r->stmt != it->stmt || r->t != t))
-        r = NULL;   /* a key collision: do without the cache */
-    rt_buf *b;
-    if (r && r->buf->refs == 1 && r->buf->bytes == bytes) {
-        b = r->buf;              /* only the cache holds it: reuse */
+    int collision = r && (r->stmt != it->stmt || r->t != t);
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        hir_assert(r);
+        r->stmt = it->stmt;
+        r->t = t;
+        hir_map_put(&it->result_cache, key, r);
+    }
+    rt_buf *b = NULL;
+    int k = -1;
+    if (!collision) {
+        if (r->run != it->run_no) {
+            r->run = it->run_no;
+            r->used = 0;
+        }
+        if (r->used < RESULT_SLOTS)
+            k = r->used++;
+    }
+    if (k >= 0 && k < r->nslots && r->slot[k]->refs == 1 && r->slot[k]->bytes == bytes) {
+        b = r->slot[k];          /* only the cache holds it: reuse */
         b->refs++;
     } else {
         if (!(b = interp_buf_new(it, bytes, e)))
             return -1;
-        if (!hir_map_get(&it->result_cache, key) || r) {
-            if (!r) {
-                r = calloc(1, sizeof *r);
-                hir_assert(r);
-                r->stmt = it->stmt;
-                r->t = t;
-                hir_map_put(&it->result_cache, key, r);
+        if (k >= 0) {
+            if (k < r->nslots) {
+                interp_buf_unref(it, r->slot[k]);
             } else {
-                interp_buf_unref(it, r->buf);
+                k = r->nslots++;
             }
-            r->buf = b;
+            r->slot[k] = b;
             b->refs++;
         }
     }
@@ -829,8 +856,7 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
             for (size_t i = 0; i < it->result_cache.cap; i++) {
                 rt_result *r = it->result_cache.vals[i];
                 if (it->result_cache.keys[i] != UINT64_MAX && r && r->t == t) {
-                    interp_buf_unref(it, r->buf);
-                    free(r);
+                    result_free(it, r);
                     hir_map_del(&it->result_cache, it->result_cache.keys[i]);
                 }
             }
@@ -932,10 +958,8 @@ void hir_interp_destroy(hir_interp *it)
             interp_buf_unref(it, it->alloc_cache.vals[i]);
     for (size_t i = 0; i < it->result_cache.cap; i++) {
         rt_result *r = it->result_cache.vals[i];
-        if (it->result_cache.keys[i] != UINT64_MAX && r) {
-            interp_buf_unref(it, r->buf);
-            free(r);
-        }
+        if (it->result_cache.keys[i] != UINT64_MAX && r)
+            result_free(it, r);
     }
     hir_map_fini(&it->result_cache);
     for (size_t i = 0; i < it->works.cap; i++) {
@@ -999,6 +1023,7 @@ static int bind_inputs(hir_interp *it, const hir_view *inputs, hir_error *e)
 int hir_interp_run(hir_interp *it, const hir_view *inputs, hir_error *e)
 {
     it->stmt = NULL;
+    it->run_no++;
     unbind_all(it);
     scalars_clear(&it->scalars);
     it->cur = it->be->ops->stream_main(it->be);

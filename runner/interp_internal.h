@@ -45,6 +45,7 @@ struct hir_interp {
     int in_group;           /* inside StartCoalescing .. EndCoalescing */
     const hir_stmt *stmt;   /* statement being executed (for messages) */
     int depth;
+    uint64_t run_no;        /* runs started, for the result cache's per-run occurrence slots */
 };
 
 /* interp.c */

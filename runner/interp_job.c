@@ -666,8 +666,9 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
         if (hir_bench_program(o, boot, it, be, in.views, e))   /* runner/bench.c */
             goto free_all;
     } else {
+        /* results are reused run to run (interp.c): each run starts on an idle device */
         for (int i = 0; i < o->iters; i++)
-            if (hir_interp_run(it, in.views, e))
+            if ((i && be->ops->synchronize(be, e)) || hir_interp_run(it, in.views, e))
                 goto free_all;
     }
     if (be->ops->synchronize(be, e) || fetch_outputs(it, main.p, be, rank, &out, e))

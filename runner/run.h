@@ -57,7 +57,8 @@ int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_erro
 /* Bind a free scalar (e.g. an input extent) for every later run. */
 int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e);
 
-/* Run the program once. inputs[i] is the local data of container input i (a tensor view in
+/* Run the program once. Fresh results of statements are reused by later runs, so the
+ * previous run's device work must be complete (backend synchronize) before the next run starts. inputs[i] is the local data of container input i (a tensor view in
  * backend memory, or for a scalar input a 0-d view of int64 in host memory); the views must
  * stay valid for the run. Errors name the rank and the statement (file:line:col). */
 int hir_interp_run(hir_interp *it, const hir_view *inputs, hir_error *e);
