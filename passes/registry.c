@@ -12,6 +12,7 @@ PASS(canonicalize)
 PASS(hoist_handle_exchange)
 PASS(pipeline_fallback)
 PASS(defer_send_wait)
+PASS(strip_communication)
 #undef PASS
 
 const hir_pass_info hir_pass_table[] = {
@@ -36,5 +37,8 @@ const hir_pass_info hir_pass_table[] = {
     {"defer-send-wait",
      "move each CUDA-IPC send's Wait to the end of its loop iteration, so a chunk's GEMM does not wait for the peer's pull (nvFuser 2025-12 form)",
      NULL, hir_opts_defer_send_wait, hir_run_defer_send_wait},
+    {"strip-communication",
+     "remove every communication statement and keep the compute (compute-only ceiling; the outputs are meaningless)",
+     NULL, hir_opts_strip_communication, hir_run_strip_communication},
     {NULL, NULL, NULL, NULL, NULL},
 };
