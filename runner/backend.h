@@ -188,6 +188,10 @@ typedef struct hir_backend_ops {
     int  (*wait)(hir_backend *be, hir_stream *s, hir_work *w, hir_error *e);
     /* drop a work item without waiting (error paths) */
     void (*work_release)(hir_backend *be, hir_work *w);
+    /* Ordered teardown after a successful job, collective with every peer this rank shared
+     * memory with (may be NULL): stop using peer memory, agree with each peer, then free the
+     * memory peers mapped. Without it, destroy frees nothing a peer may still map. */
+    int  (*release_peers)(hir_backend *be, hir_error *e);
 } hir_backend_ops;
 
 struct hir_backend {

@@ -686,6 +686,10 @@ free_all:
     outputs_free(&out);
     inputs_free(&in, be);
     hir_interp_destroy(it);
+    /* every rank got here the same way: release peer memory in order (CUDA IPC) */
+    if ((st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED) && be->ops->release_peers &&
+        be->ops->release_peers(be, e))
+        st = HIR_RUN_FAILED;
 prefix_be:
 free_be:
     if (cpu && cpu != be)

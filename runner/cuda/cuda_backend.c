@@ -171,8 +171,8 @@ static void cu_free(hir_backend *be, void *ptr)
 {
     hir_cu_backend *cb = hir_cu(be);
     if (!ptr || cb->dead) return;
-    hir_cu_ipc_forget(cb, ptr);
-    cudaFree(ptr);
+    if (hir_cu_ipc_forget(cb, ptr)) hir_cu_ipc_hold(cb, ptr);   /* a peer may map it */
+    else cudaFree(ptr);
 }
 
 static int cu_mem_available(hir_backend *be, size_t *bytes, hir_error *e)
@@ -452,6 +452,7 @@ static const hir_backend_ops cu_ops = {
     .share_handles = hir_cu_share_handles,
     .wait = cu_wait,
     .work_release = cu_work_release,
+    .release_peers = hir_cu_release_peers,
 };
 
 static int load_driver(hir_cu_driver *d, hir_error *e)

@@ -67,6 +67,7 @@ struct hir_work {
     hir_cu_work_kind kind;
     cudaEvent_t ev;              /* EVENT: recorded after the operation; IPC: after the post */
     hir_cu_ipc *ipc;             /* IPC: the handle pair the post used */
+    uint32_t seq;                /* IPC: the post's sequence number on that pair */
     hir_stream *posted_on;
 };
 
@@ -94,15 +95,19 @@ typedef struct hir_cu_comm {
     ncclComm_t comm;
 } hir_cu_comm;
 
-/* Local end of a CUDA-IPC P2P: my buffer and semaphore, and the imported peer ones (§4.1). */
+/* Local end of a CUDA-IPC P2P: my buffer and semaphore, and the imported peer ones (§4.1).
+ * Semaphores carry sequence numbers: the n-th post on a pair signals n into the waiting side's
+ * semaphore, and waits are "at least n", so several posts in flight cannot be confused. */
 struct hir_cu_ipc {
     uintptr_t stmt_id;
     int peer, is_send;
     char *data;                  /* my buffer (cache key with esize, numel) */
     size_t esize;
+    int dtype;                   /* hir_dtype of the buffer, checked against the peer's */
     int64_t numel;
     size_t bytes;
-    uint32_t *sem;               /* mine, cudaMalloc'd, exported */
+    uint32_t seq;                /* posts made on this pair so far */
+    uint32_t *sem;               /* mine, cudaMalloc'd, exported; the peer writes into it */
     char *peer_base;             /* imported allocation base of the peer's buffer */
     char *peer_ptr;              /* peer_base + offset */
     uint32_t *peer_sem;          /* imported */
@@ -170,6 +175,12 @@ typedef struct hir_cu_backend {
     hir_cu_ipc **ipc;
     int nipc, cap_ipc;
     int memops_checked;
+    /* Exported memory is never freed while a peer may map it: frees of exported buffers and
+     * semaphores wait here until hir_cu_release_peers (ordered teardown) */
+    void **held;
+    int nheld, cap_held;
+    int *ipc_peers;              /* every peer handles were ever exchanged with */
+    int nipc_peers, cap_ipc_peers;
 
     hir_cu_user_kernel *ukernels;
     int nukernels, cap_ukernels;
@@ -232,8 +243,12 @@ int  hir_cu_ipc_post(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_wo
                      hir_error *e);
 int  hir_cu_ipc_wait(hir_cu_backend *cb, hir_stream *s, hir_work *w, hir_error *e);
 void hir_cu_ipc_destroy(hir_cu_backend *cb);
+/* Ordered teardown: close every mapping of peer memory, tell each peer (pairwise, ascending)
+ * and hear the same from it, then free the held exported memory. */
+int  hir_cu_release_peers(hir_backend *be, hir_error *e);
 /* drop the cached handles of buffers inside the allocation at ptr (called before freeing) */
-void hir_cu_ipc_forget(hir_cu_backend *cb, void *ptr);
+int  hir_cu_ipc_forget(hir_cu_backend *cb, void *ptr);   /* 1: exported, hold it */
+void hir_cu_ipc_hold(hir_cu_backend *cb, void *ptr);
 
 /* cuda_user_kernel.c */
 void hir_cu_user_kernels_destroy(hir_cu_backend *cb);

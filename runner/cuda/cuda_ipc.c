@@ -1,15 +1,25 @@
-/* cuda_ipc.c — P2P over CUDA IPC (transport CUDA), the protocol of hostir-format.md §4:
- * per (statement, peer, buffer) a cached pair of handles, each side with its own exported
- * semaphore and the peer's imported one; Get (receiver pulls) by default, Put (sender pushes)
- * when asked. Copies run on the copy engines; synchronization is stream memory operations. */
+/* cuda_ipc.c — P2P over CUDA IPC (transport CUDA): per (statement, peer, buffer) a cached pair
+ * of handles, each side with its own exported semaphore and the peer's imported one; Get
+ * (receiver pulls) by default, Put (sender pushes) when asked. Copies run on the copy engines;
+ * synchronization is stream memory operations on sequence numbers:
+ *   Get: send n:  signal the receiver's semaphore := n (data ready)
+ *        recv n:  wait mine >= n; copy peer -> mine; signal the sender's := n (data taken)
+ *        wait(send n): wait mine >= n            wait(recv n): nothing more
+ *   Put: recv n:  signal the sender's semaphore := n (buffer free)
+ *        send n:  wait mine >= n; copy mine -> peer; signal the receiver's := n (data landed)
+ *        wait(recv n): wait mine >= n            wait(send n): nothing more
+ * Both sides count the posts of a pair, so the n-th post of one matches the n-th of the other;
+ * waits compare with >= (wrap-safe 32-bit), so a later post can never be satisfied by an earlier
+ * signal and several posts may be in flight. The handle record carries the buffer's byte size
+ * and dtype, checked on import. Exported memory (buffers and semaphores) is never freed while a
+ * peer may map it: hir_cu_release_peers orders the teardown. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runner/cuda/cuda_internal.h"
 
-enum { SEM_IDLE = 0, SEM_BUSY = 1 };
-enum { TAG_COUNTS = 0x4c01, TAG_HANDLES = 0x4c02 };
+enum { TAG_COUNTS = 0x4c01, TAG_HANDLES = 0x4c02, TAG_RELEASE = 0x4c03 };
 
 /* What one side sends the other (only to that peer, never to the world). */
 typedef struct hir_cu_ipc_pod {
@@ -17,6 +27,9 @@ typedef struct hir_cu_ipc_pod {
     cudaIpcMemHandle_t buf;      /* the allocation */
     cudaIpcMemHandle_t sem;      /* the exporter's semaphore */
     int64_t rank;                /* the exporter */
+    int64_t bytes;               /* the buffer's size and element type, checked on import */
+    int32_t dtype;
+    int32_t is_send;
 } hir_cu_ipc_pod;
 
 static hir_cu_ipc *lookup(hir_cu_backend *cb, const hir_p2p *p)
@@ -32,13 +45,29 @@ static hir_cu_ipc *lookup(hir_cu_backend *cb, const hir_p2p *p)
     return NULL;
 }
 
-static void ipc_free(hir_cu_backend *cb, hir_cu_ipc *x)
+/* Keep exported memory until the ordered teardown (a peer may still map it). */
+static void hold(hir_cu_backend *cb, void *p)
+{
+    hir_error e;
+    for (int i = 0; i < cb->nheld; i++)
+        if (cb->held[i] == p) return;
+    if (hir_cu_grow((void **)&cb->held, &cb->cap_held, cb->nheld, sizeof(void *), &e) < 0)
+        return;              /* out of host memory: leak it rather than free it under a peer */
+    cb->held[cb->nheld++] = p;
+}
+
+/* Drop an entry: close my mappings of the peer's memory; my exported semaphore is held if the
+ * peer imported it (exported = 1), freed at once otherwise (an export that never left). */
+static void ipc_free(hir_cu_backend *cb, hir_cu_ipc *x, int exported)
 {
     if (!x) return;
     if (!cb->dead) {
         if (x->peer_base) cudaIpcCloseMemHandle(x->peer_base);
         if (x->peer_sem) cudaIpcCloseMemHandle(x->peer_sem);
-        if (x->sem) cudaFree(x->sem);
+        if (x->sem) {
+            if (exported) hold(cb, x->sem);
+            else cudaFree(x->sem);
+        }
     }
     free(x);
 }
@@ -84,6 +113,7 @@ static int export_local(hir_cu_backend *cb, const hir_p2p *p, hir_cu_ipc **out, 
     x->is_send = p->is_send;
     x->data = p->buf.data;
     x->esize = hir_dtype_size(p->buf.dtype);
+    x->dtype = (int)p->buf.dtype;
     x->numel = hir_cu_numel(&p->buf);
     x->bytes = x->esize * (size_t)x->numel;
     CUdeviceptr base = 0;
@@ -102,7 +132,7 @@ static int export_local(hir_cu_backend *cb, const hir_p2p *p, hir_cu_ipc **out, 
     }
     HIR_CK_GOTO(e, cuda, cudaIpcGetMemHandle(&x->my_buf_h, (void *)base), fail);
     HIR_CK_GOTO(e, cuda, cudaMalloc((void **)&x->sem, sizeof(uint32_t)), fail);
-    int st = cb->drv.StreamWriteValue32((CUstream)cb->aux, (CUdeviceptr)x->sem, SEM_IDLE,
+    int st = cb->drv.StreamWriteValue32((CUstream)cb->aux, (CUdeviceptr)x->sem, 0,
                                         CU_STREAM_WRITE_VALUE_DEFAULT);
     if (st != CUDA_SUCCESS) {
         hir_error_set(e, "cuStreamWriteValue32: %s: stream memory operations are not usable on "
@@ -115,7 +145,7 @@ static int export_local(hir_cu_backend *cb, const hir_p2p *p, hir_cu_ipc **out, 
     *out = x;
     return 0;
 fail:
-    ipc_free(cb, x);
+    ipc_free(cb, x, 0);
     return -1;
 }
 
@@ -125,6 +155,16 @@ static int import_peer(hir_cu_backend *cb, hir_cu_ipc *x, const hir_cu_ipc_pod *
     if (pod->rank != x->peer)
         return hir_error_set(e, "CUDA-IPC handle exchange: expected handles of rank %d, got "
                                 "rank %lld", x->peer, (long long)pod->rank), -1;
+    if (pod->is_send == x->is_send)
+        return hir_error_set(e, "CUDA-IPC handle exchange: rank %d's matching operation is also "
+                                "a %s", x->peer, x->is_send ? "send" : "receive"), -1;
+    if (pod->bytes != (int64_t)x->bytes || pod->dtype != x->dtype)
+        return hir_error_set(e, "CUDA-IPC P2P with rank %d: my %s buffer is %zu bytes of %s, "
+                                "the peer's %s buffer %lld bytes of %s", x->peer,
+                             x->is_send ? "send" : "receive", x->bytes,
+                             hir_dtype_name((hir_dtype)x->dtype),
+                             x->is_send ? "receive" : "send", (long long)pod->bytes,
+                             hir_dtype_name((hir_dtype)pod->dtype)), -1;
     void *base = NULL, *sem = NULL;
     HIR_CK(e, cuda, cudaIpcOpenMemHandle(&base, pod->buf, cudaIpcMemLazyEnablePeerAccess));
     x->peer_base = base;
@@ -142,6 +182,20 @@ static void fill_pod(const hir_backend_config *c, const hir_cu_ipc *x, hir_cu_ip
     pod->buf = x->my_buf_h;
     pod->sem = x->my_sem_h;
     pod->rank = c->rank;
+    pod->bytes = (int64_t)x->bytes;
+    pod->dtype = x->dtype;
+    pod->is_send = x->is_send;
+}
+
+static int note_peer(hir_cu_backend *cb, int peer, hir_error *e)
+{
+    for (int i = 0; i < cb->nipc_peers; i++)
+        if (cb->ipc_peers[i] == peer) return 0;
+    if (hir_cu_grow((void **)&cb->ipc_peers, &cb->cap_ipc_peers, cb->nipc_peers, sizeof(int),
+                    e) < 0)
+        return -1;
+    cb->ipc_peers[cb->nipc_peers++] = peer;
+    return 0;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -180,6 +234,8 @@ static int exchange_with(hir_cu_backend *cb, int peer, hir_cu_ipc **fresh, int n
     }
     if (hir_boot_exchange(c->boot, peer, TAG_HANDLES, out, in, (size_t)n * sizeof *out, e) < 0)
         goto done;
+    /* from here on the peer may map my memory: the teardown must hear from it */
+    if (note_peer(cb, peer, e) < 0) goto done;
     /* theirs: [their sends = my receives..., their receives = my sends...] */
     for (int64_t k = 0; k < mine[0]; k++)
         if (import_peer(cb, order[k], &in[mine[1] + k], e) < 0) goto done;
@@ -233,27 +289,27 @@ int hir_cu_share_handles(hir_backend *be, const hir_p2p *list, int n, hir_error 
     }
     rc = 0;
 done:
-    for (int i = 0; i < nfresh; i++) ipc_free(cb, fresh[i]);
+    for (int i = 0; i < nfresh; i++) ipc_free(cb, fresh[i], 1);
     free(fresh);
     free(peers);
     return rc;
 }
 
-static int write2(hir_cu_backend *cb, hir_stream *s, hir_cu_ipc *x, uint32_t v, hir_error *e)
+/* Signal n into the peer's semaphore. The default flag puts a memory fence before the write, so
+ * the stream's earlier work (the copy) is visible to the peer before the number is. */
+static int signal_peer(hir_cu_backend *cb, hir_stream *s, hir_cu_ipc *x, uint32_t n,
+                       hir_error *e)
 {
-    /* local first, then the peer's copy of the state (§4.4); DEFAULT orders prior stream work
-     * (the data copy) before the flag becomes visible */
-    HIR_CK(e, cu, cb->drv.StreamWriteValue32((CUstream)s->s, (CUdeviceptr)x->sem, v,
-                                             CU_STREAM_WRITE_VALUE_DEFAULT));
-    HIR_CK(e, cu, cb->drv.StreamWriteValue32((CUstream)s->s, (CUdeviceptr)x->peer_sem, v,
+    HIR_CK(e, cu, cb->drv.StreamWriteValue32((CUstream)s->s, (CUdeviceptr)x->peer_sem, n,
                                              CU_STREAM_WRITE_VALUE_DEFAULT));
     return 0;
 }
 
-static int wait_own(hir_cu_backend *cb, hir_stream *s, hir_cu_ipc *x, uint32_t v, hir_error *e)
+/* Block the stream until my semaphore has reached n (wrap-safe: (int32)(*sem - n) >= 0). */
+static int wait_mine(hir_cu_backend *cb, hir_stream *s, hir_cu_ipc *x, uint32_t n, hir_error *e)
 {
-    HIR_CK(e, cu, cb->drv.StreamWaitValue32((CUstream)s->s, (CUdeviceptr)x->sem, v,
-                                            CU_STREAM_WAIT_VALUE_EQ));
+    HIR_CK(e, cu, cb->drv.StreamWaitValue32((CUstream)s->s, (CUdeviceptr)x->sem, n,
+                                            CU_STREAM_WAIT_VALUE_GEQ));
     return 0;
 }
 
@@ -271,28 +327,31 @@ int hir_cu_ipc_post(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_wor
         if (!x) return hir_error_set(e, "CUDA-IPC P2P: handles missing after sharing"), -1;
     }
     int put = cb->base.cfg.p2p_protocol == HIR_P2P_PUT;
+    uint32_t n = x->seq + 1;
     if (x->is_send != put) {
-        /* Get send / Put recv: announce (1 = data ready / buffer free) */
-        if (write2(cb, s, x, SEM_BUSY, e) < 0) return -1;
+        /* Get send / Put recv: announce n (data ready / buffer free) */
+        if (signal_peer(cb, s, x, n, e) < 0) return -1;
     } else {
-        /* Get recv: pull when the sender is ready; Put send: push when the receiver is */
-        if (wait_own(cb, s, x, SEM_BUSY, e) < 0) return -1;
+        /* Get recv: pull once the sender announced n; Put send: push once the receiver did */
+        if (wait_mine(cb, s, x, n, e) < 0) return -1;
         if (put)
             HIR_CK(e, cuda, cudaMemcpyAsync(x->peer_ptr, x->data, x->bytes,
                                             cudaMemcpyDeviceToDevice, s->s));
         else
             HIR_CK(e, cuda, cudaMemcpyAsync(x->data, x->peer_ptr, x->bytes,
                                             cudaMemcpyDeviceToDevice, s->s));
-        if (write2(cb, s, x, SEM_IDLE, e) < 0) return -1;
+        if (signal_peer(cb, s, x, n, e) < 0) return -1;
     }
-    snprintf(s->pending, sizeof s->pending, "CUDA-IPC %s rank %d (%s protocol)",
-             p->is_send ? "send to" : "recv from", p->peer, put ? "put" : "get");
+    x->seq = n;
+    snprintf(s->pending, sizeof s->pending, "CUDA-IPC %s rank %d (%s protocol, transfer %u)",
+             p->is_send ? "send to" : "recv from", p->peer, put ? "put" : "get", n);
     s->pending_peer = p->peer;
     /* the same event-backed work as other communications, marked as an IPC transfer */
     hir_work *wk;
     if (hir_cu_work_event(cb, s, &wk, e) < 0) return -1;
     wk->kind = HIR_CU_WORK_IPC;
     wk->ipc = x;
+    wk->seq = n;
     *w = wk;
     return 0;
 }
@@ -301,41 +360,77 @@ int hir_cu_ipc_wait(hir_cu_backend *cb, hir_stream *s, hir_work *w, hir_error *e
 {
     hir_cu_ipc *x = w->ipc;
     int put = cb->base.cfg.p2p_protocol == HIR_P2P_PUT;
-    /* waiting on another stream than the post's: first order after the post, else a wait
-     * for 0 could pass on the value from before the post */
+    /* waiting on another stream than the post's: first order after the post */
     if (s != w->posted_on) HIR_CK(e, cuda, cudaStreamWaitEvent(s->s, w->ev, 0));
-    /* Get: the sender waits until the receiver has read (sem back to 0); the receiver's copy
-     * is already on its stream. Put: the receiver waits until the data has landed. */
+    /* Get: the sender waits until the receiver has taken transfer n; the receiver's copy is
+     * already on its stream. Put: the receiver waits until transfer n has landed. */
     if (x->is_send != put) {
-        if (wait_own(cb, s, x, SEM_IDLE, e) < 0) return -1;
-        snprintf(s->pending, sizeof s->pending, "wait for CUDA-IPC %s rank %d",
-                 x->is_send ? "send to" : "recv from", x->peer);
+        if (wait_mine(cb, s, x, w->seq, e) < 0) return -1;
+        snprintf(s->pending, sizeof s->pending, "wait for CUDA-IPC %s rank %d (transfer %u)",
+                 x->is_send ? "send to" : "recv from", x->peer, w->seq);
         s->pending_peer = x->peer;
     }
     return 0;
 }
 
 /* A freed buffer must not keep its cache entries: a later buffer at the same address would hit
- * them and talk to the peer through the old allocation's mapping (silently wrong data). */
-void hir_cu_ipc_forget(hir_cu_backend *cb, void *ptr)
+ * them and talk to the peer through the old allocation's mapping (silently wrong data). Returns
+ * 1 when the allocation was exported to a peer: the caller must hold it, not free it. */
+int hir_cu_ipc_forget(hir_cu_backend *cb, void *ptr)
 {
     CUdeviceptr base = 0;
     size_t size = 0;
     if (!cb->nipc || cb->drv.MemGetAddressRange(&base, &size, (CUdeviceptr)ptr) != CUDA_SUCCESS)
-        return;
-    int k = 0;
+        return 0;
+    int k = 0, exported = 0;
     for (int i = 0; i < cb->nipc; i++) {
         CUdeviceptr d = (CUdeviceptr)cb->ipc[i]->data;
-        if (d >= base && d < base + size) ipc_free(cb, cb->ipc[i]);
-        else cb->ipc[k++] = cb->ipc[i];
+        if (d >= base && d < base + size) {
+            ipc_free(cb, cb->ipc[i], 1);
+            exported = 1;
+        } else {
+            cb->ipc[k++] = cb->ipc[i];
+        }
     }
     cb->nipc = k;
+    return exported;
+}
+
+void hir_cu_ipc_hold(hir_cu_backend *cb, void *ptr) { hold(cb, ptr); }
+
+int hir_cu_release_peers(hir_backend *be, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    if (cb->dead) return 0;
+    /* my work that reads or writes peer memory is done before I say so */
+    HIR_CK(e, cuda, cudaDeviceSynchronize());
+    for (int i = 0; i < cb->nipc; i++) ipc_free(cb, cb->ipc[i], 1);
+    cb->nipc = 0;
+    /* ascending peer order: the lexicographic order of the pairs on every rank (no cycle) */
+    qsort(cb->ipc_peers, (size_t)cb->nipc_peers, sizeof(int), cmp_int);
+    for (int i = 0; i < cb->nipc_peers; i++) {
+        int64_t mine = 1, theirs = 0;
+        if (hir_boot_exchange(cb->base.cfg.boot, cb->ipc_peers[i], TAG_RELEASE, &mine, &theirs,
+                              sizeof mine, e) < 0)
+            return -1;
+    }
+    cb->nipc_peers = 0;
+    for (int i = 0; i < cb->nheld; i++) cudaFree(cb->held[i]);
+    cb->nheld = 0;
+    return 0;
 }
 
 void hir_cu_ipc_destroy(hir_cu_backend *cb)
 {
-    for (int i = 0; i < cb->nipc; i++) ipc_free(cb, cb->ipc[i]);
+    /* without the ordered teardown (a failed job): close mappings, free nothing a peer may
+     * still map; the process exit releases it */
+    for (int i = 0; i < cb->nipc; i++) ipc_free(cb, cb->ipc[i], 1);
     free(cb->ipc);
     cb->ipc = NULL;
     cb->nipc = 0;
+    free(cb->held);
+    cb->held = NULL;
+    cb->nheld = 0;
+    free(cb->ipc_peers);
+    cb->ipc_peers = NULL;
 }
