@@ -67,6 +67,9 @@ typedef struct hir_backend_config {
     int num_streams;            /* value of numberOfStreams */
     double timeout;             /* seconds a wait on a peer may take before it fails */
     hir_p2p_protocol p2p_protocol;
+    /* CPU backend only: GEMMs of at least this many FLOP (2·M·N·K) are not computed but
+     * recorded, for a randomized check of another backend's result (0: compute all) */
+    double defer_gemm_flops;
 } hir_backend_config;
 
 /* Which transport a communication statement named (backend=NCCL|UCC|CUDA in the text). */
@@ -122,6 +125,20 @@ typedef struct hir_gemm {
     int64_t batch;
     int64_t batch_stride_a, batch_stride_b, batch_stride_out;
 } hir_gemm;
+
+/* What a benchmark records about the device a backend runs on, and its physical limits. */
+typedef struct hir_device_info {
+    char name[96];              /* "NVIDIA H200" */
+    char uuid[48];              /* identity of the physical device (ranks sharing it agree) */
+    int sm_count, cc_major, cc_minor;
+    int clock_khz;              /* peak SM clock */
+    int mem_clock_khz;
+    int driver_version, runtime_version, nccl_version, cublaslt_version;   /* 0: unknown */
+    /* dense peak of the device in TFLOP/s for GEMMs of 16-bit floats (tensor cores), float
+     * (no TF32) and double: SMs x peak clock x FLOP per clock per SM of the architecture;
+     * 0 when the architecture is unknown */
+    double peak_tflops_16, peak_tflops_32, peak_tflops_64;
+} hir_device_info;
 
 typedef struct hir_backend_ops {
     const char *name;                       /* "cpu", "cuda" */
@@ -192,6 +209,8 @@ typedef struct hir_backend_ops {
      * memory with (may be NULL): stop using peer memory, agree with each peer, then free the
      * memory peers mapped. Without it, destroy frees nothing a peer may still map. */
     int  (*release_peers)(hir_backend *be, hir_error *e);
+    /* the device and its limits (NULL: a CPU backend, no device peak known) */
+    int  (*device_info)(hir_backend *be, hir_device_info *d, hir_error *e);
 } hir_backend_ops;
 
 struct hir_backend {
@@ -203,6 +222,37 @@ struct hir_backend {
  * was built without CUDA or no GPU is visible. */
 int hir_backend_cpu_create(const hir_backend_config *cfg, hir_backend **out, hir_error *e);
 int hir_backend_cuda_create(const hir_backend_config *cfg, hir_backend **out, hir_error *e);
+/* ---------------------------------------------------------------- randomized checking
+ * (CPU backend: runner/cpu/cpu_lazy.c, cpu_verify.c) */
+
+/* A GEMM the CPU backend recorded instead of computing (cfg.defer_gemm_flops): its operands
+ * and output region in that backend's memory; g.bias is NULL, the bias is in `bias`. */
+typedef struct hir_deferred_gemm {
+    hir_gemm g;
+    hir_view bias;
+    int has_bias;
+} hir_deferred_gemm;
+
+/* Take the GEMMs still deferred (a malloc'd array for the caller to free); from then on the
+ * backend forgets them, and their operand memory stays valid until the backend is destroyed. */
+int hir_cpu_take_deferred(hir_backend *be, hir_deferred_gemm **list, int *n, hir_error *e);
+/* Compute a deferred GEMM after all (exactly, into its output region). */
+int hir_cpu_gemm_now(hir_backend *be, const hir_deferred_gemm *d, hir_error *e);
+
+/* Freivalds' check of a claimed product: g->out holds the result to verify (host memory, any
+ * float dtype); g->a, g->b, g->bias are the true operands. For `vectors` random ±1 vectors r
+ * it compares out·r with a·(op(b)·r) + (bias·r) in float64, row by row, against a bound
+ * derived from the output dtype's rounding and the accumulation over K (docs/runner.md). */
+typedef struct hir_gemm_check {
+    int64_t rows;                /* rows checked (times batch) */
+    int64_t bad_rows;            /* rows whose difference exceeded the bound for some r */
+    int64_t first_bad_row;       /* -1 when none */
+    double worst;                /* largest |difference| / bound seen */
+    double diff_first, bound_first;   /* at the first bad row */
+} hir_gemm_check;
+int hir_cpu_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, hir_gemm_check *r,
+                        hir_error *e);
+
 /* 1 when this build has the CUDA backend and a GPU is visible (no error otherwise). */
 int hir_cuda_available(void);
 

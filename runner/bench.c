@@ -47,16 +47,20 @@ static int ensure_end_events(bench_state *st, int n, hir_error *e)
     return 0;
 }
 
-/* One timed run: device milliseconds from the start event on the main stream to the last end
- * event over the streams that got work, host microseconds spent issuing it. */
-static int run_once(bench_state *st, hir_boot *boot, hir_bench_counters *c,
-                    hir_bench_run_fn fn, void *ctx, int iter, double *dev_ms, double *host_us,
-                    double *wall_ms, hir_error *e)
+/* One timed run on one clock: every stream idle and the optional prepare step done, a barrier;
+ * the wall time from leaving it to leaving the barrier that follows the drained run (so the
+ * slowest rank decides; a constant barrier latency of microseconds is included). Also the
+ * device interval of this rank (start event on the main stream to the last end event over
+ * the streams that got work) and the host time spent issuing the run. */
+static int run_once(bench_state *st, hir_boot *boot, const hir_bench_opts *bo,
+                    hir_bench_counters *c, hir_bench_run_fn fn, void *ctx, int iter,
+                    double *dev_ms, double *host_us, double *wall_ms, hir_error *e)
 {
     hir_backend *be = st->be;
     const hir_backend_ops *o = be->ops;
     hir_stream *main_s = o->stream_main(be);
     if (o->synchronize(be, e) < 0) return -1;
+    if (bo->prepare && bo->prepare(bo->prepare_ctx, iter, e) < 0) return -1;
     if (boot && hir_boot_barrier(boot, e) < 0) return -1;
     memset(c, 0, sizeof *c);
     double t0 = now_s();
@@ -70,6 +74,7 @@ static int run_once(bench_state *st, hir_boot *boot, hir_bench_counters *c,
         if (c->streams[i] != main_s && o->event_record(be, st->end[i + 1], c->streams[i], e) < 0)
             return -1;
     if (o->synchronize(be, e) < 0) return -1;
+    if (boot && hir_boot_barrier(boot, e) < 0) return -1;
     double t2 = now_s();
     double best = 0;
     for (int i = 0; i < n; i++) {
@@ -84,25 +89,45 @@ static int run_once(bench_state *st, hir_boot *boot, hir_bench_counters *c,
     return 0;
 }
 
-/* Element-wise maximum over ranks of v[0..n), into v on rank 0. hir_boot_exchange moves equal
- * byte counts both ways; rank 0's own values go out and are ignored by the peer. */
+static int world_team(hir_boot *boot, int **team, hir_error *e)
+{
+    int size = hir_boot_size(boot);
+    *team = malloc((size_t)size * sizeof **team);
+    if (!*team) return hir_error_set(e, "bench: out of memory");
+    for (int i = 0; i < size; i++) (*team)[i] = i;
+    return 0;
+}
+
+/* Every rank's `bytes` into all[rank * bytes] on every rank. */
+static int gather_all(hir_boot *boot, const void *mine, void *all, size_t bytes, hir_error *e)
+{
+    if (!boot || hir_boot_size(boot) == 1) {
+        memcpy(all, mine, bytes);
+        return 0;
+    }
+    int size = hir_boot_size(boot), rank = hir_boot_rank(boot), *team, rc = 0;
+    if (world_team(boot, &team, e) < 0) return -1;
+    for (int r = 0; r < size && rc == 0; r++) {
+        char *slot = (char *)all + (size_t)r * bytes;
+        if (r == rank) memcpy(slot, mine, bytes);
+        rc = hir_boot_team_bcast(boot, team, size, r, slot, bytes, e);
+    }
+    free(team);
+    return rc;
+}
+
+/* Element-wise maximum over ranks of v[0..n), on every rank. */
 static int reduce_max(hir_boot *boot, double *v, int n, hir_error *e)
 {
     if (!boot || hir_boot_size(boot) == 1) return 0;
-    int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
-    double *tmp = malloc((size_t)n * sizeof *tmp);
-    if (!tmp) return hir_error_set(e, "bench: out of memory");
-    int rc = 0;
-    if (rank != 0) {
-        rc = hir_boot_exchange(boot, 0, 7201, v, tmp, (size_t)n * sizeof *v, e);
-    } else {
-        for (int p = 1; p < size && rc == 0; p++) {
-            rc = hir_boot_exchange(boot, p, 7201, v, tmp, (size_t)n * sizeof *v, e);
-            for (int i = 0; rc == 0 && i < n; i++)
-                if (tmp[i] > v[i]) v[i] = tmp[i];
-        }
-    }
-    free(tmp);
+    int size = hir_boot_size(boot);
+    double *all = malloc((size_t)n * (size_t)size * sizeof *all);
+    if (!all) return hir_error_set(e, "bench: out of memory");
+    int rc = gather_all(boot, v, all, (size_t)n * sizeof *v, e);
+    for (int r = 0; rc == 0 && r < size; r++)
+        for (int i = 0; i < n; i++)
+            if (all[(size_t)r * (size_t)n + (size_t)i] > v[i]) v[i] = all[(size_t)r * (size_t)n + (size_t)i];
+    free(all);
     return rc;
 }
 
@@ -110,6 +135,60 @@ static void progress(FILE *f, int done, int total, double mean_ms)
 {
     fprintf(f, "\r[bench] %d/%d iterations, %.3f ms mean so far   ", done, total, mean_ms);
     fflush(f);
+}
+
+static uint64_t fnv(const char *s, uint64_t h)
+{
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* Which ranks share a physical device (same node, same device UUID), and the busiest
+ * device's summed FLOP per iteration. */
+static int per_device(hir_boot *boot, const hir_device_info *d, int have, double flops,
+                      double *dev_flops, int *ranks_per_dev, int *ndev, hir_error *e)
+{
+    int size = boot ? hir_boot_size(boot) : 1, rank = boot ? hir_boot_rank(boot) : 0;
+    double mine[2];
+    uint64_t key = boot ? hir_boot_node_id(boot, rank) : 0;
+    key = fnv(have ? d->uuid : "host", key ^ 0x9e3779b97f4a7c15ull);
+    memcpy(&mine[0], &key, sizeof key);
+    mine[1] = flops;
+    double *all = malloc((size_t)size * sizeof mine);
+    if (!all) return hir_error_set(e, "bench: out of memory");
+    if (gather_all(boot, mine, all, sizeof mine, e) < 0) return free(all), -1;
+    *dev_flops = 0;
+    *ranks_per_dev = 0;
+    *ndev = 0;
+    for (int r = 0; r < size; r++) {
+        uint64_t kr;
+        memcpy(&kr, &all[2 * r], sizeof kr);
+        int first = 1, count = 0;
+        double sum = 0;
+        for (int q = 0; q < size; q++) {
+            uint64_t kq;
+            memcpy(&kq, &all[2 * q], sizeof kq);
+            if (kq != kr) continue;
+            if (q < r) first = 0;
+            count++;
+            sum += all[2 * q + 1];
+        }
+        if (!first) continue;
+        (*ndev)++;
+        if (sum > *dev_flops) *dev_flops = sum;
+        if (count > *ranks_per_dev) *ranks_per_dev = count;
+    }
+    free(all);
+    return 0;
+}
+
+static double peak_for(const hir_device_info *d, unsigned dtypes)
+{
+    double p = 0;
+    if (dtypes & ((1u << HIR_DT_HALF) | (1u << HIR_DT_BFLOAT))) p = d->peak_tflops_16;
+    if ((dtypes & (1u << HIR_DT_FLOAT)) && d->peak_tflops_32 > p) p = d->peak_tflops_32;
+    if ((dtypes & (1u << HIR_DT_DOUBLE)) && d->peak_tflops_64 > p) p = d->peak_tflops_64;
+    return p;
 }
 
 int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
@@ -126,8 +205,8 @@ int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
     r->program = o->program ? o->program : "";
     r->mode = o->mode ? o->mode : "eager";
     bench_state st = {.be = be};
-    /* per iteration: device ms, host us; then the first run's wall ms, flops */
-    int nv = 2 * iters + 2;
+    /* per iteration: wall ms, device ms, host us; then the first run's wall ms, flops */
+    int nv = 3 * iters + 2;
     double *v = calloc((size_t)nv, sizeof *v);
     r->per_iter_ms = calloc((size_t)iters, sizeof *r->per_iter_ms);
     int rc = -1;
@@ -142,13 +221,14 @@ int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
     double last_shown = t_begin;
     for (int i = 0; i < warmup + iters; i++) {
         double dev, host, wall;
-        if (run_once(&st, boot, c, fn, ctx, i, &dev, &host, &wall, e) < 0) goto out;
-        if (i == 0) v[2 * iters] = wall;
+        if (run_once(&st, boot, o, c, fn, ctx, i, &dev, &host, &wall, e) < 0) goto out;
+        if (i == 0) v[3 * iters] = wall;
         if (i < warmup) continue;
         int k = i - warmup;
-        v[k] = dev;
-        v[iters + k] = host;
-        sum += dev;
+        v[k] = wall;
+        v[iters + k] = dev;
+        v[2 * iters + k] = host;
+        sum += wall;
         /* a progress line only for runs that take a while: after 2 s, refreshed twice a second */
         double now = now_s();
         if (show && now - t_begin > 2.0 && now - last_shown > 0.5) {
@@ -158,9 +238,13 @@ int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
         }
     }
     if (shown) fprintf(stderr, "\r%60s\r", "");
-    v[2 * iters + 1] = c->flops;
+    double my_flops = c->flops;
+    v[3 * iters + 1] = c->flops;
     r->gemms = c->gemms;
     r->stmts = c->stmts;
+    r->dtypes = c->dtypes;
+    r->nshapes = c->nshapes;
+    memcpy(r->shapes, c->shapes, sizeof r->shapes);
     if (reduce_max(boot, v, nv, e) < 0) goto out;
     memcpy(r->per_iter_ms, v, (size_t)iters * sizeof *v);
     double *sorted = malloc((size_t)iters * sizeof *sorted);
@@ -170,16 +254,19 @@ int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
     }
     memcpy(sorted, v, (size_t)iters * sizeof *v);
     qsort(sorted, (size_t)iters, sizeof *sorted, cmp_double);
-    double mean = 0, var = 0, hmean = 0, hmin = v[iters];
+    double mean = 0, var = 0, dmean = 0, hmean = 0, hmin = v[2 * iters];
     for (int i = 0; i < iters; i++) {
         mean += v[i];
-        hmean += v[iters + i];
-        if (v[iters + i] < hmin) hmin = v[iters + i];
+        dmean += v[iters + i];
+        hmean += v[2 * iters + i];
+        if (v[2 * iters + i] < hmin) hmin = v[2 * iters + i];
     }
     mean /= iters;
+    dmean /= iters;
     hmean /= iters;
     for (int i = 0; i < iters; i++) var += (v[i] - mean) * (v[i] - mean);
     r->mean_ms = mean;
+    r->dev_mean_ms = dmean;
     r->stddev_ms = iters > 1 ? sqrt(var / (iters - 1)) : 0;
     r->min_ms = sorted[0];
     r->max_ms = sorted[iters - 1];
@@ -187,9 +274,27 @@ int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
     free(sorted);
     r->host_us = hmean;
     r->host_us_min = hmin;
-    r->first_ms = v[2 * iters];
-    r->flops = v[2 * iters + 1];
+    r->first_ms = v[3 * iters];
+    r->flops = v[3 * iters + 1];
     r->tflops = mean > 0 ? r->flops / (mean * 1e-3) / 1e12 : 0;
+    if (be->ops->device_info) {
+        if (be->ops->device_info(be, &r->device, e) < 0) goto out;
+        r->have_device = 1;
+    }
+    double dev_flops = 0;
+    if (per_device(boot, &r->device, r->have_device, my_flops, &dev_flops, &r->ranks_per_device,
+                   &r->ndevices, e) < 0)
+        goto out;
+    r->tflops_per_device = mean > 0 ? dev_flops / (mean * 1e-3) / 1e12 : 0;
+    r->peak_tflops = r->have_device ? peak_for(&r->device, r->dtypes) : 0;
+    /* every rank computed the same figures from the same gathered values */
+    if (r->peak_tflops > 0 && r->tflops_per_device > r->peak_tflops) {
+        hir_error_set(e, "bench: %.1f TFLOP/s on one %s is above its peak of %.1f TFLOP/s "
+                         "(%d SMs x %.3f GHz): work was skipped or the time is wrong; this is "
+                         "a defect, not a result", r->tflops_per_device, r->device.name,
+                      r->peak_tflops, r->device.sm_count, r->device.clock_khz / 1e6);
+        goto out;
+    }
     rc = 0;
 out:
     free(v);
@@ -208,15 +313,27 @@ void hir_bench_result_free(hir_bench_result *r)
 
 void hir_bench_print(FILE *f, const hir_bench_result *r)
 {
-    fprintf(f, "bench: %s, %s backend, %d rank%s, %s, %d warm-up + %d timed iterations "
-               "(slowest rank per iteration)\n",
+    fprintf(f, "bench: %s, %s backend, %d rank%s, %s, %d warm-up + %d timed iterations\n",
             r->program, r->backend, r->ranks, r->ranks == 1 ? "" : "s", r->mode, r->warmup,
             r->iters);
-    fprintf(f, "  time/iter   mean %.4f ms  median %.4f  min %.4f  max %.4f  stddev %.4f ms\n",
+    fprintf(f, "  time/iter   mean %.4f ms  median %.4f  min %.4f  max %.4f  stddev %.4f ms "
+               "(wall, one clock: barrier to barrier)\n",
             r->mean_ms, r->median_ms, r->min_ms, r->max_ms, r->stddev_ms);
-    if (r->flops > 0)
-        fprintf(f, "  throughput  %.1f TFLOP/s per rank (%lld GEMMs, %.6g FLOP per rank "
-                   "per iteration)\n", r->tflops, (long long)r->gemms, r->flops);
+    if (r->flops > 0) {
+        fprintf(f, "  throughput  %.1f TFLOP/s per rank (%lld GEMMs, %.6g FLOP per rank per "
+                   "iteration)\n", r->tflops, (long long)r->gemms, r->flops);
+        fprintf(f, "              %.1f TFLOP/s per device (%d rank%s on the busiest of %d "
+                   "device%s)", r->tflops_per_device, r->ranks_per_device,
+                r->ranks_per_device == 1 ? "" : "s", r->ndevices, r->ndevices == 1 ? "" : "s");
+        if (r->peak_tflops > 0)
+            fprintf(f, "; peak %.1f (%.1f %%) of %s, %d SMs at %.3f GHz\n", r->peak_tflops,
+                    100.0 * r->tflops_per_device / r->peak_tflops, r->device.name,
+                    r->device.sm_count, r->device.clock_khz / 1e6);
+        else
+            fprintf(f, "; device peak unknown\n");
+    }
+    fprintf(f, "  device      %.4f ms mean per-rank event interval (largest rank)\n",
+            r->dev_mean_ms);
     fprintf(f, "  host        %.1f us to issue an iteration (min %.1f), %lld statements, "
                "%.3f us/statement\n",
             r->host_us, r->host_us_min, (long long)r->stmts,
@@ -224,23 +341,64 @@ void hir_bench_print(FILE *f, const hir_bench_result *r)
     fprintf(f, "  first run   %.3f ms (setup included)\n", r->first_ms);
 }
 
-int hir_bench_write_json(const char *path, const hir_bench_result *r, hir_error *e)
+static void json_str(FILE *f, const char *s)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return hir_error_set(e, "bench: cannot write %s", path);
-    fprintf(f, "{\n  \"program\": \"");
-    for (const char *p = r->program; *p; p++) {
+    fputc('"', f);
+    for (const char *p = s ? s : ""; *p; p++) {
         if (*p == '"' || *p == '\\') fputc('\\', f);
         if ((unsigned char)*p >= 0x20) fputc(*p, f);
     }
-    fprintf(f, "\",\n  \"backend\": \"%s\",\n  \"mode\": \"%s\",\n  \"ranks\": %d,\n"
-               "  \"warmup\": %d,\n  \"iters\": %d,\n",
-            r->backend, r->mode, r->ranks, r->warmup, r->iters);
+    fputc('"', f);
+}
+
+int hir_bench_write_json(const char *path, const hir_bench_result *r, const hir_bench_meta *m,
+                         hir_error *e)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return hir_error_set(e, "bench: cannot write %s", path);
+    hir_bench_meta none = {0};
+    if (!m) m = &none;
+    fprintf(f, "{\n  \"program\": ");
+    json_str(f, r->program);
+    fprintf(f, ",\n  \"hir_version\": \"%s\",\n  \"hir_git\": \"%s\",\n", HIR_VERSION,
+            HIR_GIT_HASH);
+    fprintf(f, "  \"backend\": \"%s\",\n  \"mode\": \"%s\",\n  \"ranks\": %d,\n"
+               "  \"ranks_per_device\": %d,\n  \"devices\": %d,\n  \"streams\": %d,\n"
+               "  \"protocol\": ",
+            r->backend, r->mode, r->ranks, r->ranks_per_device, r->ndevices, m->streams);
+    json_str(f, m->protocol ? m->protocol : "");
+    fprintf(f, ",\n  \"warmup\": %d,\n  \"iters\": %d,\n  \"check\": ", r->warmup, r->iters);
+    json_str(f, m->check ? m->check : "not checked");
+    fprintf(f, ",\n  \"check_mode\": ");
+    json_str(f, m->check_mode ? m->check_mode : "");
+    fprintf(f, ",\n  \"vary_inputs\": %d,\n", m->vary_inputs);
+    fprintf(f, "  \"gemm_shapes\": [");
+    for (int i = 0; i < r->nshapes; i++)
+        fprintf(f, "%s{\"m\": %lld, \"n\": %lld, \"k\": %lld, \"dtype\": \"%s\", "
+                   "\"per_iter\": %lld}", i ? ", " : "", (long long)r->shapes[i].m,
+                (long long)r->shapes[i].n, (long long)r->shapes[i].k,
+                hir_dtype_name((hir_dtype)r->shapes[i].dtype), (long long)r->shapes[i].count);
+    fprintf(f, "],\n");
+    if (r->have_device) {
+        const hir_device_info *d = &r->device;
+        fprintf(f, "  \"device\": {\"name\": ");
+        json_str(f, d->name);
+        fprintf(f, ", \"uuid\": \"%s\", \"sm_count\": %d, \"cc\": \"%d.%d\", "
+                   "\"sm_clock_mhz\": %.0f, \"mem_clock_mhz\": %.0f, \"driver\": %d, "
+                   "\"cuda_runtime\": %d, \"nccl\": %d, \"cublaslt\": %d, "
+                   "\"peak_tflops_16bit\": %.1f, \"peak_tflops_fp32\": %.1f, "
+                   "\"peak_tflops_fp64\": %.1f},\n",
+                d->uuid, d->sm_count, d->cc_major, d->cc_minor, d->clock_khz / 1e3,
+                d->mem_clock_khz / 1e3, d->driver_version, d->runtime_version, d->nccl_version,
+                d->cublaslt_version, d->peak_tflops_16, d->peak_tflops_32, d->peak_tflops_64);
+    }
     fprintf(f, "  \"time_ms\": {\"mean\": %.6f, \"median\": %.6f, \"min\": %.6f, \"max\": %.6f, "
-               "\"stddev\": %.6f},\n",
+               "\"stddev\": %.6f, \"clock\": \"wall, barrier to barrier\"},\n",
             r->mean_ms, r->median_ms, r->min_ms, r->max_ms, r->stddev_ms);
-    fprintf(f, "  \"flops_per_rank\": %.6g,\n  \"gemms\": %lld,\n  \"tflops\": %.3f,\n",
-            r->flops, (long long)r->gemms, r->tflops);
+    fprintf(f, "  \"device_event_ms_mean\": %.6f,\n", r->dev_mean_ms);
+    fprintf(f, "  \"flops_per_rank\": %.6g,\n  \"gemms\": %lld,\n  \"tflops\": %.3f,\n"
+               "  \"tflops_per_device\": %.3f,\n  \"peak_tflops\": %.3f,\n",
+            r->flops, (long long)r->gemms, r->tflops, r->tflops_per_device, r->peak_tflops);
     fprintf(f, "  \"host_us_per_iter\": %.3f,\n  \"host_us_per_iter_min\": %.3f,\n"
                "  \"stmts_per_iter\": %lld,\n  \"host_us_per_stmt\": %.4f,\n"
                "  \"first_run_ms\": %.3f,\n",
@@ -319,7 +477,7 @@ void hir_bench_on_stmt(void *ctx, const hir_stmt *s, int after)
             out.ndim > 0) {
             int64_t n = out.shape[out.ndim - 1], k = a.shape[a.ndim - 1];
             int64_t m = n ? hir_view_numel(&out) / n : 0;
-            hir_bench_count_gemm(h->counters, m, n, k, 1);
+            hir_bench_count_gemm(h->counters, m, n, k, 1, (int)a.dtype);
         }
     }
 }
@@ -407,10 +565,34 @@ static int capture(prog_ctx *p, hir_boot *boot, hir_bench_hook *h, FILE *err, in
     return 1;
 }
 
+typedef struct prep_ctx {
+    hir_bench_run_fn user;
+    void *user_ctx;
+    hir_backend *be;
+    hir_boot *boot;
+    int graph;
+} prep_ctx;
+
+/* Before each run: the caller's step (inputs, outputs), then for graph replays a barrier (every
+ * rank's previous replay is over) and the CUDA-IPC semaphores start over; hir_bench_run's own
+ * barrier follows, so no rank signals before every rank has reset. */
+static int prepare_run(void *ctx, int iter, hir_error *e)
+{
+    prep_ctx *p = ctx;
+    if (p->user && p->user(p->user_ctx, iter, e) < 0) return -1;
+    if (p->graph) {
+        if (p->boot && hir_boot_barrier(p->boot, e) < 0) return -1;
+        if (hir_cuda_ipc_rearm(p->be, e) < 0) return -1;
+    }
+    return 0;
+}
+
 int hir_bench_program(const hir_run_options *o, hir_boot *boot, hir_interp *it,
-                      hir_backend *be, const hir_view *inputs, hir_error *e)
+                      hir_backend *be, const hir_view *inputs, hir_bench_run_fn prepare,
+                      void *prepare_ctx, hir_bench_result *res, hir_error *e)
 {
     int rank = boot ? hir_boot_rank(boot) : 0;
+    memset(res, 0, sizeof *res);
     hir_bench_counters counters;
     memset(&counters, 0, sizeof counters);
     hir_bench_hook hook;
@@ -419,6 +601,7 @@ int hir_bench_program(const hir_run_options *o, hir_boot *boot, hir_interp *it,
     hook.counters = &counters;
     hir_trace *trace = NULL;
     prog_ctx p = {.it = it, .be = be, .inputs = inputs, .c = &counters};
+    prep_ctx pc = {.user = prepare, .user_ctx = prepare_ctx, .be = be, .boot = boot};
     /* the interpreter calls the hook for every statement while this runs */
     void (*saved_fn)(void *, const hir_stmt *, int) = it->cfg.on_stmt;
     void *saved_ctx = it->cfg.on_stmt_ctx;
@@ -429,38 +612,38 @@ int hir_bench_program(const hir_run_options *o, hir_boot *boot, hir_interp *it,
 
     if (o->bench > 0) {
         hir_bench_opts bo = {.warmup = o->warmup, .iters = o->bench, .progress = -1,
-                             .program = o->program, .mode = "eager"};
+                             .program = o->program, .mode = "eager",
+                             .prepare = prepare_run, .prepare_ctx = &pc};
         hir_bench_run_fn fn = run_eager;
         if (o->graph) {
+            if (prepare && prepare(prepare_ctx, 0, e) < 0) goto out;
             int g = capture(&p, boot, &hook, err, rank, e);
             if (g < 0) goto out;
             if (g) {
                 fn = run_graph;
                 bo.mode = "graph";
+                pc.graph = 1;
             } else {
                 bo.mode = "eager (graph capture failed)";
             }
         }
-        hir_bench_result r;
-        if (hir_bench_run(be, boot, &bo, &counters, fn, &p, &r, e) < 0) goto out;
-        if (rank == 0) {
-            hir_bench_print(out, &r);
-            if (o->bench_json && hir_bench_write_json(o->bench_json, &r, e) < 0) {
-                hir_bench_result_free(&r);
-                goto out;
-            }
-        }
-        hir_bench_result_free(&r);
+        if (hir_bench_run(be, boot, &bo, &counters, fn, &p, res, e) < 0) goto out;
+        if (rank == 0)
+            hir_bench_print(out, res);
     } else {
         /* plain runs; with --trace the last one is recorded */
         int n = o->iters > 0 ? o->iters : 1;
         for (int i = 0; i < n - (o->trace_json != NULL); i++)
-            if (hir_interp_run(it, inputs, e) < 0) goto out;
+            if ((i && be->ops->synchronize(be, e) < 0) ||
+                (prepare && prepare(prepare_ctx, i, e) < 0) ||
+                hir_interp_run(it, inputs, e) < 0)
+                goto out;
     }
     if (o->trace_json) {
         if (hir_trace_create(be, boot, &trace, e) < 0) goto out;
         hook.trace = trace;
         if (be->ops->synchronize(be, e) < 0) goto out;
+        if (prepare && prepare(prepare_ctx, -1, e) < 0) goto out;
         if (boot && hir_boot_barrier(boot, e) < 0) goto out;
         if (hir_trace_arm(trace, e) < 0) goto out;
         if (hir_interp_run(it, inputs, e) < 0) goto out;

@@ -15,9 +15,19 @@
 
 /* What the interpreter counts while it runs (reset before every iteration). Fed through
  * hir_bench_count_*; a NULL counter set costs nothing. */
+#define HIR_BENCH_MAX_SHAPES 8
+
+typedef struct hir_bench_shape {
+    int64_t m, n, k, count;
+    int dtype;                   /* hir_dtype of the GEMM's inputs */
+} hir_bench_shape;
+
 typedef struct hir_bench_counters {
     double flops;                /* 2·M·N·K per executed linear/matmul (times batch) */
     int64_t gemms;               /* executed linear/matmul statements */
+    unsigned dtypes;             /* bit per hir_dtype of GEMM inputs seen (for the peak) */
+    int nshapes;                 /* distinct GEMM shapes, the first HIR_BENCH_MAX_SHAPES */
+    hir_bench_shape shapes[HIR_BENCH_MAX_SHAPES];
     int64_t stmts;               /* executed statements (control flow included) */
     int nstreams;                /* streams that received work, so the end event waits for all */
     hir_stream *streams[HIR_BENCH_MAX_STREAMS];
@@ -34,14 +44,31 @@ static inline void hir_bench_count_stmt(hir_bench_counters *c, hir_stream *s)
 }
 
 static inline void hir_bench_count_gemm(hir_bench_counters *c, int64_t m, int64_t n, int64_t k,
-                                        int64_t batch)
+                                        int64_t batch, int dtype)
 {
     if (!c) return;
     c->flops += 2.0 * (double)m * (double)n * (double)k * (double)(batch > 0 ? batch : 1);
     c->gemms++;
+    if (dtype >= 0 && dtype < 32) c->dtypes |= 1u << dtype;
+    m *= batch > 0 ? batch : 1;
+    for (int i = 0; i < c->nshapes; i++)
+        if (c->shapes[i].m == m && c->shapes[i].n == n && c->shapes[i].k == k &&
+            c->shapes[i].dtype == dtype) {
+            c->shapes[i].count++;
+            return;
+        }
+    if (c->nshapes < HIR_BENCH_MAX_SHAPES)
+        c->shapes[c->nshapes++] = (hir_bench_shape){m, n, k, 1, dtype};
 }
 
+/* One run of the program. `iter` counts from 0 over warm-ups and timed runs. */
+typedef int (*hir_bench_run_fn)(void *ctx, int iter, hir_error *e);
+
 typedef struct hir_bench_opts {
+    /* called before each run with every stream idle, before the barrier that starts the timed
+     * interval (new inputs, poisoned outputs, re-armed semaphores); may be NULL */
+    hir_bench_run_fn prepare;
+    void *prepare_ctx;
     int warmup;                  /* untimed runs first (default 5) */
     int iters;                   /* timed runs (default 50) */
     int progress;                /* -1: on when stderr is a terminal and the run is long */
@@ -50,29 +77,49 @@ typedef struct hir_bench_opts {
     const char *mode;            /* for the report: "eager" or "graph" */
 } hir_bench_opts;
 
-/* One run of the program. `iter` counts from 0 over warm-ups and timed runs. */
-typedef int (*hir_bench_run_fn)(void *ctx, int iter, hir_error *e);
-
 typedef struct hir_bench_result {
     int ranks, warmup, iters;
     const char *backend, *program, *mode;
-    double mean_ms, median_ms, min_ms, max_ms, stddev_ms;   /* slowest rank, per iteration */
+    /* Wall time per iteration on one clock: from leaving the barrier that starts it to leaving
+     * the barrier after every rank's streams drained (the largest over ranks) */
+    double mean_ms, median_ms, min_ms, max_ms, stddev_ms;
+    double dev_mean_ms;          /* per-rank device-event interval, largest rank (diagnostic) */
     double first_ms;             /* the first (cold) run, host wall clock, slowest rank */
     double host_us;              /* host time to issue one iteration, slowest rank (mean) */
     double host_us_min;          /* its minimum over iterations */
     double flops;                /* per rank per iteration (largest over ranks) */
     int64_t gemms, stmts;        /* per iteration, rank 0 */
-    double tflops;               /* flops / mean time */
+    double tflops;               /* per rank: flops / mean time */
+    /* ranks on one physical device share its throughput: the FLOP of every rank on a device
+     * over the mean time, for the busiest device; ranks_per_device likewise */
+    double tflops_per_device;
+    int ranks_per_device, ndevices;
+    int have_device;             /* device info below is valid (rank 0's device) */
+    hir_device_info device;
+    double peak_tflops;          /* device peak for the fastest GEMM dtype run; 0: unknown */
+    unsigned dtypes;
+    int nshapes;
+    hir_bench_shape shapes[HIR_BENCH_MAX_SHAPES];
     double *per_iter_ms;         /* iters entries, owned */
 } hir_bench_result;
 
 /* Collective over all ranks (boot may be NULL for a single process). Every rank gets the
- * result; rank 0's is the one to print. */
+ * result. A figure above the device's peak is an error (-1, every rank), never a result. */
 int  hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
                    hir_bench_counters *c, hir_bench_run_fn fn, void *ctx,
                    hir_bench_result *r, hir_error *e);
 void hir_bench_print(FILE *f, const hir_bench_result *r);
-int  hir_bench_write_json(const char *path, const hir_bench_result *r, hir_error *e);
+/* Everything that makes the figure reproducible: meta (options of the run, NULL-safe) and
+ * the check verdict ("PASS", "FAIL", "not checked"). */
+typedef struct hir_bench_meta {
+    int streams;
+    const char *protocol;        /* CUDA-IPC protocol, or NULL */
+    const char *check;           /* verdict */
+    const char *check_mode;
+    int vary_inputs;
+} hir_bench_meta;
+int  hir_bench_write_json(const char *path, const hir_bench_result *r, const hir_bench_meta *m,
+                          hir_error *e);
 void hir_bench_result_free(hir_bench_result *r);
 
 /* The interpreter's statement hook (hir_interp_config.on_stmt) for benchmarks and traces:
@@ -99,6 +146,7 @@ void hir_bench_on_stmt(void *ctx, const hir_stmt *s, int after);
  * Collective over all ranks; rank 0 prints the report and writes the files. */
 struct hir_run_options;
 int hir_bench_program(const struct hir_run_options *o, hir_boot *boot, struct hir_interp *it,
-                      hir_backend *be, const hir_view *inputs, hir_error *e);
+                      hir_backend *be, const hir_view *inputs, hir_bench_run_fn prepare,
+                      void *prepare_ctx, hir_bench_result *res, hir_error *e);
 
 #endif

@@ -32,3 +32,9 @@ size_t hir_cuda_graph_nodes(const hir_cuda_graph *g) { return 0; }
 void hir_cuda_graph_destroy(hir_cuda_graph *g) {}
 
 int hir_cuda_stream_capturing(hir_stream *s) { return 0; }
+
+int hir_cuda_ipc_rearm(hir_backend *be, hir_error *e)
+{
+    (void)be;
+    return hir_error_set(e, "this build has no CUDA backend");
+}

@@ -30,6 +30,7 @@ void hir_run_options_init(hir_run_options *o)
     o->inputs = HIR_INPUTS_GENERATED;
     o->data = HIR_DATA_RANDOM;
     o->iters = 1;
+    o->check_vectors = 2;
     o->out = stdout;
     o->err = stderr;
 }
@@ -413,7 +414,99 @@ typedef struct cmp_rec {
     int64_t n, mismatches, first_bad;
     double max_abs, max_rel, got, want, atol, rtol;
     int failed;                /* could not compare (message on that rank) */
+    /* GEMM results verified by the randomized product check instead of compared */
+    int64_t fv_gemms, fv_rows, fv_bad_rows, fv_first_bad;
+    double fv_worst, fv_diff, fv_bound;
 } cmp_rec;
+
+/* Where deferred GEMM d writes inside reference output view vw (bytes from vw.data), or -1. */
+static int64_t offset_in(const hir_deferred_gemm *d, const hir_view *vw)
+{
+    if (!vw->data || !d->g.out.data) return -1;
+    size_t bytes = hir_view_bytes(vw);
+    uintptr_t lo = (uintptr_t)vw->data, hi = lo + bytes, p = (uintptr_t)d->g.out.data;
+    if (p < lo || p >= hi) return -1;
+    return (int64_t)(p - lo);
+}
+
+/* Copy a GEMM output region (unit column stride) between two host buffers of equal layout. */
+static void copy_region(const hir_gemm *g, char *dst, const char *src, size_t es)
+{
+    for (int64_t bi = 0; bi < (g->batch < 1 ? 1 : g->batch); bi++)
+        for (int64_t m = 0; m < g->out.shape[0]; m++) {
+            int64_t off = (bi * g->batch_stride_out + m * g->out.stride[0]) * (int64_t)es;
+            memcpy(dst + off, src + off, (size_t)g->out.shape[1] * es);
+        }
+}
+
+static int same_shard(const hir_shard *a, const hir_shard *b)
+{
+    if (a->ndim != b->ndim) return 0;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->local[d] != b->local[d] || a->offset[d] != b->offset[d] ||
+            a->global[d] != b->global[d])
+            return 0;
+    return 1;
+}
+
+/* The reference's deferred GEMMs: verify the program's result region by region (Freivalds),
+ * then put the program's values into the reference copy there, so the element-wise comparison
+ * that follows covers everything else. A GEMM whose region cannot be matched one to one
+ * (different sharding, a non-contiguous reference output) is computed after all. */
+static int verify_deferred(const hir_run_options *o, hir_interp *it, hir_program *rp,
+                           hir_backend *cpu, hir_deferred_gemm *defs, int ndefs,
+                           const outputs *got, outputs *want, cmp_rec *recs, int rank,
+                           hir_error *e)
+{
+    int rc = 0;
+    for (int k = 0; k < ndefs && !rc; k++) {
+        hir_deferred_gemm *d = &defs[k];
+        for (int i = 0; i < rp->outputs.n; i++) {
+            hir_view vw;
+            hir_error ignore;
+            if (!want->present[i] || hir_interp_output(it, i, &vw, &ignore))
+                continue;
+            int64_t off = offset_in(d, &vw);
+            if (off < 0)
+                continue;
+            size_t es = hir_dtype_size(vw.dtype);
+            if (!got->present[i] || got->dtype[i] != vw.dtype || !hir_view_is_contiguous(&vw) ||
+                !same_shard(&got->shard[i], &want->shard[i]) || d->g.out.dtype != vw.dtype) {
+                /* no one-to-one region: compute it and fetch that output again */
+                free(want->host[i]);
+                want->host[i] = NULL;
+                if (hir_cpu_gemm_now(cpu, d, e) ||
+                    cpu->ops->download == NULL ||
+                    !(want->host[i] = malloc(hir_view_bytes(&vw) + 1)) ||
+                    cpu->ops->download(cpu, want->host[i], vw.data, hir_view_bytes(&vw), e))
+                    rc = want->host[i] ? -1 : hir_error_set(e, "out of host memory");
+                break;
+            }
+            hir_gemm g = d->g;
+            g.bias = d->has_bias ? &d->bias : NULL;
+            g.out.data = (char *)got->host[i] + off;
+            hir_gemm_check r;
+            if (hir_cpu_verify_gemm(&g, o->check_vectors, o->seed * 0x9e3779b97f4a7c15ull +
+                                    (uint64_t)k * 1000003u + (uint64_t)rank, &r, e)) {
+                rc = -1;
+                break;
+            }
+            cmp_rec *c = &recs[i];
+            if (c->fv_bad_rows == 0 && r.bad_rows) {
+                c->fv_first_bad = c->fv_rows + r.first_bad_row;
+                c->fv_diff = r.diff_first;
+                c->fv_bound = r.bound_first;
+            }
+            c->fv_gemms++;
+            c->fv_rows += r.rows;
+            c->fv_bad_rows += r.bad_rows;
+            if (r.worst > c->fv_worst || isnan(r.worst)) c->fv_worst = r.worst;
+            copy_region(&g, (char *)want->host[i] + off, (const char *)got->host[i] + off, es);
+            break;
+        }
+    }
+    return rc;
+}
 
 static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, loaded *main,
                                     loaded *ref, const outputs *got, hir_backend *cpu,
@@ -433,8 +526,13 @@ static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, lo
     outputs want;
     memset(&want, 0, sizeof want);
     hir_run_status st = HIR_RUN_FAILED;
+    hir_deferred_gemm *defs = NULL;
+    int ndefs = 0;
+    /* deferred GEMMs are taken before the outputs are read (a read would compute them) */
     if (make_inputs(it, rp, cpu, o, mp, rank, &in, e) || hir_interp_run(it, in.views, e) ||
+        hir_cpu_take_deferred(cpu, &defs, &ndefs, e) ||
         fetch_outputs(it, rp, cpu, rank, &want, e)) {
+        free(defs);
         inputs_free(&in, cpu);
         outputs_free(&want);
         hir_interp_destroy(it);
@@ -448,6 +546,8 @@ static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, lo
         hir_error_set(e, "out of host memory");
         goto out;
     }
+    if (verify_deferred(o, it, rp, cpu, defs, ndefs, got, &want, mine, rank, e))
+        goto out;
     for (int i = 0; i < n; i++) {
         cmp_rec *c = &mine[i];
         c->first_bad = -1;
@@ -488,7 +588,7 @@ static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, lo
     for (int i = 0; i < n; i++) {
         cmp_rec tot = {0};
         tot.first_bad = -1;
-        int bad_rank = -1, nfail = 0;
+        int bad_rank = -1, nfail = 0, fv_bad_rank = -1;
         for (int r = 0; r < size; r++) {
             const cmp_rec *c = &all[(size_t)r * (size_t)(n + 1) + (size_t)i];
             nfail += c->failed;
@@ -502,6 +602,16 @@ static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, lo
                 tot.atol = c->atol;
                 tot.rtol = c->rtol;
             }
+            tot.fv_gemms += c->fv_gemms;
+            tot.fv_rows += c->fv_rows;
+            if (c->fv_bad_rows && !tot.fv_bad_rows) {
+                fv_bad_rank = r;
+                tot.fv_first_bad = c->fv_first_bad;
+                tot.fv_diff = c->fv_diff;
+                tot.fv_bound = c->fv_bound;
+            }
+            tot.fv_bad_rows += c->fv_bad_rows;
+            if (c->fv_worst > tot.fv_worst || isnan(c->fv_worst)) tot.fv_worst = c->fv_worst;
             if (c->mismatches && bad_rank < 0) {
                 bad_rank = r;
                 tot.first_bad = c->first_bad;
@@ -509,7 +619,7 @@ static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, lo
                 tot.want = c->want;
             }
         }
-        int ok = !nfail && !tot.mismatches && tot.n > 0;
+        int ok = !nfail && !tot.mismatches && tot.n > 0 && !tot.fv_bad_rows;
         pass &= ok;
         if (rank == 0) {
             char nm[64], rn[64];
@@ -528,6 +638,17 @@ static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, lo
                     hir_dtype_name(got->dtype[i] ? got->dtype[i] : want.dtype[i]), shape, tot.n,
                     size, size == 1 ? "" : "s", tot.max_abs, tot.max_rel, tot.mismatches,
                     tot.mismatches == 1 ? "" : "es", tot.atol, tot.rtol);
+            if (tot.fv_gemms)
+                fprintf(o->out, "check:   of which %" PRId64 " GEMM result%s (%" PRId64
+                        " rows) verified by the randomized product check with %d random "
+                        "vector%s: %" PRId64 " row%s failed, largest |difference|/bound %.3g\n",
+                        tot.fv_gemms, tot.fv_gemms == 1 ? "" : "s", tot.fv_rows,
+                        o->check_vectors, o->check_vectors == 1 ? "" : "s", tot.fv_bad_rows,
+                        tot.fv_bad_rows == 1 ? "" : "s", tot.fv_worst);
+            if (fv_bad_rank >= 0)
+                fprintf(o->out, "check:   first failing GEMM row on rank %d, row %" PRId64
+                        " of its checked rows: |C·r - A·(B·r)| = %.6g > bound %.6g\n",
+                        fv_bad_rank, tot.fv_first_bad, tot.fv_diff, tot.fv_bound);
             if (bad_rank >= 0)
                 fprintf(o->out, "check:   first mismatch on rank %d, element %" PRId64
                         " of its compared region: got %.6g, expected %.6g\n", bad_rank,
@@ -546,12 +667,78 @@ static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, lo
     }
     st = pass ? HIR_RUN_OK : HIR_RUN_CHECK_FAILED;
 out:
+    free(defs);
     free(mine);
     free(all);
     inputs_free(&in, cpu);
     outputs_free(&want);
     hir_interp_destroy(it);
     return st;
+}
+
+/* ---------------------------------------------------------------- --vary-inputs */
+
+/* Two input sets (seeds seed and seed+1) kept on the device; before each run the next set is
+ * copied into the live input buffers (the program and a captured graph keep their pointers)
+ * and the previous run's outputs are filled with NaN, so neither an output left from an
+ * earlier run nor one computed from earlier inputs can pass the check. Untimed. */
+typedef struct vary {
+    hir_interp *it;
+    hir_backend *be;
+    hir_program *p;
+    inputs *in;
+    inputs set[2];
+    int have, runs, cur;
+} vary;
+
+static int vary_init(vary *v, const hir_run_options *o, int rank, hir_error *e)
+{
+    for (int j = 0; j < 2; j++) {
+        hir_run_options oj = *o;
+        oj.seed = o->seed + (uint64_t)j;
+        if (make_inputs(v->it, v->p, v->be, &oj, v->p, rank, &v->set[j], e))
+            return -1;
+        v->have = j + 1;
+    }
+    return 0;
+}
+
+static int vary_prepare(void *ctx, int iter, hir_error *e)
+{
+    vary *v = ctx;
+    hir_backend *be = v->be;
+    hir_stream *s = be->ops->stream_main(be);
+    int j = v->runs++ % 2;
+    for (int i = 0; i < v->in->n; i++) {
+        if (!v->in->dev[i] || !v->set[j].dev[i])
+            continue;
+        hir_view dst = v->in->views[i], src = v->set[j].views[i];
+        if (be->ops->copy(be, s, &dst, &src, e))
+            return -1;
+    }
+    for (int i = 0; i < v->p->outputs.n; i++) {
+        hir_view out;
+        hir_error ignore;
+        if (hir_interp_output(v->it, i, &out, &ignore) || !out.data ||
+            !hir_dtype_is_float(out.dtype))
+            continue;
+        int is_input = 0;
+        for (int k = 0; k < v->in->n; k++)
+            is_input |= v->in->dev[k] == out.data;
+        if (!is_input && be->ops->fill(be, s, &out, NAN, e))
+            return -1;
+    }
+    if (be->ops->synchronize(be, e))
+        return -1;
+    v->cur = j;
+    return 0;
+}
+
+static void vary_free(vary *v)
+{
+    for (int j = 0; j < v->have; j++)
+        inputs_free(&v->set[j], v->be);
+    v->have = 0;
 }
 
 /* ---------------------------------------------------------------- the job */
@@ -618,10 +805,20 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     int is_cpu = !strcmp(dev, "cpu");
     if ((is_cpu ? hir_backend_cpu_create(&bc, &be, e) : hir_backend_cuda_create(&bc, &be, e)))
         goto prefix;
-    if (o->check && !is_cpu && hir_backend_cpu_create(&bc, &cpu, e))
+    /* the reference: its own CPU backend, which defers the GEMMs the randomized check covers */
+    hir_backend_config rc_cfg = bc;
+    rc_cfg.defer_gemm_flops = o->check_mode == HIR_CHECK_FULL ? 0
+                              : o->check_mode == HIR_CHECK_RANDOMIZED ? 1 : 1073741824.0;
+    if (o->check && (!is_cpu || rc_cfg.defer_gemm_flops > 0) &&
+        hir_backend_cpu_create(&rc_cfg, &cpu, e))
         goto free_be;
-    if (is_cpu)
+    if (!cpu)
         cpu = be;
+    if (o->vary_inputs && (o->inputs != HIR_INPUTS_GENERATED || o->data != HIR_DATA_RANDOM)) {
+        st = refuse(e, rank, "--vary-inputs needs generated random inputs (--inputs=random)%s%s",
+                    "", "");
+        goto free_be;
+    }
     if (load_kernels(o, be, e))
         goto free_be;
     hir_interp_config cfg = {0};
@@ -660,15 +857,27 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     inputs in;
     outputs out;
     memset(&out, 0, sizeof out);
+    vary vi;
+    memset(&vi, 0, sizeof vi);
+    vi.it = it;
+    vi.be = be;
+    vi.in = &in;
+    vi.p = main.p;
+    hir_bench_result bres;
+    memset(&bres, 0, sizeof bres);
     if (make_inputs(it, main.p, be, o, main.p, rank, &in, e))
         goto free_all;
+    if (o->vary_inputs && vary_init(&vi, o, rank, e))
+        goto free_all;
+    hir_bench_run_fn prep = o->vary_inputs ? vary_prepare : NULL;
     if (o->bench > 0 || o->trace_json) {
-        if (hir_bench_program(o, boot, it, be, in.views, e))   /* runner/bench.c */
+        if (hir_bench_program(o, boot, it, be, in.views, prep, &vi, &bres, e))   /* bench.c */
             goto free_all;
     } else {
         /* results are reused run to run (interp.c): each run starts on an idle device */
         for (int i = 0; i < o->iters; i++)
-            if ((i && be->ops->synchronize(be, e)) || hir_interp_run(it, in.views, e))
+            if ((i && be->ops->synchronize(be, e)) || (prep && prep(&vi, i, e)) ||
+                hir_interp_run(it, in.views, e))
                 goto free_all;
     }
     if (be->ops->synchronize(be, e) || fetch_outputs(it, main.p, be, rank, &out, e))
@@ -678,9 +887,28 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     if (o->save_dir && save_outputs(o, main.p, &out, rank, e))
         goto free_all;
     st = HIR_RUN_OK;
-    if (o->check)
-        st = check_outputs(o, boot, &main, o->check_ref ? &ref : &main, &out, cpu, &cfg, e);
+    if (o->check) {
+        /* the reference sees the inputs of the run whose outputs were kept */
+        hir_run_options oc = *o;
+        oc.seed = o->seed + (uint64_t)vi.cur;
+        st = check_outputs(&oc, boot, &main, o->check_ref ? &ref : &main, &out, cpu, &cfg, e);
+    }
+    if (bres.iters > 0 && o->bench_json && rank == 0 &&
+        (st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED)) {
+        static const char *const modes[] = {"auto", "full", "randomized"};
+        hir_bench_meta meta = {.streams = o->num_streams,
+                               .protocol = is_cpu ? NULL
+                                           : o->p2p_protocol == HIR_P2P_PUT ? "put" : "get",
+                               .check = !o->check ? "not checked"
+                                        : st == HIR_RUN_OK ? "PASS" : "FAIL",
+                               .check_mode = o->check ? modes[o->check_mode] : NULL,
+                               .vary_inputs = o->vary_inputs};
+        if (hir_bench_write_json(o->bench_json, &bres, &meta, e))
+            st = HIR_RUN_FAILED;
+    }
 free_all:
+    hir_bench_result_free(&bres);
+    vary_free(&vi);
     hir_watchdog_stop(cfg.watchdog);
     cfg.watchdog = NULL;
     outputs_free(&out);

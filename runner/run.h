@@ -82,6 +82,11 @@ typedef struct hir_run_options {
     int raw_bf16;
     int check;                       /* --check given */
     const char *check_ref;           /* REF program, NULL: the program itself */
+    /* how the reference treats GEMMs: AUTO computes small ones and verifies those of at least
+     * 2^30 FLOP by Freivalds' randomized check; FULL computes all; RANDOMIZED verifies all */
+    enum { HIR_CHECK_AUTO = 0, HIR_CHECK_FULL, HIR_CHECK_RANDOMIZED } check_mode;
+    int check_vectors;               /* random vectors per randomized check (default 2) */
+    int vary_inputs;                 /* alternate two input sets run to run, poison outputs */
     int iters;                       /* >= 1 */
     hir_p2p_protocol p2p_protocol;
     int verbose;

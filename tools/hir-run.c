@@ -27,6 +27,13 @@ static const char usage[] =
     "  --raw-bf16             save bf16 as raw uint16 bits instead of float32\n"
     "  --check[=REF.hir]      rerun REF (default: the program) on the CPU backend with the\n"
     "                         same inputs and compare every output; prints check: PASS|FAIL\n"
+    "  --check-mode=M         auto (default): GEMMs of at least 2^30 FLOP are verified by a\n"
+    "                         randomized product check (Freivalds), smaller ones computed;\n"
+    "                         full: compute every GEMM; randomized: verify every GEMM\n"
+    "  --check-vectors=N      random vectors per randomized check (1-8, default 2)\n"
+    "  --vary-inputs          alternate two input sets (seeds S, S+1) run to run and fill the\n"
+    "                         outputs with NaN before each run (untimed), so --check verifies\n"
+    "                         the last timed run and nothing left from an earlier one\n"
     "  --iters=N              run the program N times back to back (default 1); with\n"
     "                         --bench, the number of timed iterations (default 50)\n"
     "  --p2p-protocol=get|put CUDA-IPC P2P protocol (default get)\n"
@@ -143,6 +150,21 @@ int main(int argc, char **argv)
                 o.p2p_protocol = HIR_P2P_PUT;
             else
                 return bad("--p2p-protocol is get or put", x);
+        } else if ((x = value_of(argc, argv, &i, "--check-mode"))) {
+            if (!strcmp(x, "auto"))
+                o.check_mode = HIR_CHECK_AUTO;
+            else if (!strcmp(x, "full"))
+                o.check_mode = HIR_CHECK_FULL;
+            else if (!strcmp(x, "randomized"))
+                o.check_mode = HIR_CHECK_RANDOMIZED;
+            else
+                return bad("--check-mode is auto, full or randomized", x);
+        } else if ((x = value_of(argc, argv, &i, "--check-vectors"))) {
+            if (parse_int(x, 1, &v) || v > 8)
+                return bad("--check-vectors needs a count from 1 to 8", x);
+            o.check_vectors = (int)v;
+        } else if (!strcmp(a, "--vary-inputs")) {
+            o.vary_inputs = 1;
         } else if ((x = value_of(argc, argv, &i, "--kernel"))) {
             if (o.nkernels == 64)
                 return bad("too many --kernel", x);

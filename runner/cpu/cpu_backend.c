@@ -400,6 +400,7 @@ static void cpu_destroy(hir_backend *be)
         return;
     hir_cpu_backend *cb = cpu_of(be);
     cpu_comm_destroy(cb);
+    cpu_lazy_destroy(cb);
     for (int i = 0; i < cb->nstreams; i++)
         free(cb->streams[i]);
     free(cb->streams);
@@ -451,6 +452,8 @@ int hir_backend_cpu_create(const hir_backend_config *cfg, hir_backend **out, hir
     if (cb->base.cfg.size <= 0)
         cb->base.cfg.size = 1;
     cb->main.key = -1;
+    if (cb->base.cfg.defer_gemm_flops > 0)
+        cpu_lazy_install(cb);
     if (cpu_comm_create(cb, e)) {
         cpu_destroy(&cb->base);
         return -1;

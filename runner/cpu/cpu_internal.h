@@ -30,6 +30,13 @@ typedef struct hir_cpu_backend {
     void *scratch[3];
     size_t scratch_cap[3];
     hir_cpu_comm *comm;
+    /* deferred GEMMs (cpu_lazy.c), when cfg.defer_gemm_flops > 0 */
+    const hir_backend_ops *base_ops;          /* the plain table the wrappers call */
+    hir_backend_ops lazy_ops;
+    hir_deferred_gemm *def;
+    int ndef, cap_def;
+    void **held;                              /* freed by the program, read by a deferred GEMM */
+    int nheld;
 } hir_cpu_backend;
 
 static inline hir_cpu_backend *cpu_of(hir_backend *be) { return (hir_cpu_backend *)be; }
@@ -54,6 +61,10 @@ int cpu_check_view(const hir_view *v, const char *what, hir_error *e);
 
 /* scratch buffer i (0..2) of at least `bytes` */
 void *cpu_scratch(hir_cpu_backend *cb, int i, size_t bytes, hir_error *e);
+
+/* cpu_lazy.c */
+void cpu_lazy_install(hir_cpu_backend *cb);
+void cpu_lazy_destroy(hir_cpu_backend *cb);
 
 /* cpu_gemm.c */
 int cpu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e);

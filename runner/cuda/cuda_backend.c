@@ -422,6 +422,63 @@ static void cu_destroy(hir_backend *be)
     free(cb);
 }
 
+/* Dense FLOP per clock per SM: 16-bit tensor-core GEMM, float (FMA pipes, no TF32), double.
+ * Upper bounds per architecture family (data-centre parts; consumer parts are lower), used
+ * only to reject impossible benchmark figures. */
+static void arch_flops(int major, int minor, double *f16, double *f32, double *f64)
+{
+    *f16 = *f32 = *f64 = 0;
+    if (major == 7) { *f16 = 1024; *f32 = 128; *f64 = minor == 0 ? 64 : 4; }
+    else if (major == 8) {
+        if (minor == 0) { *f16 = 2048; *f32 = 128; *f64 = 128; }
+        else { *f16 = 1024; *f32 = 256; *f64 = 4; }
+    } else if (major == 9) { *f16 = 4096; *f32 = 256; *f64 = 256; }
+    else if (major == 10 || major == 11) { *f16 = 8192; *f32 = 256; *f64 = 256; }
+    else if (major == 12) { *f16 = 1024; *f32 = 256; *f64 = 4; }
+}
+
+static int cu_device_info(hir_backend *be, hir_device_info *d, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    memset(d, 0, sizeof *d);
+    struct cudaDeviceProp prop;
+    HIR_CK(e, cuda, cudaGetDeviceProperties(&prop, cb->device));
+    snprintf(d->name, sizeof d->name, "%s", prop.name);
+    const unsigned char *u = (const unsigned char *)cb->uuid.bytes;
+    char *o = d->uuid;
+    o += sprintf(o, "GPU-");
+    for (int i = 0; i < 16; i++)
+        o += sprintf(o, "%02x%s", u[i], i == 3 || i == 5 || i == 7 || i == 9 ? "-" : "");
+    d->sm_count = cb->sm_count;
+    d->cc_major = cb->cc_major;
+    d->cc_minor = cb->cc_minor;
+    HIR_CK(e, cuda, cudaDeviceGetAttribute(&d->clock_khz, cudaDevAttrClockRate, cb->device));
+    HIR_CK(e, cuda, cudaDeviceGetAttribute(&d->mem_clock_khz, cudaDevAttrMemoryClockRate,
+                                           cb->device));
+    cudaDriverGetVersion(&d->driver_version);
+    cudaRuntimeGetVersion(&d->runtime_version);
+    ncclGetVersion(&d->nccl_version);
+    d->cublaslt_version = (int)cublasLtGetVersion();
+    double f16, f32, f64;
+    arch_flops(cb->cc_major, cb->cc_minor, &f16, &f32, &f64);
+    double sm_hz = (double)d->sm_count * (double)d->clock_khz * 1e3;
+    d->peak_tflops_16 = sm_hz * f16 / 1e12;
+    d->peak_tflops_32 = sm_hz * f32 / 1e12;
+    d->peak_tflops_64 = sm_hz * f64 / 1e12;
+    return 0;
+}
+
+/* Graph replays: the captured semaphore numbers repeat every replay, so before each replay
+ * (every rank idle, and a barrier after this on every rank) the semaphores start over. */
+int hir_cuda_ipc_rearm(hir_backend *be, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    for (int i = 0; i < cb->nipc; i++)
+        HIR_CK(e, cuda, cudaMemsetAsync(cb->ipc[i]->sem, 0, sizeof(uint32_t), cb->aux));
+    HIR_CK(e, cuda, cudaStreamSynchronize(cb->aux));
+    return 0;
+}
+
 static const hir_backend_ops cu_ops = {
     .name = "cuda",
     .destroy = cu_destroy,
@@ -453,6 +510,7 @@ static const hir_backend_ops cu_ops = {
     .wait = cu_wait,
     .work_release = cu_work_release,
     .release_peers = hir_cu_release_peers,
+    .device_info = cu_device_info,
 };
 
 static int load_driver(hir_cu_driver *d, hir_error *e)

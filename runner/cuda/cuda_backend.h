@@ -43,6 +43,9 @@ size_t hir_cuda_graph_nodes(const hir_cuda_graph *g);
 void   hir_cuda_graph_destroy(hir_cuda_graph *g);
 /* 1 when s is part of an active capture (work queued on it is recorded, not run) */
 int    hir_cuda_stream_capturing(hir_stream *s);
+/* Before each replay of a graph that holds CUDA-IPC transfers (all ranks idle, a barrier
+ * after it): the captured semaphore sequence numbers start over. */
+int    hir_cuda_ipc_rearm(hir_backend *be, hir_error *e);
 
 /* For tests and benchmarks: the CUDA stream behind a hir_stream (a cudaStream_t). */
 void *hir_cuda_stream_handle(hir_stream *s);

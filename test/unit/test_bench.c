@@ -27,7 +27,7 @@ static int fake_run(void *ctx, int iter, hir_error *e)
     hir_bench_count_stmt(f->c, NULL);
     hir_bench_count_stmt(f->c, NULL);
     hir_bench_count_stmt(f->c, NULL);
-    hir_bench_count_gemm(f->c, 2, 3, 4, 1);
+    hir_bench_count_gemm(f->c, 2, 3, 4, 1, HIR_DT_BFLOAT);
     return 0;
 }
 
@@ -71,7 +71,9 @@ static void test_counts_and_stats(void **state)
     char path[] = "/tmp/hir-test-bench-XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
-    assert_int_equal(hir_bench_write_json(path, &r, &e), 0);
+    hir_bench_meta meta = {.streams = 4, .protocol = "get", .check = "PASS",
+                          .check_mode = "auto", .vary_inputs = 1};
+    assert_int_equal(hir_bench_write_json(path, &r, &meta, &e), 0);
     FILE *fp = fopen(path, "r");
     char buf[4096] = {0};
     size_t n = fread(buf, 1, sizeof buf - 1, fp);
@@ -82,6 +84,45 @@ static void test_counts_and_stats(void **state)
     assert_non_null(strstr(buf, "\"flops_per_rank\": 48"));
     assert_non_null(strstr(buf, "\"stmts_per_iter\": 3"));
     assert_non_null(strstr(buf, "\"per_iter_ms\": ["));
+    assert_non_null(strstr(buf, "\"check\": \"PASS\""));
+    assert_non_null(strstr(buf, "\"streams\": 4"));
+    assert_non_null(strstr(buf, "\"hir_git\": \""));
+    assert_non_null(strstr(buf, "\"gemm_shapes\": [{\"m\": 2, \"n\": 3, \"k\": 4, \"dtype\": \"__bfloat\""));
+    hir_bench_result_free(&r);
+    be->ops->destroy(be);
+}
+
+/* A device whose peak is below what the run claims: the figure is refused, never reported. */
+static int tiny_device(hir_backend *be, hir_device_info *d, hir_error *e)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "test device");
+    snprintf(d->uuid, sizeof d->uuid, "GPU-test");
+    d->sm_count = 1;
+    d->clock_khz = 1;
+    d->peak_tflops_16 = 1e-12;       /* 1 FLOP/s */
+    return 0;
+}
+
+static void test_above_peak_is_an_error(void **state)
+{
+    hir_backend *be = cpu();
+    hir_backend_ops ops = *be->ops;
+    const hir_backend_ops *saved = be->ops;
+    ops.device_info = tiny_device;
+    be->ops = &ops;
+    hir_bench_counters c;
+    fake f = {&c, 0, 1000};
+    hir_bench_opts o = {.warmup = 0, .iters = 2, .progress = 0};
+    hir_bench_result r;
+    hir_error e;
+    assert_int_equal(hir_bench_run(be, NULL, &o, &c, fake_run, &f, &r, &e), -1);
+    assert_non_null(strstr(e.msg, "above its peak"));
+    /* the same run on a device with a realistic peak is a result */
+    be->ops = saved;
+    assert_int_equal(hir_bench_run(be, NULL, &o, &c, fake_run, &f, &r, &e), 0);
+    assert_int_equal(r.ranks_per_device, 1);
+    assert_true(r.tflops_per_device == r.tflops);
     hir_bench_result_free(&r);
     be->ops->destroy(be);
 }
@@ -118,6 +159,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_and_stats),
         cmocka_unit_test(test_failure_propagates),
+        cmocka_unit_test(test_above_peak_is_an_error),
         cmocka_unit_test(test_streams_noted_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
