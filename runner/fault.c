@@ -11,7 +11,9 @@
 #include "runner/fault.h"
 #include "runner/interp_internal.h"
 
-typedef enum fault_kind { FAULT_EXIT, FAULT_CRASH, FAULT_STALL, FAULT_CORRUPT } fault_kind;
+typedef enum fault_kind {
+    FAULT_EXIT, FAULT_CRASH, FAULT_STALL, FAULT_CORRUPT, FAULT_SKIP, FAULT_NKINDS
+} fault_kind;
 
 typedef struct fault_spec {
     long rank, line;
@@ -21,7 +23,7 @@ typedef struct fault_spec {
 
 static int parse_spec(const char *txt, fault_spec *f, hir_error *e)
 {
-    static const char *const kinds[] = {"exit", "crash", "stall", "corrupt"};
+    static const char *const kinds[] = {"exit", "crash", "stall", "corrupt", "skip"};
     char *end;
     memset(f, 0, sizeof *f);
     f->tensor = -1;
@@ -33,7 +35,7 @@ static int parse_spec(const char *txt, fault_spec *f, hir_error *e)
     if (end == l || *end != ':' || f->line <= 0)
         goto bad;
     const char *k = end + 1;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < FAULT_NKINDS; i++) {
         size_t n = strlen(kinds[i]);
         if (!strncmp(k, kinds[i], n) && (!k[n] || (i == FAULT_CORRUPT && k[n] == '='))) {
             f->kind = (fault_kind)i;
@@ -47,7 +49,7 @@ static int parse_spec(const char *txt, fault_spec *f, hir_error *e)
     }
 bad:
     return hir_error_set(e, "%s=%s: expected RANK:LINE:KIND with KIND exit, crash, stall, "
-                         "corrupt or corrupt=T<n>", HIR_FAULT_ENV, txt);
+                         "corrupt, corrupt=T<n> or skip", HIR_FAULT_ENV, txt);
 }
 
 static int stmt_line(hir_interp *it, const hir_stmt *s)
@@ -121,8 +123,10 @@ int hir_fault_before_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
     }
     if (f.rank != it->cfg.rank || stmt_line(it, s) != f.line)
         return 0;
+    if (f.kind == FAULT_SKIP && it->run_no < 2)
+        return 0;
     static const char *const what[] = {"exiting", "crashing (SIGSEGV)", "stalling forever",
-                                       "corrupting its input shard"};
+                                       "corrupting its input shard", "skipping"};
     int line, col;
     hir_source_linecol(it->p->src, s->loc.begin, &line, &col);
     fprintf(stderr, "hir-run: rank %d: %s: %s before %s:%d:%d (%s)\n", it->cfg.rank,
@@ -143,6 +147,10 @@ int hir_fault_before_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
             pause();
     case FAULT_CORRUPT:
         return corrupt_inputs(it, &f, e);
+    case FAULT_SKIP:
+        return 1;
+    case FAULT_NKINDS:
+        break;
     }
     return 0;
 }

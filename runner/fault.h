@@ -11,12 +11,14 @@
  *   stall           the rank prints a line and sleeps forever (a hung peer)
  *   corrupt[=T<n>]  the rank negates-and-increments its shard of input T<n> (every tensor
  *                   input when no name is given), then runs on
+ *   skip            from the program's second run on, the statement is not executed at all
+ *                   (work silently skipped: its output keeps what an earlier run left)
  * fired on rank RANK just before the statement that starts on line LINE of the program
  * (every time it is reached; never in the --check reference run). */
 #define HIR_FAULT_ENV "HIR_FAULT"
 
 /* Called by the interpreter before each statement. Returns 0 (and for the terminal kinds
- * does not return at all), or -1 with e set when HIR_FAULT is malformed or names no line
+ * does not return at all), 1 when the statement must be skipped, or -1 with e set when HIR_FAULT is malformed or names no line
  * where a statement starts (checked at the program's first statement, on every rank). */
 int hir_fault_before_stmt(hir_interp *it, const hir_stmt *s, hir_error *e);
 

@@ -746,8 +746,11 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     it->stmt = s;
     hir_watchdog_tick(it->cfg.watchdog, s);
-    if (hir_fault_before_stmt(it, s, e))    /* HIR_FAULT=rank:line:kind (runner/fault.c) */
+    int fault = hir_fault_before_stmt(it, s, e);   /* HIR_FAULT=rank:line:kind (fault.c) */
+    if (fault < 0)
         return -1;
+    if (fault > 0)
+        return 0;                           /* skip: the statement silently does nothing */
     if (it->cfg.trace)
         trace_stmt(it, s);
     if (it->cfg.on_stmt)

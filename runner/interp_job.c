@@ -508,9 +508,12 @@ static int verify_deferred(const hir_run_options *o, hir_interp *it, hir_program
     return rc;
 }
 
+static int scale_inputs(hir_backend *be, inputs *in, double f, hir_error *e);
+
 static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, loaded *main,
                                     loaded *ref, const outputs *got, hir_backend *cpu,
-                                    const hir_interp_config *base, hir_error *e)
+                                    const hir_interp_config *base, double in_scale,
+                                    hir_error *e)
 {
     int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
     hir_program *rp = ref->p, *mp = main->p;
@@ -529,7 +532,9 @@ static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, lo
     hir_deferred_gemm *defs = NULL;
     int ndefs = 0;
     /* deferred GEMMs are taken before the outputs are read (a read would compute them) */
-    if (make_inputs(it, rp, cpu, o, mp, rank, &in, e) || hir_interp_run(it, in.views, e) ||
+    if (make_inputs(it, rp, cpu, o, mp, rank, &in, e) ||
+        (in_scale != 1.0 && scale_inputs(cpu, &in, in_scale, e)) ||
+        hir_interp_run(it, in.views, e) ||
         hir_cpu_take_deferred(cpu, &defs, &ndefs, e) ||
         fetch_outputs(it, rp, cpu, rank, &want, e)) {
         free(defs);
@@ -678,29 +683,34 @@ out:
 
 /* ---------------------------------------------------------------- --vary-inputs */
 
-/* Two input sets (seeds seed and seed+1) kept on the device; before each run the next set is
- * copied into the live input buffers (the program and a captured graph keep their pointers)
- * and the previous run's outputs are filled with NaN, so neither an output left from an
- * earlier run nor one computed from earlier inputs can pass the check. Untimed. */
+/* Runs alternate between two input sets: the generated one and the same scaled by 2 (exact in
+ * every float format for data in [-1, 1)), switched in place on the device before a run, so
+ * the program and a captured graph keep their pointers and nothing is generated twice. The
+ * previous run's outputs are filled with NaN first. A GEMM then changes by 4x, a copy by 2x:
+ * neither an output left from an earlier run nor one computed from earlier inputs can pass the
+ * check, which rebuilds the inputs of the last run. Untimed. */
 typedef struct vary {
     hir_interp *it;
     hir_backend *be;
     hir_program *p;
     inputs *in;
-    inputs set[2];
-    int have, runs, cur;
+    int runs, cur;               /* cur: 1 when the inputs are scaled by 2 */
 } vary;
 
-static int vary_init(vary *v, const hir_run_options *o, int rank, hir_error *e)
+static int scale_inputs(hir_backend *be, inputs *in, double f, hir_error *e)
 {
-    for (int j = 0; j < 2; j++) {
-        hir_run_options oj = *o;
-        oj.seed = o->seed + (uint64_t)j;
-        if (make_inputs(v->it, v->p, v->be, &oj, v->p, rank, &v->set[j], e))
+    hir_stream *s = be->ops->stream_main(be);
+    for (int i = 0; i < in->n; i++) {
+        if (!in->dev[i] || !hir_dtype_is_float(in->views[i].dtype))
+            continue;
+        hir_operand a = {0}, k = {0};
+        a.view = in->views[i];
+        k.is_scalar = 1;
+        k.f = f;
+        if (be->ops->binary(be, s, HIR_BIN_MUL, &in->views[i], &a, &k, e))
             return -1;
-        v->have = j + 1;
     }
-    return 0;
+    return be->ops->synchronize(be, e);
 }
 
 static int vary_prepare(void *ctx, int iter, hir_error *e)
@@ -709,13 +719,9 @@ static int vary_prepare(void *ctx, int iter, hir_error *e)
     hir_backend *be = v->be;
     hir_stream *s = be->ops->stream_main(be);
     int j = v->runs++ % 2;
-    for (int i = 0; i < v->in->n; i++) {
-        if (!v->in->dev[i] || !v->set[j].dev[i])
-            continue;
-        hir_view dst = v->in->views[i], src = v->set[j].views[i];
-        if (be->ops->copy(be, s, &dst, &src, e))
-            return -1;
-    }
+    if (j != v->cur && scale_inputs(be, v->in, j ? 2.0 : 0.5, e))
+        return -1;
+    v->cur = j;
     for (int i = 0; i < v->p->outputs.n; i++) {
         hir_view out;
         hir_error ignore;
@@ -728,17 +734,7 @@ static int vary_prepare(void *ctx, int iter, hir_error *e)
         if (!is_input && be->ops->fill(be, s, &out, NAN, e))
             return -1;
     }
-    if (be->ops->synchronize(be, e))
-        return -1;
-    v->cur = j;
-    return 0;
-}
-
-static void vary_free(vary *v)
-{
-    for (int j = 0; j < v->have; j++)
-        inputs_free(&v->set[j], v->be);
-    v->have = 0;
+    return be->ops->synchronize(be, e);
 }
 
 /* ---------------------------------------------------------------- the job */
@@ -867,8 +863,6 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     memset(&bres, 0, sizeof bres);
     if (make_inputs(it, main.p, be, o, main.p, rank, &in, e))
         goto free_all;
-    if (o->vary_inputs && vary_init(&vi, o, rank, e))
-        goto free_all;
     hir_bench_run_fn prep = o->vary_inputs ? vary_prepare : NULL;
     if (o->bench > 0 || o->trace_json) {
         if (hir_bench_program(o, boot, it, be, in.views, prep, &vi, &bres, e))   /* bench.c */
@@ -889,9 +883,8 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     st = HIR_RUN_OK;
     if (o->check) {
         /* the reference sees the inputs of the run whose outputs were kept */
-        hir_run_options oc = *o;
-        oc.seed = o->seed + (uint64_t)vi.cur;
-        st = check_outputs(&oc, boot, &main, o->check_ref ? &ref : &main, &out, cpu, &cfg, e);
+        st = check_outputs(o, boot, &main, o->check_ref ? &ref : &main, &out, cpu, &cfg,
+                           vi.cur ? 2.0 : 1.0, e);
     }
     if (bres.iters > 0 && o->bench_json && rank == 0 &&
         (st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED)) {
@@ -908,7 +901,6 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     }
 free_all:
     hir_bench_result_free(&bres);
-    vary_free(&vi);
     hir_watchdog_stop(cfg.watchdog);
     cfg.watchdog = NULL;
     outputs_free(&out);
