@@ -8,6 +8,7 @@
 
 #include "dialect/hir.h"
 #include "passes/gen.h"
+#include "tools/opts.h"
 
 static void usage(FILE *f)
 {
@@ -33,11 +34,10 @@ static void usage(FILE *f)
 
 static int parse_int(const char *opt, const char *s, int64_t *v)
 {
-    char *end;
-    errno = 0;
-    long long x = strtoll(s, &end, 10);
-    if (errno || end == s || *end) {
-        fprintf(stderr, "hir-gen: error: %s needs an integer, not '%s'\n", opt, s);
+    char why[128];
+    long long x;
+    if (hir_opt_int(s, INT64_MIN, INT64_MAX, &x, why, sizeof why)) {
+        fprintf(stderr, "hir-gen: error: %s needs an integer, not '%s' (%s)\n", opt, s, why);
         return -1;
     }
     *v = x;
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
             const char *v = argv[++i];
             if (dst) {
                 if (parse_int(a, v, dst))
-                    return 1;
+                    return 2;   /* a usage error */
                 if (dst == &g.m) have[0] = true;
                 if (dst == &g.k) have[1] = true;
                 if (dst == &g.n) have[2] = true;
