@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "runner/convert.h"
 #include "runner/npy.h"
@@ -59,12 +61,31 @@ int hir_npy_write(const char *path, const void *data, hir_dtype dt, int ndim,
     if (hlen > 65535)
         return hir_error_set(e, "%s: header too long", path);
     int64_t n = 1;
+    size_t es = dt == HIR_DT_BFLOAT && !(flags & HIR_NPY_RAW_BF16) ? 4 : hir_dtype_size(dt);
     for (int i = 0; i < ndim; i++)
-        n *= shape[i];
+        if (shape[i] < 0 || __builtin_mul_overflow(n, shape[i], &n))
+            return hir_error_set(e, "%s: shape does not fit in 64 bits", path);
+    if ((uint64_t)n > SIZE_MAX / es)
+        return hir_error_set(e, "%s: %lld elements do not fit in memory", path, (long long)n);
 
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return hir_error_set(e, "%s: %s", path, strerror(errno));
+    /* written under a temporary name and renamed when complete: a failed write leaves no
+     * partial .npy behind (nor clobbers an older complete one) */
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 16);
+    if (!tmp)
+        return hir_error_set(e, "%s: out of host memory", path);
+    snprintf(tmp, plen + 16, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(tmp);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
+    if (!f) {
+        hir_error_set(e, "%s: %s", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        free(tmp);
+        return -1;
+    }
     unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
                               (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
     int ok = fwrite(head, 1, 10, f) == 10 && fwrite(dict, 1, (size_t)len, f) == (size_t)len;
@@ -82,9 +103,21 @@ int hir_npy_write(const char *path, const void *data, hir_dtype dt, int ndim,
         size_t bytes = (size_t)n * hir_dtype_size(dt);
         ok = fwrite(data, 1, bytes, f) == bytes;
     }
-    if (fclose(f) != 0)
+    int saved = errno;
+    if (fclose(f) != 0 && ok) {
         ok = 0;
-    return ok ? 0 : hir_error_set(e, "%s: write failed: %s", path, strerror(errno));
+        saved = errno;
+    }
+    mode_t um = umask(0);      /* mkstemp makes 0600; give the mode fopen would */
+    umask(um);
+    if (ok && (chmod(tmp, 0666 & ~um) || rename(tmp, path))) {
+        ok = 0;
+        saved = errno;
+    }
+    if (!ok)
+        unlink(tmp);
+    free(tmp);
+    return ok ? 0 : hir_error_set(e, "%s: write failed: %s", path, strerror(saved));
 }
 
 /* ---------------------------------------------------------------- reading */

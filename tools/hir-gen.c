@@ -9,6 +9,7 @@
 #include "dialect/hir.h"
 #include "passes/gen.h"
 #include "tools/opts.h"
+#include "tools/outfile.h"
 
 static void usage(FILE *f)
 {
@@ -114,18 +115,26 @@ int main(int argc, char **argv)
         fprintf(stderr, "hir-gen: error: %s\n", err);
         return 1;
     }
-    FILE *f = output ? fopen(output, "w") : stdout;
+    /* printed into memory, then written with every byte checked; -o FILE is replaced only by
+     * a complete output (tools/outfile.c) */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
     if (!f) {
-        fprintf(stderr, "hir-gen: error: cannot write '%s'\n", output);
+        fprintf(stderr, "hir-gen: error: out of memory\n");
         hir_program_free(p);
         return 1;
     }
     hir_program_print(p, f);
     int rc = 0;
-    if (f != stdout ? fclose(f) : fflush(f)) {
-        fprintf(stderr, "hir-gen: error: writing the output failed\n");
+    if (fclose(f)) {
+        fprintf(stderr, "hir-gen: error: out of memory\n");
+        rc = 1;
+    } else if (hir_tool_write_output(output, buf, len, err, sizeof err)) {
+        fprintf(stderr, "hir-gen: error: %s\n", err);
         rc = 1;
     }
+    free(buf);
     hir_program_free(p);
     return rc;
 }
