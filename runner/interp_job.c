@@ -161,8 +161,13 @@ static int bind_dir_extents(hir_interp *it, hir_program *p, const hir_run_option
         if (!local)
             snprintf(path, sizeof path, "%s/%s.npy", o->inputs_dir, nm);
         hir_npy_header h;
-        if (!file_exists(path) || hir_npy_read_header(path, &h, e))
+        if (!file_exists(path))
             continue;   /* reported when the data is read */
+        if (hir_npy_read_header(path, &h, e)) {
+            char msg[sizeof e->msg];
+            snprintf(msg, sizeof msg, "%s", e->msg);
+            return hir_error_set(e, "rank %d: input %s: %s", rank, nm, msg);
+        }
         int d = 0;
         for (int k = 0; k < t->nloop && d < h.ndim; k++) {
             const hir_iterdomain *id = t->logical[k];
@@ -188,6 +193,8 @@ static int make_inputs(hir_interp *it, hir_program *p, hir_backend *be,
     in->scalars = calloc((size_t)in->n + 1, sizeof *in->scalars);
     if (!in->views || !in->dev || !in->scalars)
         return hir_error_set(e, "out of host memory");
+    /* the main program's extents are bound before the limits check too (hir_run_job);
+     * binding again gives the same values */
     if (o->inputs == HIR_INPUTS_DIR && bind_dir_extents(it, p, o, names, rank, e))
         return -1;
     for (int i = 0; i < in->n; i++) {
@@ -217,9 +224,14 @@ static int make_inputs(hir_interp *it, hir_program *p, hir_backend *be,
         }
         if (!sh.on_rank)
             continue;
-        hir_view hv;
+        hir_view hv, gv;
         hir_view_init(&hv, NULL, t->dtype, sh.ndim, sh.local);
-        size_t bytes = hir_view_bytes(&hv);
+        hir_view_init(&gv, NULL, t->dtype, sh.ndim, sh.global);
+        size_t bytes, gbytes;
+        if (hir_view_size_checked(&hv, NULL, &bytes) ||
+            hir_view_size_checked(&gv, NULL, &gbytes) || gbytes == SIZE_MAX)
+            return hir_error_set(e, "rank %d: input %s: its size does not fit in 64 bits", rank,
+                                 nm);
         if (!hir_npy_descr(t->dtype, 0))
             return hir_error_set(e, "rank %d: input %s has dtype %s, which the runner cannot "
                                  "make data for", rank, nm, hir_dtype_name(t->dtype));
@@ -242,9 +254,7 @@ static int make_inputs(hir_interp *it, hir_program *p, hir_backend *be,
                                        "exists", rank, nm, o->inputs_dir, nm, rank, path);
                 } else {
                     /* the global array, then this rank's block of it */
-                    hir_view gv;
-                    hir_view_init(&gv, NULL, t->dtype, sh.ndim, sh.global);
-                    char *g = malloc(hir_view_bytes(&gv) + 1);
+                    char *g = malloc(gbytes + 1);
                     if (!g)
                         rc = hir_error_set(e, "out of host memory reading %s", path);
                     else if (!(rc = hir_npy_read(path, g, t->dtype, sh.ndim, sh.global, e))) {
@@ -288,7 +298,10 @@ static int make_inputs(hir_interp *it, hir_program *p, hir_backend *be,
 /* Host copy of one output (contiguous, dtype of the view). */
 static int download(hir_backend *be, const hir_view *v, void **host, hir_error *e)
 {
-    size_t bytes = hir_view_bytes(v);
+    size_t bytes;
+    *host = NULL;
+    if (hir_view_size_checked(v, NULL, &bytes))
+        return hir_error_set(e, "output size does not fit in 64 bits");
     *host = malloc(bytes ? bytes : 1);
     if (!*host)
         return hir_error_set(e, "out of host memory");
@@ -650,7 +663,14 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
         st = HIR_RUN_REFUSED;
         goto prefix_be;
     }
-    /* inputs and allocations fit, sizes fit in 64 bits: refused together (runner/limits.c) */
+    /* inputs and allocations fit, sizes fit in 64 bits: refused together (runner/limits.c);
+     * extents taken from .npy shapes are bound first, so the check covers them */
+    if (o->inputs == HIR_INPUTS_DIR && bind_dir_extents(it, main.p, o, main.p, rank, e)) {
+        hir_watchdog_stop(cfg.watchdog);
+        hir_interp_destroy(it);
+        st = HIR_RUN_FAILED;
+        goto prefix_be;
+    }
     if ((st = hir_limits_check(it, main.p, be, boot, e)) != HIR_RUN_OK) {
         hir_watchdog_stop(cfg.watchdog);
         hir_interp_destroy(it);

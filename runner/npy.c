@@ -3,6 +3,7 @@
  * emits, nothing evaluated), reporting precise messages for files that do not fit. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +203,16 @@ int hir_npy_parse_header(const unsigned char *buf, size_t len, hir_npy_header *h
     }
     if (p >= end)
         return hir_error_set(e, "%s: malformed 'shape'", name);
+    /* the element count and the bytes of the widest element (16) must fit in 64 bits, so
+     * nobody computing a size from this shape can wrap */
+    int64_t n = 1;
+    for (int i = 0; i < h->ndim; i++)
+        if (__builtin_mul_overflow(n, h->shape[i], &n) || n > INT64_MAX / 16) {
+            char shp[256];
+            shape_str(shp, sizeof shp, h->ndim, h->shape);
+            return hir_error_set(e, "%s: shape %s has too many elements (its size does not "
+                                 "fit in 64 bits)", name, shp);
+        }
     return 0;
 }
 
@@ -257,10 +268,16 @@ int hir_npy_read(const char *path, void *data, hir_dtype dt, int ndim, const int
         goto fail;
     }
     int64_t n = 1;
+    size_t fes = from_f4 ? 4 : hir_dtype_size(dt), bytes;
     for (int i = 0; i < ndim; i++)
-        n *= shape[i];
-    size_t fes = from_f4 ? 4 : hir_dtype_size(dt);
-    size_t bytes = (size_t)n * fes;
+        if (__builtin_mul_overflow(n, shape[i], &n)) {
+            hir_error_set(e, "%s: shape does not fit in 64 bits", path);
+            goto fail;
+        }
+    if (__builtin_mul_overflow((size_t)n, fes, &bytes) || h.data_offset > LONG_MAX) {
+        hir_error_set(e, "%s: shape does not fit in 64 bits", path);
+        goto fail;
+    }
     if (fseek(f, (long)h.data_offset, SEEK_SET)) {
         hir_error_set(e, "%s: %s", path, strerror(errno));
         goto fail;
