@@ -3,6 +3,7 @@
  * emits, nothing evaluated), reporting precise messages for files that do not fit. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,11 +217,38 @@ int hir_npy_parse_header(const unsigned char *buf, size_t len, hir_npy_header *h
     return 0;
 }
 
+/* Inputs must be regular files: a FIFO would block the open until a writer came. Opened
+ * without blocking so that a FIFO is refused at once. */
+static FILE *open_regular(const char *path, hir_error *e)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb)) {
+        hir_error_set(e, "%s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        hir_error_set(e, "%s: not a regular file (%s)", path, S_ISFIFO(sb.st_mode) ? "a FIFO" :
+                      S_ISDIR(sb.st_mode) ? "a directory" : "a special file");
+        close(fd);
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        hir_error_set(e, "%s: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
 int hir_npy_read_header(const char *path, hir_npy_header *h, hir_error *e)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = open_regular(path, e);
     if (!f)
-        return hir_error_set(e, "%s: %s", path, strerror(errno));
+        return -1;
     unsigned char buf[4096];
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
@@ -233,9 +261,9 @@ int hir_npy_read(const char *path, void *data, hir_dtype dt, int ndim, const int
     const char *want = hir_npy_descr(dt, 0);
     if (!want)
         return hir_error_set(e, "%s: dtype %s has no .npy form", path, hir_dtype_name(dt));
-    FILE *f = fopen(path, "rb");
+    FILE *f = open_regular(path, e);
     if (!f)
-        return hir_error_set(e, "%s: %s", path, strerror(errno));
+        return -1;
     unsigned char head[4096];
     size_t got = fread(head, 1, sizeof head, f);
     hir_npy_header h;
