@@ -2,6 +2,7 @@
  * parses flags, starts ranks (-np N through the system mpirun), and turns the job's outcome
  * into an exit code. A rank that fails while its peers may wait on it takes the job down. */
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,7 @@ int main(int argc, char **argv)
     hir_run_options o;
     hir_run_options_init(&o);
     hir_run_binding binds[64];
+    char bind_names[64][128];   /* the names of --bind, owned here: nothing to free */
     const char *kernels[64];
     long long np = 0, v;
     char why[128];
@@ -117,9 +119,10 @@ int main(int argc, char **argv)
         } else if ((x = value_of(argc, argv, &i, "--bind"))) {
             const char *eq = strchr(x, '=');
             if (!eq || eq == x || hir_opt_int(eq + 1, LLONG_MIN, LLONG_MAX, &v, why, sizeof why) ||
-                o.nbinds == 64)
+                o.nbinds == 64 || eq - x >= (ptrdiff_t)sizeof bind_names[0])
                 return bad("--bind needs NAME=INTEGER", x);
-            binds[o.nbinds].name = strndup(x, (size_t)(eq - x));
+            snprintf(bind_names[o.nbinds], sizeof bind_names[0], "%.*s", (int)(eq - x), x);
+            binds[o.nbinds].name = bind_names[o.nbinds];
             binds[o.nbinds++].value = v;
         } else if ((x = value_of(argc, argv, &i, "--save-outputs"))) {
             o.save_dir = x;
