@@ -420,6 +420,51 @@ static int allgather_small(hir_boot *boot, const void *mine, void *all, size_t b
     return rc;
 }
 
+/* ---------------------------------------------------------------- unmatched P2P */
+
+/* Every P2P send must have met a receive: a small send completes on its own on some backends
+ * (MPI buffers it), so a program that ends with a send nobody received would pass unnoticed.
+ * The per-peer counts of all runs are shared; every rank reaches the same verdict. */
+static hir_run_status check_p2p_matched(hir_interp *it, hir_boot *boot, hir_error *e)
+{
+    int size = hir_boot_size(boot), rank = hir_boot_rank(boot);
+    const int64_t *sent, *recvd;
+    hir_interp_p2p_counts(it, &sent, &recvd);
+    size_t row = 2 * (size_t)size;
+    int64_t *mine = malloc(row * sizeof *mine);
+    int64_t *all = malloc(row * (size_t)size * sizeof *all);
+    hir_run_status st = HIR_RUN_OK;
+    if (!mine || !all) {
+        hir_error_set(e, "out of host memory");
+        st = HIR_RUN_FAILED;
+        goto out;
+    }
+    memcpy(mine, sent, (size_t)size * sizeof *mine);
+    memcpy(mine + size, recvd, (size_t)size * sizeof *mine);
+    if (allgather_small(boot, mine, all, row * sizeof *mine, e)) {
+        st = HIR_RUN_FAILED;
+        goto out;
+    }
+    for (int from = 0; from < size && st == HIR_RUN_OK; from++)
+        for (int to = 0; to < size; to++) {
+            int64_t s = all[(size_t)from * row + (size_t)to];
+            int64_t r = all[(size_t)to * row + (size_t)size + (size_t)from];
+            if (s == r)
+                continue;
+            hir_error_set(e, "rank %d: the program's P2P communication does not match: rank %d "
+                          "posted %" PRId64 " send%s to rank %d, and rank %d posted %" PRId64
+                          " receive%s from rank %d (%s)", rank, from, s, s == 1 ? "" : "s",
+                          to, to, r, r == 1 ? "" : "s", from,
+                          s > r ? "a send nobody received" : "a receive nobody answered");
+            st = HIR_RUN_REFUSED;
+            break;
+        }
+out:
+    free(mine);
+    free(all);
+    return st;
+}
+
 /* ---------------------------------------------------------------- check */
 
 typedef struct cmp_rec {
@@ -448,9 +493,9 @@ static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, lo
     hir_run_status st = HIR_RUN_FAILED;
     if (make_inputs(it, rp, cpu, o, mp, rank, &in, e) || hir_interp_run(it, in.views, e) ||
         fetch_outputs(it, rp, cpu, rank, &want, e)) {
+        hir_interp_destroy(it);
         inputs_free(&in, cpu);
         outputs_free(&want);
-        hir_interp_destroy(it);
         return HIR_RUN_FAILED;
     }
     int n = got->n;
@@ -561,9 +606,9 @@ static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, lo
 out:
     free(mine);
     free(all);
+    hir_interp_destroy(it);
     inputs_free(&in, cpu);
     outputs_free(&want);
-    hir_interp_destroy(it);
     return st;
 }
 
@@ -692,6 +737,9 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     }
     if (be->ops->synchronize(be, e) || fetch_outputs(it, main.p, be, rank, &out, e))
         goto free_all;
+    if ((st = check_p2p_matched(it, boot, e)) != HIR_RUN_OK)
+        goto free_all;
+    st = HIR_RUN_FAILED;
     hir_watchdog_stop(cfg.watchdog);   /* the CPU check below may take long, legitimately */
     cfg.watchdog = NULL;
     if (o->save_dir && save_outputs(o, main.p, &out, rank, e))
@@ -703,8 +751,9 @@ free_all:
     hir_watchdog_stop(cfg.watchdog);
     cfg.watchdog = NULL;
     outputs_free(&out);
-    inputs_free(&in, be);
+    /* the interpreter first: it ends communication still in flight on the input buffers */
     hir_interp_destroy(it);
+    inputs_free(&in, be);
 prefix_be:
 free_be:
     if (cpu && cpu != be)
