@@ -3,6 +3,10 @@
  * per-team communicator cache, and the local launcher behind `hir-run -np N`. */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/prctl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,14 +28,108 @@ struct hir_mpi_team_entry {
     MPI_Comm comm;
 };
 
+/* The sentinel: a thread alive from MPI start-up to the end of shut-down. It ends the
+ * process when a timed phase (MPI_Init and the bootstrap, MPI_Finalize) makes no progress
+ * for longer than its limit, which the run's own timeouts cannot cover, and when the
+ * launcher that started this rank (`hir-run -np`, through mpirun) has died: the rank is then
+ * re-parented, and nothing else would end it. */
+typedef struct sentinel {
+    pthread_t thread;
+    int started;
+    int rank;
+    double limit;
+    pid_t parent;                        /* getppid() at start when we launched it, else 0 */
+    _Atomic int64_t phase_ns;            /* start of the timed phase; 0: none */
+    _Atomic(const char *) phase;
+    _Atomic int stop;
+} sentinel;
+
 struct hir_boot {
     MPI_Comm world, local;
     int rank, size, local_rank, local_size;
     uint64_t *node_ids;          /* per world rank */
     double timeout;
     int initialized_mpi;         /* we called MPI_Init_thread, so we finalize */
+    int pending;                 /* a bootstrap collective timed out and is still in flight:
+                                  * MPI can neither cancel it nor free or finalize around it */
     hir_mpi_team_cache teams;
+    sentinel sent;
 };
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sentinel_say(const char *msg)
+{
+    if (write(2, msg, strlen(msg)) < 0)
+        (void)0;
+}
+
+static void *sentinel_main(void *arg)
+{
+    sentinel *st = arg;
+    while (!atomic_load(&st->stop)) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        char msg[512];
+        if (st->parent && getppid() != st->parent) {
+            snprintf(msg, sizeof msg, "hir-run: rank %d: error: the launcher (pid %d) is gone; "
+                     "ending this rank\n", st->rank, (int)st->parent);
+            sentinel_say(msg);
+            _exit(1);
+        }
+        int64_t t0 = atomic_load(&st->phase_ns);
+        const char *what = atomic_load(&st->phase);
+        if (t0 && what && (mono_ns() - t0) * 1e-9 > st->limit) {
+            snprintf(msg, sizeof msg, "hir-run: rank %d: error: no progress for %.0f s in %s "
+                     "(timeout); ending this rank\n", st->rank, st->limit, what);
+            sentinel_say(msg);
+            _exit(1);
+        }
+    }
+    return NULL;
+}
+
+static void sentinel_phase(sentinel *st, const char *what)
+{
+    atomic_store(&st->phase_ns, what ? mono_ns() : 0);
+    atomic_store(&st->phase, what);
+}
+
+static void sentinel_start(sentinel *st, double limit)
+{
+    memset(st, 0, sizeof *st);
+    st->rank = -1;
+    st->limit = limit;
+    /* only a rank this program's launcher started watches its parent (hir_launch_local) */
+    st->parent = getenv(HIR_LAUNCH_MARKER) ? getppid() : 0;
+    if (st->parent == 1)
+        _exit(1);                        /* the launcher died before we got here */
+    st->started = pthread_create(&st->thread, NULL, sentinel_main, st) == 0;
+}
+
+static void sentinel_stop(sentinel *st)
+{
+    if (!st->started)
+        return;
+    atomic_store(&st->stop, 1);
+    pthread_join(st->thread, NULL);
+    st->started = 0;
+}
+
+/* Test-only fault injection (docs/reliability.md): HIR_FAULT_BOOT=init-stall|fini-stall makes
+ * this process stall inside MPI start-up or shut-down, where only the sentinel can end it. */
+static void boot_fault(const char *where)
+{
+    const char *f = getenv("HIR_FAULT_BOOT");
+    if (f && !strncmp(f, where, strlen(where)) && !strcmp(f + strlen(where), "-stall"))
+        for (;;)
+            pause();
+}
 
 static double now_s(void)
 {
@@ -231,6 +329,10 @@ int hir_boot_init(int *argc, char ***argv, double timeout_s, hir_boot **out, hir
         return hir_error_set(e, "hir_boot_init: out of memory");
     b->timeout = timeout_s > 0 ? timeout_s : HIR_BOOT_DEFAULT_TIMEOUT;
     b->world = b->local = MPI_COMM_NULL;
+    /* the same grace as the GPU watchdog (watchdog.c): start-up is slow on a loaded machine */
+    sentinel_start(&b->sent, b->timeout + 30);
+    sentinel_phase(&b->sent, "MPI start-up (MPI_Init_thread and the bootstrap)");
+    boot_fault("init");
 
     int inited = 0, rc;
     MPI_Initialized(&inited);
@@ -238,6 +340,7 @@ int hir_boot_init(int *argc, char ***argv, double timeout_s, hir_boot **out, hir
         int provided = 0;
         rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
         if (rc != MPI_SUCCESS) {
+            sentinel_stop(&b->sent);
             free(b);
             return hir_error_set(e, "MPI_Init_thread failed (error %d)", rc);
         }
@@ -252,6 +355,7 @@ int hir_boot_init(int *argc, char ***argv, double timeout_s, hir_boot **out, hir
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &b->rank);
+    b->sent.rank = b->rank;
     MPI_Comm_size(MPI_COMM_WORLD, &b->size);
 
     /* A private duplicate keeps our tags away from any other user of MPI_COMM_WORLD. */
@@ -261,8 +365,10 @@ int hir_boot_init(int *argc, char ***argv, double timeout_s, hir_boot **out, hir
         hir_mpi_error(e, "MPI_Comm_idup", rc);
         goto fail;
     }
-    if (hir_mpi_poll(&r, NULL, 1, b->timeout, "MPI_Comm_idup of the world", e))
+    if (hir_mpi_poll(&r, NULL, 1, b->timeout, "MPI_Comm_idup of the world", e)) {
+        b->pending = 1;
         goto fail;
+    }
     MPI_Comm_set_errhandler(b->world, MPI_ERRORS_RETURN);
 
     rc = MPI_Comm_split_type(b->world, MPI_COMM_TYPE_SHARED, b->rank, MPI_INFO_NULL, &b->local);
@@ -284,8 +390,11 @@ int hir_boot_init(int *argc, char ***argv, double timeout_s, hir_boot **out, hir
         hir_mpi_error(e, "MPI_Iallgather", rc);
         goto fail;
     }
-    if (hir_mpi_poll(&r, NULL, 1, b->timeout, "allgather of node ids", e))
+    if (hir_mpi_poll(&r, NULL, 1, b->timeout, "allgather of node ids", e)) {
+        b->pending = 1;
         goto fail;
+    }
+    sentinel_phase(&b->sent, NULL);     /* the run has timeouts of its own */
     *out = b;
     return 0;
 fail:
@@ -299,6 +408,13 @@ void hir_boot_fini(hir_boot *b)
         return;
     int fin = 0;
     MPI_Finalized(&fin);
+    /* After a timed-out bootstrap collective, freeing its communicator or finalizing made
+     * Open MPI complete the orphaned request in MPI_Finalize and crash (SIGSEGV): leave MPI
+     * as it is; the process ends with the caller's error (a launcher then ends the job). */
+    if (b->pending)
+        fin = 1;
+    sentinel_phase(&b->sent, "MPI shut-down (MPI_Finalize)");
+    boot_fault("fini");
     hir_mpi_team_cache_free(&b->teams);
     if (!fin) {
         if (b->local != MPI_COMM_NULL)
@@ -308,6 +424,7 @@ void hir_boot_fini(hir_boot *b)
         if (b->initialized_mpi)
             MPI_Finalize();
     }
+    sentinel_stop(&b->sent);
     free(b->node_ids);
     free(b);
 }
@@ -518,12 +635,17 @@ int hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_error *e
 
     fflush(stdout);
     fflush(stderr);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         free(args);
         return hir_error_set(e, "fork: %s", strerror(errno));
     }
     if (pid == 0) {
+        /* mpirun ends with us, however we end (even SIGKILL): it gets SIGTERM and takes its
+         * ranks down; the ranks also watch their own parent (the boot sentinel) */
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+            _exit(127);
         setenv(HIR_LAUNCH_MARKER, "1", 1);
         execv(launcher, args);
         fprintf(stderr, "hir: execv %s: %s\n", launcher, strerror(errno));

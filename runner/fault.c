@@ -120,6 +120,28 @@ int hir_fault_before_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
         if (!lp.found)
             return interp_fail(it, e, "%s=%s: no statement starts on line %ld", HIR_FAULT_ENV,
                                txt, f.line);
+        if (f.rank >= it->cfg.size)
+            return interp_fail(it, e, "%s=%s: rank %ld does not exist (the job has %d rank%s)",
+                               HIR_FAULT_ENV, txt, f.rank, it->cfg.size,
+                               it->cfg.size == 1 ? "" : "s");
+        if (f.kind == FAULT_CORRUPT && f.tensor >= 0) {
+            hir_tensor *input = NULL;
+            for (int i = 0; i < it->p->inputs.n; i++) {
+                hir_tensor *t = hir_value_tensor(it->p->inputs.items[i]);
+                if (t && t->number == f.tensor)
+                    input = t;
+            }
+            if (!input)
+                return interp_fail(it, e, "%s corrupt=T%" PRId64 ": T%" PRId64 " is not a "
+                                   "tensor input of the program", HIR_FAULT_ENV, f.tensor,
+                                   f.tensor);
+            /* the faulted rank must hold it; only that rank can tell, before it starts */
+            hir_view v;
+            if (f.rank == it->cfg.rank && !interp_bound(it, input, &v))
+                return interp_fail(it, e, "%s corrupt=T%" PRId64 ": T%" PRId64 " is not an "
+                                   "input held by rank %d", HIR_FAULT_ENV, f.tensor, f.tensor,
+                                   it->cfg.rank);
+        }
     }
     if (f.rank != it->cfg.rank || stmt_line(it, s) != f.line)
         return 0;

@@ -593,6 +593,7 @@ static int exec_p2p(hir_interp *it, const hir_stmt *s, hir_error *e)
     hir_work *w = NULL;
     if (it->be->ops->p2p_post(it->be, it->cur, &p, &w, e))
         return backend_fail(it, e);
+    (p.is_send ? it->p2p_sent : it->p2p_recvd)[p.peer]++;
     if (!it->in_group)
         record_work(it, s->u.comm->number, w);
     else if (w)
@@ -925,6 +926,13 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
     hir_map_init(&it->result_cache);
     hir_map_init(&it->obj_streams);
     hir_map_init(&it->works);
+    int n = it->cfg.size > 0 ? it->cfg.size : 1;
+    it->p2p_sent = calloc((size_t)n, sizeof *it->p2p_sent);
+    it->p2p_recvd = calloc((size_t)n, sizeof *it->p2p_recvd);
+    if (!it->p2p_sent || !it->p2p_recvd) {
+        hir_interp_destroy(it);
+        return hir_error_set(e, "out of host memory");
+    }
     it->cur = be->ops->stream_main(be);
     /* user bindings by printed name: symbols i<k>/b<k>/..., or named scalars */
     for (int i = 0; i < cfg->nbinds; i++) {
@@ -951,10 +959,25 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
     return 0;
 }
 
+void hir_interp_p2p_counts(const hir_interp *it, const int64_t **sent, const int64_t **recvd)
+{
+    *sent = it->p2p_sent;
+    *recvd = it->p2p_recvd;
+}
+
 void hir_interp_destroy(hir_interp *it)
 {
     if (!it)
         return;
+    /* Communication still in flight first (receives cancelled, sends completed or given up
+     * by the backend), then the buffers it reads or writes: the other order frees memory a
+     * transfer may still touch. */
+    for (size_t i = 0; i < it->works.cap; i++) {
+        hir_work *w = it->works.vals[i];
+        if (it->works.keys[i] != UINT64_MAX && w && w != WORK_SKIPPED)
+            it->be->ops->work_release(it->be, w);
+        it->works.vals[i] = NULL;
+    }
     unbind_all(it);
     for (size_t i = 0; i < it->alloc_cache.cap; i++)
         if (it->alloc_cache.keys[i] != UINT64_MAX && it->alloc_cache.vals[i])
@@ -965,11 +988,8 @@ void hir_interp_destroy(hir_interp *it)
             result_free(it, r);
     }
     hir_map_fini(&it->result_cache);
-    for (size_t i = 0; i < it->works.cap; i++) {
-        hir_work *w = it->works.vals[i];
-        if (it->works.keys[i] != UINT64_MAX && w && w != WORK_SKIPPED)
-            it->be->ops->work_release(it->be, w);
-    }
+    free(it->p2p_sent);
+    free(it->p2p_recvd);
     scalars_clear(&it->scalars);
     scalars_clear(&it->user_scalars);
     hir_map_fini(&it->scalars);
@@ -1043,8 +1063,9 @@ int hir_interp_run(hir_interp *it, const hir_view *inputs, hir_error *e)
     for (size_t i = 0; i < it->works.cap; i++) {
         hir_work *w = it->works.vals[i];
         if (it->works.keys[i] != UINT64_MAX && w && w != WORK_SKIPPED)
-            return interp_fail(it, e, "expression %" PRIu64 " was posted but never waited for",
-                               it->works.keys[i]);
+            return interp_fail(it, e, "Communication %" PRIu64 " was posted but never waited "
+                               "for (no Wait Communication %" PRIu64 " reached it)",
+                               it->works.keys[i], it->works.keys[i]);
     }
     return 0;
 }

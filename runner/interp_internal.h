@@ -41,6 +41,8 @@ struct hir_interp {
     hir_map result_cache;   /* (statement, tensor) -> rt_result: fresh results reused across runs */
     hir_map obj_streams;    /* stream object number -> hir_stream* */
     hir_map works;          /* expression number -> hir_work* */
+    int64_t *p2p_sent;      /* [cfg.size]: P2P sends posted to each rank, over all runs */
+    int64_t *p2p_recvd;     /* [cfg.size]: P2P receives posted from each rank */
     hir_stream *cur;
     int in_group;           /* inside StartCoalescing .. EndCoalescing */
     const hir_stmt *stmt;   /* statement being executed (for messages) */

@@ -162,8 +162,13 @@ static int bind_dir_extents(hir_interp *it, hir_program *p, const hir_run_option
         if (!local)
             snprintf(path, sizeof path, "%s/%s.npy", o->inputs_dir, nm);
         hir_npy_header h;
-        if (!file_exists(path) || hir_npy_read_header(path, &h, e))
+        if (!file_exists(path))
             continue;   /* reported when the data is read */
+        if (hir_npy_read_header(path, &h, e)) {
+            char msg[sizeof e->msg];
+            snprintf(msg, sizeof msg, "%s", e->msg);
+            return hir_error_set(e, "rank %d: input %s: %s", rank, nm, msg);
+        }
         int d = 0;
         for (int k = 0; k < t->nloop && d < h.ndim; k++) {
             const hir_iterdomain *id = t->logical[k];
@@ -189,6 +194,8 @@ static int make_inputs(hir_interp *it, hir_program *p, hir_backend *be,
     in->scalars = calloc((size_t)in->n + 1, sizeof *in->scalars);
     if (!in->views || !in->dev || !in->scalars)
         return hir_error_set(e, "out of host memory");
+    /* the main program's extents are bound before the limits check too (hir_run_job);
+     * binding again gives the same values */
     if (o->inputs == HIR_INPUTS_DIR && bind_dir_extents(it, p, o, names, rank, e))
         return -1;
     for (int i = 0; i < in->n; i++) {
@@ -218,9 +225,14 @@ static int make_inputs(hir_interp *it, hir_program *p, hir_backend *be,
         }
         if (!sh.on_rank)
             continue;
-        hir_view hv;
+        hir_view hv, gv;
         hir_view_init(&hv, NULL, t->dtype, sh.ndim, sh.local);
-        size_t bytes = hir_view_bytes(&hv);
+        hir_view_init(&gv, NULL, t->dtype, sh.ndim, sh.global);
+        size_t bytes, gbytes;
+        if (hir_view_size_checked(&hv, NULL, &bytes) ||
+            hir_view_size_checked(&gv, NULL, &gbytes) || gbytes == SIZE_MAX)
+            return hir_error_set(e, "rank %d: input %s: its size does not fit in 64 bits", rank,
+                                 nm);
         if (!hir_npy_descr(t->dtype, 0))
             return hir_error_set(e, "rank %d: input %s has dtype %s, which the runner cannot "
                                  "make data for", rank, nm, hir_dtype_name(t->dtype));
@@ -243,9 +255,7 @@ static int make_inputs(hir_interp *it, hir_program *p, hir_backend *be,
                                        "exists", rank, nm, o->inputs_dir, nm, rank, path);
                 } else {
                     /* the global array, then this rank's block of it */
-                    hir_view gv;
-                    hir_view_init(&gv, NULL, t->dtype, sh.ndim, sh.global);
-                    char *g = malloc(hir_view_bytes(&gv) + 1);
+                    char *g = malloc(gbytes + 1);
                     if (!g)
                         rc = hir_error_set(e, "out of host memory reading %s", path);
                     else if (!(rc = hir_npy_read(path, g, t->dtype, sh.ndim, sh.global, e))) {
@@ -289,7 +299,10 @@ static int make_inputs(hir_interp *it, hir_program *p, hir_backend *be,
 /* Host copy of one output (contiguous, dtype of the view). */
 static int download(hir_backend *be, const hir_view *v, void **host, hir_error *e)
 {
-    size_t bytes = hir_view_bytes(v);
+    size_t bytes;
+    *host = NULL;
+    if (hir_view_size_checked(v, NULL, &bytes))
+        return hir_error_set(e, "output size does not fit in 64 bits");
     *host = malloc(bytes ? bytes : 1);
     if (!*host)
         return hir_error_set(e, "out of host memory");
@@ -406,6 +419,51 @@ static int allgather_small(hir_boot *boot, const void *mine, void *all, size_t b
     }
     free(team);
     return rc;
+}
+
+/* ---------------------------------------------------------------- unmatched P2P */
+
+/* Every P2P send must have met a receive: a small send completes on its own on some backends
+ * (MPI buffers it), so a program that ends with a send nobody received would pass unnoticed.
+ * The per-peer counts of all runs are shared; every rank reaches the same verdict. */
+static hir_run_status check_p2p_matched(hir_interp *it, hir_boot *boot, hir_error *e)
+{
+    int size = hir_boot_size(boot), rank = hir_boot_rank(boot);
+    const int64_t *sent, *recvd;
+    hir_interp_p2p_counts(it, &sent, &recvd);
+    size_t row = 2 * (size_t)size;
+    int64_t *mine = malloc(row * sizeof *mine);
+    int64_t *all = malloc(row * (size_t)size * sizeof *all);
+    hir_run_status st = HIR_RUN_OK;
+    if (!mine || !all) {
+        hir_error_set(e, "out of host memory");
+        st = HIR_RUN_FAILED;
+        goto out;
+    }
+    memcpy(mine, sent, (size_t)size * sizeof *mine);
+    memcpy(mine + size, recvd, (size_t)size * sizeof *mine);
+    if (allgather_small(boot, mine, all, row * sizeof *mine, e)) {
+        st = HIR_RUN_FAILED;
+        goto out;
+    }
+    for (int from = 0; from < size && st == HIR_RUN_OK; from++)
+        for (int to = 0; to < size; to++) {
+            int64_t s = all[(size_t)from * row + (size_t)to];
+            int64_t r = all[(size_t)to * row + (size_t)size + (size_t)from];
+            if (s == r)
+                continue;
+            hir_error_set(e, "rank %d: the program's P2P communication does not match: rank %d "
+                          "posted %" PRId64 " send%s to rank %d, and rank %d posted %" PRId64
+                          " receive%s from rank %d (%s)", rank, from, s, s == 1 ? "" : "s",
+                          to, to, r, r == 1 ? "" : "s", from,
+                          s > r ? "a send nobody received" : "a receive nobody answered");
+            st = HIR_RUN_REFUSED;
+            break;
+        }
+out:
+    free(mine);
+    free(all);
+    return st;
 }
 
 /* ---------------------------------------------------------------- check */
@@ -538,9 +596,9 @@ static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, lo
         hir_cpu_take_deferred(cpu, &defs, &ndefs, e) ||
         fetch_outputs(it, rp, cpu, rank, &want, e)) {
         free(defs);
+        hir_interp_destroy(it);
         inputs_free(&in, cpu);
         outputs_free(&want);
-        hir_interp_destroy(it);
         return HIR_RUN_FAILED;
     }
     int n = got->n;
@@ -675,9 +733,9 @@ out:
     free(defs);
     free(mine);
     free(all);
+    hir_interp_destroy(it);
     inputs_free(&in, cpu);
     outputs_free(&want);
-    hir_interp_destroy(it);
     return st;
 }
 
@@ -843,7 +901,14 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
         st = HIR_RUN_REFUSED;
         goto prefix_be;
     }
-    /* inputs and allocations fit, sizes fit in 64 bits: refused together (runner/limits.c) */
+    /* inputs and allocations fit, sizes fit in 64 bits: refused together (runner/limits.c);
+     * extents taken from .npy shapes are bound first, so the check covers them */
+    if (o->inputs == HIR_INPUTS_DIR && bind_dir_extents(it, main.p, o, main.p, rank, e)) {
+        hir_watchdog_stop(cfg.watchdog);
+        hir_interp_destroy(it);
+        st = HIR_RUN_FAILED;
+        goto prefix_be;
+    }
     if ((st = hir_limits_check(it, main.p, be, boot, e)) != HIR_RUN_OK) {
         hir_watchdog_stop(cfg.watchdog);
         hir_interp_destroy(it);
@@ -876,6 +941,9 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     }
     if (be->ops->synchronize(be, e) || fetch_outputs(it, main.p, be, rank, &out, e))
         goto free_all;
+    if ((st = check_p2p_matched(it, boot, e)) != HIR_RUN_OK)
+        goto free_all;
+    st = HIR_RUN_FAILED;
     hir_watchdog_stop(cfg.watchdog);   /* the CPU check below may take long, legitimately */
     cfg.watchdog = NULL;
     if (o->save_dir && save_outputs(o, main.p, &out, rank, e))
@@ -904,8 +972,9 @@ free_all:
     hir_watchdog_stop(cfg.watchdog);
     cfg.watchdog = NULL;
     outputs_free(&out);
-    inputs_free(&in, be);
+    /* the interpreter first: it ends communication still in flight on the input buffers */
     hir_interp_destroy(it);
+    inputs_free(&in, be);
     /* every rank got here the same way: release peer memory in order (CUDA IPC) */
     if ((st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED) && be->ops->release_peers &&
         be->ops->release_peers(be, e))

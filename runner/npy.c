@@ -3,9 +3,13 @@
  * emits, nothing evaluated), reporting precise messages for files that do not fit. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "runner/convert.h"
 #include "runner/npy.h"
@@ -59,12 +63,31 @@ int hir_npy_write(const char *path, const void *data, hir_dtype dt, int ndim,
     if (hlen > 65535)
         return hir_error_set(e, "%s: header too long", path);
     int64_t n = 1;
+    size_t es = dt == HIR_DT_BFLOAT && !(flags & HIR_NPY_RAW_BF16) ? 4 : hir_dtype_size(dt);
     for (int i = 0; i < ndim; i++)
-        n *= shape[i];
+        if (shape[i] < 0 || __builtin_mul_overflow(n, shape[i], &n))
+            return hir_error_set(e, "%s: shape does not fit in 64 bits", path);
+    if ((uint64_t)n > SIZE_MAX / es)
+        return hir_error_set(e, "%s: %lld elements do not fit in memory", path, (long long)n);
 
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return hir_error_set(e, "%s: %s", path, strerror(errno));
+    /* written under a temporary name and renamed when complete: a failed write leaves no
+     * partial .npy behind (nor clobbers an older complete one) */
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 16);
+    if (!tmp)
+        return hir_error_set(e, "%s: out of host memory", path);
+    snprintf(tmp, plen + 16, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(tmp);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
+    if (!f) {
+        hir_error_set(e, "%s: %s", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        free(tmp);
+        return -1;
+    }
     unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
                               (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
     int ok = fwrite(head, 1, 10, f) == 10 && fwrite(dict, 1, (size_t)len, f) == (size_t)len;
@@ -82,9 +105,21 @@ int hir_npy_write(const char *path, const void *data, hir_dtype dt, int ndim,
         size_t bytes = (size_t)n * hir_dtype_size(dt);
         ok = fwrite(data, 1, bytes, f) == bytes;
     }
-    if (fclose(f) != 0)
+    int saved = errno;
+    if (fclose(f) != 0 && ok) {
         ok = 0;
-    return ok ? 0 : hir_error_set(e, "%s: write failed: %s", path, strerror(errno));
+        saved = errno;
+    }
+    mode_t um = umask(0);      /* mkstemp makes 0600; give the mode fopen would */
+    umask(um);
+    if (ok && (chmod(tmp, 0666 & ~um) || rename(tmp, path))) {
+        ok = 0;
+        saved = errno;
+    }
+    if (!ok)
+        unlink(tmp);
+    free(tmp);
+    return ok ? 0 : hir_error_set(e, "%s: write failed: %s", path, strerror(saved));
 }
 
 /* ---------------------------------------------------------------- reading */
@@ -169,14 +204,51 @@ int hir_npy_parse_header(const unsigned char *buf, size_t len, hir_npy_header *h
     }
     if (p >= end)
         return hir_error_set(e, "%s: malformed 'shape'", name);
+    /* the element count and the bytes of the widest element (16) must fit in 64 bits, so
+     * nobody computing a size from this shape can wrap */
+    int64_t n = 1;
+    for (int i = 0; i < h->ndim; i++)
+        if (__builtin_mul_overflow(n, h->shape[i], &n) || n > INT64_MAX / 16) {
+            char shp[256];
+            shape_str(shp, sizeof shp, h->ndim, h->shape);
+            return hir_error_set(e, "%s: shape %s has too many elements (its size does not "
+                                 "fit in 64 bits)", name, shp);
+        }
     return 0;
+}
+
+/* Inputs must be regular files: a FIFO would block the open until a writer came. Opened
+ * without blocking so that a FIFO is refused at once. */
+static FILE *open_regular(const char *path, hir_error *e)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb)) {
+        hir_error_set(e, "%s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        hir_error_set(e, "%s: not a regular file (%s)", path, S_ISFIFO(sb.st_mode) ? "a FIFO" :
+                      S_ISDIR(sb.st_mode) ? "a directory" : "a special file");
+        close(fd);
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        hir_error_set(e, "%s: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
 }
 
 int hir_npy_read_header(const char *path, hir_npy_header *h, hir_error *e)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = open_regular(path, e);
     if (!f)
-        return hir_error_set(e, "%s: %s", path, strerror(errno));
+        return -1;
     unsigned char buf[4096];
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
@@ -189,9 +261,9 @@ int hir_npy_read(const char *path, void *data, hir_dtype dt, int ndim, const int
     const char *want = hir_npy_descr(dt, 0);
     if (!want)
         return hir_error_set(e, "%s: dtype %s has no .npy form", path, hir_dtype_name(dt));
-    FILE *f = fopen(path, "rb");
+    FILE *f = open_regular(path, e);
     if (!f)
-        return hir_error_set(e, "%s: %s", path, strerror(errno));
+        return -1;
     unsigned char head[4096];
     size_t got = fread(head, 1, sizeof head, f);
     hir_npy_header h;
@@ -224,10 +296,16 @@ int hir_npy_read(const char *path, void *data, hir_dtype dt, int ndim, const int
         goto fail;
     }
     int64_t n = 1;
+    size_t fes = from_f4 ? 4 : hir_dtype_size(dt), bytes;
     for (int i = 0; i < ndim; i++)
-        n *= shape[i];
-    size_t fes = from_f4 ? 4 : hir_dtype_size(dt);
-    size_t bytes = (size_t)n * fes;
+        if (__builtin_mul_overflow(n, shape[i], &n)) {
+            hir_error_set(e, "%s: shape does not fit in 64 bits", path);
+            goto fail;
+        }
+    if (__builtin_mul_overflow((size_t)n, fes, &bytes) || h.data_offset > LONG_MAX) {
+        hir_error_set(e, "%s: shape does not fit in 64 bits", path);
+        goto fail;
+    }
     if (fseek(f, (long)h.data_offset, SEEK_SET)) {
         hir_error_set(e, "%s: %s", path, strerror(errno));
         goto fail;

@@ -62,6 +62,11 @@ int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_e
  * backend memory, or for a scalar input a 0-d view of int64 in host memory); the views must
  * stay valid for the run. Errors name the rank and the statement (file:line:col). */
 int hir_interp_run(hir_interp *it, const hir_view *inputs, hir_error *e);
+/* P2P messages this interpreter posted over all its runs: sent[r] sends to rank r, recvd[r]
+ * receives from rank r (arrays of the job's size, owned by the interpreter). A send nobody
+ * receives completes on some backends (a small MPI send is buffered), so the job compares
+ * these across ranks (hir_run_job). */
+void hir_interp_p2p_counts(const hir_interp *it, const int64_t **sent, const int64_t **recvd);
 /* The value bound to container output i after the last run (error when unbound). */
 int hir_interp_output(hir_interp *it, int i, hir_view *v, hir_error *e);
 

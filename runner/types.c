@@ -1,14 +1,32 @@
 /* types.c — helpers over runtime views and the name tables of the op X-macros in types.h,
  * so the parser, printer and runner all spell ops the one way the table does. */
+#include <stdint.h>
 #include <string.h>
 
 #include "runner/types.h"
+
+int hir_view_size_checked(const hir_view *v, int64_t *numel, size_t *bytes)
+{
+    int64_t n = 1;
+    size_t b;
+    for (int i = 0; i < v->ndim; i++)
+        if (v->shape[i] < 0 || __builtin_mul_overflow(n, v->shape[i], &n))
+            return -1;
+    if (__builtin_mul_overflow((size_t)n, hir_dtype_size(v->dtype), &b))
+        return -1;
+    if (numel)
+        *numel = n;
+    if (bytes)
+        *bytes = b;
+    return 0;
+}
 
 int64_t hir_view_numel(const hir_view *v)
 {
     int64_t n = 1;
     for (int i = 0; i < v->ndim; i++)
-        n *= v->shape[i];
+        if (__builtin_mul_overflow(n, v->shape[i], &n))
+            return INT64_MAX;
     return n;
 }
 
@@ -46,7 +64,10 @@ void hir_view_init(hir_view *v, void *data, hir_dtype dt, int ndim, const int64_
 
 size_t hir_view_bytes(const hir_view *v)
 {
-    return (size_t)hir_view_numel(v) * hir_dtype_size(v->dtype);
+    size_t b;
+    if (hir_view_size_checked(v, NULL, &b))
+        return SIZE_MAX;
+    return b;
 }
 
 /* One generator per op family: the tables are the X-macros, nothing is listed twice. */

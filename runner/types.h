@@ -66,14 +66,18 @@ typedef enum hir_reduce_op { HIR_REDUCE_OPS(HIR_ENUM_RED) HIR_RED_COUNT } hir_re
 #undef HIR_ENUM_TER
 #undef HIR_ENUM_RED
 
-/* number of elements of a view (product of its shape; 1 for ndim 0) */
+/* number of elements of a view (product of its shape; 1 for ndim 0); INT64_MAX when the
+ * product does not fit (so a size computed from it makes an allocation fail, never wrap) */
 int64_t hir_view_numel(const hir_view *v);
+/* the same, checked: 0, or -1 when a negative extent or the element count or the byte size
+ * does not fit (int64_t elements, size_t bytes) */
+int     hir_view_size_checked(const hir_view *v, int64_t *numel, size_t *bytes);
 int     hir_view_is_contiguous(const hir_view *v);
 /* contiguous row-major strides for v's shape */
 void    hir_view_set_contiguous(hir_view *v);
 /* fill a contiguous view of data (shape may be NULL when ndim is 0) */
 void    hir_view_init(hir_view *v, void *data, hir_dtype dt, int ndim, const int64_t *shape);
-/* bytes a contiguous copy of the view's elements takes */
+/* bytes a contiguous copy of the view's elements takes; SIZE_MAX when it does not fit */
 size_t  hir_view_bytes(const hir_view *v);
 
 /* Op names from the X-macro tables: name = nvFuser's spelling ("add"), symbol = infix

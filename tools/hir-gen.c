@@ -8,6 +8,8 @@
 
 #include "dialect/hir.h"
 #include "passes/gen.h"
+#include "tools/opts.h"
+#include "tools/outfile.h"
 
 static void usage(FILE *f)
 {
@@ -33,11 +35,10 @@ static void usage(FILE *f)
 
 static int parse_int(const char *opt, const char *s, int64_t *v)
 {
-    char *end;
-    errno = 0;
-    long long x = strtoll(s, &end, 10);
-    if (errno || end == s || *end) {
-        fprintf(stderr, "hir-gen: error: %s needs an integer, not '%s'\n", opt, s);
+    char why[128];
+    long long x;
+    if (hir_opt_int(s, INT64_MIN, INT64_MAX, &x, why, sizeof why)) {
+        fprintf(stderr, "hir-gen: error: %s needs an integer, not '%s' (%s)\n", opt, s, why);
         return -1;
     }
     *v = x;
@@ -76,7 +77,7 @@ int main(int argc, char **argv)
             const char *v = argv[++i];
             if (dst) {
                 if (parse_int(a, v, dst))
-                    return 1;
+                    return 2;   /* a usage error */
                 if (dst == &g.m) have[0] = true;
                 if (dst == &g.k) have[1] = true;
                 if (dst == &g.n) have[2] = true;
@@ -114,18 +115,26 @@ int main(int argc, char **argv)
         fprintf(stderr, "hir-gen: error: %s\n", err);
         return 1;
     }
-    FILE *f = output ? fopen(output, "w") : stdout;
+    /* printed into memory, then written with every byte checked; -o FILE is replaced only by
+     * a complete output (tools/outfile.c) */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
     if (!f) {
-        fprintf(stderr, "hir-gen: error: cannot write '%s'\n", output);
+        fprintf(stderr, "hir-gen: error: out of memory\n");
         hir_program_free(p);
         return 1;
     }
     hir_program_print(p, f);
     int rc = 0;
-    if (f != stdout ? fclose(f) : fflush(f)) {
-        fprintf(stderr, "hir-gen: error: writing the output failed\n");
+    if (fclose(f)) {
+        fprintf(stderr, "hir-gen: error: out of memory\n");
+        rc = 1;
+    } else if (hir_tool_write_output(output, buf, len, err, sizeof err)) {
+        fprintf(stderr, "hir-gen: error: %s\n", err);
         rc = 1;
     }
+    free(buf);
     hir_program_free(p);
     return rc;
 }

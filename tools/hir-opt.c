@@ -8,6 +8,7 @@
 #include "dialect/hir.h"
 #include "parser/parser.h"
 #include "passes/passes.h"
+#include "tools/outfile.h"
 
 typedef struct options {
     const char *input;
@@ -235,17 +236,12 @@ int main(int argc, char **argv)
         free(outbuf);
         return 1;
     }
-    FILE *f = o.output ? fopen(o.output, "wb") : stdout;
-    if (!f) {
-        fprintf(stderr, "hir-opt: error: cannot write '%s'\n", o.output);
+    /* every byte checked; -o FILE is replaced only by a complete output (tools/outfile.c) */
+    if (hir_tool_write_output(o.output, outbuf, outlen, err, sizeof err)) {
+        fprintf(stderr, "hir-opt: error: %s\n", err);
         free(outbuf);
         return 1;
     }
-    fwrite(outbuf, 1, outlen, f);
-    if (f != stdout)
-        fclose(f);
-    else
-        fflush(stdout);
     free(outbuf);
     return failures ? 1 : 0;
 

@@ -1,6 +1,8 @@
 /* hir-run — run a %HostIrContainer program on one or more ranks (runner/run.h does the work):
  * parses flags, starts ranks (-np N through the system mpirun), and turns the job's outcome
  * into an exit code. A rank that fails while its peers may wait on it takes the job down. */
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,7 @@
 #include "dialect/hir.h"
 #include "runner/boot.h"
 #include "runner/run.h"
+#include "tools/opts.h"
 
 static const char usage[] =
     "usage: hir-run [options] PROGRAM.hir\n"
@@ -51,19 +54,16 @@ static const char usage[] =
     "  --verbose              trace every statement to stderr\n"
     "  --version, --help\n";
 
-static int parse_int(const char *s, long long lo, long long *v)
-{
-    char *end;
-    long long x = strtoll(s, &end, 10);
-    if (!*s || *end || x < lo)
-        return -1;
-    *v = x;
-    return 0;
-}
-
 static int bad(const char *what, const char *arg)
 {
     fprintf(stderr, "hir-run: %s: '%s'\n%s", what, arg, usage);
+    return 2;
+}
+
+/* a numeric value outside its range (tools/opts.c says which range) */
+static int bad_num(const char *opt, const char *arg, const char *why)
+{
+    fprintf(stderr, "hir-run: %s needs %s: '%s'\n%s", opt, why, arg, usage);
     return 2;
 }
 
@@ -85,8 +85,10 @@ int main(int argc, char **argv)
     hir_run_options o;
     hir_run_options_init(&o);
     hir_run_binding binds[64];
+    char bind_names[64][128];   /* the names of --bind, owned here: nothing to free */
     const char *kernels[64];
     long long np = 0, v;
+    char why[128];
     int bench = 0, iters_given = 0, warmup_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *x;
@@ -99,22 +101,20 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "-np") || !strcmp(a, "--np") || !strncmp(a, "-np=", 4) ||
                    !strncmp(a, "--np=", 5)) {
             const char *s = strchr(a, '=') ? strchr(a, '=') + 1 : i + 1 < argc ? argv[++i] : "";
-            if (parse_int(s, 1, &np))
-                return bad("-np needs a positive count", s);
+            if (hir_opt_int(s, 1, 1 << 20, &np, why, sizeof why))
+                return bad_num("-np", s, why);
         } else if ((x = value_of(argc, argv, &i, "--device"))) {
             o.device = x;
         } else if ((x = value_of(argc, argv, &i, "--streams"))) {
-            if (parse_int(x, 1, &v))
-                return bad("--streams needs a positive count", x);
+            if (hir_opt_int(x, 1, INT_MAX, &v, why, sizeof why))
+                return bad_num("--streams", x, why);
             o.num_streams = (int)v;
         } else if ((x = value_of(argc, argv, &i, "--timeout"))) {
-            char *end;
-            o.timeout = strtod(x, &end);
-            if (*end || o.timeout <= 0)
-                return bad("--timeout needs a positive number of seconds", x);
+            if (hir_opt_double(x, 0, 1e7, &o.timeout, why, sizeof why))
+                return bad_num("--timeout", x, why);
         } else if ((x = value_of(argc, argv, &i, "--seed"))) {
-            if (parse_int(x, 0, &v))
-                return bad("--seed needs a non-negative integer", x);
+            if (hir_opt_int(x, 0, LLONG_MAX, &v, why, sizeof why))
+                return bad_num("--seed", x, why);
             o.seed = (uint64_t)v;
         } else if ((x = value_of(argc, argv, &i, "--inputs"))) {
             if (hir_data_kind_lookup(x, &o.data) == 0) {
@@ -125,9 +125,11 @@ int main(int argc, char **argv)
             }
         } else if ((x = value_of(argc, argv, &i, "--bind"))) {
             const char *eq = strchr(x, '=');
-            if (!eq || eq == x || parse_int(eq + 1, INT64_MIN, &v) || o.nbinds == 64)
+            if (!eq || eq == x || hir_opt_int(eq + 1, LLONG_MIN, LLONG_MAX, &v, why, sizeof why) ||
+                o.nbinds == 64 || eq - x >= (ptrdiff_t)sizeof bind_names[0])
                 return bad("--bind needs NAME=INTEGER", x);
-            binds[o.nbinds].name = strndup(x, (size_t)(eq - x));
+            snprintf(bind_names[o.nbinds], sizeof bind_names[0], "%.*s", (int)(eq - x), x);
+            binds[o.nbinds].name = bind_names[o.nbinds];
             binds[o.nbinds++].value = v;
         } else if ((x = value_of(argc, argv, &i, "--save-outputs"))) {
             o.save_dir = x;
@@ -139,8 +141,8 @@ int main(int argc, char **argv)
             o.check = 1;
             o.check_ref = a + 8;
         } else if ((x = value_of(argc, argv, &i, "--iters"))) {
-            if (parse_int(x, 1, &v))
-                return bad("--iters needs a positive count", x);
+            if (hir_opt_int(x, 1, INT_MAX, &v, why, sizeof why))
+                return bad_num("--iters", x, why);
             o.iters = (int)v;
             iters_given = 1;
         } else if ((x = value_of(argc, argv, &i, "--p2p-protocol"))) {
@@ -160,7 +162,7 @@ int main(int argc, char **argv)
             else
                 return bad("--check-mode is auto, full or randomized", x);
         } else if ((x = value_of(argc, argv, &i, "--check-vectors"))) {
-            if (parse_int(x, 1, &v) || v > 8)
+            if (hir_opt_int(x, 1, 8, &v, why, sizeof why))
                 return bad("--check-vectors needs a count from 1 to 8", x);
             o.check_vectors = (int)v;
         } else if (!strcmp(a, "--vary-inputs")) {
@@ -172,16 +174,16 @@ int main(int argc, char **argv)
         } else if ((x = value_of(argc, argv, &i, "--bench-json"))) {
             o.bench_json = x;
         } else if (!strncmp(a, "--bench=", 8)) {   /* --bench=N: N timed iterations */
-            if (parse_int(a + 8, 1, &v))
-                return bad("--bench needs a positive count", a + 8);
+            if (hir_opt_int(a + 8, 1, INT_MAX, &v, why, sizeof why))
+                return bad_num("--bench", a + 8, why);
             o.bench = (int)v;
         } else if (!strcmp(a, "--bench")) {
             bench = 1;
         } else if (!strcmp(a, "--graph")) {
             o.graph = 1;
         } else if ((x = value_of(argc, argv, &i, "--warmup"))) {
-            if (parse_int(x, 0, &v))
-                return bad("--warmup needs a count", x);
+            if (hir_opt_int(x, 0, INT_MAX, &v, why, sizeof why))
+                return bad_num("--warmup", x, why);
             o.warmup = (int)v;
             warmup_given = 1;
         } else if ((x = value_of(argc, argv, &i, "--trace"))) {

@@ -642,10 +642,31 @@ int cpu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_error *e)
     return rc;
 }
 
+/* A work dropped unwaited (the program never waited for it, or an error path): receives are
+ * cancelled at once; sends, which MPI cannot cancel, get the timeout to complete (a peer that
+ * receives late) so that the buffers they read are not freed while MPI may still read them.
+ * Only a send still pending after that is abandoned. */
 void cpu_work_release(hir_backend *be, hir_work *w)
 {
-    if (w)
-        work_abandon(w);
+    if (!w)
+        return;
+    hir_cpu_comm *cc = cpu_of(be)->comm;
+    int sends = 0;
+    for (int i = 0; i < w->n; i++) {
+        if (w->req[i] == MPI_REQUEST_NULL)
+            continue;
+        if (w->is_recv[i]) {
+            MPI_Cancel(&w->req[i]);
+            MPI_Wait(&w->req[i], MPI_STATUS_IGNORE);   /* a cancelled receive completes */
+        } else {
+            sends = 1;
+        }
+    }
+    if (sends) {
+        hir_error ignored = {{0}, -1};
+        hir_mpi_poll(w->req, w->peer, w->n, cc->timeout, w->what, &ignored);
+    }
+    work_abandon(w);
 }
 
 int cpu_synchronize(hir_backend *be, hir_error *e)
