@@ -242,6 +242,8 @@ int  hir_cu_share_handles(hir_backend *be, const hir_p2p *list, int n, hir_error
 int  hir_cu_ipc_post(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_work **w,
                      hir_error *e);
 int  hir_cu_ipc_wait(hir_cu_backend *cb, hir_stream *s, hir_work *w, hir_error *e);
+int  hir_cu_ipc_allgather(hir_cu_backend *cb, hir_stream *s, const hir_collective *c,
+                          hir_work **w, hir_error *e);
 void hir_cu_ipc_destroy(hir_cu_backend *cb);
 /* Ordered teardown: close every mapping of peer memory, tell each peer (pairwise, ascending)
  * and hear the same from it, then free the held exported memory. */

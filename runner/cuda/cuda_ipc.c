@@ -373,6 +373,81 @@ int hir_cu_ipc_wait(hir_cu_backend *cb, hir_stream *s, hir_work *w, hir_error *e
     return 0;
 }
 
+/* Allgather over CUDA IPC (a collective with backend=CUDA), for ranks of one node — also
+ * ranks sharing one GPU, where NCCL refuses to run. Built from the P2P protocol above: with
+ * every peer a send of my input and a receive into the peer's slice of the output, their
+ * handles shared in one exchange, then (Get) all sends announced, all receives pulled, and the
+ * stream waits until every peer has taken my input (Put: all receives announced, all sends
+ * pushed, then wait for every slice to land). The order is the same on every rank and no post
+ * waits for a later one, so it cannot deadlock. My own slice is a local copy. */
+int hir_cu_ipc_allgather(hir_cu_backend *cb, hir_stream *s, const hir_collective *c,
+                         hir_work **w, hir_error *e)
+{
+    *w = NULL;
+    const hir_view *in = c->input, *out = c->output;
+    if (!in || !out)
+        return hir_error_set(e, "Allgather over CUDA IPC needs an input and an output"), -1;
+    int n = c->team_size, me = c->my_index;
+    int64_t cnt = hir_cu_numel(in);
+    if (hir_cu_numel(out) != cnt * n || in->dtype != out->dtype)
+        return hir_error_set(e, "Allgather: output has %lld elements of %s, expected %lld of %s",
+                             (long long)hir_cu_numel(out), hir_dtype_name(out->dtype),
+                             (long long)(cnt * n), hir_dtype_name(in->dtype)), -1;
+    if (!hir_cu_view_contiguous(in) || !hir_cu_view_contiguous(out))
+        return hir_error_set(e, "Allgather over CUDA IPC: input and output must be contiguous"),
+               -1;
+    size_t es = hir_dtype_size(in->dtype);
+    hir_p2p *ops = calloc((size_t)(2 * n + 1), sizeof *ops);
+    hir_work **works = calloc((size_t)(2 * n + 1), sizeof *works);
+    int nops = 0, rc = -1;
+    if (!ops || !works) {
+        hir_error_set(e, "out of host memory");
+        goto done;
+    }
+    for (int j = 0; j < n; j++) {
+        if (j == me) continue;
+        hir_p2p snd = {.is_send = 1, .peer = c->team[j], .transport = HIR_TRANSPORT_CUDA,
+                       .buf = *in, .stmt_id = c->stmt_id};
+        hir_p2p rcv = {.is_send = 0, .peer = c->team[j], .transport = HIR_TRANSPORT_CUDA,
+                       .buf = *in, .stmt_id = c->stmt_id};
+        rcv.buf.data = (char *)out->data + (size_t)j * (size_t)cnt * es;
+        ops[nops++] = snd;
+        ops[nops++] = rcv;
+    }
+    if (hir_cu_share_handles(&cb->base, ops, nops, e) < 0) goto done;
+    int put = cb->base.cfg.p2p_protocol == HIR_P2P_PUT;
+    /* first every non-blocking post (Get: sends; Put: receives), then the blocking ones */
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < nops; k++) {
+            int nonblocking = ops[k].is_send != put;
+            if (nonblocking != (pass == 0)) continue;
+            if (hir_cu_ipc_post(cb, s, &ops[k], &works[k], e) < 0) goto done;
+        }
+    if (cnt)
+        HIR_CK_GOTO(e, cuda, cudaMemcpyAsync((char *)out->data + (size_t)me * (size_t)cnt * es,
+                                             in->data, (size_t)cnt * es,
+                                             cudaMemcpyDeviceToDevice, s->s), done);
+    for (int k = 0; k < nops; k++) {
+        int rc2 = hir_cu_ipc_wait(cb, s, works[k], e);
+        hir_cu_event_put(cb, works[k]->ev);
+        free(works[k]);
+        works[k] = NULL;
+        if (rc2 < 0) goto done;
+    }
+    snprintf(s->pending, sizeof s->pending, "CUDA-IPC Allgather over %d ranks", n);
+    s->pending_peer = -1;
+    rc = hir_cu_work_event(cb, s, w, e);
+done:
+    for (int k = 0; k < nops; k++)
+        if (works && works[k]) {
+            hir_cu_event_put(cb, works[k]->ev);
+            free(works[k]);
+        }
+    free(ops);
+    free(works);
+    return rc;
+}
+
 /* A freed buffer must not keep its cache entries: a later buffer at the same address would hit
  * them and talk to the peer through the old allocation's mapping (silently wrong data). Returns
  * 1 when the allocation was exported to a peer: the caller must hold it, not free it. */

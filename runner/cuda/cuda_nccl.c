@@ -138,9 +138,11 @@ int hir_cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, h
 {
     hir_cu_backend *cb = hir_cu(be);
     *w = NULL;
+    if (c->transport == HIR_TRANSPORT_CUDA && c->kind == HIR_COLL_ALLGATHER && !cb->in_group)
+        return hir_cu_ipc_allgather(cb, s, c, w, e);
     if (c->transport != HIR_TRANSPORT_NCCL)
-        return hir_error_set(e, "%s: the CUDA backend runs collectives over NCCL only",
-                             coll_name(c->kind)), -1;
+        return hir_error_set(e, "%s: the CUDA backend runs collectives over NCCL (and an "
+                                "Allgather also over CUDA IPC)", coll_name(c->kind)), -1;
     if (cb->in_group)
         return hir_error_set(e, "%s inside StartCoalescing is not supported",
                              coll_name(c->kind)), -1;
