@@ -331,6 +331,9 @@ void hir_bench_print(FILE *f, const hir_bench_result *r)
                     r->device.sm_count, r->device.clock_khz / 1e6);
         else
             fprintf(f, "; device peak unknown\n");
+        if (r->peak_tflops > 0 && r->tflops_per_device > 0.85 * r->peak_tflops)
+            fprintf(f, "  warning     within 15 %% of the device's peak: no real GEMM gets that close; "
+                       "verify with --check --vary-inputs before trusting this figure\n");
     }
     fprintf(f, "  device      %.4f ms mean per-rank event interval (largest rank)\n",
             r->dev_mean_ms);

@@ -708,7 +708,11 @@ static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, lo
                         tot.fv_gemms, tot.fv_gemms == 1 ? "" : "s", tot.fv_rows,
                         o->check_vectors, o->check_vectors == 1 ? "" : "s", tot.fv_bad_rows,
                         tot.fv_bad_rows == 1 ? "" : "s", tot.fv_worst);
-            if (fv_bad_rank >= 0)
+            if (fv_bad_rank >= 0 && isnan(tot.fv_diff))
+                fprintf(o->out, "check:   first failing GEMM row on rank %d, row %" PRId64
+                        " of its checked rows: it holds NaN or inf (never written, or "
+                        "overflow)\n", fv_bad_rank, tot.fv_first_bad);
+            else if (fv_bad_rank >= 0)
                 fprintf(o->out, "check:   first failing GEMM row on rank %d, row %" PRId64
                         " of its checked rows: |C·r - A·(B·r)| = %.6g > bound %.6g\n",
                         fv_bad_rank, tot.fv_first_bad, tot.fv_diff, tot.fv_bound);
