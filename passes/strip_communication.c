@@ -6,10 +6,13 @@
  * same streams with the same shapes; the difference to the full program is what the
  * communication costs after overlap.
  *
- * The stripped program computes meaningless values: a buffer that a receive or a collective
- * used to fill keeps whatever it held (an ALLOCATE is not zeroed), so the GEMMs read garbage.
- * That is intended — its outputs must not be checked against the input program (do not run
- * it with `hir-run --check`); only its timing means something.
+ * The stripped program computes meaningless values, and must not be checked against the input
+ * program (do not run it with `hir-run --check`); only its timing means something. But its
+ * GEMMs must read real data: a buffer that a removed receive or collective used to fill would
+ * otherwise keep what a fresh allocation holds — zeros, on which GEMMs run faster than on real
+ * data (on an H200, 2026-12-03, a compute-only figure 25 % too high). So when that buffer (or
+ * the buffer it is a HirAliasSelect view of) comes from a top-level ALLOCATE, the ALLOCATE is
+ * removed and the buffer becomes an input of the program: hir-run fills it like every input.
  *
  * Needs: any program (typically one lowered by --stream-parallel, --backend=nccl|cuda,
  *   --defer-send-wait or --convert-to-communication).
@@ -31,6 +34,8 @@
 typedef struct strip_ctx {
     hir_program *p;
     int removed;                 /* communication statements removed */
+    hir_tensor **filled;         /* buffers a removed communication wrote */
+    int nfilled, capfilled;
     /* regions that lost statements, innermost first, with the block that holds them */
     hir_stmt **region;
     hir_block **parent;
@@ -40,6 +45,78 @@ typedef struct strip_ctx {
 static bool is_comm(const hir_stmt *s) { return (hir_ops[s->op].flags & HIR_OPF_COMM) != 0; }
 
 static bool is_region(const hir_stmt *s) { return (hir_ops[s->op].flags & HIR_OPF_REGION) != 0; }
+
+static void remove_from(hir_block *b, const hir_stmt *s);
+#define remove_from_top remove_from
+
+static void note_filled(strip_ctx *c, hir_tensor *t)
+{
+    if (!t)
+        return;
+    for (int i = 0; i < c->nfilled; i++)
+        if (c->filled[i] == t)
+            return;
+    if (c->nfilled == c->capfilled) {
+        int cap = c->capfilled ? 2 * c->capfilled : 16;
+        hir_tensor **f = realloc(c->filled, (size_t)cap * sizeof *f);
+        if (!f)
+            return;              /* out of memory: that buffer just stays an ALLOCATE */
+        c->filled = f;
+        c->capfilled = cap;
+    }
+    c->filled[c->nfilled++] = t;
+}
+
+/* The statement of block b (at any depth) whose output is t and that is a view or ALLOCATE. */
+static hir_stmt *definer(const hir_block *b, const hir_tensor *t, bool top, bool *at_top)
+{
+    for (int i = 0; i < hir_block_size(b); i++) {
+        hir_stmt *s = hir_block_at(b, i);
+        if (s->out == t && (s->op == HIR_OP_ALIAS_SELECT || s->op == HIR_OP_ALLOCATE)) {
+            *at_top = top;
+            return s;
+        }
+        if (is_region(s)) {
+            hir_stmt *r = definer(&s->body, t, false, at_top);
+            if (!r)
+                r = definer(&s->else_body, t, false, at_top);
+            if (r)
+                return r;
+        }
+    }
+    return NULL;
+}
+
+static bool in_list(const hir_ptrvec *v, const hir_tensor *t)
+{
+    for (int i = 0; i < v->n; i++)
+        if (hir_value_tensor(v->items[i]) == t)
+            return true;
+    return false;
+}
+
+/* Buffers that removed communications filled, when they (or what they view) come from a
+ * top-level ALLOCATE: that ALLOCATE goes, the buffer becomes a program input. */
+static void filled_to_inputs(strip_ctx *c)
+{
+    hir_program *p = c->p;
+    for (int i = 0; i < c->nfilled; i++) {
+        hir_tensor *t = c->filled[i];
+        bool top = false;
+        hir_stmt *s = NULL;
+        for (int depth = 0; depth < 64 && t; depth++) {
+            s = definer(&p->body, t, true, &top);
+            if (!s || s->op == HIR_OP_ALLOCATE || s->nin < 1)
+                break;
+            t = hir_value_tensor(s->in[0]);  /* a view: what it views */
+        }
+        if (!s || s->op != HIR_OP_ALLOCATE || !top || s->u.alloc.zero_init ||
+            in_list(&p->inputs, t) || in_list(&p->outputs, t))
+            continue;
+        remove_from_top(&p->body, s);
+        hir_ptrvec_push(p->arena, &p->inputs, t);
+    }
+}
 
 static void note_region(strip_ctx *c, hir_block *parent, hir_stmt *s)
 {
@@ -75,6 +152,10 @@ static bool strip_block(strip_ctx *c, hir_block *b)
             if ((s->op == HIR_OP_COMMUNICATION || s->op == HIR_OP_P2P || s->op == HIR_OP_END_COAL) &&
                 s->u.comm && s->u.comm->stmt == s)
                 s->u.comm->stmt = NULL;
+            if (s->op == HIR_OP_P2P && s->u.comm && !s->u.comm->is_send)
+                note_filled(c, s->u.comm->buffer);
+            if (s->op == HIR_OP_COMMUNICATION && s->u.comm)
+                note_filled(c, s->u.comm->output);
             c->removed++;
             lost = true;
             continue;
@@ -168,7 +249,7 @@ int hir_run_strip_communication(hir_program *p, const hir_pass_args *args, hir_d
 {
     (void)args;
     (void)d;   /* nothing to refuse: every program has a communication-free form */
-    strip_ctx c = {p, 0, NULL, NULL, 0, 0};
+    strip_ctx c = {p, 0, NULL, 0, 0, NULL, NULL, 0, 0};
 
     hir_map before;
     hir_map_init(&before);
@@ -179,12 +260,14 @@ int hir_run_strip_communication(hir_program *p, const hir_pass_args *args, hir_d
     for (int i = 0; i < c.nregion; i++)
         if (removable(p, c.region[i]))
             remove_from(c.parent[i], c.region[i]);
+    filled_to_inputs(&c);
     if (c.removed)
         pu_prune_index_defs(p, &before);
 
     hir_map_fini(&before);
     free(c.region);
     free(c.parent);
+    free(c.filled);
     return 0;
 }
 
