@@ -490,6 +490,71 @@ static int bind_any(void *ctx, const hir_scalar *s, int64_t *v)
     return 0;
 }
 
+/* The place of the k-th member of "team=(a b c)" in a parsed statement (else the statement). */
+static hir_loc team_member_loc(hir_loc sl, int k)
+{
+    if (!sl.src)
+        return sl;
+    const char *t = sl.src->text;
+    for (uint32_t i = sl.begin; i + 6 <= sl.end; i++) {
+        if (memcmp(t + i, "team=(", 6))
+            continue;
+        uint32_t j = i + 6;
+        for (int n = 0; j < sl.end && t[j] != ')'; n++) {
+            while (j < sl.end && t[j] == ' ')
+                j++;
+            uint32_t b = j;
+            while (j < sl.end && t[j] != ' ' && t[j] != ')')
+                j++;
+            if (n == k && j > b)
+                return (hir_loc){sl.src, b, j};
+        }
+        break;
+    }
+    return sl;
+}
+
+typedef struct member { int64_t dev; int at; } member;
+
+static int by_dev(const void *a, const void *b)
+{
+    const member *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+/* A device listed twice in a team would take part twice in one collective, which no backend
+ * can do (hir-run waited forever for the second member). Reports the first repeat. */
+static void check_team(vctx *v, const hir_stmt *s, const hir_comm *c)
+{
+    if (c->nteam < 2)
+        return;
+    member *m = malloc(sizeof *m * (size_t)c->nteam);
+    if (!m)
+        hir_panic(__FILE__, __LINE__, "out of memory");
+    for (int i = 0; i < c->nteam; i++)
+        m[i] = (member){c->team[i], i};
+    qsort(m, (size_t)c->nteam, sizeof *m, by_dev);
+    int first = -1, repeat = -1;
+    for (int i = 1; i < c->nteam; i++)
+        if (m[i].dev == m[i - 1].dev && (repeat < 0 || m[i].at < repeat)) {
+            repeat = m[i].at;
+            int k = i;
+            while (k > 0 && m[k - 1].dev == m[i].dev)
+                k--;
+            first = m[k].at;
+        }
+    if (repeat >= 0) {
+        hir_diag_entry *e = verr(v, team_member_loc(s->loc, repeat),
+                                 "Communication %lld: device %lld is in the team twice", (long long)c->number,
+                                 (long long)c->team[repeat]);
+        if (s->loc.src)
+            hir_diag_note(v->d, e, team_member_loc(s->loc, first), "first listed here");
+    }
+    free(m);
+}
+
 static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
 {
     hir_stmt *s = hir_block_at(b, idx);
@@ -656,6 +721,7 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
         use_tensor(v, s, c->input, s->loc);
         use_tensor(v, s, c->output, s->loc);
         check_scalar(v, c->root, s->loc);
+        check_team(v, s, c);
         if (c->input && c->output && c->input->dtype != c->output->dtype)
             verr(v, s->loc, "Communication %lld: input T%lld has dtype %s but output T%lld has dtype %s",
                  (long long)c->number, (long long)c->input->number, hir_dtype_name(c->input->dtype),
