@@ -4,6 +4,7 @@
 
 #include "dialect/intops.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -160,21 +161,42 @@ void pu_visit_scalars(hir_program *p, bool defs, pu_slot_fn fn, void *ctx)
         }
 }
 
-static void mark_rec(hir_map *used, hir_scalar *s)
+void pu_mark_symbols(hir_map *used, hir_scalar *root)
 {
-    if (!s)
-        return;
-    if (s->kind == HIR_SC_SYMBOL) {
-        if (hir_map_get(used, (uint64_t)s->number))
-            return;
-        hir_map_put(used, (uint64_t)s->number, s);
+    /* an explicit stack: definition chains may be as long as the program */
+    hir_scalar *local[64], **st = local;
+    int n = 0, cap = 64;
+    if (root)
+        st[n++] = root;
+    while (n) {
+        hir_scalar *s = st[--n];
+        if (s->kind == HIR_SC_SYMBOL) {
+            if (hir_map_get(used, (uint64_t)s->number))
+                continue;
+            hir_map_put(used, (uint64_t)s->number, s);
+        }
+        if (!s->def)
+            continue;
+        for (int i = s->def->nargs - 1; i >= 0; i--) {
+            if (!s->def->args[i])
+                continue;
+            if (n == cap) {
+                hir_scalar **big = malloc(sizeof *big * (size_t)cap * 2);
+                hir_assert(big);
+                memcpy(big, st, sizeof *big * (size_t)n);
+                if (st != local)
+                    free(st);
+                st = big;
+                cap *= 2;
+            }
+            st[n++] = s->def->args[i];
+        }
     }
-    if (s->def)
-        for (int i = 0; i < s->def->nargs; i++)
-            mark_rec(used, s->def->args[i]);
+    if (st != local)
+        free(st);
 }
 
-static void mark_slot(hir_scalar **slot, void *ctx) { mark_rec(ctx, *slot); }
+static void mark_slot(hir_scalar **slot, void *ctx) { pu_mark_symbols(ctx, *slot); }
 
 void pu_used_symbols(hir_program *p, hir_map *used) { pu_visit_scalars(p, false, mark_slot, used); }
 

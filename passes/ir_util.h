@@ -27,6 +27,8 @@ void pu_visit_scalars(hir_program *p, bool defs, pu_slot_fn fn, void *ctx);
 /* Marks (key: symbol number) every numbered symbol the program uses, directly or through
  * the definitions of used values. Trailer entries do not count as uses. */
 void pu_used_symbols(hir_program *p, hir_map *used);
+/* Marks s (if numbered) and every numbered symbol its definition reaches. */
+void pu_mark_symbols(hir_map *used, hir_scalar *s);
 /* Drops trailer entries that nothing uses (only those for which keep_only is NULL or
  * contains the symbol's number). */
 void pu_prune_index_defs(hir_program *p, const hir_map *only);
