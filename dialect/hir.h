@@ -15,6 +15,9 @@
 
 #define HIR_VERSION "0.1.0"
 #define HIR_MAX_NESTING 256          /* deeper bodies are refused with a diagnostic */
+/* hir-run refuses a loop of more iterations (docs/runner.md): a host loop runs over streams,
+ * devices or chunks, and an extent near 2^63 would otherwise run for ever. */
+#define HIR_MAX_LOOP_TRIPS (INT64_C(1) << 24)
 
 /* Broken invariants abort with file and line; user mistakes never get here. */
 #define hir_assert(c) ((c) ? (void)0 : hir_panic(__FILE__, __LINE__, #c))
