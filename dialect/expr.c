@@ -3,7 +3,10 @@
  * truncating division and remainder. */
 #include "dialect/hir.h"
 
+#include "dialect/intops.h"
+
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 bool hir_scalar_is_literal(const hir_scalar *s)
@@ -24,12 +27,14 @@ static int fail(char *msg, size_t len, const char *what, const hir_scalar *s)
     return -1;
 }
 
+static int overflow(char *msg, size_t len) { return fail(msg, len, "integer overflow in index expression", NULL); }
+
 static int eval_binary(int op, int64_t a, int64_t b, int64_t *r, char *msg, size_t len)
 {
     switch (op) {
-    case HIR_BIN_ADD: *r = (int64_t)((uint64_t)a + (uint64_t)b); return 0;
-    case HIR_BIN_SUB: *r = (int64_t)((uint64_t)a - (uint64_t)b); return 0;
-    case HIR_BIN_MUL: *r = (int64_t)((uint64_t)a * (uint64_t)b); return 0;
+    case HIR_BIN_ADD: return hir_add_overflow(a, b, r) ? overflow(msg, len) : 0;
+    case HIR_BIN_SUB: return hir_sub_overflow(a, b, r) ? overflow(msg, len) : 0;
+    case HIR_BIN_MUL: return hir_mul_overflow(a, b, r) ? overflow(msg, len) : 0;
     case HIR_BIN_DIV:
     case HIR_BIN_MOD:
     case HIR_BIN_CEILDIV:
@@ -38,13 +43,13 @@ static int eval_binary(int op, int64_t a, int64_t b, int64_t *r, char *msg, size
         if (b == 0)
             return fail(msg, len, "division by zero in index expression", NULL);
         if (a == INT64_MIN && b == -1)
-            return fail(msg, len, "integer overflow in index expression", NULL);
+            return overflow(msg, len);
         if (op == HIR_BIN_DIV)
             *r = a / b;
         else if (op == HIR_BIN_CEILDIV)
-            *r = a / b + ((a % b != 0) && ((a < 0) == (b < 0)));
+            *r = hir_ceildiv(a, b);
         else if (op == HIR_BIN_REMAINDER) {
-            int64_t m = a % b;   /* Python-style: sign of divisor */
+            int64_t m = a % b;   /* Python-style: sign of divisor; m and b differ in sign */
             *r = (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
         } else
             *r = a % b;
@@ -71,35 +76,126 @@ static int eval_binary(int op, int64_t a, int64_t b, int64_t *r, char *msg, size
             x = y;
             y = t;
         }
+        if (x > (uint64_t)INT64_MAX)   /* gcd(INT64_MIN, 0) = 2^63 */
+            return overflow(msg, len);
         *r = (int64_t)x;
         return 0;
     }
-    case HIR_BIN_POW: {
+    case HIR_BIN_POW:
         if (b < 0)
             return fail(msg, len, "negative exponent in index expression", NULL);
-        int64_t v = 1;
-        for (int64_t i = 0; i < b && i < 64; i++)
-            v = (int64_t)((uint64_t)v * (uint64_t)a);
-        *r = v;
-        return 0;
-    }
+        return hir_pow_overflow(a, b, r) ? overflow(msg, len) : 0;
     default:
         return fail(msg, len, "operator not supported on integers in index expression", NULL);
     }
 }
 
-static int eval_rec(const hir_scalar *s, const hir_scalar_env *env, int64_t *out, char *msg,
-                    size_t len, int depth)
+/* The value of one definition from the values of its arguments. */
+static int eval_sexpr(const hir_sexpr *e, const int64_t *a, int64_t *out, char *msg, size_t len)
 {
-    if (depth > 10000)
-        return fail(msg, len, "index expression nested too deeply", NULL);
+    switch (e->kind) {
+    case HIR_SX_BINARY:
+        return eval_binary(e->op, a[0], a[1], out, msg, len);
+    case HIR_SX_UNARY:
+        switch (e->op) {
+        case HIR_UN_NEG: return hir_neg_overflow(a[0], out) ? overflow(msg, len) : 0;
+        case HIR_UN_NOT: *out = !a[0]; return 0;
+        case HIR_UN_BITNOT: *out = ~a[0]; return 0;
+        case HIR_UN_ABS: return hir_abs_overflow(a[0], out) ? overflow(msg, len) : 0;
+        case HIR_UN_SET: case HIR_UN_CEIL: case HIR_UN_FLOOR: case HIR_UN_ROUND:
+        case HIR_UN_TRUNC:
+            *out = a[0];
+            return 0;
+        default:
+            return fail(msg, len, "operator not supported on integers in index expression", NULL);
+        }
+    case HIR_SX_TERNARY:
+        if (e->op == HIR_TER_WHERE) {
+            *out = a[0] ? a[1] : a[2];
+            return 0;
+        }
+        if (e->op == HIR_TER_CLAMP) {
+            *out = a[0] < a[1] ? a[1] : a[0] > a[2] ? a[2] : a[0];
+            return 0;
+        }
+        return fail(msg, len, "operator not supported on integers in index expression", NULL);
+    case HIR_SX_CALL:
+        /* casts between integer types keep the value */
+        if (e->nargs == 1) {
+            *out = a[0];
+            return 0;
+        }
+        return fail(msg, len, "unknown function in index expression", NULL);
+    }
+    return fail(msg, len, "bad expression", NULL);
+}
+
+/* ---- the memo: one record per definition reached, so a shared subexpression (a DAG of
+ * definitions, which a short text can make exponentially large as a tree) is evaluated once,
+ * and an explicit stack instead of recursion, so long chains cannot exhaust the C stack. */
+
+enum { MEMO_ACTIVE = 1, MEMO_DONE, MEMO_FAILED };
+
+struct hir_scalar_memo_rec {
+    int64_t v;
+    int state;
+};
+
+struct hir_eval_frame {
+    const hir_scalar *s;
+    size_t rec;
+    int next;
+    int64_t a[3];
+};
+
+void hir_scalar_memo_init(hir_scalar_memo *m) { memset(m, 0, sizeof *m); }
+
+void hir_scalar_memo_fini(hir_scalar_memo *m)
+{
+    hir_map_fini(&m->at);
+    free(m->rec);
+    free(m->stack);
+    memset(m, 0, sizeof *m);
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return p;
+    size_t n = *cap ? *cap * 2 : 64;
+    while (n < need)
+        n *= 2;
+    p = realloc(p, n * elem);
+    if (!p)
+        hir_panic(__FILE__, __LINE__, "out of memory");
+    *cap = n;
+    return p;
+}
+
+/* The record of s, made on first sight (state 0). */
+static size_t memo_rec(hir_scalar_memo *m, const hir_scalar *s)
+{
+    uintptr_t at = (uintptr_t)hir_map_get(&m->at, (uint64_t)(uintptr_t)s);
+    if (at)
+        return at - 1;
+    m->rec = grow(m->rec, &m->cap, m->n + 1, sizeof *m->rec);
+    m->rec[m->n] = (struct hir_scalar_memo_rec){0, 0};
+    hir_map_put(&m->at, (uint64_t)(uintptr_t)s, (void *)(uintptr_t)(m->n + 1));
+    return m->n++;
+}
+
+/* A leaf's value (0), a definition to evaluate (1), or a failure (-1). */
+static int leaf(const hir_scalar *s, const hir_scalar_env *env, int64_t *out, char *msg, size_t len)
+{
     switch (s->kind) {
     case HIR_SC_INT:
     case HIR_SC_BOOL:
         *out = s->ival;
         return 0;
     case HIR_SC_FLOAT:
-        if (!isfinite(s->fval) || s->fval != (double)(int64_t)s->fval)
+        /* the range check keeps the conversion defined */
+        if (!isfinite(s->fval) || s->fval < -9223372036854775808.0 || s->fval >= 9223372036854775808.0 ||
+            s->fval != (double)(int64_t)s->fval)
             return fail(msg, len, "floating-point value used as an index", s);
         *out = (int64_t)s->fval;
         return 0;
@@ -109,62 +205,104 @@ static int eval_rec(const hir_scalar *s, const hir_scalar_env *env, int64_t *out
             return 0;
         if (!s->def)
             return fail(msg, len, "unbound value", s);
-        /* a symbol defined by an expression */
-        __attribute__((fallthrough));
-    case HIR_SC_ANON: {
-        const hir_sexpr *e = s->def;
-        if (!e)
+        return 1;
+    case HIR_SC_ANON:
+        if (!s->def)
             return fail(msg, len, "value without definition", s);
-        int64_t a[3] = {0, 0, 0};
-        for (int i = 0; i < e->nargs; i++)
-            if (eval_rec(e->args[i], env, &a[i], msg, len, depth + 1))
-                return -1;
-        switch (e->kind) {
-        case HIR_SX_BINARY:
-            return eval_binary(e->op, a[0], a[1], out, msg, len);
-        case HIR_SX_UNARY:
-            switch (e->op) {
-            case HIR_UN_NEG: *out = (int64_t)(0 - (uint64_t)a[0]); return 0;
-            case HIR_UN_NOT: *out = !a[0]; return 0;
-            case HIR_UN_BITNOT: *out = ~a[0]; return 0;
-            case HIR_UN_ABS: *out = a[0] < 0 ? -a[0] : a[0]; return 0;
-            case HIR_UN_SET: case HIR_UN_CEIL: case HIR_UN_FLOOR: case HIR_UN_ROUND:
-            case HIR_UN_TRUNC:
-                *out = a[0];
-                return 0;
-            default:
-                return fail(msg, len, "operator not supported on integers in index expression", NULL);
-            }
-        case HIR_SX_TERNARY:
-            if (e->op == HIR_TER_WHERE) {
-                *out = a[0] ? a[1] : a[2];
-                return 0;
-            }
-            if (e->op == HIR_TER_CLAMP) {
-                *out = a[0] < a[1] ? a[1] : a[0] > a[2] ? a[2] : a[0];
-                return 0;
-            }
-            return fail(msg, len, "operator not supported on integers in index expression", NULL);
-        case HIR_SX_CALL:
-            /* casts between integer types keep the value */
-            if (e->nargs == 1) {
-                *out = a[0];
-                return 0;
-            }
-            return fail(msg, len, "unknown function in index expression", NULL);
-        }
-        return fail(msg, len, "bad expression", NULL);
-    }
+        return 1;
     }
     return fail(msg, len, "bad scalar", NULL);
+}
+
+int hir_scalar_eval_memo(const hir_scalar *s, const hir_scalar_env *env, hir_scalar_memo *m,
+                         int64_t *out, char *msg, size_t msglen)
+{
+    if (msg && msglen)
+        msg[0] = 0;
+    int r = leaf(s, env, out, msg, msglen);
+    if (r <= 0)
+        return r;
+    size_t base = m->sn;   /* the stack is empty between calls; kept for its capacity */
+    const hir_scalar *c = s;
+    for (;;) {
+        /* c is a definition to evaluate: its memo, or a new frame */
+        size_t ri = memo_rec(m, c);
+        int64_t v = 0;
+        bool have = false;
+        switch (m->rec[ri].state) {
+        case MEMO_DONE:
+            v = m->rec[ri].v;
+            have = true;
+            break;
+        case MEMO_FAILED:
+            fail(msg, msglen, "cannot evaluate", c);
+            goto failed;
+        case MEMO_ACTIVE:
+            fail(msg, msglen, "cyclic definition of", c);
+            goto failed;
+        default:
+            m->rec[ri].state = MEMO_ACTIVE;
+            m->stack = grow(m->stack, &m->scap, m->sn + 1, sizeof *m->stack);
+            m->stack[m->sn++] = (struct hir_eval_frame){c, ri, 0, {0, 0, 0}};
+            break;
+        }
+        if (have && m->sn == base) {   /* the root, evaluated by an earlier call */
+            *out = v;
+            return 0;
+        }
+        /* run frames until one needs a definition evaluated, or the root is done */
+        for (;;) {
+            struct hir_eval_frame *f = &m->stack[m->sn - 1];
+            if (have) {
+                f->a[f->next++] = v;
+                have = false;
+            }
+            const hir_sexpr *e = f->s->def;
+            if (f->next < e->nargs && f->next < 3) {
+                const hir_scalar *arg = e->args[f->next];
+                int lr = leaf(arg, env, &v, msg, msglen);
+                if (lr < 0)
+                    goto failed;
+                if (lr == 0) {
+                    have = true;
+                    continue;
+                }
+                c = arg;
+                break;
+            }
+            if (eval_sexpr(e, f->a, &v, msg, msglen))
+                goto failed;
+            m->rec[f->rec].v = v;
+            m->rec[f->rec].state = MEMO_DONE;
+            if (--m->sn == base) {
+                *out = v;
+                return 0;
+            }
+            have = true;
+        }
+    }
+failed:
+    /* whatever was being evaluated depends on the failure; the innermost named definition
+     * being evaluated is where it happened */
+    m->failed_at = s;
+    for (size_t i = m->sn; i > base; i--)
+        if (m->stack[i - 1].s->kind != HIR_SC_ANON) {
+            m->failed_at = m->stack[i - 1].s;
+            break;
+        }
+    while (m->sn > base)
+        m->rec[m->stack[--m->sn].rec].state = MEMO_FAILED;
+    return -1;
 }
 
 int hir_scalar_eval(const hir_scalar *s, const hir_scalar_env *env, int64_t *out, char *msg,
                     size_t msglen)
 {
-    if (msg && msglen)
-        msg[0] = 0;
-    return eval_rec(s, env, out, msg, msglen, 0);
+    hir_scalar_memo m;
+    hir_scalar_memo_init(&m);
+    int r = hir_scalar_eval_memo(s, env, &m, out, msg, msglen);
+    hir_scalar_memo_fini(&m);
+    return r;
 }
 
 bool hir_scalar_const(const hir_scalar *s, int64_t *out)
@@ -172,27 +310,102 @@ bool hir_scalar_const(const hir_scalar *s, int64_t *out)
     return hir_scalar_eval(s, NULL, out, NULL, 0) == 0;
 }
 
-bool hir_scalar_equal(const hir_scalar *a, const hir_scalar *b)
+/* ---- structural equality and dependence, also without recursion: explicit stacks of
+ * scalars or scalar pairs; a pair (or node) seen once is not walked again. */
+
+typedef struct spair { const hir_scalar *a, *b; } spair;
+
+typedef struct sstack {
+    spair *items;
+    size_t n, cap;
+    spair local[32];
+} sstack;
+
+static void sstack_push(sstack *st, const hir_scalar *a, const hir_scalar *b)
+{
+    if (st->n == st->cap) {
+        size_t cap = st->cap * 2;
+        spair *p = st->items == st->local ? malloc(cap * sizeof *p) : realloc(st->items, cap * sizeof *p);
+        if (!p)
+            hir_panic(__FILE__, __LINE__, "out of memory");
+        if (st->items == st->local)
+            memcpy(p, st->local, sizeof st->local);
+        st->items = p;
+        st->cap = cap;
+    }
+    st->items[st->n++] = (spair){a, b};
+}
+
+static void sstack_init(sstack *st)
+{
+    st->items = st->local;
+    st->n = 0;
+    st->cap = sizeof st->local / sizeof st->local[0];
+}
+
+static void sstack_fini(sstack *st)
+{
+    if (st->items != st->local)
+        free(st->items);
+}
+
+/* Set of scalar pairs (open addressing; the pairs themselves are the keys, so it is exact). */
+typedef struct pairset { spair *slot; size_t n, cap; } pairset;
+
+static uint64_t pair_hash(spair p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p.a * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uintptr_t)p.b;
+    x ^= x >> 31;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    return x ^ (x >> 29);
+}
+
+/* true if p was not in the set (and is now) */
+static bool pairset_add(pairset *ps, spair p)
+{
+    if (2 * (ps->n + 1) > ps->cap) {
+        pairset big = {calloc(ps->cap ? ps->cap * 2 : 64, sizeof(spair)), 0, ps->cap ? ps->cap * 2 : 64};
+        if (!big.slot)
+            hir_panic(__FILE__, __LINE__, "out of memory");
+        for (size_t i = 0; i < ps->cap; i++)
+            if (ps->slot[i].a)
+                pairset_add(&big, ps->slot[i]);
+        free(ps->slot);
+        *ps = big;
+    }
+    for (size_t i = pair_hash(p) & (ps->cap - 1);; i = (i + 1) & (ps->cap - 1)) {
+        if (!ps->slot[i].a) {
+            ps->slot[i] = p;
+            ps->n++;
+            return true;
+        }
+        if (ps->slot[i].a == p.a && ps->slot[i].b == p.b)
+            return false;
+    }
+}
+
+static bool is_expr(const hir_scalar *s)
+{
+    return (s->kind == HIR_SC_ANON || s->kind == HIR_SC_SYMBOL) && s->def;
+}
+
+/* 0: differ; 1: equal; 2: same operator, the arguments decide */
+static int head_equal(const hir_scalar *a, const hir_scalar *b)
 {
     if (a == b)
-        return true;
+        return 1;
     if (!a || !b)
-        return false;
-    bool ea = a->kind == HIR_SC_ANON || (a->kind == HIR_SC_SYMBOL && a->def);
-    bool eb = b->kind == HIR_SC_ANON || (b->kind == HIR_SC_SYMBOL && b->def);
-    if (ea && eb) {
+        return 0;
+    if (is_expr(a) && is_expr(b)) {
         const hir_sexpr *x = a->def, *y = b->def;
         if (x->kind != y->kind || x->op != y->op || x->nargs != y->nargs)
-            return false;
+            return 0;
         if (x->kind == HIR_SX_CALL && x->fn != y->fn)
-            return false;
-        for (int i = 0; i < x->nargs; i++)
-            if (!hir_scalar_equal(x->args[i], y->args[i]))
-                return false;
-        return true;
+            return 0;
+        return 2;
     }
     if (a->kind != b->kind)
-        return false;
+        return 0;
     switch (a->kind) {
     case HIR_SC_INT:
     case HIR_SC_BOOL:
@@ -202,22 +415,62 @@ bool hir_scalar_equal(const hir_scalar *a, const hir_scalar *b)
     case HIR_SC_NAMED:
         return a->name == b->name;
     default:
-        return false;   /* distinct symbols without definitions */
+        return 0;   /* distinct symbols without definitions */
     }
+}
+
+bool hir_scalar_equal(const hir_scalar *a, const hir_scalar *b)
+{
+    int h = head_equal(a, b);
+    if (h != 2)
+        return h;
+    /* A pair already compared (or being compared) is not compared again: equal DAGs cost
+     * their size, not the size of their trees, and a cycle ends. */
+    sstack st;
+    sstack_init(&st);
+    pairset seen = {0};
+    bool eq = true;
+    sstack_push(&st, a, b);
+    while (eq && st.n) {
+        spair p = st.items[--st.n];
+        h = head_equal(p.a, p.b);
+        if (h != 2) {
+            eq = h;
+            continue;
+        }
+        if (!pairset_add(&seen, p))
+            continue;
+        for (int i = p.a->def->nargs - 1; i >= 0; i--)
+            sstack_push(&st, p.a->def->args[i], p.b->def->args[i]);
+    }
+    free(seen.slot);
+    sstack_fini(&st);
+    return eq;
 }
 
 bool hir_scalar_depends_on(const hir_scalar *s, const hir_scalar *leaf)
 {
-    if (!s)
-        return false;
-    if (s == leaf)
-        return true;
-    if (s->kind == HIR_SC_NAMED && leaf->kind == HIR_SC_NAMED && s->name == leaf->name)
-        return true;
-    if (!s->def)
-        return false;
-    for (int i = 0; i < s->def->nargs; i++)
-        if (hir_scalar_depends_on(s->def->args[i], leaf))
-            return true;
-    return false;
+    sstack st;
+    sstack_init(&st);
+    hir_map seen;
+    hir_map_init(&seen);
+    bool found = false;
+    if (s)
+        sstack_push(&st, s, NULL);
+    while (!found && st.n) {
+        const hir_scalar *x = st.items[--st.n].a;
+        if (x == leaf || (x->kind == HIR_SC_NAMED && leaf->kind == HIR_SC_NAMED && x->name == leaf->name)) {
+            found = true;
+            break;
+        }
+        if (!x->def || hir_map_get(&seen, (uint64_t)(uintptr_t)x))
+            continue;
+        hir_map_put(&seen, (uint64_t)(uintptr_t)x, (void *)x);
+        for (int i = x->def->nargs - 1; i >= 0; i--)
+            if (x->def->args[i])
+                sstack_push(&st, x->def->args[i], NULL);
+    }
+    hir_map_fini(&seen);
+    sstack_fini(&st);
+    return found;
 }

@@ -15,6 +15,9 @@
 
 #define HIR_VERSION "0.1.0"
 #define HIR_MAX_NESTING 256          /* deeper bodies are refused with a diagnostic */
+/* hir-run refuses a loop of more iterations (docs/runner.md): a host loop runs over streams,
+ * devices or chunks, and an extent near 2^63 would otherwise run for ever. */
+#define HIR_MAX_LOOP_TRIPS (INT64_C(1) << 24)
 
 /* Broken invariants abort with file and line; user mistakes never get here. */
 #define hir_assert(c) ((c) ? (void)0 : hir_panic(__FILE__, __LINE__, #c))
@@ -485,9 +488,25 @@ typedef struct hir_scalar_env {
     int (*lookup)(void *ctx, const hir_scalar *s, int64_t *v);
     void *ctx;
 } hir_scalar_env;
-/* Evaluates s (int/bool semantics on int64, C truncating % and /). On failure fills msg. */
+/* Evaluates s (int/bool semantics on int64, C truncating % and /; an overflow is an error,
+ * see dialect/intops.h). On failure fills msg. Linear in the definitions reached. */
 int hir_scalar_eval(const hir_scalar *s, const hir_scalar_env *env, int64_t *out,
                     char *msg, size_t msglen);
+/* Evaluation of many scalars of one program: every definition reached is evaluated once and
+ * remembered (value or failure), so the cost is linear in the definitions, however they are
+ * shared. Valid while the program's definitions and the env's bindings do not change. */
+typedef struct hir_scalar_memo {
+    hir_map at;                       /* scalar pointer -> 1 + index into rec */
+    struct hir_scalar_memo_rec *rec;
+    size_t n, cap;
+    struct hir_eval_frame *stack;     /* explicit evaluation stack (no recursion) */
+    size_t sn, scap;
+    const hir_scalar *failed_at;      /* after a failure: the innermost named definition */
+} hir_scalar_memo;
+void hir_scalar_memo_init(hir_scalar_memo *m);
+void hir_scalar_memo_fini(hir_scalar_memo *m);
+int  hir_scalar_eval_memo(const hir_scalar *s, const hir_scalar_env *env, hir_scalar_memo *m,
+                          int64_t *out, char *msg, size_t msglen);
 /* Folds s to a constant if it depends on no free value. */
 bool hir_scalar_const(const hir_scalar *s, int64_t *out);
 bool hir_scalar_is_literal(const hir_scalar *s);

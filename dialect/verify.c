@@ -32,9 +32,12 @@ typedef struct vctx {
     int ntrail, captrail;
     hir_map stmt_defined;        /* symbols defined by a SCALAR_DEF statement */
     hir_map reported;            /* undefined values reported once */
-    hir_map visiting;            /* cycle detection in scalar definitions */
+    hir_map visiting;            /* definitions already walked by one check_scalar */
+    const hir_scalar **work, **seen;   /* check_scalar's explicit stack and walked nodes */
+    int nwork, capwork, capseen;
     hir_map comm_stmt;           /* expression number -> first executing statement */
     hir_map inputs;              /* program input tensors */
+    hir_scalar_memo consts;      /* values of constant definitions, each computed once */
 } vctx;
 
 static uint64_t key(const void *p) { return (uint64_t)(uintptr_t)p; }
@@ -58,6 +61,28 @@ static void define(vctx *v, const void *val, hir_loc l)
 static void undefine(vctx *v, const void *val) { hir_map_del(&v->defined, key(val)); }
 
 static bool is_defined(vctx *v, const void *val) { return hir_map_get(&v->defined, key(val)) != NULL; }
+
+static void *grow_ptrs_sized(void *items, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return items;
+    int n = *cap ? *cap * 2 : 256;
+    while (n < need)
+        n *= 2;
+    items = realloc(items, elem * (size_t)n);
+    if (!items)
+        hir_panic(__FILE__, __LINE__, "out of memory");
+    *cap = n;
+    return items;
+}
+
+static void *grow_ptrs(void *items, int *cap, int need) { return grow_ptrs_sized(items, cap, need, sizeof(void *)); }
+
+static void push_work(vctx *v, const hir_scalar *s)
+{
+    v->work = grow_ptrs(v->work, &v->capwork, v->nwork + 1);
+    v->work[v->nwork++] = s;
+}
 
 static hir_diag_entry *verr(vctx *v, hir_loc l, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -145,52 +170,69 @@ static void undefined_use(vctx *v, const hir_scalar *s, hir_loc where, const cha
         hir_diag_note(v->d, e, s->def_loc, "'%s' is defined here, after its use", nm);
 }
 
-/* Checks that s can be evaluated at a statement at `where`: every leaf is a literal, a value
- * in scope, a runtime-bound named scalar, or a symbol whose definition is checked in turn. */
-static void check_scalar(vctx *v, const hir_scalar *s, hir_loc where, int depth)
+/* A definition that depends on no runtime value and whose value does not fit in 64 bits is
+ * refused like a literal that does not fit. Each definition is evaluated once (v->consts), and
+ * an overflow is reported once, at the named definition where it happens (`where` when it is
+ * inside an unnamed expression). A division by zero is left to run time (it may be guarded). */
+static void check_overflow(vctx *v, const hir_scalar *s, hir_loc where)
 {
-    if (!s || hir_scalar_is_literal(s))
+    if (!s->def)
         return;
-    if (depth > 1000) {
-        verr(v, where, "scalar expression nested deeper than 1000 levels");
+    char why[160];
+    int64_t val;
+    if (!hir_scalar_eval_memo(s, NULL, &v->consts, &val, why, sizeof why) ||
+        strncmp(why, "integer overflow", 16))
         return;
-    }
-    if (is_defined(v, s))
+    const hir_scalar *at = v->consts.failed_at;
+    char nm[64];
+    if (at && at->kind != HIR_SC_ANON) {
+        scalar_name(at, nm, sizeof nm);
+        verr(v, at->def_loc.src ? at->def_loc : where,
+             "integer overflow: the value of '%s' does not fit in 64 bits", nm);
+    } else
+        verr(v, where, "integer overflow: the value of this index expression does not fit in 64 bits");
+}
+
+/* Checks that s can be evaluated at a statement at `where`: every leaf is a literal, a value
+ * in scope, a runtime-bound named scalar, or a symbol whose definition is checked in turn.
+ * Walks the definitions with an explicit stack, each once (v->visiting), so a long chain or a
+ * widely shared DAG of definitions costs its size; cycles are reported by check_cycles. */
+static void check_scalar(vctx *v, const hir_scalar *root, hir_loc where)
+{
+    if (!root || hir_scalar_is_literal(root))
         return;
-    if (s->kind == HIR_SC_NAMED) {
-        if (named_is_global(s->name))
-            return;
-        if (!strcmp(s->name, "streamIdx") || !strcmp(s->name, "StreamIdx")) {
-            undefined_use(v, s, where, " outside a loop that binds it");
-            return;
-        }
-        undefined_use(v, s, where, "");
-        return;
-    }
-    if (s->kind == HIR_SC_SYMBOL) {
-        if (!s->def || hir_map_get(&v->stmt_defined, key(s))) {
-            undefined_use(v, s, where, "");
-            return;
-        }
-        if (hir_map_get(&v->visiting, key(s))) {
-            char nm[64];
-            scalar_name(s, nm, sizeof nm);
-            hir_loc l = s->def_loc.src ? s->def_loc : find_in(where, nm);
-            if (!hir_map_get(&v->reported, key(s))) {
-                hir_map_put(&v->reported, key(s), (void *)s);
-                verr(v, l, "the definition of '%s' depends on itself", nm);
+    check_overflow(v, root, where);
+    int nseen = 0;
+    v->nwork = 0;
+    push_work(v, root);
+    while (v->nwork) {
+        const hir_scalar *s = v->work[--v->nwork];
+        if (!s || hir_scalar_is_literal(s) || is_defined(v, s))
+            continue;
+        if (s->kind == HIR_SC_NAMED) {
+            if (named_is_global(s->name))
+                continue;
+            if (!strcmp(s->name, "streamIdx") || !strcmp(s->name, "StreamIdx")) {
+                undefined_use(v, s, where, " outside a loop that binds it");
+                continue;
             }
-            return;
+            undefined_use(v, s, where, "");
+            continue;
         }
+        if (s->kind == HIR_SC_SYMBOL && (!s->def || hir_map_get(&v->stmt_defined, key(s)))) {
+            undefined_use(v, s, where, "");
+            continue;
+        }
+        if (!s->def || hir_map_get(&v->visiting, key(s)))
+            continue;
         hir_map_put(&v->visiting, key(s), (void *)s);
-        for (int i = 0; i < s->def->nargs; i++)
-            check_scalar(v, s->def->args[i], where, depth + 1);
-        hir_map_del(&v->visiting, key(s));
-        return;
+        v->seen = grow_ptrs(v->seen, &v->capseen, nseen + 1);
+        v->seen[nseen++] = s;
+        for (int i = s->def->nargs - 1; i >= 0; i--)
+            push_work(v, s->def->args[i]);
     }
-    if (s->def)   /* anonymous inline expression */
-        for (int i = 0; i < s->def->nargs; i++)
-            check_scalar(v, s->def->args[i], where, depth + 1);
+    for (int i = 0; i < nseen; i++)
+        hir_map_del(&v->visiting, key(v->seen[i]));
 }
 
 /* ------------------------------------------------------------------ tensors */
@@ -448,6 +490,71 @@ static int bind_any(void *ctx, const hir_scalar *s, int64_t *v)
     return 0;
 }
 
+/* The place of the k-th member of "team=(a b c)" in a parsed statement (else the statement). */
+static hir_loc team_member_loc(hir_loc sl, int k)
+{
+    if (!sl.src)
+        return sl;
+    const char *t = sl.src->text;
+    for (uint32_t i = sl.begin; i + 6 <= sl.end; i++) {
+        if (memcmp(t + i, "team=(", 6))
+            continue;
+        uint32_t j = i + 6;
+        for (int n = 0; j < sl.end && t[j] != ')'; n++) {
+            while (j < sl.end && t[j] == ' ')
+                j++;
+            uint32_t b = j;
+            while (j < sl.end && t[j] != ' ' && t[j] != ')')
+                j++;
+            if (n == k && j > b)
+                return (hir_loc){sl.src, b, j};
+        }
+        break;
+    }
+    return sl;
+}
+
+typedef struct member { int64_t dev; int at; } member;
+
+static int by_dev(const void *a, const void *b)
+{
+    const member *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+/* A device listed twice in a team would take part twice in one collective, which no backend
+ * can do (hir-run waited forever for the second member). Reports the first repeat. */
+static void check_team(vctx *v, const hir_stmt *s, const hir_comm *c)
+{
+    if (c->nteam < 2)
+        return;
+    member *m = malloc(sizeof *m * (size_t)c->nteam);
+    if (!m)
+        hir_panic(__FILE__, __LINE__, "out of memory");
+    for (int i = 0; i < c->nteam; i++)
+        m[i] = (member){c->team[i], i};
+    qsort(m, (size_t)c->nteam, sizeof *m, by_dev);
+    int first = -1, repeat = -1;
+    for (int i = 1; i < c->nteam; i++)
+        if (m[i].dev == m[i - 1].dev && (repeat < 0 || m[i].at < repeat)) {
+            repeat = m[i].at;
+            int k = i;
+            while (k > 0 && m[k - 1].dev == m[i].dev)
+                k--;
+            first = m[k].at;
+        }
+    if (repeat >= 0) {
+        hir_diag_entry *e = verr(v, team_member_loc(s->loc, repeat),
+                                 "Communication %lld: device %lld is in the team twice", (long long)c->number,
+                                 (long long)c->team[repeat]);
+        if (s->loc.src)
+            hir_diag_note(v->d, e, team_member_loc(s->loc, first), "first listed here");
+    }
+    free(m);
+}
+
 static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
 {
     hir_stmt *s = hir_block_at(b, idx);
@@ -485,7 +592,7 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
         if (val->kind == HIR_VAL_TENSOR)
             use_tensor(v, s, (hir_tensor *)val, in_loc(s, i));
         else
-            check_scalar(v, (hir_scalar *)val, in_loc(s, i), 0);
+            check_scalar(v, (hir_scalar *)val, in_loc(s, i));
     }
 
     switch (s->op) {
@@ -499,7 +606,7 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
         for (int i = 0; i < t->nloop; i++) {
             const hir_iterdomain *id = t->loop[i];
             if (id->itype != HIR_IT_REDUCTION && id->itype != HIR_IT_STRIDE)
-                check_scalar(v, id->expanded ? id->expanded : id->extent, s->loc, 0);
+                check_scalar(v, id->expanded ? id->expanded : id->extent, s->loc);
         }
         if (s->u.alloc.alias) {
             use_tensor(v, s, s->u.alloc.alias, s->loc);
@@ -514,7 +621,7 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
     case HIR_OP_SET_STREAM:
     case HIR_OP_SYNC_STREAM:
         if (s->u.stream.index)
-            check_scalar(v, s->u.stream.index, s->loc, 0);
+            check_scalar(v, s->u.stream.index, s->loc);
         break;
     case HIR_OP_FOR: {
         const hir_iterdomain *id = s->u.kfor.id;
@@ -522,9 +629,9 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
             verr(v, s->loc, "FOR without an IterDomain extent");
             break;
         }
-        check_scalar(v, id->extent, s->loc, 0);
+        check_scalar(v, id->extent, s->loc);
         if (id->start)
-            check_scalar(v, id->start, s->loc, 0);
+            check_scalar(v, id->start, s->loc);
         /* evaluable: integer operators only (leaves bound to a stand-in value) */
         char why[128];
         int64_t ignored;
@@ -548,12 +655,12 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
         break;
     }
     case HIR_OP_HOST_FOR:
-        check_scalar(v, s->u.hfor.start, s->loc, 0);
-        check_scalar(v, s->u.hfor.stop, s->loc, 0);
+        check_scalar(v, s->u.hfor.start, s->loc);
+        check_scalar(v, s->u.hfor.stop, s->loc);
         check_block(v, &s->body, depth + 1, s->u.hfor.index, s->loc);
         break;
     case HIR_OP_IF:
-        check_scalar(v, s->u.cond.pred, s->loc, 0);
+        check_scalar(v, s->u.cond.pred, s->loc);
         if (s->u.cond.pred && s->u.cond.pred->kind == HIR_SC_FLOAT)
             verr(v, find_in(s->loc, s->u.cond.pred->name), "IF: the predicate is a floating-point literal, not a boolean");
         check_block(v, &s->body, depth + 1, NULL, s->loc);
@@ -562,7 +669,7 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
     case HIR_OP_ALIAS_SELECT:
     case HIR_OP_SELECT: {
         const hir_tensor *in = hir_value_tensor(s->in[0]);
-        check_scalar(v, s->u.sel.index, s->loc, 0);
+        check_scalar(v, s->u.sel.index, s->loc);
         if (in && s->u.sel.axis && hir_tensor_logical_pos(in, s->u.sel.axis) < 0) {
             char ax[32];
             snprintf(ax, sizeof ax, "%lld{", (long long)s->u.sel.axis->number);
@@ -586,7 +693,7 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
         break;
     }
     case HIR_OP_SHARD_BY_STREAM:
-        check_scalar(v, s->u.stream_index, s->loc, 0);
+        check_scalar(v, s->u.stream_index, s->loc);
         if (s->out && hir_tensor_stream_axis(s->out) < 0)
             verr(v, out_loc(s), "ShardByStream: the output T%lld has no stream-parallel axis", (long long)s->out->number);
         break;
@@ -597,13 +704,13 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
         check_matmul(v, s);
         break;
     case HIR_OP_REDUCTION:
-        check_scalar(v, s->u.red.init, s->loc, 0);
+        check_scalar(v, s->u.red.init, s->loc);
         break;
     case HIR_OP_SLICE:
         for (int i = 0; i < s->u.slice.nranges; i++) {
-            check_scalar(v, s->u.slice.ranges[i].start, s->loc, 0);
-            check_scalar(v, s->u.slice.ranges[i].stop, s->loc, 0);
-            check_scalar(v, s->u.slice.ranges[i].step, s->loc, 0);
+            check_scalar(v, s->u.slice.ranges[i].start, s->loc);
+            check_scalar(v, s->u.slice.ranges[i].stop, s->loc);
+            check_scalar(v, s->u.slice.ranges[i].step, s->loc);
         }
         break;
     case HIR_OP_COMMUNICATION: {
@@ -613,7 +720,8 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
             break;
         use_tensor(v, s, c->input, s->loc);
         use_tensor(v, s, c->output, s->loc);
-        check_scalar(v, c->root, s->loc, 0);
+        check_scalar(v, c->root, s->loc);
+        check_team(v, s, c);
         if (c->input && c->output && c->input->dtype != c->output->dtype)
             verr(v, s->loc, "Communication %lld: input T%lld has dtype %s but output T%lld has dtype %s",
                  (long long)c->number, (long long)c->input->number, hir_dtype_name(c->input->dtype),
@@ -629,7 +737,7 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
             break;
         use_tensor(v, s, c->buffer, s->loc);
         if (c->peer) {
-            check_scalar(v, c->peer, s->loc, 0);
+            check_scalar(v, c->peer, s->loc);
             if (!is_index_scalar(c->peer)) {
                 hir_loc l = s->loc;
                 if (l.src)
@@ -706,7 +814,7 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
                 continue;
             }
             use_tensor(v, s, c->buffer, s->loc);
-            check_scalar(v, c->peer, s->loc, 0);
+            check_scalar(v, c->peer, s->loc);
             if (!c->stmt) {
                 char num[48];
                 snprintf(num, sizeof num, "P2PCommunication %lld", (long long)c->number);
@@ -761,36 +869,149 @@ static void check_block(vctx *v, hir_block *b, int depth, const hir_scalar *inde
     v->ntrail = mark;
 }
 
-/* Does the definition of s reach a symbol being visited? Reports each cycle once. */
-static bool reaches_visiting(vctx *v, const hir_scalar *s, int depth)
+/* ------------------------------------------------------------------ cycles */
+
+/* Every cycle among scalar definitions, used or not (trailer entries may be dead), is one
+ * error at the member read first: Tarjan's strongly connected components over the definition
+ * graph, with explicit stacks, so neither the length of a cycle nor of a chain matters. */
+typedef struct tnode {
+    const hir_scalar *s;
+    int index, low;
+    bool on_stack, self_loop;
+} tnode;
+
+typedef struct tframe { int node, next; } tframe;
+
+typedef struct tarjan {
+    hir_map at;                  /* scalar pointer -> 1 + index into nodes */
+    tnode *nodes;
+    int n, cap;
+    int *stack, nstack, capstack;
+    tframe *calls;
+    int ncalls, capcalls;
+    const hir_scalar **reps;     /* one member per cycle */
+    int *sizes;
+    int nreps, capreps, capsizes;
+} tarjan;
+
+static int tarjan_node(tarjan *t, const hir_scalar *s)
 {
-    if (!s || !s->def || depth > 1000)
-        return false;
-    if (s->kind == HIR_SC_SYMBOL) {
-        if (hir_map_get(&v->visiting, key(s)))
-            return true;
-        hir_map_put(&v->visiting, key(s), (void *)s);
-    }
-    bool r = false;
-    for (int i = 0; !r && i < s->def->nargs; i++)
-        r = reaches_visiting(v, s->def->args[i], depth + 1);
-    if (s->kind == HIR_SC_SYMBOL)
-        hir_map_del(&v->visiting, key(s));
-    return r;
+    uintptr_t at = (uintptr_t)hir_map_get(&t->at, key(s));
+    if (at)
+        return (int)at - 1;
+    t->nodes = grow_ptrs_sized(t->nodes, &t->cap, t->n + 1, sizeof *t->nodes);
+    t->nodes[t->n] = (tnode){s, t->n, t->n, true, false};
+    hir_map_put(&t->at, key(s), (void *)(uintptr_t)(t->n + 1));
+    t->stack = grow_ptrs_sized(t->stack, &t->capstack, t->nstack + 1, sizeof *t->stack);
+    t->stack[t->nstack++] = t->n;
+    t->calls = grow_ptrs_sized(t->calls, &t->capcalls, t->ncalls + 1, sizeof *t->calls);
+    t->calls[t->ncalls++] = (tframe){t->n, 0};
+    return t->n++;
 }
 
-/* The trailer may hold dead entries; a definition that depends on itself is still an error. */
-static void check_trailer_cycles(vctx *v)
+/* The member to name: read first in the text, else the lowest number. */
+static bool named_before(const hir_scalar *a, const hir_scalar *b)
 {
-    for (int i = 0; i < v->p->index_defs.n; i++) {
-        hir_scalar *s = v->p->index_defs.items[i];
-        if (!s->def || hir_map_get(&v->reported, key(s)) || !reaches_visiting(v, s, 0))
-            continue;
-        hir_map_put(&v->reported, key(s), s);
-        char nm[64];
-        scalar_name(s, nm, sizeof nm);
-        verr(v, s->def_loc, "the definition of '%s' depends on itself", nm);
+    bool sa = a->def_loc.src != NULL, sb = b->def_loc.src != NULL;
+    if (sa != sb)
+        return sa;
+    if (sa && a->def_loc.begin != b->def_loc.begin)
+        return a->def_loc.begin < b->def_loc.begin;
+    return a->number < b->number;
+}
+
+static void tarjan_component(tarjan *t, int root)
+{
+    const hir_scalar *rep = NULL;
+    int size = 0, members = 0;
+    for (;;) {
+        int w = t->stack[--t->nstack];
+        t->nodes[w].on_stack = false;
+        members++;
+        const hir_scalar *s = t->nodes[w].s;
+        if (s->kind != HIR_SC_ANON) {
+            size++;
+            if (!rep || named_before(s, rep))
+                rep = s;
+        }
+        if (w == root)
+            break;
     }
+    if (!rep || (members == 1 && !t->nodes[root].self_loop))
+        return;
+    t->reps = grow_ptrs_sized(t->reps, &t->capreps, t->nreps + 1, sizeof *t->reps);
+    t->sizes = grow_ptrs_sized(t->sizes, &t->capsizes, t->nreps + 1, sizeof *t->sizes);
+    t->reps[t->nreps] = rep;
+    t->sizes[t->nreps++] = size;
+}
+
+static void tarjan_from(tarjan *t, const hir_scalar *root)
+{
+    if (!root->def || hir_map_get(&t->at, key(root)))
+        return;
+    tarjan_node(t, root);
+    while (t->ncalls) {
+        tframe *f = &t->calls[t->ncalls - 1];
+        tnode *n = &t->nodes[f->node];
+        const hir_sexpr *e = n->s->def;
+        if (f->next < e->nargs) {
+            const hir_scalar *w = e->args[f->next++];
+            if (!w || !w->def)
+                continue;
+            if (w == n->s)
+                n->self_loop = true;
+            uintptr_t at = (uintptr_t)hir_map_get(&t->at, key(w));
+            if (!at)
+                tarjan_node(t, w);   /* may move t->nodes and t->calls */
+            else if (t->nodes[at - 1].on_stack && t->nodes[at - 1].index < n->low)
+                n->low = t->nodes[at - 1].index;
+            continue;
+        }
+        int done = f->node;
+        if (t->nodes[done].low == t->nodes[done].index)
+            tarjan_component(t, done);
+        if (--t->ncalls) {
+            tnode *parent = &t->nodes[t->calls[t->ncalls - 1].node];
+            if (t->nodes[done].low < parent->low)
+                parent->low = t->nodes[done].low;
+        }
+    }
+}
+
+static void check_cycles(vctx *v)
+{
+    tarjan t = {0};
+    hir_map_init(&t.at);
+    const hir_map *maps[2] = {&v->p->symbols, &v->p->named};
+    for (int m = 0; m < 2; m++)
+        for (size_t i = 0; i < maps[m]->cap; i++)
+            if (maps[m]->keys[i] != UINT64_MAX && maps[m]->vals[i])
+                tarjan_from(&t, maps[m]->vals[i]);
+    /* report in text order */
+    for (int i = 1; i < t.nreps; i++)
+        for (int j = i; j > 0 && named_before(t.reps[j], t.reps[j - 1]); j--) {
+            const hir_scalar *r = t.reps[j];
+            t.reps[j] = t.reps[j - 1];
+            t.reps[j - 1] = r;
+            int z = t.sizes[j];
+            t.sizes[j] = t.sizes[j - 1];
+            t.sizes[j - 1] = z;
+        }
+    for (int i = 0; i < t.nreps; i++) {
+        char nm[64];
+        scalar_name(t.reps[i], nm, sizeof nm);
+        if (t.sizes[i] > 1)
+            verr(v, t.reps[i]->def_loc, "the definition of '%s' depends on itself (a cycle through %d definitions)",
+                 nm, t.sizes[i]);
+        else
+            verr(v, t.reps[i]->def_loc, "the definition of '%s' depends on itself", nm);
+    }
+    hir_map_fini(&t.at);
+    free(t.nodes);
+    free(t.stack);
+    free(t.calls);
+    free(t.reps);
+    free(t.sizes);
 }
 
 static bool collect_defs(hir_stmt *s, int depth, void *ctx)
@@ -810,6 +1031,7 @@ int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d)
     hir_map_init(&v.visiting);
     hir_map_init(&v.comm_stmt);
     hir_map_init(&v.inputs);
+    hir_scalar_memo_init(&v.consts);
     hir_program_resolve_waits(p);
     hir_block_walk(&p->body, 0, collect_defs, &v);
 
@@ -833,7 +1055,14 @@ int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d)
             define(&v, val, ((hir_scalar *)val)->loc);
     }
     check_block(&v, &p->body, 0, NULL, (hir_loc){0});
-    check_trailer_cycles(&v);
+    check_cycles(&v);
+    {
+        const hir_map *maps[2] = {&p->symbols, &p->named};
+        for (int m = 0; m < 2; m++)
+            for (size_t i = 0; i < maps[m]->cap; i++)
+                if (maps[m]->keys[i] != UINT64_MAX && maps[m]->vals[i])
+                    check_overflow(&v, maps[m]->vals[i], (hir_loc){0});
+    }
     hir_map_fini(&v.defined);
     hir_map_fini(&v.stmt_defined);
     hir_map_fini(&v.reported);
@@ -841,5 +1070,8 @@ int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d)
     hir_map_fini(&v.comm_stmt);
     hir_map_fini(&v.inputs);
     free(v.trail);
+    hir_scalar_memo_fini(&v.consts);
+    free(v.work);
+    free(v.seen);
     return v.errors;
 }

@@ -129,17 +129,6 @@ static bool check_p2p(hir_stmt *s, int depth, void *ctx)
     return true;
 }
 
-static void mark_chain(hir_map *m, hir_scalar *s)
-{
-    if (!s)
-        return;
-    if (s->kind == HIR_SC_SYMBOL)
-        hir_map_put(m, (uint64_t)s->number, s);
-    if (s->def)
-        for (int i = 0; i < s->def->nargs; i++)
-            mark_chain(m, s->def->args[i]);
-}
-
 /* every HirAliasSelect directly in the loop body indexed by `from` now uses `to` */
 static void reindex(hir_stmt *loop, hir_scalar *from, hir_scalar *to)
 {
@@ -253,8 +242,8 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
         if (x->cuda == (c.kind == HIR_BK_CUDA))
             continue;
         any = true;
-        mark_chain(&old, x->recv->peer);
-        mark_chain(&old, x->send->peer);
+        pu_mark_symbols(&old, x->recv->peer);
+        pu_mark_symbols(&old, x->send->peer);
         hir_scalar *from = x->recv->peer;
         if (c.kind == HIR_BK_CUDA) {
             /* one chunk index per loop, made in the order --stream-parallel makes it */

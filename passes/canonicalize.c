@@ -14,6 +14,7 @@
 #include "passes/passes.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static bool is_bool_valued(const hir_scalar *s)
 {
@@ -42,7 +43,7 @@ static bool is_int_or_bool(const hir_scalar *s)
 
 static bool is_lit(const hir_scalar *s, int64_t v) { return s->kind == HIR_SC_INT && s->ival == v; }
 
-typedef struct fold { hir_program *p; int changed; hir_map keep; } fold;
+typedef struct fold { hir_program *p; int changed; hir_map keep; hir_scalar_memo memo; } fold;
 
 /* "Stream ( e )" must keep an expression: "Stream 7" would name stream object 7, a
  * different stream than the one with index 7 (hostir-format.md 1.5). */
@@ -63,7 +64,8 @@ static void fold_slot(hir_scalar **slot, void *ctx)
     if (hir_map_get(&f->keep, (uint64_t)(uintptr_t)slot >> 1))
         return;
     int64_t v;
-    if (hir_scalar_const(s, &v)) {
+    /* one memo per round: folding keeps every value, so each definition is evaluated once */
+    if (!hir_scalar_eval_memo(s, NULL, &f->memo, &v, NULL, 0)) {
         *slot = is_bool_valued(s) ? hir_scalar_bool(f->p, v != 0) : hir_scalar_int(f->p, v);
         f->changed++;
         return;
@@ -105,17 +107,175 @@ static int by_number(const void *a, const void *b)
     return x->number < y->number ? -1 : x->number > y->number;
 }
 
+/* ---- structural classes (hash-consing): two scalars get the same class exactly when
+ * hir_scalar_equal holds, computed bottom-up once per scalar, so merging n definitions costs
+ * about n map operations instead of n^2 deep comparisons. */
+
+typedef struct ckey {
+    int tag;                     /* 1 expression, 2 int, 3 bool, 4 float, 5 named, 6 itself */
+    int kind, op, nargs;         /* expressions: hir_sexpr_kind, operator, arity */
+    const void *fn;
+    uint64_t a[3];               /* argument classes, or the leaf's value */
+} ckey;
+
+typedef struct classes {
+    hir_map of;                  /* scalar pointer -> class + 1 */
+    hir_map active;              /* expressions on the stack (a cycle reaches one again) */
+    hir_map first;               /* key hash -> first class + 1 with that hash */
+    ckey *keys;
+    int *next;                   /* next class with the same hash, -1 */
+    int n, cap;
+    struct cframe { const hir_scalar *s; int next; ckey k; } *stack;
+    int ns, caps;
+} classes;
+
+static bool is_expr(const hir_scalar *s)
+{
+    return (s->kind == HIR_SC_ANON || s->kind == HIR_SC_SYMBOL) && s->def;
+}
+
+static uint64_t ckey_hash(const ckey *k)
+{
+    uint64_t h = hir_hash_bytes(k, sizeof *k);
+    return h == UINT64_MAX ? 0 : h;
+}
+
+static int class_of_key(classes *c, const ckey *k)
+{
+    uint64_t h = ckey_hash(k);
+    int at = (int)(uintptr_t)hir_map_get(&c->first, h) - 1;
+    for (int i = at; i >= 0; i = c->next[i])
+        if (!memcmp(&c->keys[i], k, sizeof *k))
+            return i;
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 256;
+        c->keys = realloc(c->keys, sizeof *c->keys * (size_t)c->cap);
+        c->next = realloc(c->next, sizeof *c->next * (size_t)c->cap);
+        hir_assert(c->keys && c->next);
+    }
+    c->keys[c->n] = *k;
+    c->next[c->n] = at;
+    hir_map_put(&c->first, h, (void *)(uintptr_t)(c->n + 1));
+    return c->n++;
+}
+
+/* The key of a leaf (not an expression). */
+static ckey leaf_key(const hir_scalar *s)
+{
+    ckey k;
+    memset(&k, 0, sizeof k);   /* keys are compared and hashed as bytes */
+    switch (s->kind) {
+    case HIR_SC_INT: k.tag = 2; k.a[0] = (uint64_t)s->ival; break;
+    case HIR_SC_BOOL: k.tag = 3; k.a[0] = (uint64_t)s->ival; break;
+    case HIR_SC_FLOAT:
+        if (s->fval != s->fval) {   /* NaN equals nothing */
+            k.tag = 6;
+            k.a[0] = (uint64_t)(uintptr_t)s;
+            break;
+        }
+        k.tag = 4;
+        k.op = s->dtype;
+        double z = s->fval == 0 ? 0.0 : s->fval;   /* -0 == 0 */
+        memcpy(&k.a[0], &z, sizeof z);
+        break;
+    case HIR_SC_NAMED: k.tag = 5; k.a[0] = (uint64_t)(uintptr_t)s->name; break;
+    default: k.tag = 6; k.a[0] = (uint64_t)(uintptr_t)s; break;   /* only equal to itself */
+    }
+    return k;
+}
+
+static void class_push(classes *c, const hir_scalar *s)
+{
+    if (c->ns == c->caps) {
+        c->caps = c->caps ? c->caps * 2 : 64;
+        c->stack = realloc(c->stack, sizeof *c->stack * (size_t)c->caps);
+        hir_assert(c->stack);
+    }
+    struct cframe *f = &c->stack[c->ns++];
+    f->s = s;
+    f->next = 0;
+    memset(&f->k, 0, sizeof f->k);
+    f->k.tag = 1;
+    f->k.op = s->def->op;
+    f->k.nargs = s->def->nargs;
+    f->k.fn = s->def->kind == HIR_SX_CALL ? s->def->fn : NULL;
+    f->k.kind = s->def->kind;
+    hir_map_put(&c->active, (uint64_t)(uintptr_t)s, (void *)s);
+}
+
+/* Class of s, computed with an explicit stack (definition chains may be long). */
+static int class_of(classes *c, const hir_scalar *s)
+{
+    int got = (int)(uintptr_t)hir_map_get(&c->of, (uint64_t)(uintptr_t)s) - 1;
+    if (got >= 0)
+        return got;
+    if (!is_expr(s)) {
+        ckey k = leaf_key(s);
+        got = class_of_key(c, &k);
+        hir_map_put(&c->of, (uint64_t)(uintptr_t)s, (void *)(uintptr_t)(got + 1));
+        return got;
+    }
+    class_push(c, s);
+    while (c->ns) {
+        struct cframe *f = &c->stack[c->ns - 1];
+        if (f->next < f->k.nargs) {
+            const hir_scalar *a = f->s->def->args[f->next];
+            int ac = -1;
+            if (!a)
+                ac = INT32_MAX;
+            else if ((ac = (int)(uintptr_t)hir_map_get(&c->of, (uint64_t)(uintptr_t)a) - 1) < 0) {
+                if (is_expr(a)) {
+                    /* on a cycle (which the verifier reports) a only equals itself */
+                    if (!hir_map_get(&c->active, (uint64_t)(uintptr_t)a)) {
+                        class_push(c, a);
+                        continue;
+                    }
+                    ckey k;
+                    memset(&k, 0, sizeof k);
+                    k.tag = 6;
+                    k.a[0] = (uint64_t)(uintptr_t)a;
+                    ac = class_of_key(c, &k);
+                } else {
+                    ckey k = leaf_key(a);
+                    ac = class_of_key(c, &k);
+                    hir_map_put(&c->of, (uint64_t)(uintptr_t)a, (void *)(uintptr_t)(ac + 1));
+                }
+            }
+            f->k.a[f->next] = (uint64_t)ac;
+            f->next++;
+            continue;
+        }
+        got = class_of_key(c, &f->k);
+        hir_map_put(&c->of, (uint64_t)(uintptr_t)f->s, (void *)(uintptr_t)(got + 1));
+        hir_map_del(&c->active, (uint64_t)(uintptr_t)f->s);
+        c->ns--;
+    }
+    return got;
+}
+
+static void classes_fini(classes *c)
+{
+    hir_map_fini(&c->of);
+    hir_map_fini(&c->active);
+    hir_map_fini(&c->first);
+    free(c->keys);
+    free(c->next);
+    free(c->stack);
+}
+
 int hir_run_canonicalize(hir_program *p, const hir_pass_args *args, hir_diag *d)
 {
     (void)args;
     (void)d;
     /* (1) folding, to a fixed point: a fold can expose an identity above it */
     for (int round = 0; round < 64; round++) {
-        fold f = {p, 0, {0}};
+        fold f = {p, 0, {0}, {0}};
         hir_map_init(&f.keep);
+        hir_scalar_memo_init(&f.memo);
         hir_block_walk(&p->body, 0, stream_slots, &f.keep);
         pu_visit_scalars(p, true, fold_slot, &f);
         hir_map_fini(&f.keep);
+        hir_scalar_memo_fini(&f.memo);
         if (!f.changed)
             break;
     }
@@ -133,18 +293,26 @@ int hir_run_canonicalize(hir_program *p, const hir_pass_args *args, hir_diag *d)
         hir_map_init(&m.to);
         m.changed = 0;
         int found = 0;
+        classes c;
+        memset(&c, 0, sizeof c);
+        hir_map_init(&c.of);
+        hir_map_init(&c.active);
+        hir_map_init(&c.first);
+        hir_map rep;   /* class -> its lowest-numbered definition */
+        hir_map_init(&rep);
         for (int i = 0; i < defs.n; i++) {
-            hir_scalar *a = defs.items[i];
-            if (hir_map_get(&m.to, (uint64_t)a->number))
-                continue;
-            for (int j = i + 1; j < defs.n; j++) {
-                hir_scalar *b = defs.items[j];
-                if (!hir_map_get(&m.to, (uint64_t)b->number) && hir_scalar_equal(a, b)) {
-                    hir_map_put(&m.to, (uint64_t)b->number, a);
-                    found++;
-                }
+            hir_scalar *b = defs.items[i];
+            uint64_t k = (uint64_t)class_of(&c, b);
+            hir_scalar *a = hir_map_get(&rep, k);
+            if (!a)
+                hir_map_put(&rep, k, b);
+            else {
+                hir_map_put(&m.to, (uint64_t)b->number, a);
+                found++;
             }
         }
+        hir_map_fini(&rep);
+        classes_fini(&c);
         if (found)
             pu_visit_scalars(p, true, merge_slot, &m);
         hir_map_fini(&m.to);

@@ -95,6 +95,9 @@ static int convert_block(cc *c, hir_block *b)
         if (!r)
             continue;
         hir_tensor *in = hir_value_tensor(s->in[0]);
+        hir_stmt *alloc = pu_allocate(p, s->out, true, pu_loc(p, s), c->d);
+        if (!alloc)
+            return -1;
         hir_comm *m = hir_comm_new(p, HIR_OP_COMMUNICATION);
         m->type = HIR_COMM_ALLGATHER;
         m->nteam = (int)in->mesh->ndevices;
@@ -105,7 +108,6 @@ static int convert_block(cc *c, hir_block *b)
         m->backend = c->backend;
         m->red_op = HIR_RED_SUM;
         m->loc = s->loc;
-        hir_stmt *alloc = pu_allocate(p, s->out, true);
         alloc->loc = s->loc;
         hir_stmt *cs = pu_comm_stmt(p, m);
         cs->loc = s->loc;

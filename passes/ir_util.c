@@ -2,6 +2,9 @@
  * exactly as the parser would, so a pass's output prints, re-parses and prints to itself. */
 #include "passes/ir_util.h"
 
+#include "dialect/intops.h"
+
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -22,22 +25,37 @@ hir_scalar *pu_anon(hir_program *p, hir_binary_op op, hir_scalar *a, hir_scalar 
     return s;
 }
 
-hir_scalar *pu_tensor_size(hir_program *p, const hir_tensor *t)
+hir_scalar *pu_tensor_size(hir_program *p, const hir_tensor *t, hir_loc where, hir_diag *d)
 {
     /* constants multiply into one literal; symbolic extents chain left to right after it,
      * which is how nvFuser's simplifier prints "( ( i0 * i2 ) * i3 )" */
     int64_t c = 1;
     hir_scalar *sym = NULL;
+    char dims[160] = "";
+    size_t dl = 0;
+    bool ovf = false;
     for (int i = 0; i < t->nloop; i++) {
         const hir_iterdomain *id = t->logical[i];
         if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
             continue;
         hir_scalar *e = id->expanded ? id->expanded : id->extent;
         int64_t v;
-        if (e && hir_scalar_const(e, &v))
-            c *= v;
-        else if (e)
+        if (e && hir_scalar_const(e, &v)) {
+            if (v < 0) {
+                hir_diag_emit(d, HIR_ERROR, where, "T%lld: extent %lld of IterDomain %lld is negative",
+                              (long long)t->number, (long long)v, (long long)id->number);
+                return NULL;
+            }
+            if (dl < sizeof dims)
+                dl += (size_t)snprintf(dims + dl, sizeof dims - dl, "%s%lld", dl ? " x " : "", (long long)v);
+            ovf |= hir_mul_overflow(c, v, &c);
+        } else if (e)
             sym = sym ? pu_anon(p, HIR_BIN_MUL, sym, e) : e;
+    }
+    if (ovf) {
+        hir_diag_emit(d, HIR_ERROR, where, "T%lld has %s elements: its size does not fit in 64 bits",
+                      (long long)t->number, dims);
+        return NULL;
     }
     if (!sym)
         return hir_scalar_int(p, c);
@@ -143,21 +161,42 @@ void pu_visit_scalars(hir_program *p, bool defs, pu_slot_fn fn, void *ctx)
         }
 }
 
-static void mark_rec(hir_map *used, hir_scalar *s)
+void pu_mark_symbols(hir_map *used, hir_scalar *root)
 {
-    if (!s)
-        return;
-    if (s->kind == HIR_SC_SYMBOL) {
-        if (hir_map_get(used, (uint64_t)s->number))
-            return;
-        hir_map_put(used, (uint64_t)s->number, s);
+    /* an explicit stack: definition chains may be as long as the program */
+    hir_scalar *local[64], **st = local;
+    int n = 0, cap = 64;
+    if (root)
+        st[n++] = root;
+    while (n) {
+        hir_scalar *s = st[--n];
+        if (s->kind == HIR_SC_SYMBOL) {
+            if (hir_map_get(used, (uint64_t)s->number))
+                continue;
+            hir_map_put(used, (uint64_t)s->number, s);
+        }
+        if (!s->def)
+            continue;
+        for (int i = s->def->nargs - 1; i >= 0; i--) {
+            if (!s->def->args[i])
+                continue;
+            if (n == cap) {
+                hir_scalar **big = malloc(sizeof *big * (size_t)cap * 2);
+                hir_assert(big);
+                memcpy(big, st, sizeof *big * (size_t)n);
+                if (st != local)
+                    free(st);
+                st = big;
+                cap *= 2;
+            }
+            st[n++] = s->def->args[i];
+        }
     }
-    if (s->def)
-        for (int i = 0; i < s->def->nargs; i++)
-            mark_rec(used, s->def->args[i]);
+    if (st != local)
+        free(st);
 }
 
-static void mark_slot(hir_scalar **slot, void *ctx) { mark_rec(ctx, *slot); }
+static void mark_slot(hir_scalar **slot, void *ctx) { pu_mark_symbols(ctx, *slot); }
 
 void pu_used_symbols(hir_program *p, hir_map *used) { pu_visit_scalars(p, false, mark_slot, used); }
 
@@ -180,13 +219,17 @@ void pu_prune_index_defs(hir_program *p, const hir_map *only)
 
 /* ---- statements */
 
-hir_stmt *pu_allocate(hir_program *p, hir_tensor *t, bool own_mem)
+hir_stmt *pu_allocate(hir_program *p, hir_tensor *t, bool own_mem, hir_loc where, hir_diag *d)
 {
+    hir_scalar *size = pu_tensor_size(p, t, where, d);
+    if (!size)
+        return NULL;
     hir_stmt *s = hir_stmt_new(p, HIR_OP_ALLOCATE);
     s->out = t;
+    s->loc = where;
     /* OCT allocates every stream buffer in global memory; a symmetric tensor keeps its kind */
     s->u.alloc.mem = own_mem ? t->mem : t->mem == HIR_MEM_SYMMETRIC ? HIR_MEM_SYMMETRIC : HIR_MEM_GLOBAL;
-    s->u.alloc.size = pu_tensor_size(p, t);
+    s->u.alloc.size = size;
     hir_stmt_set_inputs(p, s, 0, NULL);
     return s;
 }

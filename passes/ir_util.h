@@ -14,8 +14,9 @@ hir_scalar *pu_index(hir_program *p, hir_binary_op op, hir_scalar *a, hir_scalar
 /* An unnumbered value `( a OP b )` (predicates: nvFuser lists only Index scalars). */
 hir_scalar *pu_anon(hir_program *p, hir_binary_op op, hir_scalar *a, hir_scalar *b);
 /* Product of the extents of t's non-reduction, non-stride logical axes (constant-folded
- * where possible), as ALLOCATE prints it. */
-hir_scalar *pu_tensor_size(hir_program *p, const hir_tensor *t);
+ * where possible), as ALLOCATE prints it. NULL after an error at `where` when a constant
+ * extent is negative or the constant product does not fit in 64 bits. */
+hir_scalar *pu_tensor_size(hir_program *p, const hir_tensor *t, hir_loc where, hir_diag *d);
 
 /* Calls fn on every place the program refers to a scalar: statement fields, Communication
  * fields, IterDomain bounds and extents, the arguments of unnamed expressions (recursively)
@@ -26,15 +27,17 @@ void pu_visit_scalars(hir_program *p, bool defs, pu_slot_fn fn, void *ctx);
 /* Marks (key: symbol number) every numbered symbol the program uses, directly or through
  * the definitions of used values. Trailer entries do not count as uses. */
 void pu_used_symbols(hir_program *p, hir_map *used);
+/* Marks s (if numbered) and every numbered symbol its definition reaches. */
+void pu_mark_symbols(hir_map *used, hir_scalar *s);
 /* Drops trailer entries that nothing uses (only those for which keep_only is NULL or
  * contains the symbol's number). */
 void pu_prune_index_defs(hir_program *p, const hir_map *only);
 
 /* ---- statements */
 
-/* ALLOCATE(t): in global memory (what OCT's stream pass emits) unless own_mem, then in t's
- * own memory type (what the communication lowering emits). */
-hir_stmt *pu_allocate(hir_program *p, hir_tensor *t, bool own_mem);
+/* ALLOCATE(t) located at `where`: in global memory (what OCT's stream pass emits) unless
+ * own_mem, then in t's own memory type (what the communication lowering emits). */
+hir_stmt *pu_allocate(hir_program *p, hir_tensor *t, bool own_mem, hir_loc where, hir_diag *d);   /* NULL: error */
 hir_stmt *pu_alias_select(hir_program *p, hir_tensor *out, hir_tensor *in, hir_iterdomain *axis,
                           hir_scalar *index);
 hir_stmt *pu_set(hir_program *p, hir_tensor *out, hir_tensor *in);

@@ -297,7 +297,9 @@ static int lower_group(sp *c, hir_stmt *group, hir_ptrvec *out)
         if (mapped_axis(c, s, s->out, sid, &pos))
             return -1;
         if (pos >= 0) {
-            hir_stmt *a = pu_allocate(p, s->out, false);
+            hir_stmt *a = pu_allocate(p, s->out, false, pu_loc(p, s), c->d);
+            if (!a)
+                return -1;
             a->loc = s->loc;
             hir_ptrvec_push(p->arena, out, a);
         }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dialect/intops.h"
 #include "runner/interp_internal.h"
 #include "runner/fault.h"
 #include "runner/watchdog.h"
@@ -730,6 +731,11 @@ static void trace_stmt(hir_interp *it, const hir_stmt *s)
 static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64_t stop,
                      const hir_block *body, hir_error *e)
 {
+    int64_t trips;
+    if (stop > start && (hir_sub_overflow(stop, start, &trips) || trips > HIR_MAX_LOOP_TRIPS))
+        return interp_fail(it, e, "the loop from %" PRId64 " to %" PRId64 " would run more than %" PRId64
+                           " iterations (HIR_MAX_LOOP_TRIPS), refused before its first",
+                           start, stop, (int64_t)HIR_MAX_LOOP_TRIPS);
     rt_scalar *slot = scalar_slot(&it->scalars, idx);
     rt_scalar saved = *slot;
     for (int64_t i = start; i < stop; i++) {

@@ -173,10 +173,12 @@ static void evaluation(void **state)
     assert_int_equal(v, 2);
     assert_true(hir_scalar_const(bin(p, op, hir_scalar_int(p, -7), hir_scalar_int(p, 3)), &v));
     assert_int_equal(v, -2);
-    /* overflow-safe paths: wrap instead of undefined behaviour, and refuse INT64_MIN / -1 */
-    assert_true(hir_scalar_const(bin(p, HIR_BIN_ADD, hir_scalar_int(p, INT64_MAX), hir_scalar_int(p, 1)), &v));
-    assert_int_equal(v, INT64_MIN);
-    assert_true(hir_scalar_const(bin(p, HIR_BIN_MUL, hir_scalar_int(p, INT64_MAX), hir_scalar_int(p, 2)), &v));
+    /* overflow is an error, never undefined behaviour nor a wrapped value (dialect/intops.h) */
+    assert_int_equal(hir_scalar_eval(bin(p, HIR_BIN_ADD, hir_scalar_int(p, INT64_MAX), hir_scalar_int(p, 1)),
+                                     NULL, &v, msg, sizeof msg), -1);
+    assert_string_equal(msg, "integer overflow in index expression");
+    assert_false(hir_scalar_const(bin(p, HIR_BIN_MUL, hir_scalar_int(p, INT64_MAX), hir_scalar_int(p, 2)), &v));
+    assert_false(hir_scalar_const(bin(p, HIR_BIN_SUB, hir_scalar_int(p, INT64_MIN), hir_scalar_int(p, 1)), &v));
     assert_int_equal(hir_scalar_eval(bin(p, HIR_BIN_DIV, hir_scalar_int(p, INT64_MIN), hir_scalar_int(p, -1)),
                                      NULL, &v, msg, sizeof msg), -1);
     assert_string_equal(msg, "integer overflow in index expression");
@@ -185,8 +187,18 @@ static void evaluation(void **state)
     assert_string_equal(msg, "division by zero in index expression");
     assert_true(hir_scalar_const(bin(p, HIR_BIN_SHL, hir_scalar_int(p, 1), hir_scalar_int(p, 70)), &v));
     assert_int_equal(v, 0);
-    assert_true(hir_scalar_const(hir_scalar_anon(p, hir_sexpr_unary(p, HIR_UN_NEG, hir_scalar_int(p, INT64_MIN))), &v));
-    assert_int_equal(v, INT64_MIN);
+    assert_false(hir_scalar_const(hir_scalar_anon(p, hir_sexpr_unary(p, HIR_UN_NEG, hir_scalar_int(p, INT64_MIN))), &v));
+    assert_int_equal(hir_scalar_eval(hir_scalar_anon(p, hir_sexpr_unary(p, HIR_UN_ABS, hir_scalar_int(p, INT64_MIN))),
+                                     NULL, &v, msg, sizeof msg), -1);
+    assert_string_equal(msg, "integer overflow in index expression");
+    assert_true(hir_scalar_const(hir_scalar_anon(p, hir_sexpr_unary(p, HIR_UN_ABS, hir_scalar_int(p, INT64_MIN + 1))), &v));
+    assert_int_equal(v, INT64_MAX);
+    assert_false(hir_scalar_const(bin(p, HIR_BIN_POW, hir_scalar_int(p, 2), hir_scalar_int(p, 63)), &v));
+    assert_true(hir_scalar_const(bin(p, HIR_BIN_POW, hir_scalar_int(p, 2), hir_scalar_int(p, 62)), &v));
+    assert_int_equal(v, INT64_C(1) << 62);
+    assert_true(hir_scalar_const(bin(p, HIR_BIN_POW, hir_scalar_int(p, -1), hir_scalar_int(p, 65)), &v));
+    assert_int_equal(v, -1);
+    assert_false(hir_scalar_const(bin(p, HIR_BIN_GCD, hir_scalar_int(p, INT64_MIN), hir_scalar_int(p, 0)), &v));
     /* the stream pass's peer: ( 8 + ( rank - streamIdx ) ) % 8 */
     hir_scalar *peer = bin(p, HIR_BIN_MOD,
                            bin(p, HIR_BIN_ADD, hir_scalar_int(p, 8),
