@@ -2,6 +2,8 @@
  * and are released together; growable pointer vectors live there too. */
 #include "dialect/hir.h"
 
+#include <setjmp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +16,8 @@ typedef struct chunk {
 struct hir_arena {
     chunk *head;
     size_t total;
+    jmp_buf *on_oom;             /* recovery point of the entry point using the arena */
+    bool failed;
 };
 
 _Noreturn void hir_panic(const char *file, int line, const char *what)
@@ -25,10 +29,24 @@ _Noreturn void hir_panic(const char *file, int line, const char *what)
 
 hir_arena *hir_arena_new(void)
 {
-    hir_arena *a = calloc(1, sizeof *a);
-    if (!a)
-        hir_panic(__FILE__, __LINE__, "out of memory");
-    return a;
+    return calloc(1, sizeof(hir_arena));
+}
+
+jmp_buf *hir_arena_on_oom(hir_arena *a, jmp_buf *jb)
+{
+    jmp_buf *old = a->on_oom;
+    a->on_oom = jb;
+    return old;
+}
+
+bool hir_arena_failed(const hir_arena *a) { return a->failed; }
+
+_Noreturn void hir_arena_oom(hir_arena *a)
+{
+    a->failed = true;
+    if (a->on_oom)
+        longjmp(*a->on_oom, 1);
+    hir_panic(__FILE__, __LINE__, "out of memory outside any recovery point");
 }
 
 void hir_arena_free(hir_arena *a)
@@ -42,8 +60,12 @@ void hir_arena_free(hir_arena *a)
     free(a);
 }
 
-void *hir_arena_alloc(hir_arena *a, size_t size)
+void *hir_arena_try_alloc(hir_arena *a, size_t size)
 {
+    if (size > SIZE_MAX / 2) {
+        a->failed = true;
+        return NULL;
+    }
     size = (size + 15) & ~(size_t)15;
     chunk *c = a->head;
     if (!c || c->size - c->used < size) {
@@ -51,8 +73,10 @@ void *hir_arena_alloc(hir_arena *a, size_t size)
         if (c && want < c->size * 2 && c->size < (1u << 24))
             want = c->size * 2;
         c = calloc(1, sizeof *c + want);   /* zeroed once (fresh pages cost nothing to zero) */
-        if (!c)
-            hir_panic(__FILE__, __LINE__, "out of memory");
+        if (!c) {
+            a->failed = true;
+            return NULL;
+        }
         c->size = want;
         c->used = 0;
         c->next = a->head;
@@ -61,6 +85,14 @@ void *hir_arena_alloc(hir_arena *a, size_t size)
     }
     void *p = c->data + c->used;   /* already zero: chunks are calloc'd and never reused */
     c->used += size;
+    return p;
+}
+
+void *hir_arena_alloc(hir_arena *a, size_t size)
+{
+    void *p = hir_arena_try_alloc(a, size);
+    if (!p)
+        hir_arena_oom(a);
     return p;
 }
 

@@ -28,7 +28,7 @@ static void index_lines(hir_source *s)
         n += s->text[i] == '\n';
     s->line_starts = malloc(n * sizeof *s->line_starts);
     if (!s->line_starts)
-        hir_panic(__FILE__, __LINE__, "out of memory");
+        return;                   /* no memory: line_of and line_start scan the text instead */
     s->line_starts[0] = 0;
     size_t k = 1;
     for (size_t i = 0; i < s->len; i++)
@@ -41,6 +41,12 @@ static void index_lines(hir_source *s)
 static size_t line_of(hir_source *s, size_t off)
 {
     index_lines(s);
+    if (!s->line_starts) {
+        size_t l = 1;
+        for (size_t i = 0; i < off && i < s->len; i++)
+            l += s->text[i] == '\n';
+        return l;
+    }
     size_t lo = 0, hi = s->nlines;
     while (hi - lo > 1) {
         size_t mid = (lo + hi) / 2;
@@ -52,13 +58,24 @@ static size_t line_of(hir_source *s, size_t off)
     return lo + 1;
 }
 
+/* offset of the first byte of line l (1-based) */
+static size_t line_start(hir_source *s, size_t l)
+{
+    if (s->line_starts)
+        return s->line_starts[l - 1];
+    size_t i = 0;
+    for (size_t k = 1; k < l && i < s->len; i++)
+        k += s->text[i] == '\n';
+    return i;
+}
+
 void hir_source_linecol(hir_source *s, size_t off, int *line, int *col)
 {
     if (off > s->len)
         off = s->len;
     size_t l = line_of(s, off);
     *line = (int)l + s->line_base;
-    *col = (int)(off - s->line_starts[l - 1]) + 1;
+    *col = (int)(off - line_start(s, l)) + 1;
 }
 
 void hir_diag_init(hir_diag *d, FILE *out)
@@ -94,7 +111,7 @@ static const char *sev_name(hir_severity s)
 static void print_snippet(FILE *f, hir_source *s, size_t begin, size_t end)
 {
     size_t l = line_of(s, begin);
-    size_t ls = s->line_starts[l - 1];
+    size_t ls = line_start(s, l);
     size_t le = ls;
     while (le < s->len && s->text[le] != '\n')
         le++;
@@ -144,16 +161,18 @@ static hir_diag_entry *make(hir_severity sev, hir_loc loc, const char *fmt, va_l
 {
     hir_diag_entry *e = calloc(1, sizeof *e);
     if (!e)
-        hir_panic(__FILE__, __LINE__, "out of memory");
+        return NULL;
     e->sev = sev;
     e->loc = loc;
     va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap2);
     va_end(ap2);
-    e->msg = malloc((size_t)n + 1);
-    if (!e->msg)
-        hir_panic(__FILE__, __LINE__, "out of memory");
+    e->msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (!e->msg) {
+        free(e);
+        return NULL;
+    }
     vsnprintf(e->msg, (size_t)n + 1, fmt, ap);
     return e;
 }
@@ -166,6 +185,10 @@ hir_diag_entry *hir_diag_vemit(hir_diag *d, hir_severity sev, hir_loc loc, const
         d->errors++;
     else if (sev == HIR_WARNING)
         d->warnings++;
+    if (!e) {
+        d->lost++;
+        return NULL;
+    }
     /* Notes are printed with their parent: print the previous entry lazily. */
     if (d->last)
         d->last->next = e;
@@ -186,6 +209,11 @@ void hir_diag_flush(hir_diag *d)
         if (d->out)
             hir_diag_print_entry(d->out, e);
     }
+    if (d->out && d->lost) {
+        fprintf(d->out, "error: out of memory: %d diagnostic%s could not be kept\n", d->lost,
+                d->lost == 1 ? "" : "s");
+        d->lost = 0;
+    }
     if (d->out)
         fflush(d->out);
 }
@@ -203,8 +231,12 @@ void hir_diag_note(hir_diag *d, hir_diag_entry *parent, hir_loc loc, const char 
 {
     va_list ap;
     va_start(ap, fmt);
-    hir_diag_entry *n = make(HIR_NOTE, loc, fmt, ap);
+    hir_diag_entry *n = parent ? make(HIR_NOTE, loc, fmt, ap) : NULL;
     va_end(ap);
+    if (!n) {
+        d->lost += parent != NULL;
+        return;
+    }
     hir_diag_entry **pp = &parent->notes;
     while (*pp)
         pp = &(*pp)->next;
@@ -223,7 +255,7 @@ typedef struct expect {
 
 static bool only_comment_line(hir_source *s, size_t l)
 {
-    size_t i = s->line_starts[l - 1];
+    size_t i = line_start(s, l);
     while (i < s->len && s->text[i] == ' ')
         i++;
     return i + 1 < s->len && s->text[i] == '/' && s->text[i + 1] == '/';
@@ -234,6 +266,11 @@ static int parse_expectations(hir_source *s, expect **out, FILE *err)
     index_lines(s);
     int n = 0, cap = 0, bad = 0;
     expect *ex = NULL;
+    if (!s->line_starts) {
+        fprintf(err, "%s: error: out of memory reading expected-* annotations\n", s->name);
+        *out = NULL;
+        return 1;
+    }
     static const struct { const char *kw; hir_severity sev; } kws[] = {
         {"expected-error", HIR_ERROR}, {"expected-warning", HIR_WARNING},
         {"expected-note", HIR_NOTE}, {"expected-remark", HIR_NOTE},
@@ -321,9 +358,14 @@ static int parse_expectations(hir_source *s, expect **out, FILE *err)
         }
         if (n == cap) {
             cap = cap ? cap * 2 : 8;
-            ex = realloc(ex, cap * sizeof *ex);
-            if (!ex)
-                hir_panic(__FILE__, __LINE__, "out of memory");
+            expect *nx = realloc(ex, cap * sizeof *ex);
+            if (!nx) {
+                fprintf(err, "%s: error: out of memory reading expected-* annotations\n",
+                        s->name);
+                bad++;
+                break;
+            }
+            ex = nx;
         }
         ex[n].sev = kws[k].sev;
         ex[n].line = target + s->line_base;

@@ -4,6 +4,7 @@
 #ifndef HIR_H
 #define HIR_H
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,9 +26,22 @@ _Noreturn void hir_panic(const char *file, int line, const char *what);
 
 /* ------------------------------------------------------------------ arena.c */
 
+/* Out of memory. IR is built by many small allocations with no error path of their own, so
+ * an arena that cannot grow does not return NULL: it jumps (longjmp) to the recovery point
+ * that the library entry point using it installed with hir_arena_on_oom (hir_parse,
+ * hir_program_verify, hir_pipeline_run, hir_gen_program). That entry point then frees what it
+ * allocated, the arena included, and returns HIR_ENOMEM; the tool prints "out of memory" and
+ * exits 1. The recovery point lives in the entry point's frame, never in a global. With no
+ * recovery point installed, running out of memory is an internal error (hir_panic).
+ * hir_arena_try_alloc never jumps: NULL on failure. hir_arena_new returns NULL on failure. */
+#define HIR_ENOMEM (-2)
 typedef struct hir_arena hir_arena;
 hir_arena *hir_arena_new(void);
 void       hir_arena_free(hir_arena *a);
+jmp_buf   *hir_arena_on_oom(hir_arena *a, jmp_buf *jb);   /* installs jb; returns the previous */
+_Noreturn void hir_arena_oom(hir_arena *a);               /* jump to the recovery point */
+bool       hir_arena_failed(const hir_arena *a);           /* an allocation has failed */
+void      *hir_arena_try_alloc(hir_arena *a, size_t size);
 void      *hir_arena_alloc(hir_arena *a, size_t size);            /* zeroed, 16-aligned */
 void      *hir_arena_grow(hir_arena *a, void *old, size_t old_size, size_t new_size);
 char      *hir_arena_strndup(hir_arena *a, const char *s, size_t n);
@@ -44,13 +58,18 @@ void hir_ptrvec_remove(hir_ptrvec *v, int at);
 
 /* ------------------------------------------------------------------ map.c */
 
-/* Open-addressing map from uint64 keys to pointers (arena-independent: malloc'd). */
+/* Open-addressing map from uint64 keys to pointers (its tables are malloc'd, not in an
+ * arena). A map made by hir_map_init_in reports a failed growth through that arena's recovery
+ * point (hir_arena_oom); hir_map_try_put returns -1 instead, leaving the map as it was. */
 typedef struct hir_map {
     uint64_t *keys;
     void **vals;
     size_t cap, n;
+    hir_arena *oom;              /* where a failed growth goes (NULL: hir_panic) */
 } hir_map;
 void  hir_map_init(hir_map *m);
+void  hir_map_init_in(hir_map *m, hir_arena *oom);
+int   hir_map_try_put(hir_map *m, uint64_t key, void *val);
 void  hir_map_fini(hir_map *m);
 void *hir_map_get(const hir_map *m, uint64_t key);
 void  hir_map_put(hir_map *m, uint64_t key, void *val);
@@ -101,6 +120,7 @@ typedef struct hir_diag {
     hir_diag_entry *first, *last;
     int errors, warnings;
     int max_errors;              /* stop recording after this many (0: unlimited) */
+    int lost;                    /* diagnostics counted but not kept: no memory for them */
 } hir_diag;
 
 void hir_source_init(hir_source *s, const char *name, const char *text, size_t len);
@@ -111,6 +131,8 @@ hir_diag_entry *hir_diag_emit(hir_diag *d, hir_severity sev, hir_loc loc, const 
     __attribute__((format(printf, 4, 5)));
 hir_diag_entry *hir_diag_vemit(hir_diag *d, hir_severity sev, hir_loc loc, const char *fmt,
                                va_list ap);
+/* hir_diag_emit returns NULL (the diagnostic counted in errors/warnings and in lost) when
+ * there is no memory to keep it; hir_diag_note ignores a NULL parent. */
 void hir_diag_note(hir_diag *d, hir_diag_entry *parent, hir_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void hir_diag_init(hir_diag *d, FILE *out);
@@ -424,7 +446,7 @@ struct hir_program {
     bool pass_p2p_put;           /* --backend=cuda{protocol=put}: CUDA exchanges post recv first */
 };
 
-/* Program lifetime */
+/* Program lifetime; hir_program_new returns NULL when out of memory. */
 hir_program *hir_program_new(void);
 void         hir_program_free(hir_program *p);
 
@@ -525,7 +547,7 @@ void hir_iterdomain_print(const hir_iterdomain *id, FILE *f);
 void hir_scalar_print_ref(const hir_scalar *s, FILE *f);      /* by name / value */
 void hir_scalar_print_inline(const hir_scalar *s, FILE *f);   /* "( a + b )" */
 void hir_sexpr_print_def(const hir_sexpr *e, FILE *f);        /* "a + b", "ceilDiv(a, b)" */
-/* Into a malloc'd string (caller frees). */
+/* Into a malloc'd string (caller frees); NULL when out of memory. */
 char *hir_tensor_str(const hir_tensor *t);
 char *hir_scalar_str_inline(const hir_scalar *s);
 

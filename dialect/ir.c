@@ -58,16 +58,20 @@ const char *hir_backend_kind_name(hir_backend_kind b) { return b < HIR_BK_COUNT 
 hir_program *hir_program_new(void)
 {
     hir_arena *a = hir_arena_new();
-    hir_program *p = hir_arena_alloc(a, sizeof *p);
+    hir_program *p = a ? hir_arena_try_alloc(a, sizeof *p) : NULL;
+    if (!p) {
+        hir_arena_free(a);
+        return NULL;
+    }
     p->arena = a;
     hir_strtab_init(&p->strings, a);
-    hir_map_init(&p->tensors);
-    hir_map_init(&p->iterdomains);
-    hir_map_init(&p->symbols);
-    hir_map_init(&p->named);
-    hir_map_init(&p->comms);
-    hir_map_init(&p->meshes);
-    hir_map_init(&p->literals);
+    hir_map_init_in(&p->tensors, a);
+    hir_map_init_in(&p->iterdomains, a);
+    hir_map_init_in(&p->symbols, a);
+    hir_map_init_in(&p->named, a);
+    hir_map_init_in(&p->comms, a);
+    hir_map_init_in(&p->meshes, a);
+    hir_map_init_in(&p->literals, a);
     return p;
 }
 

@@ -28,31 +28,45 @@ uint64_t hir_hash_bytes(const void *p, size_t n)
 
 void hir_map_init(hir_map *m) { memset(m, 0, sizeof *m); }
 
+void hir_map_init_in(hir_map *m, hir_arena *oom)
+{
+    memset(m, 0, sizeof *m);
+    m->oom = oom;
+}
+
 void hir_map_fini(hir_map *m)
 {
+    hir_arena *oom = m->oom;
     free(m->keys);
     free(m->vals);
     memset(m, 0, sizeof *m);
+    m->oom = oom;
 }
 
-static void rehash(hir_map *m, size_t cap)
+/* Moves the entries into tables of cap slots; -1 (the map unchanged) when they cannot be had. */
+static int rehash(hir_map *m, size_t cap)
 {
     uint64_t *ok = m->keys;
     void **ov = m->vals;
     size_t ocap = m->cap;
-    m->keys = malloc(cap * sizeof *m->keys);
-    m->vals = calloc(cap, sizeof *m->vals);
-    if (!m->keys || !m->vals)
-        hir_panic(__FILE__, __LINE__, "out of memory");
+    uint64_t *nk = cap <= SIZE_MAX / sizeof *nk ? malloc(cap * sizeof *nk) : NULL;
+    void **nv = nk ? calloc(cap, sizeof *nv) : NULL;
+    if (!nv) {
+        free(nk);
+        return -1;
+    }
+    m->keys = nk;
+    m->vals = nv;
     for (size_t i = 0; i < cap; i++)
         m->keys[i] = EMPTY;
     m->cap = cap;
     m->n = 0;
     for (size_t i = 0; i < ocap; i++)
         if (ok[i] != EMPTY && ov[i])
-            hir_map_put(m, ok[i], ov[i]);
+            hir_map_put(m, ok[i], ov[i]);   /* fits: never grows */
     free(ok);
     free(ov);
+    return 0;
 }
 
 void *hir_map_get(const hir_map *m, uint64_t key)
@@ -68,23 +82,32 @@ void *hir_map_get(const hir_map *m, uint64_t key)
     }
 }
 
-void hir_map_put(hir_map *m, uint64_t key, void *val)
+int hir_map_try_put(hir_map *m, uint64_t key, void *val)
 {
     hir_assert(key != EMPTY);
-    if ((m->n + 1) * 4 >= m->cap * 3)
-        rehash(m, m->cap ? m->cap * 2 : 16);
+    if ((m->n + 1) * 4 >= m->cap * 3 && rehash(m, m->cap ? m->cap * 2 : 16))
+        return -1;
     size_t mask = m->cap - 1;
     for (size_t i = mix(key) & mask;; i = (i + 1) & mask) {
         if (m->keys[i] == EMPTY) {
             m->keys[i] = key;
             m->vals[i] = val;
             m->n++;
-            return;
+            return 0;
         }
         if (m->keys[i] == key) {
             m->vals[i] = val;
-            return;
+            return 0;
         }
+    }
+}
+
+void hir_map_put(hir_map *m, uint64_t key, void *val)
+{
+    if (hir_map_try_put(m, key, val)) {
+        if (m->oom)
+            hir_arena_oom(m->oom);
+        hir_panic(__FILE__, __LINE__, "out of memory (a map with no recovery point)");
     }
 }
 
@@ -113,7 +136,7 @@ typedef struct strent {
 void hir_strtab_init(hir_strtab *t, hir_arena *a)
 {
     t->arena = a;
-    hir_map_init(&t->map);
+    hir_map_init_in(&t->map, a);
 }
 
 void hir_strtab_fini(hir_strtab *t) { hir_map_fini(&t->map); }

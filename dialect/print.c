@@ -75,9 +75,13 @@ static void o_printf(out *f, const char *fmt, ...)
         return;
     }
     char *big = malloc((size_t)n + 1);
-    if (!big)
-        hir_panic(__FILE__, __LINE__, "out of memory");
     va_start(ap, fmt);
+    if (!big) {                   /* no memory for the text: let stdio format it */
+        o_flush(f);
+        vfprintf(f->f, fmt, ap);
+        va_end(ap);
+        return;
+    }
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
     o_mem(f, big, (size_t)n);
@@ -713,8 +717,10 @@ void hir_stmt_print(const hir_stmt *s, int level, FILE *f) { WRAP(o_stmt_print(s
 void hir_program_print(const hir_program *p, FILE *f)
 {
     out *o = malloc(sizeof *o);   /* large: keep it off the stack */
-    if (!o)
-        hir_panic(__FILE__, __LINE__, "out of memory");
+    if (!o) {                     /* out of memory: the stack will do (WRAP uses it too) */
+        WRAP(o_program_print(p, &o_));
+        return;
+    }
     o->f = f;
     o->n = 0;
     o_program_print(p, o);
@@ -728,9 +734,12 @@ static char *to_string(void (*fn)(const void *, FILE *), const void *x)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        hir_panic(__FILE__, __LINE__, "out of memory");
+        return NULL;
     fn(x, f);
-    fclose(f);
+    if (fclose(f)) {              /* the stream could not grow */
+        free(buf);
+        return NULL;
+    }
     return buf;
 }
 

@@ -51,9 +51,10 @@ static void define(vctx *v, const void *val, hir_loc l)
     hir_map_put(&v->defined, key(val), (void *)val);
     if (v->ntrail == v->captrail) {
         v->captrail = v->captrail ? v->captrail * 2 : 256;
-        v->trail = realloc(v->trail, sizeof *v->trail * v->captrail);
-        if (!v->trail)
-            hir_panic(__FILE__, __LINE__, "out of memory");
+        const void **nt = realloc(v->trail, sizeof *v->trail * v->captrail);
+        if (!nt)
+            hir_arena_oom(v->p->arena);   /* back to hir_program_verify */
+        v->trail = nt;
     }
     v->trail[v->ntrail++] = val;
 }
@@ -1022,18 +1023,47 @@ static bool collect_defs(hir_stmt *s, int depth, void *ctx)
     return true;
 }
 
+static void verify_fini(vctx *v)
+{
+    hir_map_fini(&v->defined);
+    hir_map_fini(&v->stmt_defined);
+    hir_map_fini(&v->reported);
+    hir_map_fini(&v->visiting);
+    hir_map_fini(&v->comm_stmt);
+    hir_map_fini(&v->inputs);
+    free(v->trail);
+    hir_scalar_memo_fini(&v->consts);
+    free(v->work);
+    free(v->seen);
+}
+
+/* The verifier's tables are malloc'd (never in the arena); when one cannot grow it jumps back
+ * here through the program arena's recovery point, frees them, and returns HIR_ENOMEM. The
+ * context is on the heap so that nothing read after the jump is an automatic variable that
+ * changed after setjmp. The caller's recovery point (a pass pipeline's) is put back. */
 int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d)
 {
-    vctx v = {.p = p, .d = d, .o = o};
-    hir_map_init(&v.defined);
-    hir_map_init(&v.stmt_defined);
-    hir_map_init(&v.reported);
-    hir_map_init(&v.visiting);
-    hir_map_init(&v.comm_stmt);
-    hir_map_init(&v.inputs);
-    hir_scalar_memo_init(&v.consts);
+    vctx *v = calloc(1, sizeof *v);
+    if (!v)
+        return HIR_ENOMEM;
+    *v = (vctx){.p = p, .d = d, .o = o};
+    hir_map_init_in(&v->defined, p->arena);
+    hir_map_init_in(&v->stmt_defined, p->arena);
+    hir_map_init_in(&v->reported, p->arena);
+    hir_map_init_in(&v->visiting, p->arena);
+    hir_map_init_in(&v->comm_stmt, p->arena);
+    hir_map_init_in(&v->inputs, p->arena);
+    hir_scalar_memo_init(&v->consts);
+    jmp_buf oom;
+    jmp_buf *outer = hir_arena_on_oom(p->arena, &oom);
+    if (setjmp(oom)) {
+        hir_arena_on_oom(p->arena, outer);
+        verify_fini(v);
+        free(v);
+        return HIR_ENOMEM;
+    }
     hir_program_resolve_waits(p);
-    hir_block_walk(&p->body, 0, collect_defs, &v);
+    hir_block_walk(&p->body, 0, collect_defs, v);
 
     /* inputs and the extent symbols bound by them */
     for (int i = 0; i < p->inputs.n; i++) {
@@ -1042,36 +1072,30 @@ int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d)
             continue;
         if (val->kind == HIR_VAL_TENSOR) {
             hir_tensor *t = (hir_tensor *)val;
-            define(&v, t, t->loc);
-            hir_map_put(&v.inputs, key(t), t);
+            define(v, t, t->loc);
+            hir_map_put(&v->inputs, key(t), t);
             for (int k = 0; k < t->nloop; k++) {
                 const hir_iterdomain *id = t->loop[k];
                 const hir_scalar *ex[2] = {id->extent, id->expanded};
                 for (int j = 0; j < 2; j++)
                     if (ex[j] && ex[j]->kind == HIR_SC_SYMBOL && !ex[j]->def)
-                        define(&v, ex[j], id->loc);
+                        define(v, ex[j], id->loc);
             }
         } else
-            define(&v, val, ((hir_scalar *)val)->loc);
+            define(v, val, ((hir_scalar *)val)->loc);
     }
-    check_block(&v, &p->body, 0, NULL, (hir_loc){0});
-    check_cycles(&v);
+    check_block(v, &p->body, 0, NULL, (hir_loc){0});
+    check_cycles(v);
     {
         const hir_map *maps[2] = {&p->symbols, &p->named};
         for (int m = 0; m < 2; m++)
             for (size_t i = 0; i < maps[m]->cap; i++)
                 if (maps[m]->keys[i] != UINT64_MAX && maps[m]->vals[i])
-                    check_overflow(&v, maps[m]->vals[i], (hir_loc){0});
+                    check_overflow(v, maps[m]->vals[i], (hir_loc){0});
     }
-    hir_map_fini(&v.defined);
-    hir_map_fini(&v.stmt_defined);
-    hir_map_fini(&v.reported);
-    hir_map_fini(&v.visiting);
-    hir_map_fini(&v.comm_stmt);
-    hir_map_fini(&v.inputs);
-    free(v.trail);
-    hir_scalar_memo_fini(&v.consts);
-    free(v.work);
-    free(v.seen);
-    return v.errors;
+    hir_arena_on_oom(p->arena, outer);
+    verify_fini(v);
+    int errors = v->errors;
+    free(v);
+    return errors;
 }

@@ -20,6 +20,10 @@ struct hir_idparts { hir_scalar *a, *b, *c, *ex; int n; };
 %code {
 #include "parser/parse_internal.h"
 
+/* The parse stack grows on the C stack, not with malloc: running out of memory leaves yyparse
+ * by longjmp (hir_parse), which must leak nothing. Depth is bounded by the scanner's limits. */
+#define YYSTACK_USE_ALLOCA 1
+
 #define YYLLOC_DEFAULT(Cur, Rhs, N)                         \
     do {                                                    \
         if (N) {                                            \

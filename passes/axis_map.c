@@ -127,7 +127,7 @@ static bool map_stmt(hir_stmt *s, int depth, void *ctx)
 
 void pu_axis_map_build(pu_axis_map *m, hir_program *p)
 {
-    hir_map_init(&m->parent);
+    hir_map_init_in(&m->parent, p->arena);
     hir_block_walk(&p->body, 0, map_stmt, m);
 }
 

@@ -233,7 +233,7 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
     p->pass_backend = 1 + (int)c.kind;
 
     hir_map old;
-    hir_map_init(&old);
+    hir_map_init_in(&old, p->arena);
     hir_stmt *done_loop = NULL;
     hir_scalar *tensor_index = NULL, *send_peer = NULL;
     bool any = false;

@@ -270,7 +270,7 @@ int hir_run_canonicalize(hir_program *p, const hir_pass_args *args, hir_diag *d)
     /* (1) folding, to a fixed point: a fold can expose an identity above it */
     for (int round = 0; round < 64; round++) {
         fold f = {p, 0, {0}, {0}};
-        hir_map_init(&f.keep);
+        hir_map_init_in(&f.keep, p->arena);
         hir_scalar_memo_init(&f.memo);
         hir_block_walk(&p->body, 0, stream_slots, &f.keep);
         pu_visit_scalars(p, true, fold_slot, &f);
@@ -290,7 +290,7 @@ int hir_run_canonicalize(hir_program *p, const hir_pass_args *args, hir_diag *d)
         if (defs.n)
             qsort(defs.items, defs.n, sizeof(void *), by_number);
         merge m;
-        hir_map_init(&m.to);
+        hir_map_init_in(&m.to, p->arena);
         m.changed = 0;
         int found = 0;
         classes c;

@@ -3,6 +3,7 @@
  * IterDomains in logical order, so generated text reads like a captured dump. */
 #include "passes/gen.h"
 
+#include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -73,19 +74,44 @@ static hir_stmt *gemm(gen *g, bool linear, hir_tensor *out, hir_tensor *a, hir_t
     return s;
 }
 
+static int gen_build(const hir_gen_params *prm, hir_program *p, char *err, size_t errlen);
+
 int hir_gen_program(const hir_gen_params *prm, hir_program **out, char *err, size_t errlen)
 {
     *out = NULL;
     if (hir_gen_check(prm, err, errlen))
         return -1;
-    gen g = {hir_program_new(), NULL, prm->dtype, 0, 0};
-    hir_program *p = g.p;
+    hir_program *p = hir_program_new();
+    jmp_buf oom;
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return HIR_ENOMEM;
+    }
+    if (setjmp(oom)) {            /* the arena (or a map of p) could not grow */
+        hir_program_free(p);
+        snprintf(err, errlen, "out of memory");
+        return HIR_ENOMEM;
+    }
+    hir_arena_on_oom(p->arena, &oom);
+    int rc = gen_build(prm, p, err, errlen);
+    if (rc) {
+        hir_program_free(p);
+        return rc;
+    }
+    hir_arena_on_oom(p->arena, NULL);
+    *out = p;
+    return 0;
+}
+
+/* Builds the program into p; on failure the caller frees p. */
+static int gen_build(const hir_gen_params *prm, hir_program *p, char *err, size_t errlen)
+{
+    gen g = {p, NULL, prm->dtype, 0, 0};
     int64_t d = prm->d, m = prm->m, k = prm->k, n = prm->n;
     int64_t dims[1] = {d};
     int64_t devs[4096];
     if (d > 4096) {
         snprintf(err, errlen, "--d (%lld) is larger than 4096", (long long)d);
-        hir_program_free(p);
         return -1;
     }
     for (int64_t i = 0; i < d; i++)
@@ -139,6 +165,5 @@ int hir_gen_program(const hir_gen_params *prm, hir_program **out, char *err, siz
         hir_block_append(p, &p->body, pu_set(p, lhs, A));
     }
     hir_block_append(p, &p->body, gemm(&g, linear, O, lhs, W, b));
-    *out = p;
     return 0;
 }

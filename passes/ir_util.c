@@ -203,7 +203,7 @@ void pu_used_symbols(hir_program *p, hir_map *used) { pu_visit_scalars(p, false,
 void pu_prune_index_defs(hir_program *p, const hir_map *only)
 {
     hir_map used;
-    hir_map_init(&used);
+    hir_map_init_in(&used, p->arena);
     pu_used_symbols(p, &used);
     int k = 0;
     for (int i = 0; i < p->index_defs.n; i++) {

@@ -1,6 +1,7 @@
 /* passes.c — pass registry lookup, textual pipelines and the pipeline runner. */
 #include "passes/passes.h"
 
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -39,7 +40,7 @@ static char *keep(hir_pipeline *pl, const char *s, size_t n)
     /* strings are chained in one list of malloc'd blocks freed by hir_pipeline_fini */
     char *b = malloc(sizeof(char *) + n + 1);
     if (!b)
-        hir_panic(__FILE__, __LINE__, "out of memory");
+        return NULL;              /* callers report "out of memory" */
     memcpy(b, &pl->storage, sizeof(char *));
     pl->storage = b;
     char *str = b + sizeof(char *);
@@ -106,7 +107,10 @@ int hir_pipeline_add(hir_pipeline *pl, const hir_pass_info *pass, const char *va
         if (check_value(pass, pass->primary, value, err, errlen))
             return -1;
         a->key[0] = pass->primary;
-        a->val[0] = keep(pl, value, strlen(value));
+        if (!(a->val[0] = keep(pl, value, strlen(value)))) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
         a->n = 1;
     }
     pl->pass[pl->n++] = pass;
@@ -155,6 +159,10 @@ int hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t err
                 const char *v = s + kl + 1;
                 size_t vl = strcspn(v, ",} ");
                 char *key = keep(pl, s, kl);
+                if (!key) {
+                    snprintf(err, errlen, "out of memory");
+                    return -1;
+                }
                 if (!known_option(p, key)) {
                     snprintf(err, errlen, "pass '%s' has no option '%s'", name, key);
                     return -1;
@@ -164,7 +172,10 @@ int hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t err
                     return -1;
                 }
                 a->key[a->n] = key;
-                a->val[a->n] = keep(pl, v, vl);
+                if (!(a->val[a->n] = keep(pl, v, vl))) {
+                    snprintf(err, errlen, "out of memory");
+                    return -1;
+                }
                 if (check_value(p, key, a->val[a->n], err, errlen))
                     return -1;
                 a->n++;
@@ -203,6 +214,10 @@ static int verify_after(hir_program *p, const hir_verify_opts *vo, hir_diag *d)
     hir_diag_init(&scratch, NULL);
     scratch.keep = true;
     int n = hir_program_verify(p, vo, &scratch);
+    if (n == HIR_ENOMEM) {
+        hir_diag_fini(&scratch);
+        return n;
+    }
     for (const hir_diag_entry *e = scratch.first; e; e = e->next) {
         if (e->sev != HIR_ERROR)
             continue;
@@ -214,8 +229,28 @@ static int verify_after(hir_program *p, const hir_verify_opts *vo, hir_diag *d)
     return n;
 }
 
+static int pipeline_run(hir_program *p, const hir_pipeline *pl, const hir_pipeline_opts *o,
+                        hir_diag *d);
+
+/* A pass that runs out of memory (its arena allocations, the program's maps, or the maps it
+ * made with hir_map_init_in on the program arena) jumps back here: the program is then half
+ * rewritten and must only be freed; HIR_ENOMEM is returned. */
 int hir_pipeline_run(hir_program *p, const hir_pipeline *pl, const hir_pipeline_opts *o,
                      hir_diag *d)
+{
+    jmp_buf oom;
+    if (setjmp(oom)) {
+        hir_arena_on_oom(p->arena, NULL);
+        return HIR_ENOMEM;
+    }
+    hir_arena_on_oom(p->arena, &oom);
+    int rc = pipeline_run(p, pl, o, d);
+    hir_arena_on_oom(p->arena, NULL);
+    return rc;
+}
+
+static int pipeline_run(hir_program *p, const hir_pipeline *pl, const hir_pipeline_opts *o,
+                        hir_diag *d)
 {
     FILE *dump = o->dump ? o->dump : stderr;
     double total = 0;
@@ -236,7 +271,10 @@ int hir_pipeline_run(hir_program *p, const hir_pipeline *pl, const hir_pipeline_
         if (o->verify_each) {
             hir_verify_opts vo = {false};
             double v0 = now();
-            if (verify_after(p, &vo, d)) {
+            int bad = verify_after(p, &vo, d);
+            if (bad == HIR_ENOMEM)
+                return HIR_ENOMEM;
+            if (bad) {
                 hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "the program does not verify after pass '%s'", pass->name);
                 return -1;
             }

@@ -128,10 +128,8 @@ static void note_region(strip_ctx *c, hir_block *parent, hir_stmt *s)
         hir_block **b = realloc(c->parent, (size_t)cap * sizeof *b);
         if (b)
             c->parent = b;
-        if (!r || !b) {
-            fprintf(stderr, "hir-opt: out of memory\n");
-            abort();
-        }
+        if (!r || !b)
+            hir_arena_oom(c->p->arena);   /* back to hir_pipeline_run (c's arrays leak) */
         c->capregion = cap;
     }
     c->region[c->nregion] = s;
@@ -252,7 +250,7 @@ int hir_run_strip_communication(hir_program *p, const hir_pass_args *args, hir_d
     strip_ctx c = {p, 0, NULL, 0, 0, NULL, NULL, 0, 0};
 
     hir_map before;
-    hir_map_init(&before);
+    hir_map_init_in(&before, p->arena);
     pu_used_symbols(p, &before);
 
     strip_block(&c, &p->body);

@@ -89,13 +89,17 @@ static hir_run_status load_program(const char *path, const char *role, hir_boot 
     hir_diag d;
     hir_diag_init(&d, rank == 0 ? err : NULL);
     int bad = hir_parse(&l->src, &d, &l->p);
+    const char *doing = "parsing";
     if (!bad) {
         hir_verify_opts vo = {true};
-        bad = hir_program_verify(l->p, &vo, &d) ? 1 : 0;
+        bad = hir_program_verify(l->p, &vo, &d);
+        doing = "verifying";
     }
     hir_diag_flush(&d);
     int nerr = d.errors;
     hir_diag_fini(&d);
+    if (bad == HIR_ENOMEM)
+        return refuse(e, rank, "out of memory (while %s %s)", doing, path);
     if (bad || nerr) {
         snprintf(msg, sizeof msg, "%d error(s)", nerr);
         return refuse(e, rank, "%s is not a runnable program (%s)", path, msg);

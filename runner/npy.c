@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,17 +132,34 @@ static const char *skip_ws(const char *p, const char *end)
     return p;
 }
 
-/* position just after `'key':` in the dict, or NULL */
+/* position just after `'key':` in the dict (and its spaces), or NULL; never end: the header
+ * is not NUL-terminated and a value must have a first byte before end */
 static const char *find_key(const char *s, const char *end, const char *key)
 {
     size_t kl = strlen(key);
-    for (const char *p = s; p + kl + 2 <= end; p++)
+    for (const char *p = s; end - p >= (ptrdiff_t)(kl + 2); p++)
         if ((*p == '\'' || *p == '"') && !memcmp(p + 1, key, kl) && p[kl + 1] == *p) {
             const char *q = skip_ws(p + kl + 2, end);
-            if (q < end && *q == ':')
-                return skip_ws(q + 1, end);
+            if (q < end && *q == ':') {
+                q = skip_ws(q + 1, end);
+                return q < end ? q : NULL;
+            }
         }
     return NULL;
+}
+
+/* a decimal extent in [p, end) (strtoll would read on past end); NULL when malformed */
+static const char *parse_extent(const char *p, const char *end, int64_t *v)
+{
+    int64_t x = 0;
+    const char *q = p;
+    for (; q < end && *q >= '0' && *q <= '9'; q++)
+        if (__builtin_mul_overflow(x, 10, &x) || __builtin_add_overflow(x, *q - '0', &x))
+            return NULL;
+    if (q == p)
+        return NULL;
+    *v = x;
+    return q;
 }
 
 int hir_npy_parse_header(const unsigned char *buf, size_t len, hir_npy_header *h,
@@ -192,10 +210,9 @@ int hir_npy_parse_header(const unsigned char *buf, size_t len, hir_npy_header *h
     while (p < end && *p != ')') {
         if (h->ndim == HIR_MAX_DIMS)
             return hir_error_set(e, "%s: more than %d dimensions", name, HIR_MAX_DIMS);
-        char *stop;
-        errno = 0;
-        long long v = strtoll(p, &stop, 10);
-        if (stop == p || stop > end || v < 0 || errno)
+        int64_t v;
+        const char *stop = parse_extent(p, end, &v);
+        if (!stop)
             return hir_error_set(e, "%s: malformed 'shape'", name);
         h->shape[h->ndim++] = v;
         p = skip_ws(stop, end);

@@ -48,18 +48,22 @@ static int process(hir_source *src, const options *o, const hir_pipeline *pl, FI
                    hir_diag *d)
 {
     hir_program *p = NULL;
-    if (hir_parse(src, d, &p))
-        return -1;
+    const char *doing = "parsing";
+    int rc = hir_parse(src, d, &p);
     hir_verify_opts vo = {false};
-    int rc = 0;
-    if (hir_program_verify(p, &vo, d))
-        rc = -1;
-    if (!rc && pl->n && hir_pipeline_run(p, pl, &o->popts, d))
-        rc = -1;
+    if (!rc && (rc = hir_program_verify(p, &vo, d)) == HIR_ENOMEM)
+        doing = "verifying";
+    if (!rc && pl->n && (rc = hir_pipeline_run(p, pl, &o->popts, d)) == HIR_ENOMEM)
+        doing = "running the passes on";
     if (!rc)
         hir_program_print(p, out);
     hir_program_free(p);
-    return rc;
+    if (rc == HIR_ENOMEM) {
+        hir_diag_flush(d);        /* what was said before memory ran out */
+        fprintf(stderr, "hir-opt: error: out of memory (while %s %s)\n", doing, src->name);
+        return rc;
+    }
+    return rc ? -1 : 0;
 }
 
 static bool is_split_line(const char *s, size_t n)
@@ -194,8 +198,13 @@ int main(int argc, char **argv)
             size_t end = sep ? ls : len;
             /* the whole file already ends with the two NULs the scanner needs: no copy */
             char *chunk = o.split ? malloc(end - start + 2) : text;
-            if (!chunk)
+            if (!chunk) {
+                fprintf(stderr, "hir-opt: error: out of memory (while splitting %s)\n", name);
+                fclose(out);
+                free(outbuf);
+                free(text);
                 goto fail;
+            }
             if (o.split) {
                 memcpy(chunk, text + start, end - start);
                 chunk[end - start] = chunk[end - start + 1] = 0;
@@ -228,9 +237,14 @@ int main(int argc, char **argv)
         ls = i + 1;
         line++;
     }
-    fclose(out);
+    bool lost = fclose(out) != 0;   /* the output stream could not grow */
     free(text);
     hir_pipeline_fini(&pl);
+    if (lost) {
+        fprintf(stderr, "hir-opt: error: out of memory (while printing %s)\n", name);
+        free(outbuf);
+        return 1;
+    }
 
     if (failures && !o.verify_diagnostics) {
         free(outbuf);

@@ -42,3 +42,7 @@ if config.hir_not:
     config.substitutions.append(("%not", config.hir_not))
 if config.hir_have_cuda:
     config.available_features.add("cuda-build")
+# ASan/UBSan builds (scripts/ci-asan, ci-fuzz): tests that limit the address space cannot run
+# there (ASan reserves terabytes of shadow memory at start-up)
+if getattr(config, "hir_sanitizers", False):
+    config.available_features.add("sanitizers")

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -141,6 +142,46 @@ static void write_bytes(const char *p, const void *b, size_t n)
     fclose(f);
 }
 
+/* The header dict is not NUL-terminated: parsing must stop at its end. Every prefix of a
+ * header (its length field saying so) is put at the very end of a page followed by an
+ * inaccessible page, so a read one byte too far is a SIGSEGV in any build. Before: a header
+ * ending right after `'descr':` (and spaces) or inside a shape extent was read past its end
+ * (found by test/fuzz/fuzz_npy.c; heap-buffer-overflow under ASan, and a read past the 4 KiB
+ * stack buffer of hir_npy_read). */
+static void test_npy_header_ends_at_buffer(void **state)
+{
+    (void)state;
+    static const char *const dicts[] = {
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (12, 345), }",
+        "{'fortran_order': False, 'shape': (7,), 'descr': '|i1'}",
+        "{'shape': (2, 3), 'fortran_order': True, 'descr':      ",
+    };
+    long pg = sysconf(_SC_PAGESIZE);
+    unsigned char *map = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(map != MAP_FAILED);
+    assert_int_equal(mprotect(map + pg, (size_t)pg, PROT_NONE), 0);
+    int accepted = 0;
+    for (size_t k = 0; k < sizeof dicts / sizeof *dicts; k++) {
+        size_t dl = strlen(dicts[k]);
+        for (size_t cut = 0; cut <= dl; cut++) {
+            unsigned char *buf = map + pg - (10 + cut);
+            memcpy(buf, "\x93NUMPY\x01\x00", 8);
+            buf[8] = (unsigned char)cut;
+            buf[9] = 0;
+            memcpy(buf + 10, dicts[k], cut);
+            hir_npy_header h;
+            hir_error e = {0};
+            if (hir_npy_parse_header(buf, 10 + cut, &h, "cut.npy", &e) == 0)
+                accepted++;
+            else
+                assert_true(e.msg[0] != 0);
+        }
+    }
+    assert_true(accepted > 0);   /* the whole first two dicts parse */
+    munmap(map, 2 * (size_t)pg);
+}
+
 static void test_npy_v2_and_malformed(void **state)
 {
     hir_error e;
@@ -244,6 +285,7 @@ int main(void)
         cmocka_unit_test(test_fill_values),
         cmocka_unit_test(test_npy_roundtrip),
         cmocka_unit_test(test_npy_v2_and_malformed),
+        cmocka_unit_test(test_npy_header_ends_at_buffer),
         cmocka_unit_test(test_compare),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
