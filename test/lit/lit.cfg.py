@@ -44,6 +44,10 @@ if config.hir_not:
 import shutil
 if shutil.which("script"):
     config.available_features.add("script")
+# editors/ (TextMate grammar, vim syntax) and the headless vim that checks the latter
+config.substitutions.append(("%editors", os.path.join(os.path.dirname(__file__), "..", "..", "editors")))
+if shutil.which("vim"):
+    config.available_features.add("vim")
 if config.hir_have_cuda:
     config.available_features.add("cuda-build")
 # ASan/UBSan builds (scripts/ci-asan, ci-fuzz): tests that limit the address space cannot run
