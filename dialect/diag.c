@@ -106,9 +106,20 @@ static const char *sev_name(hir_severity s)
     return s == HIR_ERROR ? "error" : s == HIR_WARNING ? "warning" : "note";
 }
 
+/* ANSI escapes of the coloured form (clang's colours: error red, warning magenta, note cyan,
+ * all bold; the location and message bold; the caret line green). */
+#define C_RESET "\033[0m"
+#define C_BOLD "\033[1m"
+#define C_CARET "\033[1;32m"
+
+static const char *sev_color(hir_severity s)
+{
+    return s == HIR_ERROR ? "\033[1;31m" : s == HIR_WARNING ? "\033[1;35m" : "\033[1;36m";
+}
+
 /* Prints one line of source with a caret under [begin, end) (clipped to the line). Very long
  * lines are shown as a window around the caret so a 100 MB line prints a few hundred bytes. */
-static void print_snippet(FILE *f, hir_source *s, size_t begin, size_t end)
+static void print_snippet(FILE *f, hir_source *s, size_t begin, size_t end, bool color)
 {
     size_t l = line_of(s, begin);
     size_t ls = line_start(s, l);
@@ -128,34 +139,55 @@ static void print_snippet(FILE *f, hir_source *s, size_t begin, size_t end)
     fputc('\n', f);
     for (size_t i = from; i < begin && i < to; i++)
         fputc(s->text[i] == '\t' ? '\t' : ' ', f);
+    if (color)
+        fputs(C_CARET, f);
     fputc('^', f);
     if (end > begin + 1) {
         size_t stop = end < to ? end : to;
         for (size_t i = begin + 1; i < stop; i++)
             fputc('~', f);
     }
+    if (color)
+        fputs(C_RESET, f);
     fputc('\n', f);
 }
 
-static void print_one(FILE *f, const hir_diag_entry *e)
+static void print_one(FILE *f, const hir_diag_entry *e, bool color)
 {
     hir_source *s = (hir_source *)e->loc.src;
+    if (color) {
+        fputs(C_BOLD, f);
+        if (s) {
+            int line, col;
+            hir_source_linecol(s, e->loc.begin, &line, &col);
+            fprintf(f, "%s:%d:%d: ", s->name, line, col);
+        } else {
+            fputs("<unknown>: ", f);
+        }
+        fprintf(f, "%s%s:" C_RESET C_BOLD " %s" C_RESET "\n", sev_color(e->sev), sev_name(e->sev),
+                e->msg);
+        if (s)
+            print_snippet(f, s, e->loc.begin, e->loc.end, true);
+        return;
+    }
     if (s) {
         int line, col;
         hir_source_linecol(s, e->loc.begin, &line, &col);
         fprintf(f, "%s:%d:%d: %s: %s\n", s->name, line, col, sev_name(e->sev), e->msg);
-        print_snippet(f, s, e->loc.begin, e->loc.end);
+        print_snippet(f, s, e->loc.begin, e->loc.end, false);
     } else {
         fprintf(f, "<unknown>: %s: %s\n", sev_name(e->sev), e->msg);
     }
 }
 
-void hir_diag_print_entry(FILE *f, const hir_diag_entry *e)
+static void print_entry(FILE *f, const hir_diag_entry *e, bool color)
 {
-    print_one(f, e);
+    print_one(f, e, color);
     for (const hir_diag_entry *n = e->notes; n; n = n->next)
-        print_one(f, n);
+        print_one(f, n, color);
 }
+
+void hir_diag_print_entry(FILE *f, const hir_diag_entry *e) { print_entry(f, e, false); }
 
 static hir_diag_entry *make(hir_severity sev, hir_loc loc, const char *fmt, va_list ap)
 {
@@ -207,7 +239,7 @@ void hir_diag_flush(hir_diag *d)
             continue;
         e->printed = true;
         if (d->out)
-            hir_diag_print_entry(d->out, e);
+            print_entry(d->out, e, d->color);
     }
     if (d->out && d->lost) {
         fprintf(d->out, "error: out of memory: %d diagnostic%s could not be kept\n", d->lost,

@@ -121,6 +121,8 @@ typedef struct hir_diag {
     int errors, warnings;
     int max_errors;              /* stop recording after this many (0: unlimited) */
     int lost;                    /* diagnostics counted but not kept: no memory for them */
+    bool color;                  /* ANSI colours as clang prints them (the tools' --color);
+                                  * false: plain text, byte for byte what lit tests expect */
 } hir_diag;
 
 void hir_source_init(hir_source *s, const char *name, const char *text, size_t len);

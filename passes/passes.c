@@ -23,6 +23,80 @@ const hir_pass_info *hir_pass_find(const char *name)
     return NULL;
 }
 
+size_t hir_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (lb > 63)
+        return la > lb ? la : lb;         /* long words are never suggestions */
+    size_t row[64];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* Close enough to be a misspelling: at most a third of the longer word's letters differ. */
+static bool close_enough(const char *word, const char *cand, size_t dist)
+{
+    size_t n = strlen(word) > strlen(cand) ? strlen(word) : strlen(cand);
+    return dist > 0 && dist * 3 <= n;
+}
+
+const hir_pass_info *hir_pass_suggest(const char *name)
+{
+    const hir_pass_info *best = NULL;
+    size_t bd = (size_t)-1;
+    for (const hir_pass_info *p = hir_pass_table; p->name; p++) {
+        size_t dist = hir_edit_distance(name, p->name);
+        if (dist < bd && close_enough(name, p->name, dist)) {
+            bd = dist;
+            best = p;
+        }
+    }
+    return best;
+}
+
+const char *hir_pass_option_suggest(const hir_pass_info *p, const char *key)
+{
+    const char *best = NULL;
+    size_t bd = (size_t)-1;
+    for (const hir_pass_option *o = p->options; o && o->name; o++) {
+        size_t dist = hir_edit_distance(key, o->name);
+        if (dist < bd && close_enough(key, o->name, dist)) {
+            bd = dist;
+            best = o->name;
+        }
+    }
+    return best;
+}
+
+static bool count_one(hir_stmt *s, int depth, void *ctx)
+{
+    (void)s, (void)depth;
+    ++*(long *)ctx;
+    return true;
+}
+
+long hir_program_count_stmts(hir_program *p)
+{
+    long n = 0;
+    hir_block_walk(&p->body, 0, count_one, &n);
+    return n;
+}
+
 void hir_pass_list(FILE *f)
 {
     fputs("passes (run in command-line order; --pass-pipeline='a,b{key=value}' is the same):\n", f);
@@ -135,7 +209,12 @@ int hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t err
         name[n] = 0;
         const hir_pass_info *p = hir_pass_find(name);
         if (!p) {
-            snprintf(err, errlen, "unknown pass '%s' in pipeline (see --list-passes)", name);
+            const hir_pass_info *near = hir_pass_suggest(name);
+            if (near)
+                snprintf(err, errlen, "unknown pass '%s' in pipeline; did you mean '%s'? (see --list-passes)",
+                         name, near->name);
+            else
+                snprintf(err, errlen, "unknown pass '%s' in pipeline (see --list-passes)", name);
             return -1;
         }
         if (hir_pipeline_add(pl, p, NULL, err, errlen))
@@ -164,7 +243,12 @@ int hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t err
                     return -1;
                 }
                 if (!known_option(p, key)) {
-                    snprintf(err, errlen, "pass '%s' has no option '%s'", name, key);
+                    const char *near = hir_pass_option_suggest(p, key);
+                    if (near)
+                        snprintf(err, errlen, "pass '%s' has no option '%s'; did you mean '%s'?", name,
+                                 key, near);
+                    else
+                        snprintf(err, errlen, "pass '%s' has no option '%s'", name, key);
                     return -1;
                 }
                 if (a->n == HIR_PASS_MAX_ARGS) {
@@ -253,40 +337,43 @@ static int pipeline_run(hir_program *p, const hir_pipeline *pl, const hir_pipeli
                         hir_diag *d)
 {
     FILE *dump = o->dump ? o->dump : stderr;
-    double total = 0;
+    hir_pipeline_stats *st = o->stats;
     for (int i = 0; i < pl->n; i++) {
         const hir_pass_info *pass = pl->pass[i];
         if (matches(o->print_before, pass->name)) {
             fprintf(dump, "// -----// IR Dump Before %s //----- //", pass->name);
             hir_program_print(p, dump);
         }
+        if (st)
+            st->stmts_before[i] += hir_program_count_stmts(p);
         double t0 = now();
         int rc = pass->run(p, &pl->args[i], d);
         double dt = now() - t0;
-        total += dt;
-        if (o->timing)
-            fprintf(dump, "  %10.4f ms  %s\n", dt * 1e3, pass->name);
+        if (st) {
+            st->runs[i]++;
+            st->seconds[i] += dt;
+        }
         if (rc || d->errors)
             return -1;
+        if (st)
+            st->stmts_after[i] += hir_program_count_stmts(p);
         if (o->verify_each) {
             hir_verify_opts vo = {false};
             double v0 = now();
             int bad = verify_after(p, &vo, d);
+            if (st)
+                st->verify_seconds += now() - v0;
             if (bad == HIR_ENOMEM)
                 return HIR_ENOMEM;
             if (bad) {
                 hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "the program does not verify after pass '%s'", pass->name);
                 return -1;
             }
-            if (o->timing)
-                fprintf(dump, "  %10.4f ms  (verifier)\n", (now() - v0) * 1e3);
         }
         if (matches(o->print_after, pass->name)) {
             fprintf(dump, "// -----// IR Dump After %s //----- //", pass->name);
             hir_program_print(p, dump);
         }
     }
-    if (o->timing)
-        fprintf(dump, "  %10.4f ms  total\n", total * 1e3);
     return 0;
 }

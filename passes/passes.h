@@ -40,6 +40,12 @@ typedef struct hir_pass_info {
 
 extern const hir_pass_info hir_pass_table[];   /* terminated by an entry with name NULL */
 const hir_pass_info *hir_pass_find(const char *name);
+/* Did-you-mean: the registered pass (or the option of pass p) closest to `name` by edit
+ * distance, when close enough to be a likely misspelling; NULL otherwise. */
+const hir_pass_info *hir_pass_suggest(const char *name);
+const char *hir_pass_option_suggest(const hir_pass_info *p, const char *key);
+/* Levenshtein distance between a and b (used by the suggestions above and by the tools). */
+size_t hir_edit_distance(const char *a, const char *b);
 /* --list-passes: every pass with its summary, options and the option --PASS=VALUE sets. */
 void hir_pass_list(FILE *f);
 
@@ -57,13 +63,26 @@ int  hir_pipeline_add(hir_pipeline *pl, const hir_pass_info *pass, const char *v
                       char *err, size_t errlen);
 void hir_pipeline_fini(hir_pipeline *pl);
 
+/* What the pipeline measured, per pipeline position (accumulated over runs: one per
+ * --split-input-file part), for --timing and --pass-statistics. */
+typedef struct hir_pipeline_stats {
+    int runs[64];                /* how many times pass i ran */
+    long stmts_before[64];       /* statements (nested ones included) before pass i */
+    long stmts_after[64];
+    double seconds[64];          /* wall time of pass i */
+    double verify_seconds;       /* wall time of the verifier between passes */
+} hir_pipeline_stats;
+
 typedef struct hir_pipeline_opts {
     int verify_each;             /* run the verifier after every pass */
     const char *print_before;    /* pass name, "*" for all, or NULL */
     const char *print_after;
-    int timing;                  /* print wall time per pass to `dump` */
-    FILE *dump;                  /* where banners and timings go */
+    FILE *dump;                  /* where banners go */
+    hir_pipeline_stats *stats;   /* filled in when not NULL */
 } hir_pipeline_opts;
+
+/* Statements of the program, nested ones (loop and IF bodies) included. */
+long hir_program_count_stmts(hir_program *p);
 
 int hir_pipeline_run(hir_program *p, const hir_pipeline *pl, const hir_pipeline_opts *o,
                      hir_diag *d);

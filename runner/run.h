@@ -107,6 +107,7 @@ typedef struct hir_run_options {
     int graph;                       /* --graph: time replays of a CUDA graph of one run */
     FILE *out;                       /* report stream (stdout) */
     FILE *err;                       /* messages (stderr) */
+    bool color;                      /* colour the diagnostics of parsing and verifying */
 } hir_run_options;
 
 void hir_run_options_init(hir_run_options *o);

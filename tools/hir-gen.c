@@ -8,6 +8,7 @@
 
 #include "dialect/hir.h"
 #include "passes/gen.h"
+#include "tools/common.h"
 #include "tools/opts.h"
 #include "tools/outfile.h"
 
@@ -25,6 +26,7 @@ static void usage(FILE *f)
           "  matmul      one matmul [m, k] x [k, n] on a one-device mesh (d = 1)\n"
           "\n"
           "options:\n"
+          "  --version       print hir-gen's version and git commit\n"
           "  --m, --k, --n   GEMM sizes (positive; m divisible by d)\n"
           "  --d             number of devices (default 1)\n"
           "  --dtype         element type: bf16 (default), fp16 or fp32\n"
@@ -53,6 +55,10 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        hir_tool_version(stdout, "hir-gen");
         return 0;
     }
     hir_gen_params g = {0};

@@ -8,6 +8,8 @@
 #include "dialect/hir.h"
 #include "parser/parser.h"
 #include "passes/passes.h"
+#include "tools/common.h"
+#include "tools/opt_report.h"
 #include "tools/outfile.h"
 
 typedef struct options {
@@ -16,6 +18,10 @@ typedef struct options {
     bool verify_diagnostics;
     bool split;
     hir_pipeline_opts popts;
+    bool timing, statistics;     /* --timing, --pass-statistics */
+    hir_pipeline_stats stats;
+    hir_opt_times times;
+    hir_color_mode color;
 } options;
 
 static void usage(FILE *f)
@@ -34,7 +40,11 @@ static void usage(FILE *f)
           "  --print-ir-before=PASS    print the program before PASS ('*' for all)\n"
           "  --print-ir-after=PASS     print the program after PASS ('*' for all)\n"
           "  --print-ir-before-all, --print-ir-after-all\n"
-          "  --timing                  print the wall time of each pass to stderr\n"
+          "  --timing                  print the wall time of parsing, verifying, each pass and printing\n"
+          "                            to stderr (a table like mlir-opt's -mlir-timing)\n"
+          "  --pass-statistics         print, per pass, statements before and after and its time\n"
+          "  --color=auto|always|never colour diagnostics (auto: stderr is a terminal, TERM is not\n"
+          "                            'dumb' and NO_COLOR is unset)\n"
           "  --verify-diagnostics      check diagnostics against // expected-error@+1 {{...}} comments\n"
           "  --split-input-file        handle '// -----' separated parts independently\n"
           "  --help, --version\n",
@@ -44,19 +54,25 @@ static void usage(FILE *f)
 static void list_passes(FILE *f) { hir_pass_list(f); }
 
 /* One input (or one split part): parse, verify, run the pipeline, print into `out`. */
-static int process(hir_source *src, const options *o, const hir_pipeline *pl, FILE *out,
+static int process(hir_source *src, options *o, const hir_pipeline *pl, FILE *out,
                    hir_diag *d)
 {
     hir_program *p = NULL;
     const char *doing = "parsing";
+    double t = hir_opt_now();
     int rc = hir_parse(src, d, &p);
+    o->times.parse += hir_opt_now() - t;
     hir_verify_opts vo = {false};
+    t = hir_opt_now();
     if (!rc && (rc = hir_program_verify(p, &vo, d)) == HIR_ENOMEM)
         doing = "verifying";
+    o->times.verify += hir_opt_now() - t;
     if (!rc && pl->n && (rc = hir_pipeline_run(p, pl, &o->popts, d)) == HIR_ENOMEM)
         doing = "running the passes on";
+    t = hir_opt_now();
     if (!rc)
         hir_program_print(p, out);
+    o->times.print += hir_opt_now() - t;
     hir_program_free(p);
     if (rc == HIR_ENOMEM) {
         hir_diag_flush(d);        /* what was said before memory ran out */
@@ -84,6 +100,8 @@ int main(int argc, char **argv)
     options o = {0};
     o.popts.verify_each = 1;
     o.popts.dump = stderr;
+    o.popts.stats = &o.stats;
+    o.times.start = hir_opt_now();
     hir_pipeline pl = {0};
     char err[512];
     bool list = false;
@@ -94,7 +112,7 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "--version")) {
-            printf("hir-opt %s\n", HIR_VERSION);
+            hir_tool_version(stdout, "hir-opt");
             return 0;
         } else if (!strcmp(a, "-o")) {
             if (++i == argc) {
@@ -111,11 +129,22 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--no-verify-each")) {
             o.popts.verify_each = 0;
         } else if (!strcmp(a, "--timing")) {
-            o.popts.timing = 1;
-        } else if (!strncmp(a, "--print-ir-before=", 18)) {
-            o.popts.print_before = a + 18;
-        } else if (!strncmp(a, "--print-ir-after=", 17)) {
-            o.popts.print_after = a + 17;
+            o.timing = true;
+        } else if (!strcmp(a, "--pass-statistics")) {
+            o.statistics = true;
+        } else if (!strncmp(a, "--color=", 8)) {
+            if (hir_tool_color_parse(a + 8, &o.color)) {
+                fprintf(stderr, "hir-opt: error: --color takes auto, always or never, not '%s'\n", a + 8);
+                goto fail;
+            }
+        } else if (!strncmp(a, "--print-ir-before=", 18) || !strncmp(a, "--print-ir-after=", 17)) {
+            bool before = a[11] == 'b';
+            const char *sel = a + (before ? 18 : 17);
+            if (hir_opt_check_selector(before ? "--print-ir-before" : "--print-ir-after", sel, err, sizeof err)) {
+                fprintf(stderr, "hir-opt: error: %s\n", err);
+                goto fail;
+            }
+            *(before ? &o.popts.print_before : &o.popts.print_after) = sel;
         } else if (!strcmp(a, "--print-ir-after-all")) {
             o.popts.print_after = "*";
         } else if (!strcmp(a, "--print-ir-before-all")) {
@@ -138,7 +167,8 @@ int main(int argc, char **argv)
             name[n] = 0;
             const hir_pass_info *p = hir_pass_find(name);
             if (!p) {
-                fprintf(stderr, "hir-opt: error: unknown option '%s' (see --help and --list-passes)\n", a);
+                hir_opt_unknown_option(a, err, sizeof err);
+                fprintf(stderr, "hir-opt: error: %s\n", err);
                 goto fail;
             }
             if (hir_pipeline_add(&pl, p, eq ? eq + 1 : NULL, err, sizeof err)) {
@@ -170,7 +200,8 @@ int main(int argc, char **argv)
     size_t len;
     if (hir_read_file(o.input, &text, &len, err, sizeof err)) {
         fprintf(stderr, "hir-opt: error: %s\n", err);
-        goto fail;
+        hir_pipeline_fini(&pl);
+        return 1;
     }
     const char *name = strcmp(o.input, "-") ? o.input : "<stdin>";
 
@@ -203,7 +234,8 @@ int main(int argc, char **argv)
                 fclose(out);
                 free(outbuf);
                 free(text);
-                goto fail;
+                hir_pipeline_fini(&pl);
+                return 1;
             }
             if (o.split) {
                 memcpy(chunk, text + start, end - start);
@@ -215,6 +247,7 @@ int main(int argc, char **argv)
             hir_diag d;
             hir_diag_init(&d, stderr);
             d.keep = o.verify_diagnostics;
+            d.color = hir_tool_use_color(o.color, stderr);
             if (!first)
                 fputs("// -----\n", out);
             first = false;
@@ -239,6 +272,10 @@ int main(int argc, char **argv)
     }
     bool lost = fclose(out) != 0;   /* the output stream could not grow */
     free(text);
+    if (o.statistics)
+        hir_opt_print_statistics(stderr, &pl, &o.stats);
+    if (o.timing)
+        hir_opt_print_timing(stderr, &o.times, &pl, &o.stats);
     hir_pipeline_fini(&pl);
     if (lost) {
         fprintf(stderr, "hir-opt: error: out of memory (while printing %s)\n", name);
@@ -259,9 +296,10 @@ int main(int argc, char **argv)
     free(outbuf);
     return failures ? 1 : 0;
 
-    /* Early exits free the pipeline's strings too, so LeakSanitizer (scripts/ci-asan) stays
-     * quiet on bad command lines (test/lit/reliability/asan-bad-command-line.test). */
+    /* Bad command lines (usage errors) exit 2. Early exits free the pipeline's strings too, so
+     * LeakSanitizer (scripts/ci-asan) stays quiet on bad command lines
+     * (test/lit/reliability/asan-bad-command-line.test). */
 fail:
     hir_pipeline_fini(&pl);
-    return 1;
+    return 2;
 }

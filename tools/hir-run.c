@@ -10,6 +10,7 @@
 #include "dialect/hir.h"
 #include "runner/boot.h"
 #include "runner/run.h"
+#include "tools/common.h"
 #include "tools/opts.h"
 
 static const char usage[] =
@@ -52,6 +53,8 @@ static const char usage[] =
     "  --trace=FILE.json      Chrome/Perfetto trace of the last run: one track per (rank,\n"
     "                         stream); open in ui.perfetto.dev or chrome://tracing\n"
     "  --verbose              trace every statement to stderr\n"
+    "  --color=auto|always|never  colour diagnostics (auto: stderr is a terminal, TERM is\n"
+    "                         not 'dumb' and NO_COLOR is unset)\n"
     "  --version, --help\n";
 
 static int bad(const char *what, const char *arg)
@@ -90,13 +93,14 @@ int main(int argc, char **argv)
     long long np = 0, v;
     char why[128];
     int bench = 0, iters_given = 0, warmup_given = 0;
+    hir_color_mode color = HIR_COLOR_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *x;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage, stdout);
             return 0;
         } else if (!strcmp(a, "--version")) {
-            printf("hir-run %s\n", HIR_VERSION);
+            hir_tool_version(stdout, "hir-run");
             return 0;
         } else if (!strcmp(a, "-np") || !strcmp(a, "--np") || !strncmp(a, "-np=", 4) ||
                    !strncmp(a, "--np=", 5)) {
@@ -188,6 +192,11 @@ int main(int argc, char **argv)
             warmup_given = 1;
         } else if ((x = value_of(argc, argv, &i, "--trace"))) {
             o.trace_json = x;
+        } else if (!strncmp(a, "--color=", 8)) {
+            hir_color_mode m;
+            if (hir_tool_color_parse(a + 8, &m))
+                return bad("--color takes auto, always or never", a);
+            color = m;
         } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
             o.verbose = 1;
         } else if (a[0] == '-' && a[1]) {
@@ -204,6 +213,7 @@ int main(int argc, char **argv)
         o.bench = iters_given ? o.iters : 50;
     if (o.bench && !warmup_given)
         o.warmup = 5;
+    o.color = hir_tool_use_color(color, stderr);
     o.binds = binds;
     o.kernels = kernels;
 

@@ -40,6 +40,14 @@ config.substitutions.append(("%inputs", os.path.join(os.path.dirname(__file__), 
 config.substitutions.append(("%mpirun", config.hir_mpiexec + " --oversubscribe"))
 if config.hir_not:
     config.substitutions.append(("%not", config.hir_not))
+# script(1) (util-linux) runs a tool on a pseudo-terminal: --color=auto tests
+import shutil
+if shutil.which("script"):
+    config.available_features.add("script")
+# editors/ (TextMate grammar, vim syntax) and the headless vim that checks the latter
+config.substitutions.append(("%editors", os.path.join(os.path.dirname(__file__), "..", "..", "editors")))
+if shutil.which("vim"):
+    config.available_features.add("vim")
 if config.hir_have_cuda:
     config.available_features.add("cuda-build")
 # ASan/UBSan builds (scripts/ci-asan, ci-fuzz): tests that limit the address space cannot run

@@ -1,0 +1,2 @@
+" nvFuser Host IR (%HostIrContainer text) files
+autocmd BufNewFile,BufRead *.hir setfiletype hir
