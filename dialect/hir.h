@@ -578,6 +578,9 @@ char *hir_scalar_str_inline(const hir_scalar *s);
 
 typedef struct hir_verify_opts {
     bool undefined_is_error;     /* undefined symbols: error (runner) or warning (hir-opt) */
+    /* free scalars the user bound (--bind NAME=V): defined everywhere, like an input */
+    const char *const *bound;
+    int nbound;
 } hir_verify_opts;
 /* Returns the number of errors found (diagnostics go to d). */
 int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d);

@@ -1148,6 +1148,21 @@ int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d)
         } else
             define(v, val, ((hir_scalar *)val)->loc);
     }
+    /* --bind NAME=V: the named scalar or symbol is an input of the run */
+    if (o && o->nbound) {
+        const hir_map *maps[2] = {&p->symbols, &p->named};
+        for (int m = 0; m < 2; m++)
+            for (size_t i = 0; i < maps[m]->cap; i++) {
+                const hir_scalar *sc = maps[m]->vals[i];
+                if (maps[m]->keys[i] == UINT64_MAX || !sc || sc->def)
+                    continue;
+                char nm[64];
+                scalar_name(sc, nm, sizeof nm);
+                for (int b = 0; b < o->nbound; b++)
+                    if (!strcmp(nm, o->bound[b]))
+                        define(v, sc, sc->loc);
+            }
+    }
     check_block(v, &p->body, 0, NULL, (hir_loc){0});
     check_cycles(v);
     {

@@ -269,7 +269,7 @@ static int pipeline_run(hir_program *p, const hir_pipeline *pl, const hir_pipeli
         if (rc || d->errors)
             return -1;
         if (o->verify_each) {
-            hir_verify_opts vo = {false};
+            hir_verify_opts vo = {false, o->bound, o->nbound};
             double v0 = now();
             int bad = verify_after(p, &vo, d);
             if (bad == HIR_ENOMEM)

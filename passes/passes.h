@@ -63,6 +63,8 @@ typedef struct hir_pipeline_opts {
     const char *print_after;
     int timing;                  /* print wall time per pass to `dump` */
     FILE *dump;                  /* where banners and timings go */
+    const char *const *bound;    /* --bind names: defined for the verifier after each pass */
+    int nbound;
 } hir_pipeline_opts;
 
 int hir_pipeline_run(hir_program *p, const hir_pipeline *pl, const hir_pipeline_opts *o,
