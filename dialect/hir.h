@@ -257,11 +257,21 @@ struct hir_scalar {
     hir_loc loc;                 /* first use */
 };
 
-/* Streams: "Stream N" objects (by number) or "Stream <index expression>". */
+/* Streams: "Stream N" objects (by number), "Stream 0x1c1e0b80" objects (by the address
+ * nvFuser printed, 2026) or "Stream <index expression>". An addressed stream gets an object
+ * number of its own (HIR_STREAM_ADDR_BASE + order of first appearance), so the runner keys
+ * every object the same way; the address is kept to print it back. */
+#define HIR_STREAM_ADDR_BASE ((int64_t)1 << 40)
 typedef struct hir_stream_ref {
     int64_t number;              /* >= 0 for an object, -1 when indexed */
     hir_scalar *index;           /* indexed streams */
+    const char *addr;            /* "0x…" (interned) for an addressed object, else NULL */
 } hir_stream_ref;
+
+/* The generation of nvFuser's printer a statement was spelled in (docs/language.md): set by
+ * the parser per statement and used by the printer; --print-form rewrites it. Statements made
+ * by passes are 2025 unless a pass copies the form of the statement it replaces. */
+typedef enum hir_form { HIR_FORM_2025 = 0, HIR_FORM_2026 = 1 } hir_form;
 
 /* ------------------------------------------------------------------ statements (ir.c) */
 
@@ -278,7 +288,8 @@ typedef enum hir_fmt {
     HIR_FMT_MATMUL, HIR_FMT_UNARY, HIR_FMT_BINARY, HIR_FMT_TERNARY, HIR_FMT_REDUCTION,
     HIR_FMT_SELECT, HIR_FMT_SLICE, HIR_FMT_VIEW, HIR_FMT_FLAGS, HIR_FMT_COMM, HIR_FMT_P2P,
     HIR_FMT_WAIT, HIR_FMT_STARTCOAL, HIR_FMT_ENDCOAL, HIR_FMT_SHARE, HIR_FMT_POST,
-    HIR_FMT_LAUNCH, HIR_FMT_DEALLOC, HIR_FMT_SCALARDEF,
+    HIR_FMT_LAUNCH, HIR_FMT_DEALLOC, HIR_FMT_SCALARDEF, HIR_FMT_HIRALLOC, HIR_FMT_CPERM,
+    HIR_FMT_DISPATCH, HIR_FMT_COMBINE,
 } hir_fmt;
 
 enum {
@@ -318,7 +329,7 @@ const char *hir_backend_kind_name(hir_backend_kind b);
  * statement, so they live apart from the statement that executes them. */
 typedef struct hir_comm {
     int64_t number;
-    hir_op op;                   /* COMMUNICATION, P2P or END_COAL */
+    hir_op op;                   /* COMMUNICATION, P2P, END_COAL or CPERM */
     /* Communication */
     hir_comm_type type;
     int64_t *team;
@@ -331,6 +342,8 @@ typedef struct hir_comm {
     bool is_send;
     hir_tensor *buffer;
     hir_scalar *peer;
+    /* CollectivePermute (team, input, output and backend as above) */
+    hir_scalar *send_peer, *recv_peer;
     hir_backend_kind backend;
     hir_stmt *stmt;              /* the statement that executes it (NULL until seen) */
     hir_loc loc;                 /* first mention */
@@ -340,6 +353,7 @@ typedef struct hir_slice_range { hir_scalar *start, *stop, *step; } hir_slice_ra
 
 struct hir_stmt {
     hir_op op;
+    hir_form form;               /* the spelling it was read in (2025 unless parsed as 2026) */
     hir_loc loc;
     hir_tensor *out;             /* output tensor (tensor-producing statements) */
     hir_scalar *sout;            /* output scalar (SCALAR_DEF) */
@@ -411,6 +425,15 @@ struct hir_stmt {
         struct {                 /* SCALAR_DEF */
             hir_sexpr *def;
         } sdef;
+        struct {                 /* Dispatch / Combine: in[] = in, topk_idx|topk_weights, ... */
+            int64_t number;      /* expression number */
+            int64_t num_experts; /* Dispatch */
+            hir_backend_kind backend;
+            /* Dispatch: the outputs nvFuser does not print, named by a later Combine
+             * (received topk_weights, src_idx); NULL until one does */
+            hir_tensor *hidden[2];
+            hir_stmt *dispatch;  /* Combine: the Dispatch whose out= is its in= */
+        } moe;
     } u;
     hir_block body;              /* FOR bodies, IF then-body */
     hir_block else_body;         /* IF else-body */
@@ -557,6 +580,9 @@ char *hir_scalar_str_inline(const hir_scalar *s);
 
 typedef struct hir_verify_opts {
     bool undefined_is_error;     /* undefined symbols: error (runner) or warning (hir-opt) */
+    /* free scalars the user bound (--bind NAME=V): defined everywhere, like an input */
+    const char *const *bound;
+    int nbound;
 } hir_verify_opts;
 /* Returns the number of errors found (diagnostics go to d). */
 int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d);

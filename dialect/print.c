@@ -274,7 +274,9 @@ static void value_print(const hir_value *v, out *f)
 static void stream_print(const hir_stream_ref *r, out *f)
 {
     PUT(f, "Stream ");
-    if (r->index)
+    if (r->addr)
+        put_str(f, r->addr);
+    else if (r->index)
         o_scalar_print_inline(r->index, f);
     else
         put_int(f, r->number);
@@ -369,6 +371,20 @@ static void o_stmt_print(const hir_stmt *s, int level, out *f)
         return;
     case HIR_FMT_STREAM:
         indent(f, level);
+        if (s->form == HIR_FORM_2026) {   /* "Stream 0x… = GetCurrentStream()", "Synchronize(Stream S)" */
+            if (s->op == HIR_OP_GET_STREAM) {
+                stream_print(&s->u.stream, f);
+                PUT(f, " = ");
+                put_str(f, info->keyword);
+                PUT(f, "()\n");
+            } else {
+                put_str(f, info->keyword);
+                o_c(f, '(');
+                stream_print(&s->u.stream, f);
+                PUT(f, ")\n");
+            }
+            return;
+        }
         put_str(f, info->keyword);
         put_str(f, s->op == HIR_OP_GET_STREAM ? " into " : s->op == HIR_OP_SET_STREAM ? " to " : " ");
         stream_print(&s->u.stream, f);
@@ -425,7 +441,7 @@ static void o_stmt_print(const hir_stmt *s, int level, out *f)
         o_tensor_print(s->out, f);
         PUT(f, " = ShardByStream(");
         o_tensor_print(in_tensor(s, 0), f);
-        PUT(f, ", stream_index = ");
+        put_str(f, s->form == HIR_FORM_2026 ? ", stream_index=" : ", stream_index = ");
         o_scalar_print_ref(s->u.stream_index, f);
         PUT(f, ")\n");
         return;
@@ -552,7 +568,7 @@ static void o_stmt_print(const hir_stmt *s, int level, out *f)
     case HIR_FMT_VIEW:
         indent(f, level);
         o_tensor_print(s->out, f);
-        PUT(f, " = view( ");
+        put_str(f, s->form == HIR_FORM_2026 ? " = reshape( " : " = view( ");
         o_tensor_print(in_tensor(s, 0), f);
         PUT(f, " )\n");
         return;
@@ -580,6 +596,12 @@ static void o_stmt_print(const hir_stmt *s, int level, out *f)
         return;
     case HIR_FMT_WAIT:
         indent(f, level);
+        if (s->form == HIR_FORM_2026) {
+            PUT(f, "Wait(Communication ");
+            put_int(f, s->u.wait.number);
+            PUT(f, ")\n");
+            return;
+        }
         PUT(f, "Wait Communication ");
         put_int(f, s->u.wait.number);
         o_c(f, '\n');
@@ -649,6 +671,58 @@ static void o_stmt_print(const hir_stmt *s, int level, out *f)
         o_c(f, '\n');
         indent(f, level);
         PUT(f, "}\n");
+        return;
+    case HIR_FMT_HIRALLOC:
+        indent(f, level);
+        o_tensor_print(s->out, f);
+        PUT(f, " = ALLOCATE(mem_type=");
+        put_str(f, hir_mem_name(s->u.alloc.mem));
+        put_str(f, s->u.alloc.zero_init ? ", zero_init=true)\n" : ", zero_init=false)\n");
+        return;
+    case HIR_FMT_CPERM: {
+        const hir_comm *c = s->u.comm;
+        indent(f, level);
+        o_printf(f, "CollectivePermute %lld (team=(", (long long)c->number);
+        for (int i = 0; i < c->nteam; i++)
+            { if (i) o_c(f, ' '); put_int(f, c->team[i]); }
+        PUT(f, "), send_peer=");
+        o_scalar_print_inline(c->send_peer, f);
+        PUT(f, ", recv_peer=");
+        o_scalar_print_inline(c->recv_peer, f);
+        PUT(f, ", input=");
+        o_tensor_print(c->input, f);
+        PUT(f, ", output=");
+        o_tensor_print(c->output, f);
+        PUT(f, ", backend=");
+        put_str(f, hir_backend_kind_name(c->backend));
+        PUT(f, ")\n");
+        return;
+    }
+    case HIR_FMT_DISPATCH:
+        indent(f, level);
+        o_printf(f, "Dispatch %lld (num_experts=%lld, backend=%s, in=", (long long)s->u.moe.number,
+                 (long long)s->u.moe.num_experts, hir_backend_kind_name(s->u.moe.backend));
+        o_tensor_print(in_tensor(s, 0), f);
+        PUT(f, ", topk_idx=");
+        o_tensor_print(in_tensor(s, 1), f);
+        PUT(f, ", topk_weights=");
+        o_tensor_print(in_tensor(s, 2), f);
+        PUT(f, ", out=");
+        o_tensor_print(s->out, f);
+        PUT(f, ")\n");
+        return;
+    case HIR_FMT_COMBINE:
+        indent(f, level);
+        o_printf(f, "Combine %lld (backend=%s, in=", (long long)s->u.moe.number,
+                 hir_backend_kind_name(s->u.moe.backend));
+        o_tensor_print(in_tensor(s, 0), f);
+        PUT(f, ", topk_weights=");
+        o_tensor_print(in_tensor(s, 1), f);
+        PUT(f, ", src_idx=");
+        o_tensor_print(in_tensor(s, 2), f);
+        PUT(f, ", out=");
+        o_tensor_print(s->out, f);
+        PUT(f, ")\n");
         return;
     case HIR_FMT_SCALARDEF:
         indent(f, level);

@@ -31,6 +31,8 @@ typedef struct hir_parse_ctx {
     bool failed;                 /* a semantic error was reported */
     hir_map mismatches;          /* tensors/IterDomains already reported as respelled */
     struct hir_idparts idparts;  /* the inside of the IterDomain being read */
+    hir_ptrvec dispatches;       /* Dispatch statements read so far (a Combine names one) */
+    hir_ptrvec stream_addrs;     /* "0x…" stream addresses (interned), in order of appearance */
 } hir_parse_ctx;
 
 struct hir_lexstate {

@@ -77,6 +77,17 @@ static void define_scalar(hir_parse_ctx *ctx, hir_yyltype loc, hir_scalar *s, hi
 static hir_ptrvec *vec1(hir_parse_ctx *ctx, void *item);
 static hir_ptrvec *vecpush(hir_parse_ctx *ctx, hir_ptrvec *v, void *item);
 static void *box_int(hir_parse_ctx *ctx, int64_t v);
+static hir_stmt *stream_stmt(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc, hir_form form,
+                             const char *addr, hir_scalar *index);
+static hir_stmt *cperm_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, hir_yyltype nloc,
+                            hir_ptrvec *team, const char *k1, hir_yyltype l1, hir_scalar *send,
+                            const char *k2, hir_yyltype l2, hir_scalar *recv, hir_tensor *in,
+                            hir_yyltype inl, hir_tensor *out, hir_yyltype outl, const char *bk,
+                            hir_yyltype bkl);
+static bool field_is(hir_parse_ctx *ctx, const char *got, hir_yyltype l, const char *want,
+                     const char *stmt);
+static bool backend_of(hir_parse_ctx *ctx, const char *name, hir_yyltype l, hir_backend_kind *out);
+static bool expr_number_ok(hir_parse_ctx *ctx, int64_t number, hir_yyltype l);
 }
 
 %define api.pure full
@@ -146,6 +157,8 @@ struct hir_ewrhs { int kind; int op; bool infix; const char *fn; int n; hir_valu
 %token KW_ENDCOAL "'EndCoalescing'" KW_POST "'PostOnStream'" KW_INPUTS "'Inputs'" KW_OUTPUTS "'Outputs'"
 %token KW_LAUNCH "'LaunchKernel'" KW_GROUP "'Group'" KW_ID "'ID'" KW_DEALLOC "'Deallocate'"
 %token KW_TRUE "'true'" KW_FALSE "'false'" KW_EX "'ex'"
+%token KW_CPERM "'CollectivePermute'" KW_DISPATCH "'Dispatch'" KW_COMBINE "'Combine'" KW_RESHAPE "'reshape'"
+%token <str> HEXPTR "address"
 
 %type <tensor> tensor
 %type <id> iterdomain
@@ -273,6 +286,121 @@ stmt
           else { s->u.stream.number = -1; s->u.stream.index = $4; }
           $$ = s;
       }
+    | KW_GETSTREAM KW_INTO KW_STREAM HEXPTR NEWLINE
+      {
+          $$ = stream_stmt(ctx, HIR_OP_GET_STREAM, @$, HIR_FORM_2025, $4, NULL);
+      }
+    | KW_STREAM HEXPTR '=' KW_GETSTREAM '(' ')' NEWLINE
+      {
+          $$ = stream_stmt(ctx, HIR_OP_GET_STREAM, @$, HIR_FORM_2026, $2, NULL);
+      }
+    | KW_STREAM inline '=' KW_GETSTREAM '(' ')' NEWLINE
+      {
+          $$ = stream_stmt(ctx, HIR_OP_GET_STREAM, @$, HIR_FORM_2026, NULL, $2);
+      }
+    | KW_SETSTREAM KW_TO KW_STREAM HEXPTR NEWLINE
+      {
+          $$ = stream_stmt(ctx, HIR_OP_SET_STREAM, @$, HIR_FORM_2025, $4, NULL);
+      }
+    | KW_SETSTREAM '(' KW_STREAM HEXPTR ')' NEWLINE
+      {
+          $$ = stream_stmt(ctx, HIR_OP_SET_STREAM, @$, HIR_FORM_2026, $4, NULL);
+      }
+    | KW_SETSTREAM '(' KW_STREAM inline ')' NEWLINE
+      {
+          $$ = stream_stmt(ctx, HIR_OP_SET_STREAM, @$, HIR_FORM_2026, NULL, $4);
+      }
+    | KW_SYNC KW_STREAM HEXPTR NEWLINE
+      {
+          $$ = stream_stmt(ctx, HIR_OP_SYNC_STREAM, @$, HIR_FORM_2025, $3, NULL);
+      }
+    | KW_SYNC '(' KW_STREAM HEXPTR ')' NEWLINE
+      {
+          $$ = stream_stmt(ctx, HIR_OP_SYNC_STREAM, @$, HIR_FORM_2026, $4, NULL);
+      }
+    | KW_SYNC '(' KW_STREAM inline ')' NEWLINE
+      {
+          $$ = stream_stmt(ctx, HIR_OP_SYNC_STREAM, @$, HIR_FORM_2026, NULL, $4);
+      }
+    | KW_WAIT '(' KW_COMMUNICATION INT ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_WAIT, @$);
+          s->form = HIR_FORM_2026;
+          s->u.wait.number = $4;
+          $$ = s;
+      }
+    | tensor '=' KW_ALLOCATE '(' KW_MEMTYPE '=' IDENT ',' KW_ZEROINIT '=' bool ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_HIR_ALLOCATE, @$);
+          s->form = HIR_FORM_2026;
+          s->out = $1; s->out_loc = LOC(@1);
+          int mem = -1;
+          for (int i = 0; i < HIR_MEM_COUNT; i++) if (!strcmp(hir_mem_name((hir_mem)i), $7)) mem = i;
+          if (mem < 0) semantic_error(ctx, @7, "unknown mem_type '%s' (expected register, shared, global, tensor or symmetric)", $7);
+          s->u.alloc.mem = mem < 0 ? HIR_MEM_GLOBAL : (hir_mem)mem;
+          s->u.alloc.zero_init = $11;
+          $$ = s;
+      }
+    | tensor '=' KW_RESHAPE '(' tensor ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_VIEW, @$);
+          s->form = HIR_FORM_2026;
+          s->out = $1; s->out_loc = LOC(@1);
+          hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
+          stmt_inputs(ctx, s, 1, v, l);
+          $$ = s;
+      }
+    | KW_CPERM INT '(' KW_TEAM '=' '(' int_list ')' ',' IDENT '=' inline ',' IDENT '=' inline ',' KW_INPUT '=' tensor ',' KW_OUTPUT '=' tensor ',' KW_BACKEND '=' IDENT ')' NEWLINE
+      {
+          $$ = cperm_stmt(ctx, @$, $2, @2, $7, $10, @10, $12, $14, @14, $16, $20, @20, $24, @24, $28, @28);
+      }
+    | KW_DISPATCH INT '(' IDENT '=' INT ',' KW_BACKEND '=' IDENT ',' KW_IN '=' tensor ',' IDENT '=' tensor ',' IDENT '=' tensor ',' IDENT '=' tensor ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_DISPATCH, @$);
+          s->form = HIR_FORM_2026;
+          s->u.moe.number = $2;
+          s->u.moe.num_experts = $6;
+          expr_number_ok(ctx, $2, @2);
+          field_is(ctx, $4, @4, "num_experts", "Dispatch");
+          field_is(ctx, $16, @16, "topk_idx", "Dispatch");
+          field_is(ctx, $20, @20, "topk_weights", "Dispatch");
+          field_is(ctx, $24, @24, "out", "Dispatch");
+          if ($6 <= 0) semantic_error(ctx, @6, "Dispatch: num_experts must be positive, not %lld", (long long)$6);
+          backend_of(ctx, $10, @10, &s->u.moe.backend);
+          s->out = $26; s->out_loc = LOC(@26);
+          hir_value *v[3] = {(hir_value *)$14, (hir_value *)$18, (hir_value *)$22};
+          hir_yyltype l[3] = {@14, @18, @22};
+          stmt_inputs(ctx, s, 3, v, l);
+          hir_ptrvec_push(P->arena, &ctx->dispatches, s);
+          $$ = s;
+      }
+    | KW_COMBINE INT '(' KW_BACKEND '=' IDENT ',' KW_IN '=' tensor ',' IDENT '=' tensor ',' IDENT '=' tensor ',' IDENT '=' tensor ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_COMBINE, @$);
+          s->form = HIR_FORM_2026;
+          s->u.moe.number = $2;
+          expr_number_ok(ctx, $2, @2);
+          field_is(ctx, $12, @12, "topk_weights", "Combine");
+          field_is(ctx, $16, @16, "src_idx", "Combine");
+          field_is(ctx, $20, @20, "out", "Combine");
+          backend_of(ctx, $6, @6, &s->u.moe.backend);
+          s->out = $22; s->out_loc = LOC(@22);
+          hir_value *v[3] = {(hir_value *)$10, (hir_value *)$14, (hir_value *)$18};
+          hir_yyltype l[3] = {@10, @14, @18};
+          stmt_inputs(ctx, s, 3, v, l);
+          /* nvFuser prints only one of the Dispatch's outputs: the Combine's topk_weights= and
+           * src_idx= are the Dispatch's unprinted ones (the Dispatch whose out= is this in=) */
+          for (int i = ctx->dispatches.n - 1; i >= 0; i--) {
+              hir_stmt *d = ctx->dispatches.items[i];
+              if (d->out == $10 && !d->u.moe.hidden[0]) {
+                  d->u.moe.hidden[0] = $14;
+                  d->u.moe.hidden[1] = $18;
+                  s->u.moe.dispatch = d;
+                  break;
+              }
+          }
+          $$ = s;
+      }
     | KW_SETSTREAM KW_TO KW_STREAM inline NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_SET_STREAM, @$);
@@ -344,6 +472,8 @@ stmt
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
           stmt_inputs(ctx, s, 1, v, l);
           s->u.stream_index = $9;
+          /* ", stream_index = i5" (2025) or ", stream_index=i5" (2026) */
+          s->form = ctx->src->text[@7.end] == ' ' ? HIR_FORM_2025 : HIR_FORM_2026;
           $$ = s;
       }
     | tensor '=' KW_SYMVIEW '(' tensor ')' NEWLINE

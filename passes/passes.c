@@ -358,7 +358,7 @@ static int pipeline_run(hir_program *p, const hir_pipeline *pl, const hir_pipeli
         if (st)
             st->stmts_after[i] += hir_program_count_stmts(p);
         if (o->verify_each) {
-            hir_verify_opts vo = {false};
+            hir_verify_opts vo = {false, o->bound, o->nbound};
             double v0 = now();
             int bad = verify_after(p, &vo, d);
             if (st)

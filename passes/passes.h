@@ -79,6 +79,8 @@ typedef struct hir_pipeline_opts {
     const char *print_after;
     FILE *dump;                  /* where banners go */
     hir_pipeline_stats *stats;   /* filled in when not NULL */
+    const char *const *bound;    /* --bind names: defined for the verifier after each pass */
+    int nbound;
 } hir_pipeline_opts;
 
 /* Statements of the program, nested ones (loop and IF bodies) included. */

@@ -63,7 +63,7 @@ static hir_run_status refuse(hir_error *e, int rank, const char *fmt, const char
 
 /* Read, compare across ranks, parse, verify and check the meshes. Uniform outcomes only. */
 static hir_run_status load_program(const char *path, const char *role, hir_boot *boot,
-                                   FILE *err, bool color, loaded *l, hir_error *e)
+                                   FILE *err, const hir_run_options *o, loaded *l, hir_error *e)
 {
     int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
     char msg[512];
@@ -88,11 +88,16 @@ static hir_run_status load_program(const char *path, const char *role, hir_boot 
     hir_source_init(&l->src, path, l->text, l->len);
     hir_diag d;
     hir_diag_init(&d, rank == 0 ? err : NULL);
-    d.color = color;
+    d.color = o->color;
     int bad = hir_parse(&l->src, &d, &l->p);
     const char *doing = "parsing";
     if (!bad) {
-        hir_verify_opts vo = {true};
+        /* --bind takes effect before verification: a bound symbolic extent is defined */
+        const char *bound[64];
+        int nb = 0;
+        for (int i = 0; i < o->nbinds && nb < 64; i++)
+            bound[nb++] = o->binds[i].name;
+        hir_verify_opts vo = {true, bound, nb};
         bad = hir_program_verify(l->p, &vo, &d);
         doing = "verifying";
     }
@@ -832,10 +837,10 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     memset(&main, 0, sizeof main);
     memset(&ref, 0, sizeof ref);
     hir_run_status st;
-    if ((st = load_program(o->program, "program", boot, o->err, o->color, &main, e)))
+    if ((st = load_program(o->program, "program", boot, o->err, o, &main, e)))
         goto done;
     if (o->check && o->check_ref &&
-        (st = load_program(o->check_ref, "reference", boot, o->err, o->color, &ref, e)))
+        (st = load_program(o->check_ref, "reference", boot, o->err, o, &ref, e)))
         goto done;
     const char *dev = o->device;
     if (!dev)

@@ -1,6 +1,7 @@
 /* hir-opt — read a %HostIrContainer program, verify it, run passes, print it back.
  * A thin driver over the parser, verifier and pass libraries (mlir-opt style). */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,9 @@ typedef struct options {
     hir_pipeline_stats stats;
     hir_opt_times times;
     hir_color_mode color;
+    const char *bound[64];       /* --bind NAME=V names (the value matters to hir-run only) */
+    char bound_names[64][128];
+    int nbound;
 } options;
 
 static void usage(FILE *f)
@@ -47,6 +51,9 @@ static void usage(FILE *f)
           "                            'dumb' and NO_COLOR is unset)\n"
           "  --verify-diagnostics      check diagnostics against // expected-error@+1 {{...}} comments\n"
           "  --split-input-file        handle '// -----' separated parts independently\n"
+          "  --bind NAME=V             treat the free scalar NAME (a symbolic extent such as i0)\n"
+          "                            as bound, as hir-run --bind does; without it a symbolic\n"
+          "                            extent stays symbolic (a warning, not an error)\n"
           "  --help, --version\n",
           f);
 }
@@ -62,7 +69,7 @@ static int process(hir_source *src, options *o, const hir_pipeline *pl, FILE *ou
     double t = hir_opt_now();
     int rc = hir_parse(src, d, &p);
     o->times.parse += hir_opt_now() - t;
-    hir_verify_opts vo = {false};
+    hir_verify_opts vo = {false, o->bound, o->nbound};
     t = hir_opt_now();
     if (!rc && (rc = hir_program_verify(p, &vo, d)) == HIR_ENOMEM)
         doing = "verifying";
@@ -120,6 +127,22 @@ int main(int argc, char **argv)
                 goto fail;
             }
             o.output = argv[i];
+        } else if (!strcmp(a, "--bind") || !strncmp(a, "--bind=", 7)) {
+            const char *x = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : NULL);
+            const char *eq = x ? strchr(x, '=') : NULL;
+            char *end = NULL;
+            if (eq)
+                (void)strtoll(eq + 1, &end, 10);
+            if (!eq || eq == x || !end || end == eq + 1 || *end || o.nbound == 64 ||
+                eq - x >= (ptrdiff_t)sizeof o.bound_names[0]) {
+                fprintf(stderr, "hir-opt: error: --bind needs NAME=INTEGER, not '%s'\n", x ? x : "");
+                goto fail;
+            }
+            snprintf(o.bound_names[o.nbound], sizeof o.bound_names[0], "%.*s", (int)(eq - x), x);
+            o.bound[o.nbound] = o.bound_names[o.nbound];
+            o.nbound++;
+            o.popts.bound = o.bound;
+            o.popts.nbound = o.nbound;
         } else if (!strcmp(a, "--verify-diagnostics")) {
             o.verify_diagnostics = true;
         } else if (!strcmp(a, "--split-input-file")) {

@@ -50,7 +50,7 @@ static const char *const corpus_like =
 static void undefined_is_warning_or_error(void **state)
 {
     parsed *r = parse(corpus_like);
-    hir_verify_opts warn = {false}, err = {true};
+    hir_verify_opts warn = {.undefined_is_error = false}, err = {.undefined_is_error = true};
     assert_int_equal(hir_program_verify(r->p, &warn, &r->d), 0);
     assert_int_equal(r->d.warnings, 1);
     assert_int_equal(r->d.errors, 0);
@@ -70,7 +70,7 @@ static void defined_through_trailer(void **state)
     char buf[2048];
     snprintf(buf, sizeof buf, "%sIndex definitions:\n  i84 = i82 %% 8;\n  i82 = rank + streamIdx;\n\n", corpus_like);
     parsed *r = parse(buf);
-    hir_verify_opts err = {true};
+    hir_verify_opts err = {.undefined_is_error = true};
     assert_int_equal(hir_program_verify(r->p, &err, &r->d), 0);
     assert_int_equal(r->d.warnings + r->d.errors, 0);
     release(r);
@@ -92,7 +92,7 @@ static void pass_made_ir_without_locations(void **state)
     s->u.stream.number = -1;
     s->u.stream.index = hir_scalar_symbol(p, "i", 4);
     hir_block_append(p, &p->body, s);
-    hir_verify_opts o = {true};
+    hir_verify_opts o = {.undefined_is_error = true};
     assert_int_equal(hir_program_verify(p, &o, &d), 3);
     const hir_diag_entry *x = d.first;
     assert_null(x->loc.src);
@@ -127,7 +127,7 @@ static void corpus_shapes_verify(void **state)
         "              T1_g___bfloat[iS2{512}, iS3{1024}]    )\n"
         "} // %HostIrContainer\n\n";
     parsed *r = parse(text);
-    hir_verify_opts o = {true};
+    hir_verify_opts o = {.undefined_is_error = true};
     /* a symbolic extent is not compared; constant ones agree */
     assert_int_equal(hir_program_verify(r->p, &o, &r->d), 0);
     release(r);
