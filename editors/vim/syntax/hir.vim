@@ -12,6 +12,7 @@ syn match hirPunctuation  "[(){}\[\],:;.]"
 syn match hirOperator     "==\|!=\|<=\|>=\|&&\|||\|->\|<<\|>>\|[-+*/%<>=!&|^~?]"
 syn match hirIdentifier   "\<[A-Za-z_][A-Za-z0-9_.]*\>"
 syn match hirNumber       "\<[0-9]\+\(\.[0-9]\+\)\=\([eE][-+]\=[0-9]\+\)\=[fL]\=\>"
+syn match hirNumber       "\<0x[0-9a-fA-F]\+\>"
 syn match hirScalar       "\<\(i[0-9]\+\|rank\|numberOfStreams\|streamIdx\|deviceIdx\.[xyz]\)\>"
 syn match hirAttribute    "\<[a-z_][a-z_0-9]*\ze\s*=[^=]"
 syn keyword hirBoolean    true false
