@@ -255,5 +255,7 @@ int hir_cpu_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, hir_gemm_
 
 /* 1 when this build has the CUDA backend and a GPU is visible (no error otherwise). */
 int hir_cuda_available(void);
+/* 1 when this build's CUDA backend has NCCL (the NCCL transport); 0 without it or without CUDA. */
+int hir_cuda_has_nccl(void);
 
 #endif

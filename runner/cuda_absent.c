@@ -11,6 +11,8 @@ int hir_backend_cuda_create(const hir_backend_config *cfg, hir_backend **out, hi
 
 int hir_cuda_available(void) { return 0; }
 
+int hir_cuda_has_nccl(void) { return 0; }
+
 int hir_cuda_graph_begin(hir_backend *be, hir_error *e)
 {
     return hir_error_set(e, "CUDA graphs need the CUDA backend, which this build lacks");

@@ -61,6 +61,15 @@ static hir_run_status refuse(hir_error *e, int rank, const char *fmt, const char
     return HIR_RUN_REFUSED;
 }
 
+/* Visitor: stops at the first Communication or P2PCommunication with backend=NCCL. */
+static bool find_nccl(hir_stmt *s, int depth, void *ctx)
+{
+    if ((s->op != HIR_OP_COMMUNICATION && s->op != HIR_OP_P2P) || s->u.comm->backend != HIR_BK_NCCL)
+        return true;
+    *(hir_stmt **)ctx = s;
+    return false;
+}
+
 /* Read, compare across ranks, parse, verify and check the meshes. Uniform outcomes only. */
 static hir_run_status load_program(const char *path, const char *role, hir_boot *boot,
                                    FILE *err, const hir_run_options *o, loaded *l, hir_error *e)
@@ -896,6 +905,24 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     cfg.binds = o->binds;
     cfg.nbinds = o->nbinds;
     cfg.trace = o->verbose ? o->err : NULL;
+    hir_stmt *nccl = NULL;
+    if (!is_cpu && !hir_cuda_has_nccl() && !hir_block_walk(&main.p->body, 0, find_nccl, &nccl)) {
+        /* the CUDA backend of this build has no NCCL: say so before anything runs */
+        char where[300];
+        snprintf(where, sizeof where, "%s", o->program);
+        if (nccl->loc.src) {
+            int line, col;
+            hir_source_linecol((hir_source *)nccl->loc.src, nccl->loc.begin, &line, &col);
+            snprintf(where, sizeof where, "%s:%d:%d", nccl->loc.src->name, line, col);
+        }
+        char msg[800];
+        snprintf(msg, sizeof msg, "%s: %s with backend=NCCL, but this build's CUDA backend has "
+                 "no NCCL (configure with -DHIR_ENABLE_NCCL=ON and NCCL_HOME=DIR); only CUDA-IPC "
+                 "transfers run on the GPU: lower the program with --backend=cuda or run it with "
+                 "--device=cpu", where, hir_ops[nccl->op].keyword);
+        st = refuse(e, rank, "%s%s", msg, "");
+        goto free_be;
+    }
     if (!is_cpu) {
         /* a mis-ordered exchange would wedge the GPU streams of every rank: refuse it */
         int fatal = 0;

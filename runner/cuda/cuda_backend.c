@@ -29,7 +29,6 @@ const char *hir_cu_str_cublas(int st)
     default: return "cuBLAS error";
     }
 }
-const char *hir_cu_str_nccl(int st) { return ncclGetErrorString((ncclResult_t)st); }
 const char *hir_cu_str_nvrtc(int st) { return nvrtcGetErrorString((nvrtcResult)st); }
 const char *hir_cu_str_nvjitlink(int st)
 {
@@ -374,6 +373,17 @@ static int cu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_wor
            -1;
 }
 
+/* An Allgather over the CUDA transport runs over CUDA IPC; every other collective over NCCL. */
+static int cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **w,
+                         hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    *w = NULL;
+    if (c->transport == HIR_TRANSPORT_CUDA && c->kind == HIR_COLL_ALLGATHER && !cb->in_group)
+        return hir_cu_ipc_allgather(cb, s, c, w, e);
+    return hir_cu_nccl_collective(be, s, c, w, e);
+}
+
 static int cu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_error *e)
 {
     hir_cu_backend *cb = hir_cu(be);
@@ -457,7 +467,7 @@ static int cu_device_info(hir_backend *be, hir_device_info *d, hir_error *e)
                                            cb->device));
     cudaDriverGetVersion(&d->driver_version);
     cudaRuntimeGetVersion(&d->runtime_version);
-    ncclGetVersion(&d->nccl_version);
+    d->nccl_version = hir_cu_nccl_version();
     d->cublaslt_version = (int)cublasLtGetVersion();
     double f16, f32, f64;
     arch_flops(cb->cc_major, cb->cc_minor, &f16, &f32, &f64);
@@ -502,7 +512,7 @@ static const hir_backend_ops cu_ops = {
     .binary = hir_cu_binary,
     .ternary = hir_cu_ternary,
     .reduce = hir_cu_reduce,
-    .collective = hir_cu_collective,
+    .collective = cu_collective,
     .group_begin = hir_cu_group_begin,
     .group_end = hir_cu_group_end,
     .p2p_post = cu_p2p_post,

@@ -1,6 +1,7 @@
 /* cuda_internal.h — state shared by the files of the CUDA backend (runner/cuda/): the backend
  * struct, stream/work/event objects, the caches, and the one check macro that wraps every
- * CUDA / cuBLASLt / NCCL / NVRTC / nvJitLink call. Never included outside runner/cuda/. */
+ * CUDA / cuBLASLt / NCCL / NVRTC / nvJitLink call. Never included outside runner/cuda/.
+ * It does not include <nccl.h>: NCCL is optional, and only cuda_nccl.c sees its header. */
 #ifndef HIR_CUDA_INTERNAL_H
 #define HIR_CUDA_INTERNAL_H
 
@@ -9,7 +10,6 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cublasLt.h>
-#include <nccl.h>
 
 #include "runner/backend.h"
 #include "runner/cuda/cuda_backend.h"
@@ -92,7 +92,7 @@ typedef struct hir_cu_kernel {
 typedef struct hir_cu_comm {
     int *team;
     int team_size;
-    ncclComm_t comm;
+    struct ncclComm *comm;       /* an ncclComm_t (cuda_nccl.c) */
 } hir_cu_comm;
 
 /* Local end of a CUDA-IPC P2P: my buffer and semaphore, and the imported peer ones (§4.1).
@@ -227,15 +227,17 @@ int  hir_cu_codegen_check(int cc_major, int cc_minor, int *ncompiled, FILE *log,
 int  hir_cu_link_module(hir_cu_backend *cb, const void *const *inputs, const size_t *sizes,
                         const int *kinds, int n, CUmodule *mod, hir_error *e);
 
-/* cuda_nccl.c */
-int  hir_cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **w,
-                       hir_error *e);
+/* cuda_nccl.c, or cuda_nonccl.c in a build without NCCL (where every entry that needs NCCL
+ * fails with a message saying so, and the others do nothing) */
+int  hir_cu_nccl_collective(hir_backend *be, hir_stream *s, const hir_collective *c,
+                            hir_work **w, hir_error *e);
 int  hir_cu_group_begin(hir_backend *be, hir_error *e);
 int  hir_cu_group_end(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e);
 int  hir_cu_nccl_p2p(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_work **w,
                      hir_error *e);
 int  hir_cu_nccl_check_async(hir_cu_backend *cb, hir_error *e);
 void hir_cu_nccl_destroy(hir_cu_backend *cb);
+int  hir_cu_nccl_version(void);   /* ncclGetVersion's code; 0 without NCCL */
 
 /* cuda_ipc.c */
 int  hir_cu_share_handles(hir_backend *be, const hir_p2p *list, int n, hir_error *e);

@@ -1,12 +1,26 @@
 /* cuda_nccl.c — collectives and NCCL-transport P2P. One communicator per team (key = the
  * team's world ranks), created lazily: member 0 makes the unique id and shares it through
  * hir_boot_team_bcast. Operations are queued on the caller's stream; the work is an event
- * recorded after them, and `wait` is a device-side cudaStreamWaitEvent. */
+ * recorded after them, and `wait` is a device-side cudaStreamWaitEvent. The one file of the
+ * backend that includes <nccl.h>; built only with NCCL (cuda_nonccl.c stands in otherwise). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <nccl.h>
+
 #include "runner/cuda/cuda_internal.h"
+
+const char *hir_cu_str_nccl(int st) { return ncclGetErrorString((ncclResult_t)st); }
+
+int hir_cu_nccl_version(void)
+{
+    int v = 0;
+    ncclGetVersion(&v);
+    return v;
+}
+
+int hir_cuda_has_nccl(void) { return 1; }
 
 static int nccl_type(hir_dtype t, int reducing, ncclDataType_t *dt, size_t *mult)
 {
@@ -133,13 +147,12 @@ static int need(const hir_view *v, const char *what, const hir_collective *c, hi
     return 0;
 }
 
-int hir_cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **w,
-                      hir_error *e)
+/* Every collective but an Allgather over CUDA IPC (cu_collective, cuda_backend.c). */
+int hir_cu_nccl_collective(hir_backend *be, hir_stream *s, const hir_collective *c,
+                           hir_work **w, hir_error *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     *w = NULL;
-    if (c->transport == HIR_TRANSPORT_CUDA && c->kind == HIR_COLL_ALLGATHER && !cb->in_group)
-        return hir_cu_ipc_allgather(cb, s, c, w, e);
     if (c->transport != HIR_TRANSPORT_NCCL)
         return hir_error_set(e, "%s: the CUDA backend runs collectives over NCCL (and an "
                                 "Allgather also over CUDA IPC)", coll_name(c->kind)), -1;

@@ -1,4 +1,4 @@
 # runner/bench.c: the --bench timing loop on the CPU backend.
-hir_add_cmocka_test(test_bench
+hir_add_unit_test(test_bench
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_bench.c
-  LIBS hir_runner)
+  LIBS hir::runner)

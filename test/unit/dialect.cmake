@@ -1,11 +1,11 @@
 # Unit tests of the dialect library (arena, maps, interning, IR construction, expressions,
 # printing, diagnostics) and of the verifier on parsed programs.
-hir_add_cmocka_test(test_dialect_core
+hir_add_unit_test(test_dialect_core
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dialect_core.c
-  LIBS hir_dialect)
-hir_add_cmocka_test(test_dialect_ir
+  LIBS hir::dialect)
+hir_add_unit_test(test_dialect_ir
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dialect_ir.c
-  LIBS hir_dialect)
-hir_add_cmocka_test(test_dialect_verify
+  LIBS hir::dialect)
+hir_add_unit_test(test_dialect_verify
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dialect_verify.c
-  LIBS hir_parser hir_dialect)
+  LIBS hir::parser hir::dialect)

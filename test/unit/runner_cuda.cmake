@@ -1,8 +1,7 @@
-# CUDA backend on machines without a GPU (CI): it must say so cleanly. The GPU checks are the
-# hand-run hir-cuda-selftest (runner/cuda/), not ctests.
-if(TARGET hir_cuda AND HIR_HAVE_CUDA)
-  hir_add_cmocka_test(runner_cuda_nogpu
-    SOURCES ${PROJECT_SOURCE_DIR}/runner/cuda/cuda_nogpu_test.c
-    LIBS hir_cuda)
-  set_tests_properties(unit.runner_cuda_nogpu PROPERTIES SKIP_RETURN_CODE 77)
+# The CUDA backend as seen from a build without it: the stand-in (runner/cuda_absent.c) must
+# refuse cleanly. Builds with the CUDA backend run its no-GPU test instead (test/gpu/).
+if(NOT HIR_HAVE_CUDA)
+  hir_add_unit_test(test_cuda_absent
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cuda_absent.c
+    LIBS hir::cuda)
 endif()

@@ -430,12 +430,6 @@ static void test_misc(void **state)
     assert_int_equal(be->ops->share_handles(be, &pp, 1, &e), -1);
     assert_non_null(strstr(e.msg, "send to self not supported"));
     assert_int_equal(be->ops->group_end(be, NULL, &w, &e), -1);
-
-    /* the CUDA stand-in */
-    hir_backend *cu;
-    hir_backend_config cfg = {0};
-    assert_int_equal(hir_backend_cuda_create(&cfg, &cu, &e), -1);
-    assert_int_equal(hir_cuda_available(), 0);
 }
 
 int main(void)

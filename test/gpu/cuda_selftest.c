@@ -1,5 +1,6 @@
 /* cuda_selftest.c — GPU self-test of the CUDA backend against host-computed references, run
- * by hand under `mpirun -np N hir-cuda-selftest` (needs a GPU, so it is no ctest). Also
+ * by hand under `mpirun -np N hir-cuda-selftest` (needs a GPU, so it is no ctest; built with
+ * the CUDA backend by test/gpu/CMakeLists.txt, run by test/gpu/run_gpu_checks.sh). Also
  * `--bench-gemm M K N` (bf16 linear TFLOP/s) and `--codegen` (compiles every generated kernel
  * with NVRTC + nvJitLink; needs no GPU). Prints PASS/FAIL per check. */
 #include <math.h>
@@ -924,7 +925,10 @@ int main(int argc, char **argv)
             test_reduce(&t);
             test_user_kernel(&t);
         }
-        test_nccl(&t, t.size > ndev);
+        if (hir_cuda_has_nccl())
+            test_nccl(&t, t.size > ndev);
+        else if (t.rank == 0)
+            printf("[rank 0] SKIP nccl: this build has no NCCL (HIR_ENABLE_NCCL)\n");
         test_ipc_misc(&t);
         if (t.size > 1) {
             test_ring(&t, HIR_P2P_GET, iters);

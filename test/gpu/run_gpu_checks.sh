@@ -1,7 +1,8 @@
 #!/bin/bash
 # run_gpu_checks.sh — everything the CUDA backend checks on a GPU machine, in one go: library
 # check (ldd), the self-test at np=1,2,4,8 (all ranks on the visible GPU(s)), and the bf16
-# GEMM comparison against torch. Usage: run_gpu_checks.sh BIN_DIR [OUT_DIR]
+# GEMM comparison against torch. Usage: run_gpu_checks.sh BIN_DIR [OUT_DIR], where BIN_DIR holds
+# hir-cuda-selftest (a build's test/gpu/ folder); run it from the source root (bench/).
 set -u
 BIN=${1:-.dev/cuda}/hir-cuda-selftest
 OUTD=${2:-${OUT:-/tmp}}

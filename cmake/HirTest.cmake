@@ -1,0 +1,51 @@
+# HirTest.cmake — how tests are registered; every test is listed by name (no globbing).
+#
+#   hir_add_unit_test(NAME SOURCES file.c ... LIBS hir::lib ...
+#                     [RANKS n] [TIMEOUT s] [SKIP_RETURN_CODE c] [NO_CMOCKA])
+#       builds the program NAME (linked with CMocka unless NO_CMOCKA) and registers the ctest
+#       unit.NAME; RANKS n runs it under mpiexec with n ranks (needs the runner's MPI).
+#   hir_add_lit_suite(AREA [NEEDS_RUNNER])
+#       registers test/lit/AREA as the ctest lit.AREA; NEEDS_RUNNER: its tests call hir-run,
+#       so it is left out of builds without the runner (HIR_BUILD_RUNNER=OFF).
+include_guard(GLOBAL)
+
+function(hir_add_unit_test name)
+  cmake_parse_arguments(PARSE_ARGV 1 T "NO_CMOCKA" "RANKS;TIMEOUT;SKIP_RETURN_CODE" "SOURCES;LIBS")
+  if(T_UNPARSED_ARGUMENTS OR NOT T_SOURCES)
+    message(FATAL_ERROR "hir_add_unit_test(${name}): expected SOURCES ... LIBS ... "
+                        "(got ${T_UNPARSED_ARGUMENTS})")
+  endif()
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_LIBS})
+  if(NOT T_NO_CMOCKA)
+    target_include_directories(${name} PRIVATE ${CMOCKA_INCLUDE_DIR})
+    target_link_libraries(${name} PRIVATE ${CMOCKA_LIBRARY})
+  endif()
+  if(T_RANKS)
+    add_test(NAME unit.${name}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${T_RANKS} ${HIR_MPIEXEC_EXTRA}
+                     $<TARGET_FILE:${name}>)
+  else()
+    add_test(NAME unit.${name} COMMAND ${name})
+  endif()
+  if(T_TIMEOUT)
+    set_tests_properties(unit.${name} PROPERTIES TIMEOUT ${T_TIMEOUT})
+  endif()
+  if(DEFINED T_SKIP_RETURN_CODE)
+    set_tests_properties(unit.${name} PROPERTIES SKIP_RETURN_CODE ${T_SKIP_RETURN_CODE})
+  endif()
+endfunction()
+
+function(hir_add_lit_suite area)
+  cmake_parse_arguments(PARSE_ARGV 1 L "NEEDS_RUNNER" "" "")
+  set(dir ${PROJECT_SOURCE_DIR}/test/lit/${area})
+  if(NOT IS_DIRECTORY ${dir})
+    message(FATAL_ERROR "hir_add_lit_suite(${area}): no folder ${dir}")
+  endif()
+  if(L_NEEDS_RUNNER AND NOT HIR_BUILD_RUNNER)
+    return()
+  endif()
+  add_test(NAME lit.${area}
+           COMMAND ${Python3_EXECUTABLE} ${HIR_LIT} -sv
+                   --param hir_site=${PROJECT_BINARY_DIR}/test/lit/lit.site.cfg.py ${dir})
+endfunction()
