@@ -1,4 +1,4 @@
-/* dtype.c — lookups over the dtype table. */
+/* dtype.c — lookups over the dtype table (defs/dtype.def) and the scalar-symbol prefixes. */
 #include "dialect/dtype.h"
 
 #include <string.h>
@@ -7,16 +7,15 @@ static const struct {
     const char *name;
     size_t size;
     const char *prefix;
-    int is_float, is_int;
+    int is_float, is_int, sym;
 } dtypes[] = {
-#define X(E, NAME, SIZE, PREFIX, ISF, ISI) {NAME, SIZE, PREFIX, ISF, ISI},
-#include "dialect/dtype.def"
+#define X(E, NAME, SIZE, PREFIX, ISF, ISI, SYM) {NAME, SIZE, PREFIX, ISF, ISI, SYM},
+#include "dialect/defs/dtype.def"
 #undef X
 };
 
 const char *hir_dtype_name(hir_dtype t) { return t < HIR_DT_COUNT ? dtypes[t].name : "?"; }
 size_t hir_dtype_size(hir_dtype t) { return t < HIR_DT_COUNT ? dtypes[t].size : 0; }
-const char *hir_dtype_prefix(hir_dtype t) { return t < HIR_DT_COUNT ? dtypes[t].prefix : "?"; }
 int hir_dtype_is_float(hir_dtype t) { return t < HIR_DT_COUNT && dtypes[t].is_float; }
 int hir_dtype_is_int(hir_dtype t) { return t < HIR_DT_COUNT && dtypes[t].is_int; }
 
@@ -31,4 +30,24 @@ size_t hir_dtype_match(const char *s, size_t n, hir_dtype *out)
         }
     }
     return best;
+}
+
+bool hir_dtype_of_symbol_prefix(const char *s, size_t n, hir_dtype *out)
+{
+    for (int i = 0; i < HIR_DT_COUNT; i++)
+        if (dtypes[i].sym && strlen(dtypes[i].prefix) == n && !memcmp(dtypes[i].prefix, s, n)) {
+            *out = (hir_dtype)i;
+            return true;
+        }
+    static const char *const index_prefixes[] = {
+#define X(P) P,
+#include "dialect/defs/symbol.def"
+#undef X
+    };
+    for (size_t i = 0; i < sizeof index_prefixes / sizeof *index_prefixes; i++)
+        if (strlen(index_prefixes[i]) == n && !memcmp(index_prefixes[i], s, n)) {
+            *out = HIR_DT_INDEX;
+            return true;
+        }
+    return false;
 }

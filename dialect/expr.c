@@ -1,6 +1,6 @@
 /* expr.c — evaluation, constant folding and structural comparison of scalar expressions
- * (loop indices, peers, predicates, extents). Integer semantics follow nvFuser's int64 C++:
- * truncating division and remainder. */
+ * (loop indices, peers, predicates, extents). Integer semantics are dialect/intops.h's, the
+ * same as the backends'; a result that does not fit in 64 bits is refused, not wrapped. */
 #include "dialect/hir.h"
 
 #include "dialect/intops.h"
@@ -29,31 +29,27 @@ static int fail(char *msg, size_t len, const char *what, const hir_scalar *s)
 
 static int overflow(char *msg, size_t len) { return fail(msg, len, "integer overflow in index expression", NULL); }
 
+/* The status of a dialect/intops.h operation as the index evaluator reports it: a wrapped
+ * result is refused (an index, extent or peer that does not fit in 64 bits is a user error),
+ * never used; division by zero is an error. The value itself is intops.h's, as everywhere. */
+static int iop_status(int st, char *msg, size_t len)
+{
+    if (st == HIR_IOP_DIV0)
+        return fail(msg, len, "division by zero in index expression", NULL);
+    return st ? overflow(msg, len) : 0;
+}
+
 static int eval_binary(int op, int64_t a, int64_t b, int64_t *r, char *msg, size_t len)
 {
     switch (op) {
-    case HIR_BIN_ADD: return hir_add_overflow(a, b, r) ? overflow(msg, len) : 0;
-    case HIR_BIN_SUB: return hir_sub_overflow(a, b, r) ? overflow(msg, len) : 0;
-    case HIR_BIN_MUL: return hir_mul_overflow(a, b, r) ? overflow(msg, len) : 0;
-    case HIR_BIN_DIV:
+    case HIR_BIN_ADD: return iop_status(hir_iop_add(a, b, r), msg, len);
+    case HIR_BIN_SUB: return iop_status(hir_iop_sub(a, b, r), msg, len);
+    case HIR_BIN_MUL: return iop_status(hir_iop_mul(a, b, r), msg, len);
+    case HIR_BIN_DIV: return iop_status(hir_iop_div(a, b, r), msg, len);
     case HIR_BIN_MOD:
-    case HIR_BIN_CEILDIV:
-    case HIR_BIN_FMOD:
-    case HIR_BIN_REMAINDER:
-        if (b == 0)
-            return fail(msg, len, "division by zero in index expression", NULL);
-        if (a == INT64_MIN && b == -1)
-            return overflow(msg, len);
-        if (op == HIR_BIN_DIV)
-            *r = a / b;
-        else if (op == HIR_BIN_CEILDIV)
-            *r = hir_ceildiv(a, b);
-        else if (op == HIR_BIN_REMAINDER) {
-            int64_t m = a % b;   /* Python-style: sign of divisor; m and b differ in sign */
-            *r = (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
-        } else
-            *r = a % b;
-        return 0;
+    case HIR_BIN_FMOD: return iop_status(hir_iop_mod(a, b, r), msg, len);
+    case HIR_BIN_REMAINDER: return iop_status(hir_iop_remainder(a, b, r), msg, len);
+    case HIR_BIN_CEILDIV: return iop_status(hir_iop_ceildiv(a, b, r), msg, len);
     case HIR_BIN_EQ: *r = a == b; return 0;
     case HIR_BIN_NE: *r = a != b; return 0;
     case HIR_BIN_LT: *r = a < b; return 0;
@@ -65,26 +61,15 @@ static int eval_binary(int op, int64_t a, int64_t b, int64_t *r, char *msg, size
     case HIR_BIN_BITAND: *r = a & b; return 0;
     case HIR_BIN_BITOR: *r = a | b; return 0;
     case HIR_BIN_XOR: *r = a ^ b; return 0;
-    case HIR_BIN_SHL: *r = (b < 0 || b > 63) ? 0 : (int64_t)((uint64_t)a << b); return 0;
-    case HIR_BIN_SHR: *r = (b < 0 || b > 63) ? (a < 0 ? -1 : 0) : a >> b; return 0;
+    case HIR_BIN_SHL: return iop_status(hir_iop_shl(a, b, r), msg, len);
+    case HIR_BIN_SHR: return iop_status(hir_iop_shr(a, b, r), msg, len);
     case HIR_BIN_MAX: case HIR_BIN_FMAX: *r = a > b ? a : b; return 0;
     case HIR_BIN_MIN: case HIR_BIN_FMIN: *r = a < b ? a : b; return 0;
-    case HIR_BIN_GCD: {
-        uint64_t x = a < 0 ? -(uint64_t)a : (uint64_t)a, y = b < 0 ? -(uint64_t)b : (uint64_t)b;
-        while (y) {
-            uint64_t t = x % y;
-            x = y;
-            y = t;
-        }
-        if (x > (uint64_t)INT64_MAX)   /* gcd(INT64_MIN, 0) = 2^63 */
-            return overflow(msg, len);
-        *r = (int64_t)x;
-        return 0;
-    }
+    case HIR_BIN_GCD: return iop_status(hir_iop_gcd(a, b, r), msg, len);
     case HIR_BIN_POW:
-        if (b < 0)
+        if (b < 0)   /* a fraction in an index: refused as a user error */
             return fail(msg, len, "negative exponent in index expression", NULL);
-        return hir_pow_overflow(a, b, r) ? overflow(msg, len) : 0;
+        return iop_status(hir_iop_pow(a, b, r), msg, len);
     default:
         return fail(msg, len, "operator not supported on integers in index expression", NULL);
     }
@@ -98,10 +83,10 @@ static int eval_sexpr(const hir_sexpr *e, const int64_t *a, int64_t *out, char *
         return eval_binary(e->op, a[0], a[1], out, msg, len);
     case HIR_SX_UNARY:
         switch (e->op) {
-        case HIR_UN_NEG: return hir_neg_overflow(a[0], out) ? overflow(msg, len) : 0;
+        case HIR_UN_NEG: return iop_status(hir_iop_neg(a[0], out), msg, len);
         case HIR_UN_NOT: *out = !a[0]; return 0;
         case HIR_UN_BITNOT: *out = ~a[0]; return 0;
-        case HIR_UN_ABS: return hir_abs_overflow(a[0], out) ? overflow(msg, len) : 0;
+        case HIR_UN_ABS: return iop_status(hir_iop_abs(a[0], out), msg, len);
         case HIR_UN_SET: case HIR_UN_CEIL: case HIR_UN_FLOOR: case HIR_UN_ROUND:
         case HIR_UN_TRUNC:
             *out = a[0];

@@ -1,6 +1,6 @@
-/* hir.h — the Host IR dialect: arena, interning, sources and diagnostics, values (tensors,
- * iteration domains, meshes, scalars, streams), statements and programs, printer, verifier.
- * One header for the whole dialect, grouped by the file that defines each part. */
+/* hir.h — the Host IR dialect: values (tensors, iteration domains, meshes, scalars, streams),
+ * statements and programs, printer, verifier. One header for the whole dialect, grouped by the
+ * file that defines each part; it builds on support/ (arena, maps, interning, diagnostics). */
 #ifndef HIR_H
 #define HIR_H
 
@@ -12,138 +12,15 @@
 #include <stdio.h>
 
 #include "dialect/dtype.h"
-#include "runner/types.h"   /* operator tables shared by the dialect and the runner */
+#include "dialect/tables.h"   /* enums and names generated from dialect/defs/ */
+#include "support/diag.h"
+#include "support/support.h"
 
 #define HIR_VERSION "0.1.0"
 #define HIR_MAX_NESTING 256          /* deeper bodies are refused with a diagnostic */
 /* hir-run refuses a loop of more iterations (docs/runner.md): a host loop runs over streams,
  * devices or chunks, and an extent near 2^63 would otherwise run for ever. */
 #define HIR_MAX_LOOP_TRIPS (INT64_C(1) << 24)
-
-/* Broken invariants abort with file and line; user mistakes never get here. */
-#define hir_assert(c) ((c) ? (void)0 : hir_panic(__FILE__, __LINE__, #c))
-_Noreturn void hir_panic(const char *file, int line, const char *what);
-
-/* ------------------------------------------------------------------ arena.c */
-
-/* Out of memory. IR is built by many small allocations with no error path of their own, so
- * an arena that cannot grow does not return NULL: it jumps (longjmp) to the recovery point
- * that the library entry point using it installed with hir_arena_on_oom (hir_parse,
- * hir_program_verify, hir_pipeline_run, hir_gen_program). That entry point then frees what it
- * allocated, the arena included, and returns HIR_ENOMEM; the tool prints "out of memory" and
- * exits 1. The recovery point lives in the entry point's frame, never in a global. With no
- * recovery point installed, running out of memory is an internal error (hir_panic).
- * hir_arena_try_alloc never jumps: NULL on failure. hir_arena_new returns NULL on failure. */
-#define HIR_ENOMEM (-2)
-typedef struct hir_arena hir_arena;
-hir_arena *hir_arena_new(void);
-void       hir_arena_free(hir_arena *a);
-jmp_buf   *hir_arena_on_oom(hir_arena *a, jmp_buf *jb);   /* installs jb; returns the previous */
-_Noreturn void hir_arena_oom(hir_arena *a);               /* jump to the recovery point */
-bool       hir_arena_failed(const hir_arena *a);           /* an allocation has failed */
-void      *hir_arena_try_alloc(hir_arena *a, size_t size);
-void      *hir_arena_alloc(hir_arena *a, size_t size);            /* zeroed, 16-aligned */
-void      *hir_arena_grow(hir_arena *a, void *old, size_t old_size, size_t new_size);
-char      *hir_arena_strndup(hir_arena *a, const char *s, size_t n);
-size_t     hir_arena_bytes(const hir_arena *a);
-
-/* Growable array of pointers living in an arena. */
-typedef struct hir_ptrvec {
-    void **items;
-    int n, cap;
-} hir_ptrvec;
-void hir_ptrvec_push(hir_arena *a, hir_ptrvec *v, void *item);
-void hir_ptrvec_insert(hir_arena *a, hir_ptrvec *v, int at, void *item);
-void hir_ptrvec_remove(hir_ptrvec *v, int at);
-
-/* ------------------------------------------------------------------ map.c */
-
-/* Open-addressing map from uint64 keys to pointers (its tables are malloc'd, not in an
- * arena). A map made by hir_map_init_in reports a failed growth through that arena's recovery
- * point (hir_arena_oom); hir_map_try_put returns -1 instead, leaving the map as it was. */
-typedef struct hir_map {
-    uint64_t *keys;
-    void **vals;
-    size_t cap, n;
-    hir_arena *oom;              /* where a failed growth goes (NULL: hir_panic) */
-} hir_map;
-void  hir_map_init(hir_map *m);
-void  hir_map_init_in(hir_map *m, hir_arena *oom);
-int   hir_map_try_put(hir_map *m, uint64_t key, void *val);
-void  hir_map_fini(hir_map *m);
-void *hir_map_get(const hir_map *m, uint64_t key);
-void  hir_map_put(hir_map *m, uint64_t key, void *val);
-void  hir_map_del(hir_map *m, uint64_t key);
-uint64_t hir_hash_bytes(const void *p, size_t n);
-
-/* Interned strings: equal strings share one pointer for the life of the table. */
-typedef struct hir_strtab {
-    hir_arena *arena;
-    hir_map map;                 /* hash -> chain of entries */
-} hir_strtab;
-void        hir_strtab_init(hir_strtab *t, hir_arena *a);
-void        hir_strtab_fini(hir_strtab *t);
-const char *hir_intern(hir_strtab *t, const char *s, size_t n);
-
-/* ------------------------------------------------------------------ diag.c */
-
-/* A source buffer; locations are byte offsets into it, turned into line:col when printed. */
-typedef struct hir_source {
-    const char *name;            /* file name as given ("-" for stdin, "<generated>") */
-    const char *text;
-    size_t len;
-    size_t *line_starts;         /* computed lazily */
-    size_t nlines;
-    int line_base;               /* lines before this text in its file (--split-input-file) */
-} hir_source;
-
-typedef struct hir_loc {
-    const hir_source *src;       /* NULL for IR made by passes */
-    uint32_t begin, end;         /* [begin, end) byte offsets */
-} hir_loc;
-
-typedef enum hir_severity { HIR_NOTE, HIR_WARNING, HIR_ERROR } hir_severity;
-
-typedef struct hir_diag_entry {
-    hir_severity sev;
-    hir_loc loc;
-    char *msg;
-    struct hir_diag_entry *notes;   /* linked notes */
-    struct hir_diag_entry *next;
-    bool printed;
-} hir_diag_entry;
-
-/* Collects diagnostics; prints them MLIR-style or keeps them for --verify-diagnostics. */
-typedef struct hir_diag {
-    FILE *out;                   /* where to print (NULL: keep only) */
-    bool keep;                   /* keep entries for later inspection */
-    hir_diag_entry *first, *last;
-    int errors, warnings;
-    int max_errors;              /* stop recording after this many (0: unlimited) */
-    int lost;                    /* diagnostics counted but not kept: no memory for them */
-    bool color;                  /* ANSI colours as clang prints them (the tools' --color);
-                                  * false: plain text, byte for byte what lit tests expect */
-} hir_diag;
-
-void hir_source_init(hir_source *s, const char *name, const char *text, size_t len);
-void hir_source_fini(hir_source *s);
-void hir_source_linecol(hir_source *s, size_t off, int *line, int *col);
-/* Emits a diagnostic; returns the entry so notes can be attached with hir_diag_note. */
-hir_diag_entry *hir_diag_emit(hir_diag *d, hir_severity sev, hir_loc loc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-hir_diag_entry *hir_diag_vemit(hir_diag *d, hir_severity sev, hir_loc loc, const char *fmt,
-                               va_list ap);
-/* hir_diag_emit returns NULL (the diagnostic counted in errors/warnings and in lost) when
- * there is no memory to keep it; hir_diag_note ignores a NULL parent. */
-void hir_diag_note(hir_diag *d, hir_diag_entry *parent, hir_loc loc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-void hir_diag_init(hir_diag *d, FILE *out);
-void hir_diag_flush(hir_diag *d);
-void hir_diag_fini(hir_diag *d);
-void hir_diag_print_entry(FILE *f, const hir_diag_entry *e);
-/* --verify-diagnostics: match kept entries against `// expected-error@+1 {{...}}` comments
- * in src; reports mismatches to `out`; returns 0 when everything matched. */
-int hir_diag_verify(hir_diag *d, hir_source *src, FILE *out);
 
 /* ------------------------------------------------------------------ values (ir.c) */
 
@@ -157,37 +34,6 @@ typedef enum hir_value_kind { HIR_VAL_TENSOR, HIR_VAL_SCALAR } hir_value_kind;
 typedef struct hir_value {
     hir_value_kind kind;
 } hir_value;
-
-typedef enum hir_mem {
-    HIR_MEM_GLOBAL, HIR_MEM_LOCAL, HIR_MEM_SHARED, HIR_MEM_TENSOR, HIR_MEM_SYMMETRIC,
-    HIR_MEM_COUNT
-} hir_mem;
-const char *hir_mem_letter(hir_mem m);        /* "g", "l", "s", "t", "sym" */
-const char *hir_mem_name(hir_mem m);          /* "global", "register", ... (ALLOCATE mem_type) */
-
-typedef enum hir_itype {
-    HIR_IT_ITER, HIR_IT_REDUCTION, HIR_IT_BROADCAST, HIR_IT_STRIDE, HIR_IT_GATHER,
-    HIR_IT_VECTOR, HIR_IT_SYMBOLIC
-} hir_itype;
-
-/* Parallel types; the spelling table keeps the older stream spellings distinct so that old
- * dumps print back as they were read. */
-#define HIR_PTYPES(X) \
-    X(SERIAL, "S") X(DIDX, "deviceIdx.x") X(DIDY, "deviceIdx.y") X(DIDZ, "deviceIdx.z") \
-    X(STREAM, "streamIdx") X(STREAM_OLD1, "StreamIdx") X(STREAM_OLD0, "Stream") \
-    X(BIDX, "blockIdx.x") X(BIDY, "blockIdx.y") X(BIDZ, "blockIdx.z") \
-    X(TIDX, "threadIdx.x") X(TIDY, "threadIdx.y") X(TIDZ, "threadIdx.z") \
-    X(VECTORIZE, "V") X(UNROLL, "UR") X(UNSWITCH, "US") X(MMA, "MMA") X(GROUP, "G") \
-    X(BULK, "B")
-typedef enum hir_ptype {
-#define X(E, S) HIR_PT_##E,
-    HIR_PTYPES(X)
-#undef X
-    HIR_PT_COUNT
-} hir_ptype;
-const char *hir_ptype_name(hir_ptype p);
-bool hir_ptype_is_stream(hir_ptype p);
-bool hir_ptype_is_device(hir_ptype p);
 
 enum { HIR_ID_RFACTOR = 1, HIR_ID_PADDED = 2, HIR_ID_CLUSTERED = 4 };
 
@@ -231,7 +77,7 @@ typedef enum hir_scalar_kind {
     HIR_SC_INT, HIR_SC_BOOL, HIR_SC_FLOAT,   /* literals */
 } hir_scalar_kind;
 
-/* Scalar expression operators: the runner's binary/unary/ternary tables plus casts. */
+/* Scalar expression operators: the element-wise tables of dialect/defs/ewise.def. */
 typedef enum hir_sexpr_kind { HIR_SX_UNARY, HIR_SX_BINARY, HIR_SX_TERNARY, HIR_SX_CALL } hir_sexpr_kind;
 
 typedef struct hir_sexpr {
@@ -275,54 +121,9 @@ typedef enum hir_form { HIR_FORM_2025 = 0, HIR_FORM_2026 = 1 } hir_form;
 
 /* ------------------------------------------------------------------ statements (ir.c) */
 
-typedef enum hir_op {
-#define X(E, KW, FMT, NMIN, NMAX, OUT, FL) HIR_OP_##E,
-#include "dialect/ops.def"
-#undef X
-    HIR_OP_COUNT
-} hir_op;
-
-typedef enum hir_fmt {
-    HIR_FMT_ALLOCATE, HIR_FMT_STREAM, HIR_FMT_FOR, HIR_FMT_HOST_FOR, HIR_FMT_IF,
-    HIR_FMT_ALIAS_SELECT, HIR_FMT_SHARD, HIR_FMT_SYMVIEW, HIR_FMT_LOADSTORE, HIR_FMT_LINEAR,
-    HIR_FMT_MATMUL, HIR_FMT_UNARY, HIR_FMT_BINARY, HIR_FMT_TERNARY, HIR_FMT_REDUCTION,
-    HIR_FMT_SELECT, HIR_FMT_SLICE, HIR_FMT_VIEW, HIR_FMT_FLAGS, HIR_FMT_COMM, HIR_FMT_P2P,
-    HIR_FMT_WAIT, HIR_FMT_STARTCOAL, HIR_FMT_ENDCOAL, HIR_FMT_SHARE, HIR_FMT_POST,
-    HIR_FMT_LAUNCH, HIR_FMT_DEALLOC, HIR_FMT_SCALARDEF, HIR_FMT_HIRALLOC, HIR_FMT_CPERM,
-    HIR_FMT_DISPATCH, HIR_FMT_COMBINE,
-} hir_fmt;
-
-enum {
-    HIR_OPF_ALLOC = 1, HIR_OPF_STREAM = 2, HIR_OPF_REGION = 4, HIR_OPF_VIEW = 8,
-    HIR_OPF_COMPUTE = 16, HIR_OPF_COMM = 32, HIR_OPF_KERNEL = 64,
-};
-
-typedef struct hir_opinfo {
-    const char *keyword;
-    hir_fmt fmt;
-    int nin_min, nin_max;
-    int has_out;
-    unsigned flags;
-    const char *enum_name;
-} hir_opinfo;
-extern const hir_opinfo hir_ops[HIR_OP_COUNT];     /* the op table (const data) */
-/* Keyword lookup for statements written "T.. = KEYWORD(...)" or starting a line. */
-bool hir_op_lookup(const char *kw, size_t n, hir_op *out);
-
 typedef struct hir_block {
     hir_ptrvec stmts;            /* hir_stmt* */
 } hir_block;
-
-typedef enum hir_comm_type {
-    HIR_COMM_GATHER, HIR_COMM_ALLGATHER, HIR_COMM_SCATTER, HIR_COMM_REDUCE,
-    HIR_COMM_ALLREDUCE, HIR_COMM_REDUCESCATTER, HIR_COMM_BROADCAST, HIR_COMM_SENDRECV,
-    HIR_COMM_COUNT
-} hir_comm_type;
-const char *hir_comm_type_name(hir_comm_type t);
-bool hir_comm_type_has_root(hir_comm_type t);
-
-typedef enum hir_backend_kind { HIR_BK_NCCL, HIR_BK_UCC, HIR_BK_CUDA, HIR_BK_COUNT } hir_backend_kind;
-const char *hir_backend_kind_name(hir_backend_kind b);
 
 /* A Communication / P2PCommunication / EndCoalescing expression, numbered in the shared
  * expression counter. P2P expressions can be named by ShareMemHandles before their own
@@ -499,13 +300,7 @@ hir_scalar     *hir_scalar_anon(hir_program *p, hir_sexpr *def);
 hir_scalar     *hir_scalar_new_index(hir_program *p, hir_sexpr *def);
 hir_sexpr      *hir_sexpr_binary(hir_program *p, hir_binary_op op, hir_scalar *a, hir_scalar *b);
 hir_sexpr      *hir_sexpr_unary(hir_program *p, hir_unary_op op, hir_scalar *a);
-/* Operator spellings (from the runner's X-macro tables) */
-const char *hir_binary_infix(int op);     /* "+" or NULL */
-const char *hir_binary_fn(int op);        /* "add" */
-const char *hir_unary_prefix(int op);     /* "-" or NULL */
-const char *hir_unary_fn(int op);
-bool hir_binary_lookup_infix(const char *s, size_t n, int *op);
-bool hir_unary_lookup_prefix(const char *s, size_t n, int *op);
+/* Function-style operator names (binary, unary, ternary by nargs; see hir_ewise_fn_lookup). */
 bool hir_fn_lookup(const char *name, int nargs, hir_sexpr_kind *kind, int *op);
 hir_comm       *hir_comm_get(hir_program *p, int64_t number);
 hir_comm       *hir_comm_create(hir_program *p, int64_t number, hir_op op);
@@ -568,10 +363,7 @@ bool hir_scalar_depends_on(const hir_scalar *s, const hir_scalar *leaf);
 void hir_program_print(const hir_program *p, FILE *f);
 void hir_stmt_print(const hir_stmt *s, int level, FILE *f);
 void hir_tensor_print(const hir_tensor *t, FILE *f);
-void hir_iterdomain_print(const hir_iterdomain *id, FILE *f);
-void hir_scalar_print_ref(const hir_scalar *s, FILE *f);      /* by name / value */
 void hir_scalar_print_inline(const hir_scalar *s, FILE *f);   /* "( a + b )" */
-void hir_sexpr_print_def(const hir_sexpr *e, FILE *f);        /* "a + b", "ceilDiv(a, b)" */
 /* Into a malloc'd string (caller frees); NULL when out of memory. */
 char *hir_tensor_str(const hir_tensor *t);
 char *hir_scalar_str_inline(const hir_scalar *s);

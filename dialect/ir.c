@@ -5,56 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const hir_opinfo hir_ops[HIR_OP_COUNT] = {
-#define X(E, KW, FMT, NMIN, NMAX, OUT, FL) {KW, HIR_FMT_##FMT, NMIN, NMAX, OUT, FL, #E},
-#include "dialect/ops.def"
-#undef X
-};
-
-bool hir_op_lookup(const char *kw, size_t n, hir_op *out)
-{
-    for (int i = 0; i < HIR_OP_COUNT; i++) {
-        const char *k = hir_ops[i].keyword;
-        if (k && strlen(k) == n && memcmp(k, kw, n) == 0) {
-            *out = (hir_op)i;
-            return true;
-        }
-    }
-    return false;
-}
-
-static const char *const mem_letters[] = {"g", "l", "s", "t", "sym"};
-static const char *const mem_names[] = {"global", "register", "shared", "tensor", "symmetric"};
-const char *hir_mem_letter(hir_mem m) { return m < HIR_MEM_COUNT ? mem_letters[m] : "?"; }
-const char *hir_mem_name(hir_mem m) { return m < HIR_MEM_COUNT ? mem_names[m] : "?"; }
-
-static const char *const ptype_names[] = {
-#define X(E, S) S,
-    HIR_PTYPES(X)
-#undef X
-};
-const char *hir_ptype_name(hir_ptype p) { return p < HIR_PT_COUNT ? ptype_names[p] : "?"; }
-bool hir_ptype_is_stream(hir_ptype p)
-{
-    return p == HIR_PT_STREAM || p == HIR_PT_STREAM_OLD1 || p == HIR_PT_STREAM_OLD0;
-}
-bool hir_ptype_is_device(hir_ptype p)
-{
-    return p == HIR_PT_DIDX || p == HIR_PT_DIDY || p == HIR_PT_DIDZ;
-}
-
-static const char *const comm_names[] = {"Gather", "Allgather", "Scatter", "Reduce", "Allreduce",
-                                         "ReduceScatter", "Broadcast", "SendRecv"};
-const char *hir_comm_type_name(hir_comm_type t) { return t < HIR_COMM_COUNT ? comm_names[t] : "?"; }
-bool hir_comm_type_has_root(hir_comm_type t)
-{
-    return t == HIR_COMM_GATHER || t == HIR_COMM_SCATTER || t == HIR_COMM_REDUCE ||
-           t == HIR_COMM_BROADCAST || t == HIR_COMM_SENDRECV;
-}
-
-static const char *const backend_names[] = {"NCCL", "UCC", "CUDA"};
-const char *hir_backend_kind_name(hir_backend_kind b) { return b < HIR_BK_COUNT ? backend_names[b] : "?"; }
-
 hir_program *hir_program_new(void)
 {
     hir_arena *a = hir_arena_new();
@@ -227,17 +177,6 @@ hir_scalar *hir_scalar_named(hir_program *p, const char *name)
     return s;
 }
 
-static hir_dtype prefix_dtype(const char *prefix)
-{
-    switch (prefix[0]) {
-    case 'b': return HIR_DT_BOOL;
-    case 'd': return HIR_DT_DOUBLE;
-    case 'f': return prefix[1] == '4' ? HIR_DT_E2M1X2 : HIR_DT_FLOAT;
-    case 'c': return HIR_DT_CDOUBLE;
-    default: return HIR_DT_INDEX;
-    }
-}
-
 hir_scalar *hir_scalar_symbol(hir_program *p, const char *prefix, int64_t number)
 {
     hir_scalar *s = hir_map_get(&p->symbols, (uint64_t)number);
@@ -246,7 +185,8 @@ hir_scalar *hir_scalar_symbol(hir_program *p, const char *prefix, int64_t number
     s = scalar_alloc(p, HIR_SC_SYMBOL);
     s->number = number;
     s->name = hir_program_intern(p, prefix);
-    s->dtype = prefix_dtype(prefix);
+    if (!hir_dtype_of_symbol_prefix(prefix, strlen(prefix), &s->dtype))
+        s->dtype = HIR_DT_INDEX;
     hir_map_put(&p->symbols, (uint64_t)number, s);
     bump(&p->next_scalar, number);
     return s;
@@ -304,91 +244,14 @@ hir_scalar *hir_scalar_new_index(hir_program *p, hir_sexpr *def)
     return s;
 }
 
-static const char *const binary_fn[] = {
-#define X(E, N, S) N,
-    HIR_BINARY_OPS(X)
-#undef X
-};
-static const char *const binary_infix[] = {
-#define X(E, N, S) S,
-    HIR_BINARY_OPS(X)
-#undef X
-};
-static const char *const unary_fn[] = {
-#define X(E, N, S) N,
-    HIR_UNARY_OPS(X)
-#undef X
-};
-static const char *const unary_prefix[] = {
-#define X(E, N, S) S,
-    HIR_UNARY_OPS(X)
-#undef X
-};
-static const char *const ternary_fn[] = {
-#define X(E, N, S) N,
-    HIR_TERNARY_OPS(X)
-#undef X
-};
-
-const char *hir_binary_infix(int op) { return op >= 0 && op < HIR_BIN_COUNT ? binary_infix[op] : NULL; }
-const char *hir_binary_fn(int op) { return op >= 0 && op < HIR_BIN_COUNT ? binary_fn[op] : NULL; }
-const char *hir_unary_prefix(int op) { return op >= 0 && op < HIR_UN_COUNT ? unary_prefix[op] : NULL; }
-const char *hir_unary_fn(int op) { return op >= 0 && op < HIR_UN_COUNT ? unary_fn[op] : NULL; }
-
-bool hir_binary_lookup_infix(const char *s, size_t n, int *op)
-{
-    for (int i = 0; i < HIR_BIN_COUNT; i++)
-        if (binary_infix[i] && strlen(binary_infix[i]) == n && !memcmp(binary_infix[i], s, n)) {
-            *op = i;
-            return true;
-        }
-    return false;
-}
-
-bool hir_unary_lookup_prefix(const char *s, size_t n, int *op)
-{
-    for (int i = 0; i < HIR_UN_COUNT; i++)
-        if (unary_prefix[i] && strlen(unary_prefix[i]) == n && !memcmp(unary_prefix[i], s, n)) {
-            *op = i;
-            return true;
-        }
-    return false;
-}
-
-/* Function-style names: binary first (max/min are binary), then unary, then ternary.
- * A trailing 'f' (fmaxf, powf) names the float variant of the same op. */
+/* Function-style names: the family follows from the argument count. */
 bool hir_fn_lookup(const char *s, int nargs, hir_sexpr_kind *kind, int *op)
 {
-    size_t n = strlen(s);
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) {
-            if (n < 2 || s[n - 1] != 'f')
-                break;
-            n--;
-        }
-        if (nargs == 2)
-            for (int i = 0; i < HIR_BIN_COUNT; i++)
-                if (strlen(binary_fn[i]) == n && !memcmp(binary_fn[i], s, n)) {
-                    *kind = HIR_SX_BINARY;
-                    *op = i;
-                    return true;
-                }
-        if (nargs == 1)
-            for (int i = 0; i < HIR_UN_COUNT; i++)
-                if (strlen(unary_fn[i]) == n && !memcmp(unary_fn[i], s, n)) {
-                    *kind = HIR_SX_UNARY;
-                    *op = i;
-                    return true;
-                }
-        if (nargs == 3)
-            for (int i = 0; i < HIR_TER_COUNT; i++)
-                if (strlen(ternary_fn[i]) == n && !memcmp(ternary_fn[i], s, n)) {
-                    *kind = HIR_SX_TERNARY;
-                    *op = i;
-                    return true;
-                }
-    }
-    return false;
+    static const hir_sexpr_kind by_nargs[] = {HIR_SX_CALL, HIR_SX_UNARY, HIR_SX_BINARY, HIR_SX_TERNARY};
+    if (nargs < 1 || nargs > 3 || !hir_ewise_fn_lookup(s, nargs, op))
+        return false;
+    *kind = by_nargs[nargs];
+    return true;
 }
 
 hir_sexpr *hir_sexpr_binary(hir_program *p, hir_binary_op op, hir_scalar *a, hir_scalar *b)
@@ -396,8 +259,8 @@ hir_sexpr *hir_sexpr_binary(hir_program *p, hir_binary_op op, hir_scalar *a, hir
     hir_sexpr *e = hir_arena_alloc(p->arena, sizeof *e);
     e->kind = HIR_SX_BINARY;
     e->op = op;
-    e->infix = binary_infix[op] != NULL;
-    e->fn = e->infix ? NULL : hir_program_intern(p, binary_fn[op]);
+    e->infix = hir_binary_infix(op) != NULL;
+    e->fn = e->infix ? NULL : hir_program_intern(p, hir_binary_op_name(op));
     e->nargs = 2;
     e->args[0] = a;
     e->args[1] = b;
@@ -409,8 +272,8 @@ hir_sexpr *hir_sexpr_unary(hir_program *p, hir_unary_op op, hir_scalar *a)
     hir_sexpr *e = hir_arena_alloc(p->arena, sizeof *e);
     e->kind = HIR_SX_UNARY;
     e->op = op;
-    e->infix = unary_prefix[op] != NULL;
-    e->fn = e->infix ? NULL : hir_program_intern(p, unary_fn[op]);
+    e->infix = hir_unary_prefix(op) != NULL;
+    e->fn = e->infix ? NULL : hir_program_intern(p, hir_unary_op_name(op));
     e->nargs = 1;
     e->args[0] = a;
     return e;

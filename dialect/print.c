@@ -103,8 +103,6 @@ static void spaces(out *f, int n)
         o_c(f, ' ');
 }
 
-static const char itype_chars[] = {'i', 'r', 'b', 's', 'n', 'v', '?'};
-
 static void mesh_print(const hir_mesh *m, out *f)
 {
     PUT(f, "DeviceMesh");
@@ -212,7 +210,7 @@ static void o_sexpr_print_def(const hir_sexpr *e, out *f) { sexpr_print(e, f, fa
 
 static void o_iterdomain_print(const hir_iterdomain *id, out *f)
 {
-    o_c(f, itype_chars[id->itype]);
+    o_c(f, hir_itype_letter(id->itype));
     put_str(f, hir_ptype_name(id->ptype));
     put_int(f, id->number);
     o_c(f, '{');
@@ -782,10 +780,7 @@ static void o_program_print(const hir_program *p, out *f)
         o_flush(&o_);         \
     } while (0)
 
-void hir_scalar_print_ref(const hir_scalar *s, FILE *f) { WRAP(o_scalar_print_ref(s, &o_)); }
 void hir_scalar_print_inline(const hir_scalar *s, FILE *f) { WRAP(o_scalar_print_inline(s, &o_)); }
-void hir_sexpr_print_def(const hir_sexpr *e, FILE *f) { WRAP(o_sexpr_print_def(e, &o_)); }
-void hir_iterdomain_print(const hir_iterdomain *id, FILE *f) { WRAP(o_iterdomain_print(id, &o_)); }
 void hir_tensor_print(const hir_tensor *t, FILE *f) { WRAP(o_tensor_print(t, &o_)); }
 void hir_stmt_print(const hir_stmt *s, int level, FILE *f) { WRAP(o_stmt_print(s, level, &o_)); }
 void hir_program_print(const hir_program *p, FILE *f)

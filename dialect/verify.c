@@ -675,7 +675,7 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
             (strstr(why, "not supported") || strstr(why, "unknown function") || strstr(why, "floating-point")))
         {
             char sp[64];
-            snprintf(sp, sizeof sp, "%c%s%lld", "irbsnv?"[id->itype], hir_ptype_name(id->ptype),
+            snprintf(sp, sizeof sp, "%c%s%lld", hir_itype_letter(id->itype), hir_ptype_name(id->ptype),
                      (long long)id->number);
             verr(v, find_in(s->loc, sp), "FOR: the extent of IterDomain %lld cannot be evaluated: %s",
                  (long long)id->number, why);

@@ -544,13 +544,8 @@ stmt
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
           stmt_inputs(ctx, s, 1, v, l);
           s->u.red.op_name = $9;
-          static const struct { const char *n; hir_reduce_op op; } reds[] = {
-              {"add", HIR_RED_SUM}, {"mul", HIR_RED_PROD}, {"max", HIR_RED_MAX},
-              {"min", HIR_RED_MIN}, {"fmax", HIR_RED_FMAX}, {"fmin", HIR_RED_FMIN}};
-          int found = -1;
-          for (int i = 0; i < 6; i++) if (!strcmp(reds[i].n, $9)) found = i;
-          if (found < 0) semantic_error(ctx, @9, "unknown reduction operator '%s'", $9);
-          else s->u.red.op = reds[found].op;
+          if (!hir_reduce_op_lookup($9, &s->u.red.op))
+              semantic_error(ctx, @9, "unknown reduction operator '%s'", $9);
           s->u.red.init = $14;
           s->u.red.allreduce = $18;
           $$ = s;

@@ -72,27 +72,9 @@ typedef struct hir_backend_config {
     double defer_gemm_flops;
 } hir_backend_config;
 
-/* Which transport a communication statement named (backend=NCCL|UCC|CUDA in the text). */
-typedef enum hir_comm_transport {
-    HIR_TRANSPORT_NCCL = 0,
-    HIR_TRANSPORT_UCC,
-    HIR_TRANSPORT_CUDA,
-} hir_comm_transport;
-
-typedef enum hir_coll_kind {
-    HIR_COLL_GATHER,
-    HIR_COLL_ALLGATHER,
-    HIR_COLL_SCATTER,
-    HIR_COLL_REDUCE,
-    HIR_COLL_ALLREDUCE,
-    HIR_COLL_REDUCESCATTER,
-    HIR_COLL_BROADCAST,
-    HIR_COLL_SENDRECV,
-} hir_coll_kind;
-
 typedef struct hir_collective {
-    hir_coll_kind kind;
-    hir_comm_transport transport;
+    hir_comm_type kind;         /* dialect/defs/comm.def */
+    hir_backend_kind transport; /* dialect/defs/transport.def (backend= in the text) */
     const int *team;           /* world ranks, in the program's order */
     int team_size;
     int my_index;              /* position of this rank in team (caller guarantees >= 0) */
@@ -106,7 +88,7 @@ typedef struct hir_collective {
 typedef struct hir_p2p {
     int is_send;
     int peer;                  /* world rank */
-    hir_comm_transport transport;
+    hir_backend_kind transport;
     hir_view buf;              /* whole buffer to send / receive into */
     uintptr_t stmt_id;         /* identity of the P2PCommunication statement */
 } hir_p2p;

@@ -137,12 +137,6 @@ static void progress(FILE *f, int done, int total, double mean_ms)
     fflush(f);
 }
 
-static uint64_t fnv(const char *s, uint64_t h)
-{
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 /* Which ranks share a physical device (same node, same device UUID), and the busiest
  * device's summed FLOP per iteration. */
 static int per_device(hir_boot *boot, const hir_device_info *d, int have, double flops,
@@ -151,7 +145,7 @@ static int per_device(hir_boot *boot, const hir_device_info *d, int have, double
     int size = boot ? hir_boot_size(boot) : 1, rank = boot ? hir_boot_rank(boot) : 0;
     double mine[2];
     uint64_t key = boot ? hir_boot_node_id(boot, rank) : 0;
-    key = fnv(have ? d->uuid : "host", key ^ 0x9e3779b97f4a7c15ull);
+    key = hir_fnv1a_str(have ? d->uuid : "host", key ^ 0x9e3779b97f4a7c15ull);
     memcpy(&mine[0], &key, sizeof key);
     mine[1] = flops;
     double *all = malloc((size_t)size * sizeof mine);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "runner/boot_mpi.h"
+#include "support/support.h"
 
 #define HIR_BOOT_DEFAULT_TIMEOUT 300.0
 /* tag of the membership handshake before MPI_Comm_create_group, and of the create itself */
@@ -315,10 +316,7 @@ static uint64_t hash_host(void)
 {
     char host[256] = {0};
     gethostname(host, sizeof host - 1);
-    uint64_t h = 1469598103934665603ull;      /* FNV-1a */
-    for (const char *p = host; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    return h;
+    return hir_fnv1a_str(host, HIR_FNV1A_INIT);
 }
 
 int hir_boot_init(int *argc, char ***argv, double timeout_s, hir_boot **out, hir_error *e)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runner/run.h"
+#include "support/support.h"
 
 /* ---------------------------------------------------------------- meshes */
 
@@ -95,10 +96,7 @@ int hir_check_meshes(hir_program *p, int size, hir_error *e)
 
 uint64_t hir_check_text_hash(const char *text, size_t len)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)text[i]) * 1099511628211ULL;
-    return h;
+    return hir_fnv1a(text, len, HIR_FNV1A_INIT);
 }
 
 int hir_check_same_program(hir_boot *boot, uint64_t hash, const char *what, hir_error *e)

@@ -29,8 +29,6 @@ int hir_cuda_graph_launch(hir_backend *be, hir_cuda_graph *g, hir_error *e)
     return hir_error_set(e, "CUDA graphs need the CUDA backend, which this build lacks");
 }
 
-size_t hir_cuda_graph_nodes(const hir_cuda_graph *g) { return 0; }
-
 void hir_cuda_graph_destroy(hir_cuda_graph *g) {}
 
 int hir_cuda_stream_capturing(hir_stream *s) { return 0; }

@@ -8,13 +8,9 @@
 
 #include "runner/convert.h"
 #include "runner/data.h"
+#include "support/support.h"
 
 static const char *const kind_names[] = {"random", "zeros", "ones", "arange"};
-
-const char *hir_data_kind_name(hir_data_kind k)
-{
-    return (unsigned)k < 4 ? kind_names[k] : "?";
-}
 
 int hir_data_kind_lookup(const char *name, hir_data_kind *out)
 {
@@ -28,10 +24,7 @@ int hir_data_kind_lookup(const char *name, hir_data_kind *out)
 
 uint64_t hir_data_key(const char *name)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (const char *p = name; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    return h;
+    return hir_fnv1a_str(name, HIR_FNV1A_INIT);
 }
 
 /* splitmix64's finalizer: a bijective mix with full avalanche, the usual choice for turning

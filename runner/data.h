@@ -15,7 +15,6 @@ typedef enum hir_data_kind {
     HIR_DATA_ARANGE,       /* global linear index, wrapped where the dtype cannot hold it */
 } hir_data_kind;
 
-const char *hir_data_kind_name(hir_data_kind k);
 int         hir_data_kind_lookup(const char *name, hir_data_kind *out);   /* 0 or -1 */
 /* A tensor's key for hir_data_fill: FNV-1a of its name (e.g. "T0"), stable across runs. */
 uint64_t    hir_data_key(const char *name);

@@ -480,12 +480,6 @@ static int team_index(const int64_t *team, int n, int64_t rank)
     return -1;
 }
 
-static hir_comm_transport transport_of(hir_backend_kind b)
-{
-    return b == HIR_BK_CUDA ? HIR_TRANSPORT_CUDA
-           : b == HIR_BK_UCC ? HIR_TRANSPORT_UCC : HIR_TRANSPORT_NCCL;
-}
-
 static void record_work(hir_interp *it, int64_t number, hir_work *w)
 {
     hir_work *old = hir_map_get(&it->works, (uint64_t)number);
@@ -514,8 +508,8 @@ static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
         team[i] = (int)c->team[i];
     }
     hir_collective col = {0};
-    col.kind = (hir_coll_kind)c->type;
-    col.transport = transport_of(c->backend);
+    col.kind = c->type;
+    col.transport = c->backend;
     col.team = team;
     col.team_size = c->nteam;
     col.my_index = my;
@@ -581,7 +575,7 @@ static int make_p2p(hir_interp *it, const hir_comm *c, hir_p2p *p, hir_error *e)
                            it->cfg.size);
     p->is_send = c->is_send;
     p->peer = (int)peer;
-    p->transport = transport_of(c->backend);
+    p->transport = c->backend;
     p->stmt_id = (uintptr_t)c;
     return interp_get(it, c->buffer, &p->buf, e);
 }

@@ -360,8 +360,8 @@ static int set_allgather(hir_interp *it, const hir_stmt *s, const hir_view *in, 
         return -1;
     tmp.data = b->ptr;
     hir_collective c = {0};
-    c.kind = HIR_COLL_ALLGATHER;
-    c.transport = HIR_TRANSPORT_NCCL;
+    c.kind = HIR_COMM_ALLGATHER;
+    c.transport = HIR_BK_NCCL;
     c.team = team;
     c.team_size = n;
     c.my_index = my;

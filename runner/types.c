@@ -1,5 +1,5 @@
-/* types.c — helpers over runtime views and the name tables of the op X-macros in types.h,
- * so the parser, printer and runner all spell ops the one way the table does. */
+/* types.c — helpers over runtime views: element counts and byte sizes (checked against
+ * overflow), contiguity and contiguous strides. */
 #include <stdint.h>
 #include <string.h>
 
@@ -69,42 +69,3 @@ size_t hir_view_bytes(const hir_view *v)
         return SIZE_MAX;
     return b;
 }
-
-/* One generator per op family: the tables are the X-macros, nothing is listed twice. */
-#define HIR_NAME_ENTRY(E, N, S) N,
-#define HIR_SYM_ENTRY(E, N, S) S,
-#define HIR_OP_TABLE(fam, type, COUNT, TABLE)                                              \
-    static const char *const fam##_names[] = {TABLE(HIR_NAME_ENTRY)};                      \
-    static const char *const fam##_symbols[] = {TABLE(HIR_SYM_ENTRY)};                     \
-    static const char *fam##_symbol_of(type op)                                            \
-    {                                                                                      \
-        return (unsigned)op < COUNT ? fam##_symbols[op] : 0;                               \
-    }                                                                                      \
-    const char *hir_##fam##_op_name(type op)                                               \
-    {                                                                                      \
-        return (unsigned)op < COUNT ? fam##_names[op] : "?";                               \
-    }                                                                                      \
-    int hir_##fam##_op_lookup(const char *name, type *out)                                 \
-    {                                                                                      \
-        for (int i = 0; i < COUNT; i++)                                                    \
-            if (!strcmp(name, fam##_names[i])) {                                           \
-                *out = (type)i;                                                            \
-                return 0;                                                                  \
-            }                                                                              \
-        for (int i = 0; i < COUNT; i++)                                                    \
-            if (fam##_symbols[i] && !strcmp(name, fam##_symbols[i])) {                     \
-                *out = (type)i;                                                            \
-                return 0;                                                                  \
-            }                                                                              \
-        return -1;                                                                         \
-    }
-
-HIR_OP_TABLE(unary, hir_unary_op, HIR_UN_COUNT, HIR_UNARY_OPS)
-HIR_OP_TABLE(binary, hir_binary_op, HIR_BIN_COUNT, HIR_BINARY_OPS)
-HIR_OP_TABLE(ternary, hir_ternary_op, HIR_TER_COUNT, HIR_TERNARY_OPS)
-HIR_OP_TABLE(reduce, hir_reduce_op, HIR_RED_COUNT, HIR_REDUCE_OPS)
-
-const char *hir_unary_op_symbol(hir_unary_op op) { return unary_symbol_of(op); }
-const char *hir_binary_op_symbol(hir_binary_op op) { return binary_symbol_of(op); }
-/* ternary and reduce ops have no infix spelling; keep the generated helpers referenced */
-static inline void hir_op_tables_unused(void) { (void)ternary_symbol_of; (void)reduce_symbol_of; }

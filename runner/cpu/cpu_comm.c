@@ -285,13 +285,6 @@ static MPI_Op mpi_op(hir_cpu_comm *c, hir_reduce_op op, hir_dtype xt)
     }
 }
 
-static const char *coll_name(hir_coll_kind k)
-{
-    static const char *const names[] = {"Gather", "Allgather", "Scatter", "Reduce",
-                                        "Allreduce", "ReduceScatter", "Broadcast", "SendRecv"};
-    return (unsigned)k < sizeof names / sizeof *names ? names[k] : "collective";
-}
-
 /* ---------------------------------------------------------------- collectives */
 
 static int need(const hir_view *v, const char *what, const char *coll, hir_error *e)
@@ -310,15 +303,12 @@ static int count_ok(int64_t n, const char *coll, hir_error *e)
 
 static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *c, hir_error *e)
 {
-    const char *name = coll_name(c->kind);
+    const char *name = hir_comm_type_name(c->kind);
     const hir_view *in = c->input, *out = c->output;
     int ts = c->team_size, me = c->my_index, root = c->root_index;
     int is_root = me == root;
-    int reducing = c->kind == HIR_COLL_REDUCE || c->kind == HIR_COLL_ALLREDUCE ||
-                   c->kind == HIR_COLL_REDUCESCATTER;
-    int rooted = c->kind == HIR_COLL_GATHER || c->kind == HIR_COLL_SCATTER ||
-                 c->kind == HIR_COLL_REDUCE || c->kind == HIR_COLL_BROADCAST ||
-                 c->kind == HIR_COLL_SENDRECV;
+    int reducing = hir_comm_type_reduces(c->kind);
+    int rooted = hir_comm_type_has_root(c->kind);
     if (rooted && (root < 0 || root >= ts))
         return hir_error_set(e, "%s: root index %d outside a team of %d", name, root, ts);
     if (me < 0 || me >= ts)
@@ -357,7 +347,7 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
     void *sbuf = NULL, *rbuf = NULL;
     int64_t n;
     switch (c->kind) {
-    case HIR_COLL_ALLGATHER:
+    case HIR_COMM_ALLGATHER:
         if (need(in, "input", name, e) || need(out, "output", name, e))
             return -1;
         n = hir_view_numel(in);
@@ -369,7 +359,7 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
             return -1;
         rc = MPI_Iallgather(sbuf, (int)n, mt, rbuf, (int)n, mt, comm, &r);
         break;
-    case HIR_COLL_REDUCESCATTER:
+    case HIR_COMM_REDUCESCATTER:
         if (need(in, "input", name, e) || need(out, "output", name, e))
             return -1;
         n = hir_view_numel(out);
@@ -381,7 +371,7 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
             return -1;
         rc = MPI_Ireduce_scatter_block(sbuf, rbuf, (int)n, mt, op, comm, &r);
         break;
-    case HIR_COLL_ALLREDUCE:
+    case HIR_COMM_ALLREDUCE:
         if (need(in, "input", name, e) || need(out, "output", name, e))
             return -1;
         n = hir_view_numel(out);
@@ -399,7 +389,7 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
         }
         rc = MPI_Iallreduce(MPI_IN_PLACE, rbuf, (int)n, mt, op, comm, &r);
         break;
-    case HIR_COLL_BROADCAST: {
+    case HIR_COMM_BROADCAST: {
         const hir_view *buf = out ? out : in;
         if (is_root && need(in, "input on the root", name, e))
             return -1;
@@ -419,7 +409,7 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
         rc = MPI_Ibcast(rbuf, (int)n, mt, root, comm, &r);
         break;
     }
-    case HIR_COLL_GATHER:
+    case HIR_COMM_GATHER:
         if (need(in, "input", name, e) || (is_root && need(out, "output on the root", name, e)))
             return -1;
         n = hir_view_numel(in);
@@ -431,7 +421,7 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
             return -1;
         rc = MPI_Igather(sbuf, (int)n, mt, rbuf, (int)n, mt, root, comm, &r);
         break;
-    case HIR_COLL_SCATTER:
+    case HIR_COMM_SCATTER:
         if (need(out, "output", name, e) || (is_root && need(in, "input on the root", name, e)))
             return -1;
         n = hir_view_numel(out);
@@ -443,7 +433,7 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
             return -1;
         rc = MPI_Iscatter(sbuf, (int)n, mt, rbuf, (int)n, mt, root, comm, &r);
         break;
-    case HIR_COLL_REDUCE:
+    case HIR_COMM_REDUCE:
         if (need(in, "input", name, e) || (is_root && need(out, "output on the root", name, e)))
             return -1;
         n = hir_view_numel(in);
@@ -458,7 +448,7 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
             sbuf = MPI_IN_PLACE;
         rc = MPI_Ireduce(sbuf, rbuf, (int)n, mt, op, root, comm, &r);
         break;
-    case HIR_COLL_SENDRECV:
+    case HIR_COMM_SENDRECV:
         if (ts != 2)
             return hir_error_set(e, "%s: team of %d, expected 1 or 2", name, ts);
         peer = c->team[1 - root];
@@ -494,9 +484,8 @@ int cpu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_
     hir_cpu_comm *cc = cpu_of(be)->comm;
     *wp = NULL;
     char what[160];
-    int k = snprintf(what, sizeof what, "%s (%s) over team (", coll_name(c->kind),
-                     c->transport == HIR_TRANSPORT_UCC ? "UCC"
-                     : c->transport == HIR_TRANSPORT_CUDA ? "CUDA" : "NCCL");
+    int k = snprintf(what, sizeof what, "%s (%s) over team (", hir_comm_type_name(c->kind),
+                     hir_backend_kind_name(c->transport));
     for (int i = 0; i < c->team_size && k < (int)sizeof what - 16; i++)
         k += snprintf(what + k, sizeof what - (size_t)k, "%s%d", i ? "," : "", c->team[i]);
     snprintf(what + k, sizeof what - (size_t)k, ")");
@@ -537,7 +526,7 @@ int cpu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **wp
     hir_cpu_comm *cc = cpu_of(be)->comm;
     const char *dir = p->is_send ? "send" : "recv";
     *wp = NULL;
-    if (p->peer == cc->rank && p->transport == HIR_TRANSPORT_CUDA)
+    if (p->peer == cc->rank && p->transport == HIR_BK_CUDA)
         return hir_error_set(e, "P2P %s: send to self not supported", dir);
     if (!cc->have_mpi)
         return hir_error_set(e, "P2P %s with rank %d needs the MPI bootstrap (no hir_boot given)",

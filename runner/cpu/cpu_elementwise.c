@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dialect/intops.h"
 #include "runner/cpu/cpu_internal.h"
 
 enum { CHUNK = 256 };
@@ -58,10 +59,10 @@ static int un_f(int op, double *r, const double *a, int64_t n, hir_error *e)
 static int un_i(int op, int64_t *r, const int64_t *a, int64_t n, hir_error *e)
 {
     switch ((hir_unary_op)op) {
-    case HIR_UN_NEG: MAP((int64_t)(0 - (uint64_t)a[i])); break;
+    case HIR_UN_NEG: for (int64_t i = 0; i < n; i++) hir_iop_neg(a[i], &r[i]); break;
     case HIR_UN_NOT: MAP(a[i] == 0); break;
     case HIR_UN_BITNOT: MAP(~a[i]); break;
-    case HIR_UN_ABS: MAP(a[i] < 0 ? (int64_t)(0 - (uint64_t)a[i]) : a[i]); break;
+    case HIR_UN_ABS: for (int64_t i = 0; i < n; i++) hir_iop_abs(a[i], &r[i]); break;
     case HIR_UN_RELU: MAP(a[i] > 0 ? a[i] : 0); break;
     case HIR_UN_CEIL: case HIR_UN_FLOOR: case HIR_UN_ROUND: case HIR_UN_TRUNC:
     case HIR_UN_SET: MAP(a[i]); break;
@@ -112,51 +113,34 @@ static int bin_f(int op, double *r, const double *a, const double *b, int64_t n,
     return 0;
 }
 
-static int64_t ipow(int64_t a, int64_t b)
+/* The integer semantics of dialect/intops.h, element by element: wrapped values are kept,
+ * division by zero (and pow(0, negative)) is an error. */
+static int bin_iop(int (*f)(int64_t, int64_t, int64_t *), hir_binary_op o, int64_t *r,
+                   const int64_t *a, const int64_t *b, int64_t n, hir_error *e)
 {
-    if (b < 0)
-        return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
-    uint64_t r = 1, x = (uint64_t)a;
-    for (; b; b >>= 1, x *= x)
-        if (b & 1)
-            r *= x;
-    return (int64_t)r;
-}
-
-static int64_t igcd(int64_t a, int64_t b)
-{
-    uint64_t x = a < 0 ? 0 - (uint64_t)a : (uint64_t)a, y = b < 0 ? 0 - (uint64_t)b : (uint64_t)b;
-    while (y) {
-        uint64_t t = x % y;
-        x = y;
-        y = t;
-    }
-    return (int64_t)x;
+    int st = 0;
+    for (int64_t i = 0; i < n; i++)
+        st |= f(a[i], b[i], &r[i]);
+    if (st & HIR_IOP_DIV0)
+        return hir_error_set(e, "%s: integer division by zero", hir_binary_op_name(o));
+    return 0;
 }
 
 static int bin_i(int op, int64_t *r, const int64_t *a, const int64_t *b, int64_t n, hir_error *e)
 {
     hir_binary_op o = (hir_binary_op)op;
-    if (o == HIR_BIN_DIV || o == HIR_BIN_MOD || o == HIR_BIN_FMOD || o == HIR_BIN_REMAINDER ||
-        o == HIR_BIN_CEILDIV)
-        for (int64_t i = 0; i < n; i++)
-            if (b[i] == 0)
-                return hir_error_set(e, "%s: integer division by zero", hir_binary_op_name(o));
     switch (o) {
-    /* + - * wrap like the device does, without C's signed-overflow undefined behaviour */
-    case HIR_BIN_ADD: MAP((int64_t)((uint64_t)a[i] + (uint64_t)b[i])); break;
-    case HIR_BIN_SUB: MAP((int64_t)((uint64_t)a[i] - (uint64_t)b[i])); break;
-    case HIR_BIN_MUL: MAP((int64_t)((uint64_t)a[i] * (uint64_t)b[i])); break;
-    case HIR_BIN_DIV: MAP(b[i] == -1 ? (int64_t)(0 - (uint64_t)a[i]) : a[i] / b[i]); break;
-    case HIR_BIN_MOD: case HIR_BIN_FMOD: MAP(b[i] == -1 ? 0 : a[i] % b[i]); break;
-    case HIR_BIN_REMAINDER:
-        MAP(b[i] == -1 ? 0 : (a[i] % b[i] != 0 && ((a[i] % b[i] < 0) != (b[i] < 0))
-                                  ? a[i] % b[i] + b[i] : a[i] % b[i]));
-        break;
-    case HIR_BIN_CEILDIV:
-        MAP(b[i] == -1 ? (int64_t)(0 - (uint64_t)a[i])
-                       : a[i] / b[i] + (a[i] % b[i] != 0 && ((a[i] < 0) == (b[i] < 0))));
-        break;
+    case HIR_BIN_ADD: return bin_iop(hir_iop_add, o, r, a, b, n, e);
+    case HIR_BIN_SUB: return bin_iop(hir_iop_sub, o, r, a, b, n, e);
+    case HIR_BIN_MUL: return bin_iop(hir_iop_mul, o, r, a, b, n, e);
+    case HIR_BIN_DIV: return bin_iop(hir_iop_div, o, r, a, b, n, e);
+    case HIR_BIN_MOD: case HIR_BIN_FMOD: return bin_iop(hir_iop_mod, o, r, a, b, n, e);
+    case HIR_BIN_REMAINDER: return bin_iop(hir_iop_remainder, o, r, a, b, n, e);
+    case HIR_BIN_CEILDIV: return bin_iop(hir_iop_ceildiv, o, r, a, b, n, e);
+    case HIR_BIN_SHL: return bin_iop(hir_iop_shl, o, r, a, b, n, e);
+    case HIR_BIN_SHR: return bin_iop(hir_iop_shr, o, r, a, b, n, e);
+    case HIR_BIN_POW: return bin_iop(hir_iop_pow, o, r, a, b, n, e);
+    case HIR_BIN_GCD: return bin_iop(hir_iop_gcd, o, r, a, b, n, e);
     case HIR_BIN_EQ: MAP(a[i] == b[i]); break;
     case HIR_BIN_NE: MAP(a[i] != b[i]); break;
     case HIR_BIN_LT: MAP(a[i] < b[i]); break;
@@ -168,13 +152,8 @@ static int bin_i(int op, int64_t *r, const int64_t *a, const int64_t *b, int64_t
     case HIR_BIN_BITAND: MAP(a[i] & b[i]); break;
     case HIR_BIN_BITOR: MAP(a[i] | b[i]); break;
     case HIR_BIN_XOR: MAP(a[i] ^ b[i]); break;
-    /* shifts by a negative or >= 64 count are undefined in C; give the limit values */
-    case HIR_BIN_SHL: MAP(b[i] < 0 || b[i] >= 64 ? 0 : (int64_t)((uint64_t)a[i] << b[i])); break;
-    case HIR_BIN_SHR: MAP(b[i] < 0 || b[i] >= 64 ? (a[i] < 0 ? -1 : 0) : a[i] >> b[i]); break;
     case HIR_BIN_MAX: case HIR_BIN_FMAX: MAP(a[i] > b[i] ? a[i] : b[i]); break;
     case HIR_BIN_MIN: case HIR_BIN_FMIN: MAP(a[i] < b[i] ? a[i] : b[i]); break;
-    case HIR_BIN_POW: MAP(ipow(a[i], b[i])); break;
-    case HIR_BIN_GCD: MAP(igcd(a[i], b[i])); break;
     default:
         return hir_error_set(e, "%s: internal error, no integer form", hir_binary_op_name(o));
     }

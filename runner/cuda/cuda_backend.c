@@ -85,14 +85,6 @@ int hir_cu_grow(void **arr, int *cap, int n, size_t sz, hir_error *e)
     return 0;
 }
 
-uint64_t hir_cu_hash(const void *p, size_t n, uint64_t h)
-{
-    const unsigned char *c = p;
-    if (!h) h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
-    return h;
-}
-
 int64_t hir_cu_numel(const hir_view *v)
 {
     int64_t n = 1;
@@ -260,8 +252,6 @@ static int cu_stream_get(hir_backend *be, int64_t key, hir_stream **out, hir_err
     return 0;
 }
 
-void *hir_cuda_stream_handle(hir_stream *s) { return s ? (void *)s->s : NULL; }
-
 static int cu_stream_wait(hir_backend *be, hir_stream *waiter, hir_stream *on, hir_error *e)
 {
     hir_cu_backend *cb = hir_cu(be);
@@ -362,8 +352,8 @@ static int cu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_wor
 {
     hir_cu_backend *cb = hir_cu(be);
     *w = NULL;
-    if (p->transport == HIR_TRANSPORT_NCCL) return hir_cu_nccl_p2p(cb, s, p, w, e);
-    if (p->transport == HIR_TRANSPORT_CUDA) {
+    if (p->transport == HIR_BK_NCCL) return hir_cu_nccl_p2p(cb, s, p, w, e);
+    if (p->transport == HIR_BK_CUDA) {
         if (cb->in_group)
             return hir_error_set(e, "P2P over the CUDA transport cannot be coalesced "
                                     "(StartCoalescing groups NCCL operations only)"), -1;
@@ -379,7 +369,7 @@ static int cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c
 {
     hir_cu_backend *cb = hir_cu(be);
     *w = NULL;
-    if (c->transport == HIR_TRANSPORT_CUDA && c->kind == HIR_COLL_ALLGATHER && !cb->in_group)
+    if (c->transport == HIR_BK_CUDA && c->kind == HIR_COMM_ALLGATHER && !cb->in_group)
         return hir_cu_ipc_allgather(cb, s, c, w, e);
     return hir_cu_nccl_collective(be, s, c, w, e);
 }

@@ -39,7 +39,6 @@ typedef struct hir_cuda_graph hir_cuda_graph;
 int    hir_cuda_graph_begin(hir_backend *be, hir_error *e);
 int    hir_cuda_graph_end(hir_backend *be, int ok, hir_cuda_graph **out, hir_error *e);
 int    hir_cuda_graph_launch(hir_backend *be, hir_cuda_graph *g, hir_error *e);
-size_t hir_cuda_graph_nodes(const hir_cuda_graph *g);
 void   hir_cuda_graph_destroy(hir_cuda_graph *g);
 /* 1 when s is part of an active capture (work queued on it is recorded, not run) */
 int    hir_cuda_stream_capturing(hir_stream *s);
@@ -47,7 +46,9 @@ int    hir_cuda_stream_capturing(hir_stream *s);
  * after it): the captured semaphore sequence numbers start over. */
 int    hir_cuda_ipc_rearm(hir_backend *be, hir_error *e);
 
-/* For tests and benchmarks: the CUDA stream behind a hir_stream (a cudaStream_t). */
-void *hir_cuda_stream_handle(hir_stream *s);
+/* The CUDA C spelling of element-wise op `op` of the family with `nargs` inputs (1 unary,
+ * 2 binary, 3 ternary: dialect/tables.h) in integer or floating arithmetic; NULL when the op
+ * has no form there. Table data only: usable without a GPU (its unit test checks every row). */
+const char *hir_cu_ewise_spelling(int nargs, int op, int isint);
 
 #endif

@@ -136,7 +136,7 @@ static int plan_build(hir_cu_backend *cb, const int64_t *k, hir_cu_gemm_plan *p,
 
 static int plan_get(hir_cu_backend *cb, const int64_t *k, hir_cu_gemm_plan **out, hir_error *e)
 {
-    uint64_t h = hir_cu_hash(k, 20 * sizeof(int64_t), 0);
+    uint64_t h = hir_fnv1a(k, 20 * sizeof(int64_t), HIR_FNV1A_INIT);
     for (int i = 0; i < cb->nplans; i++)
         if (cb->plans[i].hash == h && !memcmp(cb->plans[i].key, k, 20 * sizeof(int64_t)))
             return *out = &cb->plans[i], 0;

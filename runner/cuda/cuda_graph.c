@@ -10,7 +10,6 @@
 struct hir_cuda_graph {
     cudaGraph_t graph;
     cudaGraphExec_t exec;
-    size_t nodes;
 };
 
 int hir_cuda_graph_begin(hir_backend *be, hir_error *e)
@@ -44,7 +43,6 @@ int hir_cuda_graph_end(hir_backend *be, int ok, hir_cuda_graph **out, hir_error 
         return hir_error_set(e, "out of host memory");
     }
     x->graph = g;
-    cudaGraphGetNodes(g, NULL, &x->nodes);
     st = cudaGraphInstantiateWithFlags(&x->exec, g, 0);
     if (st != cudaSuccess) {
         cudaGetLastError();
@@ -61,8 +59,6 @@ int hir_cuda_graph_launch(hir_backend *be, hir_cuda_graph *g, hir_error *e)
     HIR_CK(e, cuda, cudaGraphLaunch(g->exec, hir_cu(be)->main.s));
     return 0;
 }
-
-size_t hir_cuda_graph_nodes(const hir_cuda_graph *g) { return g ? g->nodes : 0; }
 
 void hir_cuda_graph_destroy(hir_cuda_graph *g)
 {

@@ -11,6 +11,8 @@
 #include <cuda_runtime.h>
 #include <cublasLt.h>
 
+#include "support/support.h"
+
 #include "runner/backend.h"
 #include "runner/cuda/cuda_backend.h"
 
@@ -190,7 +192,6 @@ static inline hir_cu_backend *hir_cu(hir_backend *be) { return (hir_cu_backend *
 
 /* Grow *arr (elements of size sz) so that index n fits. */
 int hir_cu_grow(void **arr, int *cap, int n, size_t sz, hir_error *e);
-uint64_t hir_cu_hash(const void *p, size_t n, uint64_t h);
 
 /* cuda_backend.c */
 int  hir_cu_event_get(hir_cu_backend *cb, cudaEvent_t *ev, hir_error *e);

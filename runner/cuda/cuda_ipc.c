@@ -259,7 +259,7 @@ int hir_cu_share_handles(hir_backend *be, const hir_p2p *list, int n, hir_error 
     /* 1-2: validate, skip cached, export all new ones before any import (§4.3) */
     for (int i = 0; i < n; i++) {
         const hir_p2p *p = &list[i];
-        if (p->transport != HIR_TRANSPORT_CUDA) continue;
+        if (p->transport != HIR_BK_CUDA) continue;
         if (check_peer(cb, p, e) < 0) goto done;
         if (lookup(cb, p)) continue;
         int dup = 0;
@@ -406,9 +406,9 @@ int hir_cu_ipc_allgather(hir_cu_backend *cb, hir_stream *s, const hir_collective
     }
     for (int j = 0; j < n; j++) {
         if (j == me) continue;
-        hir_p2p snd = {.is_send = 1, .peer = c->team[j], .transport = HIR_TRANSPORT_CUDA,
+        hir_p2p snd = {.is_send = 1, .peer = c->team[j], .transport = HIR_BK_CUDA,
                        .buf = *in, .stmt_id = c->stmt_id};
-        hir_p2p rcv = {.is_send = 0, .peer = c->team[j], .transport = HIR_TRANSPORT_CUDA,
+        hir_p2p rcv = {.is_send = 0, .peer = c->team[j], .transport = HIR_BK_CUDA,
                        .buf = *in, .stmt_id = c->stmt_id};
         rcv.buf.data = (char *)out->data + (size_t)j * (size_t)cnt * es;
         ops[nops++] = snd;

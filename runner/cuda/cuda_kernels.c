@@ -10,6 +10,7 @@
 #include <nvrtc.h>
 #include <nvJitLink.h>
 
+#include "dialect/intops.h"
 #include "runner/cuda/cuda_internal.h"
 
 #define EW_BLOCK 256
@@ -82,8 +83,6 @@ static const char *PRELUDE =
     "template<class T> HD T nanmin(T a,T b){return (a!=a)?a:((b!=b)?b:(a<b?a:b));}\n"
     "template<class T> HD T imax(T a,T b){return a>b?a:b;}\n"
     "template<class T> HD T imin(T a,T b){return a<b?a:b;}\n"
-    "template<class T> HD T igcd(T a,T b){a=a<0?-a:a;b=b<0?-b:b;while(b){T t=a%b;a=b;b=t;}return a;}\n"
-    "template<class T> HD T irem(T a,T b){T r=a%b;return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n"
     "template<class T> HD T frem(T a,T b){T r=fmod(a,b);return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n";
 
 static const char *storage_type(int dt)
@@ -138,78 +137,81 @@ static int unary_needs_float(int op)
     }
 }
 
-static const char *unary_expr(int op, int isint)
-{
-    switch (op) {
-    case HIR_UN_NEG: return "-a";
-    case HIR_UN_NOT: return "(CT)(!a)";
-    case HIR_UN_BITNOT: return "~a";
-    case HIR_UN_ABS: return isint ? "(a<0?-a:a)" : "fabs(a)";
-    case HIR_UN_EXP: return "exp(a)";
-    case HIR_UN_LOG: return "log(a)";
-    case HIR_UN_SQRT: return "sqrt(a)";
-    case HIR_UN_RSQRT: return "(CT)1/sqrt(a)";
-    case HIR_UN_SIN: return "sin(a)";
-    case HIR_UN_COS: return "cos(a)";
-    case HIR_UN_TANH: return "tanh(a)";
-    case HIR_UN_RELU: return isint ? "(a>0?a:(CT)0)" : "((a!=a)?a:(a>0?a:(CT)0))";
-    case HIR_UN_SIGMOID: return "(CT)1/((CT)1+exp(-a))";
-    case HIR_UN_RECIPROCAL: return "(CT)1/a";
-    case HIR_UN_CEIL: return isint ? "a" : "ceil(a)";
-    case HIR_UN_FLOOR: return isint ? "a" : "floor(a)";
-    case HIR_UN_ROUND: return isint ? "a" : "rint(a)";     /* half to even, like torch */
-    case HIR_UN_TRUNC: return isint ? "a" : "trunc(a)";
-    case HIR_UN_ERF: return "erf(a)";
-    case HIR_UN_SILU: return "a/((CT)1+exp(-a))";
-    case HIR_UN_GELU: return "(CT)0.5*a*((CT)1+erf(a*(CT)0.70710678118654752))";
-    case HIR_UN_SET: return "a";
-    default: return NULL;
-    }
-}
+/* The CUDA spelling of every element-wise op, indexed by the dialect's enums
+ * (dialect/defs/ewise.def): {integer form, floating form}; a NULL form means the op is not
+ * defined in that arithmetic. Integer forms call the functions of dialect/intops.h, whose
+ * text every kernel starts with, so the device computes exactly what the CPU backend does. */
+typedef struct cu_spelling { const char *i, *f; } cu_spelling;
 
-static const char *binary_expr(int op, int isint)
-{
-    switch (op) {
-    case HIR_BIN_ADD: return "a+b";
-    case HIR_BIN_SUB: return "a-b";
-    case HIR_BIN_MUL: return "a*b";
-    case HIR_BIN_DIV: return "a/b";
-    case HIR_BIN_MOD: return isint ? "a%b" : "fmod(a,b)";
-    case HIR_BIN_EQ: return "(CT)(a==b)";
-    case HIR_BIN_NE: return "(CT)(a!=b)";
-    case HIR_BIN_LT: return "(CT)(a<b)";
-    case HIR_BIN_LE: return "(CT)(a<=b)";
-    case HIR_BIN_GT: return "(CT)(a>b)";
-    case HIR_BIN_GE: return "(CT)(a>=b)";
-    case HIR_BIN_AND: return "(CT)(a&&b)";
-    case HIR_BIN_OR: return "(CT)(a||b)";
-    case HIR_BIN_BITAND: return "a&b";
-    case HIR_BIN_BITOR: return "a|b";
-    case HIR_BIN_XOR: return "a^b";
-    case HIR_BIN_SHL: return "a<<b";
-    case HIR_BIN_SHR: return "a>>b";
-    case HIR_BIN_MAX: return isint ? "imax(a,b)" : "nanmax(a,b)";
-    case HIR_BIN_MIN: return isint ? "imin(a,b)" : "nanmin(a,b)";
-    case HIR_BIN_FMAX: return isint ? "imax(a,b)" : "fmax(a,b)";
-    case HIR_BIN_FMIN: return isint ? "imin(a,b)" : "fmin(a,b)";
-    case HIR_BIN_POW: return isint ? "(CT)pow((double)a,(double)b)" : "pow(a,b)";
-    case HIR_BIN_ATAN2: return "atan2(a,b)";
-    case HIR_BIN_FMOD: return isint ? "a%b" : "fmod(a,b)";
-    case HIR_BIN_REMAINDER: return isint ? "irem(a,b)" : "frem(a,b)";
-    case HIR_BIN_CEILDIV: return isint ? "((a+b-1)/b)" : "ceil(a/b)";
-    case HIR_BIN_GCD: return isint ? "igcd(a,b)" : NULL;
-    default: return NULL;
-    }
-}
+static const cu_spelling unary_cuda[HIR_UN_COUNT] = {
+    [HIR_UN_NEG] = {"hir_iv_neg(a)", "-a"},
+    [HIR_UN_NOT] = {"(CT)(!a)", "(CT)(!a)"},
+    [HIR_UN_BITNOT] = {"~a", NULL},
+    [HIR_UN_ABS] = {"hir_iv_abs(a)", "fabs(a)"},
+    [HIR_UN_EXP] = {NULL, "exp(a)"},
+    [HIR_UN_LOG] = {NULL, "log(a)"},
+    [HIR_UN_SQRT] = {NULL, "sqrt(a)"},
+    [HIR_UN_RSQRT] = {NULL, "(CT)1/sqrt(a)"},
+    [HIR_UN_SIN] = {NULL, "sin(a)"},
+    [HIR_UN_COS] = {NULL, "cos(a)"},
+    [HIR_UN_TANH] = {NULL, "tanh(a)"},
+    [HIR_UN_RELU] = {"(a>0?a:(CT)0)", "((a!=a)?a:(a>0?a:(CT)0))"},
+    [HIR_UN_SIGMOID] = {NULL, "(CT)1/((CT)1+exp(-a))"},
+    [HIR_UN_RECIPROCAL] = {NULL, "(CT)1/a"},
+    [HIR_UN_CEIL] = {"a", "ceil(a)"},
+    [HIR_UN_FLOOR] = {"a", "floor(a)"},
+    [HIR_UN_ROUND] = {"a", "rint(a)"},     /* half to even, like torch */
+    [HIR_UN_TRUNC] = {"a", "trunc(a)"},
+    [HIR_UN_ERF] = {NULL, "erf(a)"},
+    [HIR_UN_SILU] = {NULL, "a/((CT)1+exp(-a))"},
+    [HIR_UN_GELU] = {NULL, "(CT)0.5*a*((CT)1+erf(a*(CT)0.70710678118654752))"},
+    [HIR_UN_SET] = {"a", "a"},
+};
 
-static const char *ternary_expr(int op)
+static const cu_spelling binary_cuda[HIR_BIN_COUNT] = {
+    [HIR_BIN_ADD] = {"hir_iv_add(a,b)", "a+b"},
+    [HIR_BIN_SUB] = {"hir_iv_sub(a,b)", "a-b"},
+    [HIR_BIN_MUL] = {"hir_iv_mul(a,b)", "a*b"},
+    [HIR_BIN_DIV] = {"hir_iv_div(a,b)", "a/b"},
+    [HIR_BIN_MOD] = {"hir_iv_mod(a,b)", "fmod(a,b)"},
+    [HIR_BIN_EQ] = {"(CT)(a==b)", "(CT)(a==b)"},
+    [HIR_BIN_NE] = {"(CT)(a!=b)", "(CT)(a!=b)"},
+    [HIR_BIN_LT] = {"(CT)(a<b)", "(CT)(a<b)"},
+    [HIR_BIN_LE] = {"(CT)(a<=b)", "(CT)(a<=b)"},
+    [HIR_BIN_GT] = {"(CT)(a>b)", "(CT)(a>b)"},
+    [HIR_BIN_GE] = {"(CT)(a>=b)", "(CT)(a>=b)"},
+    [HIR_BIN_AND] = {"(CT)(a&&b)", "(CT)(a&&b)"},
+    [HIR_BIN_OR] = {"(CT)(a||b)", "(CT)(a||b)"},
+    [HIR_BIN_BITAND] = {"a&b", NULL},
+    [HIR_BIN_BITOR] = {"a|b", NULL},
+    [HIR_BIN_XOR] = {"a^b", NULL},
+    [HIR_BIN_SHL] = {"hir_iv_shl(a,b)", NULL},
+    [HIR_BIN_SHR] = {"hir_iv_shr(a,b)", NULL},
+    [HIR_BIN_MAX] = {"imax(a,b)", "nanmax(a,b)"},
+    [HIR_BIN_MIN] = {"imin(a,b)", "nanmin(a,b)"},
+    [HIR_BIN_FMAX] = {"imax(a,b)", "fmax(a,b)"},
+    [HIR_BIN_FMIN] = {"imin(a,b)", "fmin(a,b)"},
+    [HIR_BIN_POW] = {"hir_iv_pow(a,b)", "pow(a,b)"},
+    [HIR_BIN_ATAN2] = {NULL, "atan2(a,b)"},
+    [HIR_BIN_FMOD] = {"hir_iv_mod(a,b)", "fmod(a,b)"},
+    [HIR_BIN_REMAINDER] = {"hir_iv_remainder(a,b)", "frem(a,b)"},
+    [HIR_BIN_CEILDIV] = {"hir_iv_ceildiv(a,b)", "ceil(a/b)"},
+    [HIR_BIN_GCD] = {"hir_iv_gcd(a,b)", NULL},
+};
+
+static const cu_spelling ternary_cuda[HIR_TER_COUNT] = {
+    [HIR_TER_WHERE] = {"(a!=0?b:c)", "(a!=0?b:c)"},
+    [HIR_TER_CLAMP] = {"(a<b?b:(a>c?c:a))", "(a<b?b:(a>c?c:a))"},
+    [HIR_TER_LERP] = {"(a+c*(b-a))", "(a+c*(b-a))"},
+};
+
+const char *hir_cu_ewise_spelling(int nargs, int op, int isint)
 {
-    switch (op) {
-    case HIR_TER_WHERE: return "(a!=0?b:c)";
-    case HIR_TER_CLAMP: return "(a<b?b:(a>c?c:a))";
-    case HIR_TER_LERP: return "(a+c*(b-a))";
-    default: return NULL;
-    }
+    const cu_spelling *t = nargs == 1 ? unary_cuda : nargs == 2 ? binary_cuda : nargs == 3 ? ternary_cuda : NULL;
+    int count = nargs == 1 ? HIR_UN_COUNT : nargs == 2 ? HIR_BIN_COUNT : nargs == 3 ? HIR_TER_COUNT : 0;
+    if (!t || op < 0 || op >= count)
+        return NULL;
+    return isint ? t[op].i : t[op].f;
 }
 
 /* Compute type of an element-wise op: double if any input is double, float if any input is a
@@ -233,11 +235,10 @@ static int gen_ew(const ew_spec *s, sbuf *b, hir_error *e)
 {
     const char *ct = ew_ctype(s);
     int isint = ct[0] == 'l';
-    const char *ex = s->tag == 1 ? unary_expr(s->op, isint)
-                   : s->tag == 2 ? binary_expr(s->op, isint) : ternary_expr(s->op);
+    const char *ex = hir_cu_ewise_spelling(s->tag, s->op, isint);
     if (!ex) return hir_error_set(e, "element-wise op %d (%d inputs) has no kernel for %s "
                                      "arithmetic", s->op, s->tag, ct), -1;
-    sb_printf(b, "%s", PRELUDE);
+    sb_printf(b, "%s%s", HIR_INTOPS_TEXT, PRELUDE);
     sb_printf(b, "typedef %s CT;\n#define ND %d\n", ct, s->nd);
     sb_printf(b, "struct P{long long n;void*out;const void*in[3];long long shape[8];"
                  "long long so[8];long long si[3][8];double sf[3];long long sint[3];};\n");
@@ -274,8 +275,8 @@ static int gen_ew(const ew_spec *s, sbuf *b, hir_error *e)
 static const char *red_combine(int op, int isint)
 {
     switch (op) {
-    case HIR_RED_SUM: return "x+y";
-    case HIR_RED_PROD: return "x*y";
+    case HIR_RED_SUM: return isint ? "hir_iv_add(x,y)" : "x+y";
+    case HIR_RED_PROD: return isint ? "hir_iv_mul(x,y)" : "x*y";
     case HIR_RED_MAX: return isint ? "imax(x,y)" : "nanmax(x,y)";
     case HIR_RED_MIN: return isint ? "imin(x,y)" : "nanmin(x,y)";
     case HIR_RED_FMAX: return isint ? "imax(x,y)" : "fmax(x,y)";
@@ -304,7 +305,7 @@ static int gen_reduce(const ew_spec *s, sbuf *b, hir_error *e)
     const char *ct = dt == HIR_DT_DOUBLE ? "double" : hir_dtype_is_float((hir_dtype)dt) ? "float"
                                                                                       : "long long";
     int isint = ct[0] == 'l';
-    sb_printf(b, "%s", PRELUDE);
+    sb_printf(b, "%s%s", HIR_INTOPS_TEXT, PRELUDE);
     sb_printf(b, "typedef %s CT;\n#define NK %d\n#define NR %d\n", ct, s->nd, s->nr);
     sb_printf(b, "#define COMB(x,y) (%s)\n#define ID ((CT)%s)\n", red_combine(s->op, isint),
               red_identity(s->op, isint));
@@ -422,7 +423,7 @@ done:
 static int kernel_get(hir_cu_backend *cb, ew_spec *spec, CUfunction *fn, hir_error *e)
 {
     spec->arch = cb->cc_major * 10 + cb->cc_minor;
-    uint64_t h = hir_cu_hash(spec, sizeof *spec, 0);
+    uint64_t h = hir_fnv1a(spec, sizeof *spec, HIR_FNV1A_INIT);
     for (int i = 0; i < cb->nkernels; i++)
         if (cb->kernels[i].hash == h && cb->kernels[i].keylen == sizeof *spec &&
             !memcmp(cb->kernels[i].key, spec, sizeof *spec))

@@ -132,18 +132,11 @@ static void note_pending(hir_stream *s, int peer, const char *fmt, const char *w
     s->pending_peer = peer;
 }
 
-static const char *coll_name(hir_coll_kind k)
-{
-    static const char *n[] = {"Gather", "Allgather", "Scatter", "Reduce", "Allreduce",
-                              "ReduceScatter", "Broadcast", "SendRecv"};
-    return (unsigned)k < sizeof n / sizeof *n ? n[k] : "?";
-}
-
 static int need(const hir_view *v, const char *what, const hir_collective *c, hir_error *e)
 {
-    if (!v) return hir_error_set(e, "%s: missing %s", coll_name(c->kind), what), -1;
+    if (!v) return hir_error_set(e, "%s: missing %s", hir_comm_type_name(c->kind), what), -1;
     if (!hir_cu_view_contiguous(v))
-        return hir_error_set(e, "%s: %s must be contiguous", coll_name(c->kind), what), -1;
+        return hir_error_set(e, "%s: %s must be contiguous", hir_comm_type_name(c->kind), what), -1;
     return 0;
 }
 
@@ -153,35 +146,34 @@ int hir_cu_nccl_collective(hir_backend *be, hir_stream *s, const hir_collective 
 {
     hir_cu_backend *cb = hir_cu(be);
     *w = NULL;
-    if (c->transport != HIR_TRANSPORT_NCCL)
+    if (c->transport != HIR_BK_NCCL)
         return hir_error_set(e, "%s: the CUDA backend runs collectives over NCCL (and an "
-                                "Allgather also over CUDA IPC)", coll_name(c->kind)), -1;
+                                "Allgather also over CUDA IPC)", hir_comm_type_name(c->kind)), -1;
     if (cb->in_group)
         return hir_error_set(e, "%s inside StartCoalescing is not supported",
-                             coll_name(c->kind)), -1;
+                             hir_comm_type_name(c->kind)), -1;
     int n = c->team_size, me = c->my_index, root = c->root_index < 0 ? 0 : c->root_index;
     const hir_view *in = c->input, *out = c->output;
     const hir_view *ref = in ? in : out;
-    if (!ref) return hir_error_set(e, "%s: no buffers", coll_name(c->kind)), -1;
-    int reducing = c->kind == HIR_COLL_REDUCE || c->kind == HIR_COLL_ALLREDUCE ||
-                   c->kind == HIR_COLL_REDUCESCATTER;
+    if (!ref) return hir_error_set(e, "%s: no buffers", hir_comm_type_name(c->kind)), -1;
+    int reducing = hir_comm_type_reduces(c->kind);
     ncclDataType_t dt;
     size_t mult;
     if (nccl_type(ref->dtype, reducing, &dt, &mult) < 0)
-        return hir_error_set(e, "%s: dtype %s not supported by NCCL", coll_name(c->kind),
+        return hir_error_set(e, "%s: dtype %s not supported by NCCL", hir_comm_type_name(c->kind),
                              hir_dtype_name(ref->dtype)), -1;
     size_t es = hir_dtype_size(ref->dtype);
     ncclComm_t comm = NULL;
     /* a team of one still goes through NCCL (a 1-rank communicator), except the kinds that
      * are plain local copies then */
-    int local = n == 1 && (c->kind == HIR_COLL_SENDRECV || c->kind == HIR_COLL_GATHER ||
-                           c->kind == HIR_COLL_SCATTER);
+    int local = n == 1 && (c->kind == HIR_COMM_SENDRECV || c->kind == HIR_COMM_GATHER ||
+                           c->kind == HIR_COMM_SCATTER);
     if (!local && comm_get(cb, c->team, n, me, &comm, e) < 0) return -1;
     ncclRedOp_t op = nccl_op(c->op);
     cudaStream_t st = s->s;
-    note_pending(s, -1, "NCCL %s", coll_name(c->kind));
+    note_pending(s, -1, "NCCL %s", hir_comm_type_name(c->kind));
     switch (c->kind) {
-    case HIR_COLL_ALLGATHER: {
+    case HIR_COMM_ALLGATHER: {
         if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
         size_t cnt = (size_t)hir_cu_numel(in);
         if ((size_t)hir_cu_numel(out) != cnt * n)
@@ -190,7 +182,7 @@ int hir_cu_nccl_collective(hir_backend *be, hir_stream *s, const hir_collective 
         HIR_CK(e, nccl, ncclAllGather(in->data, out->data, cnt * mult, dt, comm, st));
         break;
     }
-    case HIR_COLL_REDUCESCATTER: {
+    case HIR_COMM_REDUCESCATTER: {
         if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
         size_t cnt = (size_t)hir_cu_numel(out);
         if ((size_t)hir_cu_numel(in) != cnt * n)
@@ -199,13 +191,13 @@ int hir_cu_nccl_collective(hir_backend *be, hir_stream *s, const hir_collective 
         HIR_CK(e, nccl, ncclReduceScatter(in->data, out->data, cnt, dt, op, comm, st));
         break;
     }
-    case HIR_COLL_ALLREDUCE: {
+    case HIR_COMM_ALLREDUCE: {
         if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
         size_t cnt = (size_t)hir_cu_numel(out);
         HIR_CK(e, nccl, ncclAllReduce(in->data, out->data, cnt, dt, op, comm, st));
         break;
     }
-    case HIR_COLL_BROADCAST: {
+    case HIR_COMM_BROADCAST: {
         /* the root sends its input; everyone receives into output (or in place) */
         const hir_view *buf = out ? out : in;
         if (need(buf, "buffer", c, e) < 0) return -1;
@@ -215,7 +207,7 @@ int hir_cu_nccl_collective(hir_backend *be, hir_stream *s, const hir_collective 
                                       dt, root, comm, st));
         break;
     }
-    case HIR_COLL_REDUCE: {
+    case HIR_COMM_REDUCE: {
         if (need(in, "input", c, e) < 0) return -1;
         if (me == root && need(out, "output", c, e) < 0) return -1;
         size_t cnt = (size_t)hir_cu_numel(in);
@@ -223,18 +215,18 @@ int hir_cu_nccl_collective(hir_backend *be, hir_stream *s, const hir_collective 
                                    comm, st));
         break;
     }
-    case HIR_COLL_GATHER:
-    case HIR_COLL_SCATTER: {
+    case HIR_COMM_GATHER:
+    case HIR_COMM_SCATTER: {
         /* root holds team_size slices of dim 0: a group of sends/receives, its own slice by
          * a local copy */
-        int gather = c->kind == HIR_COLL_GATHER;
+        int gather = c->kind == HIR_COMM_GATHER;
         const hir_view *big = gather ? out : in, *small = gather ? in : out;
         if (need(small, gather ? "input" : "output", c, e) < 0) return -1;
         if (me == root && need(big, gather ? "output" : "input", c, e) < 0) return -1;
         size_t cnt = (size_t)hir_cu_numel(small), bytes = cnt * es;
         if (me == root && (size_t)hir_cu_numel(big) != cnt * n)
             return hir_error_set(e, "%s: root buffer has %lld elements, expected %zu",
-                                 coll_name(c->kind), (long long)hir_cu_numel(big), cnt * n), -1;
+                                 hir_comm_type_name(c->kind), (long long)hir_cu_numel(big), cnt * n), -1;
         if (n > 1) HIR_CK(e, nccl, ncclGroupStart());
         int rc = 0;
         if (me == root) {
@@ -270,7 +262,7 @@ int hir_cu_nccl_collective(hir_backend *be, hir_stream *s, const hir_collective 
         if (rc) return -1;
         break;
     }
-    case HIR_COLL_SENDRECV: {
+    case HIR_COMM_SENDRECV: {
         int sender = root;
         if (n == 1) {
             if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;

@@ -646,7 +646,7 @@ static void test_nccl(tctx *t, int shared_gpu)
     hir_view vout1 = mkview(out.d, HIR_DT_FLOAT, 1, &c1, NULL), voutn = mkview(out.d, HIR_DT_FLOAT, 1, &cn, NULL);
     if (shared_gpu) {
         /* several ranks on one GPU: NCCL must be refused with a clear message, not hang */
-        hir_collective c = {HIR_COLL_ALLREDUCE, HIR_TRANSPORT_NCCL, team, n, me, -1, HIR_RED_SUM,
+        hir_collective c = {HIR_COMM_ALLREDUCE, HIR_BK_NCCL, team, n, me, -1, HIR_RED_SUM,
                             &vin1, &vout1, 1};
         hir_work *w = NULL;
         int rc = t->be->ops->collective(t->be, t->main, &c, &w, &e);
@@ -655,21 +655,21 @@ static void test_nccl(tctx *t, int shared_gpu)
         if (w) t->be->ops->work_release(t->be, w);
         goto done;
     }
-    struct { const char *name; hir_coll_kind k; const hir_view *i, *o; int root; } cs[] = {
-        {"Allreduce", HIR_COLL_ALLREDUCE, &vin1, &vout1, -1},
-        {"Allgather", HIR_COLL_ALLGATHER, &vin1, &voutn, -1},
-        {"ReduceScatter", HIR_COLL_REDUCESCATTER, &vinn, &vout1, -1},
-        {"Broadcast", HIR_COLL_BROADCAST, &vin1, &vout1, 0},
-        {"Reduce", HIR_COLL_REDUCE, &vin1, &vout1, 0},
-        {"Gather", HIR_COLL_GATHER, &vin1, &voutn, 0},
-        {"Scatter", HIR_COLL_SCATTER, &vinn, &vout1, 0},
-        {"SendRecv", HIR_COLL_SENDRECV, &vin1, &vout1, 0},
+    struct { const char *name; hir_comm_type k; const hir_view *i, *o; int root; } cs[] = {
+        {"Allreduce", HIR_COMM_ALLREDUCE, &vin1, &vout1, -1},
+        {"Allgather", HIR_COMM_ALLGATHER, &vin1, &voutn, -1},
+        {"ReduceScatter", HIR_COMM_REDUCESCATTER, &vinn, &vout1, -1},
+        {"Broadcast", HIR_COMM_BROADCAST, &vin1, &vout1, 0},
+        {"Reduce", HIR_COMM_REDUCE, &vin1, &vout1, 0},
+        {"Gather", HIR_COMM_GATHER, &vin1, &voutn, 0},
+        {"Scatter", HIR_COMM_SCATTER, &vinn, &vout1, 0},
+        {"SendRecv", HIR_COMM_SENDRECV, &vin1, &vout1, 0},
     };
     for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
-        if (cs[k].k == HIR_COLL_SENDRECV && n > 2) continue;
+        if (cs[k].k == HIR_COMM_SENDRECV && n > 2) continue;
         char name[64];
         snprintf(name, sizeof name, "nccl %s (%d ranks)", cs[k].name, n);
-        hir_collective c = {cs[k].k, HIR_TRANSPORT_NCCL, team, n, me, cs[k].root, HIR_RED_SUM,
+        hir_collective c = {cs[k].k, HIR_BK_NCCL, team, n, me, cs[k].root, HIR_RED_SUM,
                             cs[k].i, cs[k].o, 100 + k};
         hir_work *w = NULL;
         int ok = !poison(t, &out, &e) && !t->be->ops->collective(t->be, t->main, &c, &w, &e) &&
@@ -679,15 +679,15 @@ static void test_nccl(tctx *t, int shared_gpu)
             double want;
             int64_t j = i % cnt, blk = i / cnt;
             switch (cs[k].k) {
-            case HIR_COLL_ALLREDUCE: want = 10000.0 * n * (n - 1) / 2 + n * (double)j; break;
-            case HIR_COLL_ALLGATHER: case HIR_COLL_GATHER: want = blk * 10000.0 + j; break;
-            case HIR_COLL_REDUCESCATTER: want = 10000.0 * n * (n - 1) / 2 + n * (double)(me * cnt + j); break;
-            case HIR_COLL_SCATTER: want = me * cnt + j; break;   /* root 0's slice me */
-            case HIR_COLL_REDUCE: want = me == 0 ? 10000.0 * n * (n - 1) / 2 + n * (double)j : NAN; break;
+            case HIR_COMM_ALLREDUCE: want = 10000.0 * n * (n - 1) / 2 + n * (double)j; break;
+            case HIR_COMM_ALLGATHER: case HIR_COMM_GATHER: want = blk * 10000.0 + j; break;
+            case HIR_COMM_REDUCESCATTER: want = 10000.0 * n * (n - 1) / 2 + n * (double)(me * cnt + j); break;
+            case HIR_COMM_SCATTER: want = me * cnt + j; break;   /* root 0's slice me */
+            case HIR_COMM_REDUCE: want = me == 0 ? 10000.0 * n * (n - 1) / 2 + n * (double)j : NAN; break;
             default: want = j; break;                         /* from rank 0 */
             }
             if (want != want) break;
-            if ((cs[k].k == HIR_COLL_GATHER) && me != 0) break;
+            if ((cs[k].k == HIR_COMM_GATHER) && me != 0) break;
             bad += ((float *)out.h)[i] != (float)want;
         }
         report(t, name, ok && !bad, ok ? (bad ? "wrong values" : "") : e.msg);
@@ -729,9 +729,9 @@ static void test_ring(tctx *t, hir_p2p_protocol proto, int iters)
     for (int k = 0; k < nw; k++) if (o->stream_get(t->be, k, &ws[k], &e)) ok = 0;
     for (int i = 1; i < d; i++) {
         hir_p2p *s = &list[2 * (i - 1)], *v = &list[2 * (i - 1) + 1];
-        s->is_send = 1, s->peer = (r - i + d) % d, s->transport = HIR_TRANSPORT_CUDA;
+        s->is_send = 1, s->peer = (r - i + d) % d, s->transport = HIR_BK_CUDA;
         s->buf = vshard, s->stmt_id = 1 + 10 * proto;
-        v->is_send = 0, v->peer = (r + i) % d, v->transport = HIR_TRANSPORT_CUDA;
+        v->is_send = 0, v->peer = (r + i) % d, v->transport = HIR_BK_CUDA;
         v->buf = vrecv, v->stmt_id = 2 + 10 * proto;
         v->buf.data = (float *)recv.d + (size_t)v->peer * S;
         v->buf.shape[0] = S;
@@ -790,7 +790,7 @@ static void test_ipc_misc(tctx *t)
     int64_t S = 1024;
     dbuf b;
     if (dbuf_new(t, &b, HIR_DT_INT32, S, &e)) return;
-    hir_p2p p = {1, t->rank, HIR_TRANSPORT_CUDA, mkview(b.d, HIR_DT_INT32, 1, &S, NULL), 99};
+    hir_p2p p = {1, t->rank, HIR_BK_CUDA, mkview(b.d, HIR_DT_INT32, 1, &S, NULL), 99};
     hir_work *w = NULL;
     int rc = t->be->ops->p2p_post(t->be, t->main, &p, &w, &e);
     report(t, "ipc send to self refused", rc < 0 && strstr(e.msg, "send to self"), e.msg);

@@ -9,3 +9,9 @@ hir_add_unit_test(test_dialect_ir
 hir_add_unit_test(test_dialect_verify
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dialect_verify.c
   LIBS hir::parser hir::dialect)
+hir_add_unit_test(test_dialect_tables
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_dialect_tables.c
+  LIBS hir::dialect)
+hir_add_unit_test(test_intops
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_intops.c
+  LIBS hir::dialect)

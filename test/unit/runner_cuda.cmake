@@ -5,3 +5,9 @@ if(NOT HIR_HAVE_CUDA)
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cuda_absent.c
     LIBS hir::cuda)
 endif()
+# Every element-wise op has a CUDA spelling in the kernel generator's table.
+if(HIR_HAVE_CUDA)
+  hir_add_unit_test(test_cuda_spelling
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cuda_spelling.c
+    LIBS hir::cuda)
+endif()

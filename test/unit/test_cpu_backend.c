@@ -389,25 +389,6 @@ static void test_misc(void **state)
     be->ops->free(be, p);
     assert_int_equal(be->ops->synchronize(be, &e), 0);
 
-    /* op tables */
-    hir_binary_op bop;
-    assert_int_equal(hir_binary_op_lookup("ceilDiv", &bop), 0);
-    assert_int_equal(bop, HIR_BIN_CEILDIV);
-    assert_int_equal(hir_binary_op_lookup("%", &bop), 0);
-    assert_int_equal(bop, HIR_BIN_MOD);
-    assert_string_equal(hir_binary_op_name(HIR_BIN_XOR), "bitwise_xor");
-    assert_string_equal(hir_binary_op_symbol(HIR_BIN_SHL), "<<");
-    assert_int_equal(hir_binary_op_lookup("nope", &bop), -1);
-    hir_unary_op uop;
-    assert_int_equal(hir_unary_op_lookup("-", &uop), 0);
-    assert_int_equal(uop, HIR_UN_NEG);
-    hir_reduce_op rop;
-    assert_int_equal(hir_reduce_op_lookup("fmax", &rop), 0);
-    assert_int_equal(rop, HIR_RED_FMAX);
-    hir_ternary_op top;
-    assert_int_equal(hir_ternary_op_lookup("where", &top), 0);
-    assert_string_equal(hir_reduce_op_name(HIR_RED_SUM), "add");
-
     /* a team of one needs no MPI: Allreduce = copy */
     float in[4] = {1, 2, 3, 4}, out[4] = {0};
     int64_t n = 4;
@@ -415,18 +396,18 @@ static void test_misc(void **state)
     hir_view_init(&vi, in, HIR_DT_FLOAT, 1, &n);
     hir_view_init(&vo, out, HIR_DT_FLOAT, 1, &n);
     int team[1] = {0};
-    hir_collective c = {HIR_COLL_ALLREDUCE, HIR_TRANSPORT_NCCL, team, 1, 0, -1, HIR_RED_SUM,
+    hir_collective c = {HIR_COMM_ALLREDUCE, HIR_BK_NCCL, team, 1, 0, -1, HIR_RED_SUM,
                         &vi, &vo, 1};
     hir_work *w;
     assert_int_equal(be->ops->collective(be, NULL, &c, &w, &e), 0);
     assert_int_equal(be->ops->wait(be, NULL, w, &e), 0);
     assert_true(out[3] == 4);
     /* without a bootstrap, P2P says why it cannot run; self-sharing is refused */
-    hir_p2p pp = {1, 1, HIR_TRANSPORT_NCCL, vi, 2};
+    hir_p2p pp = {1, 1, HIR_BK_NCCL, vi, 2};
     assert_int_equal(be->ops->p2p_post(be, NULL, &pp, &w, &e), -1);
     assert_non_null(strstr(e.msg, "needs the MPI bootstrap"));
     pp.peer = 0;
-    pp.transport = HIR_TRANSPORT_CUDA;
+    pp.transport = HIR_BK_CUDA;
     assert_int_equal(be->ops->share_handles(be, &pp, 1, &e), -1);
     assert_non_null(strstr(e.msg, "send to self not supported"));
     assert_int_equal(be->ops->group_end(be, NULL, &w, &e), -1);

@@ -60,7 +60,7 @@ static void test_allgather(void)
     /* output as [N*2, 3] */
     int64_t shp[2] = {2 * N, 3};
     hir_view_init(&vo, out, HIR_DT_FLOAT, 2, shp);
-    hir_collective c = {HIR_COLL_ALLGATHER, HIR_TRANSPORT_NCCL, team, N, idx_of(R), -1,
+    hir_collective c = {HIR_COMM_ALLGATHER, HIR_BK_NCCL, team, N, idx_of(R), -1,
                         HIR_RED_SUM, &vi, &vo, 1};
     OK(run(&c));
     for (int j = 0; j < N; j++)
@@ -85,7 +85,7 @@ static void test_reduce_scatter_allreduce(void)
     for (int i = 0; i < N * n; i++)
         in[i] = (float)(R + i);
     hir_view vi = vec(in, HIR_DT_FLOAT, N * n), vo = vec(out, HIR_DT_FLOAT, n);
-    hir_collective c = {HIR_COLL_REDUCESCATTER, HIR_TRANSPORT_NCCL, team, N, idx_of(R), -1,
+    hir_collective c = {HIR_COMM_REDUCESCATTER, HIR_BK_NCCL, team, N, idx_of(R), -1,
                         HIR_RED_SUM, &vi, &vo, 2};
     OK(run(&c));
     int sum_r = N * (N - 1) / 2;
@@ -97,7 +97,7 @@ static void test_reduce_scatter_allreduce(void)
     for (int i = 0; i < 5; i++)
         bin[i] = hir_f32_to_bf16(i == 0 ? 1.0f / 3 : (float)(R + i));
     hir_view vbi = vec(bin, HIR_DT_BFLOAT, 5), vbo = vec(bout, HIR_DT_BFLOAT, 5);
-    hir_collective a = {HIR_COLL_ALLREDUCE, HIR_TRANSPORT_NCCL, team, N, idx_of(R), -1,
+    hir_collective a = {HIR_COMM_ALLREDUCE, HIR_BK_NCCL, team, N, idx_of(R), -1,
                         HIR_RED_SUM, &vbi, &vbo, 3};
     OK(run(&a));
     CHECK(bout[0] == hir_f64_to_bf16(N * (double)hir_bf16_to_f32(bin[0])), "bf16 allreduce %g",
@@ -139,7 +139,7 @@ static void test_rooted(void)
         out[i] = -1;
     }
     hir_view vi = vec(in, HIR_DT_FLOAT, 3), vo = vec(out, HIR_DT_FLOAT, 3);
-    hir_collective c = {HIR_COLL_BROADCAST, HIR_TRANSPORT_NCCL, team, N, idx_of(R), root,
+    hir_collective c = {HIR_COMM_BROADCAST, HIR_BK_NCCL, team, N, idx_of(R), root,
                         HIR_RED_SUM, &vi, &vo, 4};
     OK(run(&c));
     for (int i = 0; i < 3; i++)
@@ -147,7 +147,7 @@ static void test_rooted(void)
     /* Gather to root index 2 */
     int groot = 2 % N;
     hir_view vg = vec(out, HIR_DT_FLOAT, 3 * N);
-    hir_collective g = {HIR_COLL_GATHER, HIR_TRANSPORT_NCCL, team, N, idx_of(R), groot,
+    hir_collective g = {HIR_COMM_GATHER, HIR_BK_NCCL, team, N, idx_of(R), groot,
                         HIR_RED_SUM, &vi, idx_of(R) == groot ? &vg : NULL, 5};
     OK(run(&g));
     if (idx_of(R) == groot)
@@ -158,14 +158,14 @@ static void test_rooted(void)
     for (int i = 0; i < 3 * N; i++)
         src[i] = (float)(1000 + i);
     hir_view vsrc = vec(src, HIR_DT_FLOAT, 3 * N), vgot = vec(got, HIR_DT_FLOAT, 3);
-    hir_collective s = {HIR_COLL_SCATTER, HIR_TRANSPORT_NCCL, team, N, idx_of(R), 0,
+    hir_collective s = {HIR_COMM_SCATTER, HIR_BK_NCCL, team, N, idx_of(R), 0,
                         HIR_RED_SUM, idx_of(R) == 0 ? &vsrc : NULL, &vgot, 6};
     OK(run(&s));
     CHECK(got[1] == 1000 + idx_of(R) * 3 + 1, "scatter %g", got[1]);
     /* Reduce (sum) to root index N-1, bf16 */
     uint16_t b = hir_f32_to_bf16((float)(R + 1)), bo = 0;
     hir_view vb = vec(&b, HIR_DT_BFLOAT, 1), vbo = vec(&bo, HIR_DT_BFLOAT, 1);
-    hir_collective r = {HIR_COLL_REDUCE, HIR_TRANSPORT_NCCL, team, N, idx_of(R), N - 1,
+    hir_collective r = {HIR_COMM_REDUCE, HIR_BK_NCCL, team, N, idx_of(R), N - 1,
                         HIR_RED_SUM, &vb, idx_of(R) == N - 1 ? &vbo : NULL, 7};
     OK(run(&r));
     if (idx_of(R) == N - 1)
@@ -181,7 +181,7 @@ static void test_subteam_and_sendrecv(void)
     if (R == 0 || R == 2) {
         double v = R + 0.5, o;
         hir_view vv = vec(&v, HIR_DT_DOUBLE, 1), vo = vec(&o, HIR_DT_DOUBLE, 1);
-        hir_collective c = {HIR_COLL_ALLREDUCE, HIR_TRANSPORT_NCCL, sub, 2, R == 2 ? 0 : 1, -1,
+        hir_collective c = {HIR_COMM_ALLREDUCE, HIR_BK_NCCL, sub, 2, R == 2 ? 0 : 1, -1,
                             HIR_RED_SUM, &vv, &vo, 8};
         OK(run(&c));
         CHECK(o == 3.0, "subteam allreduce %g", o);
@@ -191,7 +191,7 @@ static void test_subteam_and_sendrecv(void)
     if (R == 1 || R == 3) {
         int32_t d[4] = {R, R, R, R}, o[4] = {0};
         hir_view vd = vec(d, HIR_DT_INT32, 4), vo = vec(o, HIR_DT_INT32, 4);
-        hir_collective c = {HIR_COLL_SENDRECV, HIR_TRANSPORT_NCCL, pair, 2, R == 1 ? 0 : 1, 0,
+        hir_collective c = {HIR_COMM_SENDRECV, HIR_BK_NCCL, pair, 2, R == 1 ? 0 : 1, 0,
                             HIR_RED_SUM, R == 1 ? &vd : NULL, R == 3 ? &vo : NULL, 9};
         OK(run(&c));
         if (R == 3)
@@ -209,7 +209,7 @@ static void test_p2p(void)
     }
     hir_view vs = vec(s, HIR_DT_FLOAT, 8), vr = vec(r, HIR_DT_FLOAT, 8);
     /* ring without a group: send, recv, then wait both (posting never blocks) */
-    hir_p2p ps = {1, next, HIR_TRANSPORT_CUDA, vs, 10}, pr = {0, prev, HIR_TRANSPORT_CUDA, vr, 11};
+    hir_p2p ps = {1, next, HIR_BK_CUDA, vs, 10}, pr = {0, prev, HIR_BK_CUDA, vr, 11};
     hir_p2p list[2] = {ps, pr};
     if (N > 1) {
         OK(be->ops->share_handles(be, list, 2, &e));
@@ -231,8 +231,8 @@ static void test_p2p(void)
     hir_view vbs = vec(bs, HIR_DT_BFLOAT, 4), vb1 = vec(br1, HIR_DT_BFLOAT, 4),
              vb2 = vec(br2, HIR_DT_BFLOAT, 4);
     vb1.stride[0] = 2;
-    hir_p2p g[4] = {{1, next, HIR_TRANSPORT_NCCL, vbs, 12}, {1, prev, HIR_TRANSPORT_NCCL, vbs, 13},
-                    {0, prev, HIR_TRANSPORT_NCCL, vb1, 14}, {0, next, HIR_TRANSPORT_NCCL, vb2, 15}};
+    hir_p2p g[4] = {{1, next, HIR_BK_NCCL, vbs, 12}, {1, prev, HIR_BK_NCCL, vbs, 13},
+                    {0, prev, HIR_BK_NCCL, vb1, 14}, {0, next, HIR_BK_NCCL, vb2, 15}};
     hir_work *w = NULL, *none = (hir_work *)1;
     OK(be->ops->group_begin(be, &e));
     for (int i = 0; i < 4; i++) {
@@ -288,7 +288,7 @@ static void test_timeouts(hir_boot *b)
     OK(hir_backend_cpu_create(&cfg, &quick, &e));
     if (R == 0 && N > 1) {
         float r[2];
-        hir_p2p p = {0, 1, HIR_TRANSPORT_NCCL, vec(r, HIR_DT_FLOAT, 2), 20};
+        hir_p2p p = {0, 1, HIR_BK_NCCL, vec(r, HIR_DT_FLOAT, 2), 20};
         hir_work *w;
         OK(quick->ops->p2p_post(quick, NULL, &p, &w, &e));
         double t0 = now();
@@ -312,7 +312,7 @@ static void test_timeouts(hir_boot *b)
         int t[2] = {0, 1};
         float v = 1, o;
         hir_view vv = vec(&v, HIR_DT_FLOAT, 1), vo = vec(&o, HIR_DT_FLOAT, 1);
-        hir_collective c = {HIR_COLL_ALLREDUCE, HIR_TRANSPORT_NCCL, t, 2, 0, -1, HIR_RED_SUM,
+        hir_collective c = {HIR_COMM_ALLREDUCE, HIR_BK_NCCL, t, 2, 0, -1, HIR_RED_SUM,
                             &vv, &vo, 21};
         hir_work *w;
         CHECK(quick->ops->collective(quick, NULL, &c, &w, &e) == -1, "collective without peer");

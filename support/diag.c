@@ -1,6 +1,7 @@
 /* diag.c — located diagnostics (file:line:col, source line, caret, notes), MLIR-style, and
  * the --verify-diagnostics checker that matches them against expected-* comments. */
-#include "dialect/hir.h"
+#include "support/diag.h"
+#include "support/support.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* map.c — an open-addressing hash map from 64-bit keys to pointers, and string interning
  * built on it. Used for every by-number lookup in a program (tensors, IterDomains, ...). */
-#include "dialect/hir.h"
+#include "support/support.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +19,7 @@ static uint64_t mix(uint64_t x)
 
 uint64_t hir_hash_bytes(const void *p, size_t n)
 {
-    const unsigned char *s = p;
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ s[i]) * 1099511628211ULL;
-    return mix(h) >> 1;   /* never EMPTY */
+    return mix(hir_fnv1a(p, n, HIR_FNV1A_INIT)) >> 1;   /* never EMPTY */
 }
 
 void hir_map_init(hir_map *m) { memset(m, 0, sizeof *m); }

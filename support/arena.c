@@ -1,6 +1,6 @@
 /* arena.c — bump allocation for the IR: a program's values and statements live in one arena
  * and are released together; growable pointer vectors live there too. */
-#include "dialect/hir.h"
+#include "support/support.h"
 
 #include <setjmp.h>
 #include <stdint.h>
@@ -19,13 +19,6 @@ struct hir_arena {
     jmp_buf *on_oom;             /* recovery point of the entry point using the arena */
     bool failed;
 };
-
-_Noreturn void hir_panic(const char *file, int line, const char *what)
-{
-    fprintf(stderr, "%s:%d: internal error: %s\n", file, line, what);
-    fflush(stderr);
-    abort();
-}
 
 hir_arena *hir_arena_new(void)
 {

@@ -1,0 +1,53 @@
+/* test_cuda_spelling.c — every element-wise op of dialect/defs/ewise.def has a CUDA spelling in
+ * the kernel generator (runner/cuda/cuda_kernels.c), and every integer spelling of an op that
+ * dialect/intops.h defines calls intops, so a new row in the table cannot be forgotten on the
+ * device. Needs no GPU. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dialect/tables.h"
+#include "runner/cuda/cuda_backend.h"
+
+static void test_every_row_spelled(void **st)
+{
+    (void)st;
+    const int counts[4] = {0, HIR_UN_COUNT, HIR_BIN_COUNT, HIR_TER_COUNT};
+    for (int nargs = 1; nargs <= 3; nargs++)
+        for (int op = 0; op < counts[nargs]; op++) {
+            const char *i = hir_cu_ewise_spelling(nargs, op, 1);
+            const char *f = hir_cu_ewise_spelling(nargs, op, 0);
+            if (!i && !f)
+                fail_msg("element-wise op %d of %d inputs has no CUDA spelling", op, nargs);
+        }
+    assert_null(hir_cu_ewise_spelling(2, HIR_BIN_COUNT, 1));
+    assert_null(hir_cu_ewise_spelling(4, 0, 1));
+}
+
+static void test_integer_forms_use_intops(void **st)
+{
+    (void)st;
+    const hir_binary_op ops[] = {HIR_BIN_ADD, HIR_BIN_SUB, HIR_BIN_MUL, HIR_BIN_DIV, HIR_BIN_MOD,
+                                 HIR_BIN_FMOD, HIR_BIN_REMAINDER, HIR_BIN_CEILDIV, HIR_BIN_POW,
+                                 HIR_BIN_GCD, HIR_BIN_SHL, HIR_BIN_SHR};
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
+        const char *i = hir_cu_ewise_spelling(2, ops[k], 1);
+        assert_non_null(i);
+        assert_non_null(strstr(i, "hir_iv_"));
+    }
+    assert_non_null(strstr(hir_cu_ewise_spelling(1, HIR_UN_NEG, 1), "hir_iv_neg"));
+    assert_non_null(strstr(hir_cu_ewise_spelling(1, HIR_UN_ABS, 1), "hir_iv_abs"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_row_spelled),
+        cmocka_unit_test(test_integer_forms_use_intops),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
