@@ -122,11 +122,15 @@ static bool stmt_slots(hir_stmt *s, int depth, void *ctx)
         for (int i = 0; i < s->u.share.n; i++)
             comm_slots(v, s->u.share.comms[i]);
         break;
-    case HIR_OP_SCALAR_DEF:
-        slot(v, &s->sout);
+    case HIR_OP_SCALAR_DEF: {
+        /* the defined symbol is seen (it counts as used) but never replaced: rewriting it
+         * would turn "i169 = i140 + 0" into "i140 = i140 + 0" */
+        hir_scalar *out = s->sout;
+        slot(v, &out);
         for (int i = 0; i < s->u.sdef.def->nargs; i++)
             slot(v, &s->u.sdef.def->args[i]);
         break;
+    }
     default: break;
     }
     return true;
@@ -381,6 +385,26 @@ int pu_backend_parse(const char *s, hir_backend_kind *out)
     return 0;
 }
 
+int pu_program_backend(const hir_program *p, hir_backend_kind *out)
+{
+    int found = 0;
+    for (size_t i = 0; i < p->comms.cap; i++) {
+        const hir_comm *m = p->comms.vals[i];
+        if (p->comms.keys[i] == UINT64_MAX || !m)
+            continue;
+        if (m->op != HIR_OP_P2P && !(m->op == HIR_OP_COMMUNICATION &&
+                                     (m->type == HIR_COMM_ALLGATHER || m->type == HIR_COMM_BROADCAST)))
+            continue;
+        if (m->backend != HIR_BK_NCCL && m->backend != HIR_BK_CUDA)
+            return 0;
+        if (found && m->backend != *out)
+            return 0;
+        *out = m->backend;
+        found = 1;
+    }
+    return found;
+}
+
 int pu_backend_choose(hir_program *p, const char *option, const char *pass, hir_diag *d,
                       hir_backend_kind *out)
 {
@@ -392,6 +416,7 @@ int pu_backend_choose(hir_program *p, const char *option, const char *pass, hir_
         }
         return 0;
     }
-    *out = p->pass_backend ? (hir_backend_kind)(p->pass_backend - 1) : HIR_BK_NCCL;
+    if (!pu_program_backend(p, out))
+        *out = HIR_BK_NCCL;
     return 0;
 }
