@@ -59,6 +59,13 @@ int pu_stmt_outputs(hir_stmt *s, hir_tensor **outs, int max);
 hir_loc pu_loc(const hir_program *p, const hir_stmt *s);
 hir_loc pu_tensor_loc(const hir_program *p, const hir_tensor *t);
 
+/* Makes the program what its printed text reads back as, so that a later pass sees the same
+ * program in one pipeline as after `hir-opt A | hir-opt B`: numbered symbols that print
+ * expanded in inline positions (predicates, stream indices, sizes, extents) become unnamed
+ * expressions, and the next expression and symbol numbers continue after the highest the
+ * text shows. The pipeline runner calls it after every pass. */
+void pu_as_printed(hir_program *p);
+
 /* "nccl"/"cuda" (any case) -> backend; returns -1 for anything else. */
 int pu_backend_parse(const char *s, hir_backend_kind *out);
 /* The backend the program's communications already use, read from the program as printed:

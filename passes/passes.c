@@ -1,5 +1,6 @@
 /* passes.c — pass registry lookup, textual pipelines and the pipeline runner. */
 #include "passes/passes.h"
+#include "passes/ir_util.h"
 
 #include <setjmp.h>
 #include <stdlib.h>
@@ -452,6 +453,9 @@ static int pipeline_run(hir_program *p, const hir_pipeline *pl, const hir_pipeli
         }
         if (rc || d->errors)
             return -1;
+        /* the next pass sees what the printed program says, nothing more (docs/passes.md,
+         * "Options"): `hir-opt A | hir-opt B` equals `hir-opt A B` */
+        pu_as_printed(p);
         if (st)
             st->stmts_after[i] += hir_program_count_stmts(p);
         if (o->verify_each) {

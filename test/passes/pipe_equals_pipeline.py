@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Piping equals one pipeline, for every ordered pair of registered passes.
+
+For each pass variant A and B (every pass of `hir-opt --list-passes`, plain and with each
+value of its main option, plus a few option sets named below) and each input X:
+
+    hir-opt A X | hir-opt B -      must print byte for byte what      hir-opt A B X   prints,
+
+or both must fail with the same error messages (locations aside: the piped form reads
+<stdin>). A pass may read only its own options and the printed program, so a difference means
+state travelled from A to B outside the text (docs/passes.md, "Options").
+
+Inputs are batched with --split-input-file (one hir-opt process handles every input that A
+accepts), and a batch that fails is redone one input at a time to name the input and compare
+the messages. Exit status 0 when every pair agrees, 1 with the mismatches listed.
+
+usage: pipe_equals_pipeline.py BUILD_TOOLS_DIR SOURCE_DIR
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+SPLIT = "// -----\n"
+
+# Option sets beyond "plain" and "each value of the main option": protocol=put exists only
+# with the CUDA backend; min-flops=0 makes --pipeline-fallback pipeline the small inputs.
+EXTRA = [
+    "--pass-pipeline=stream-parallel{backend=cuda protocol=put}",
+    "--pass-pipeline=backend{kind=cuda protocol=put}",
+    "--pass-pipeline=pipeline-fallback{min-flops=0}",
+]
+
+# Inputs: the corpus and lit inputs with communication, loops, regions and 2026 forms.
+INPUTS = [
+    "test/corpus/ag-linear-input.hir",
+    "test/corpus/ag-linear-cuda.hir",
+    "test/corpus/ag-linear-nccl.hir",
+    "test/corpus/seed-pr5259.hir",
+    "test/corpus/nvfuser-2026/collective-permute-fec.hir",
+    "test/corpus/nvfuser-2026/mm-rs-reduce-mde.hir",
+    "test/corpus/nvfuser-2026/moe-dispatch-combine.hir",
+    "test/corpus/nvfuser-2026/row-parallel-allreduce-fec.hir",
+    "test/lit/Inputs/passes-allgather-in-loop.hir",
+    "test/lit/Inputs/passes-two-regions.hir",
+    "test/lit/Inputs/passes-lowered-stream-input.hir",
+    "test/lit/Inputs/passes-strip-view-read-after.hir",
+    "test/lit/passes/canonicalize.hir",
+]
+
+
+def run(args, stdin=None):
+    p = subprocess.run(args, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return p.returncode, p.stdout, p.stderr
+
+
+def variants(opt):
+    """Pass variants from --list-passes: --NAME, and --NAME=V for each value of its main
+    option (a pass whose main option is required only with a value)."""
+    rc, out, err = run([opt, "--list-passes"])
+    if rc:
+        sys.exit("hir-opt --list-passes failed: " + err.decode())
+    names, choices, primary, required = [], {}, {}, set()
+    cur = None
+    for line in out.decode().splitlines():
+        m = re.match(r"  --(\S+)\s", line)
+        if m:
+            cur = m.group(1)
+            names.append(cur)
+            continue
+        m = re.match(r"      \(--(\S+)=VALUE sets (\S+)\)", line)
+        if m:
+            primary[m.group(1)] = m.group(2)
+            continue
+        m = re.match(r"      (\S+)=(\S+)\s+(.*)", line)
+        if m and cur:
+            choices[(cur, m.group(1))] = m.group(2).split("|")
+            if "(required)" in m.group(3):
+                required.add((cur, m.group(1)))
+    vs = []
+    for n in names:
+        key = primary.get(n)
+        if not key or (n, key) not in required:
+            vs.append("--" + n)
+        if key:
+            for v in choices.get((n, key), []):
+                if v != "NUMBER":
+                    vs.append("--%s=%s" % (n, v))
+    return names, vs + EXTRA
+
+
+def errors(stderr):
+    """The error messages, without file:line:col (the piped form reads <stdin>)."""
+    msgs = []
+    for line in stderr.decode(errors="replace").splitlines():
+        m = re.match(r"(?:.*?:\d+:\d+: |hir-opt: )?error: (.*)", line)
+        if m:
+            msgs.append(m.group(1))
+    return msgs
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    tools, src = sys.argv[1], sys.argv[2]
+    opt = os.path.join(tools, "hir-opt")
+    names, vs = variants(opt)
+    inputs = [os.path.join(src, x) for x in INPUTS]
+    texts = {x: open(x, "rb").read() for x in inputs}
+    for x, t in texts.items():
+        if b"\n// -----" in t:
+            sys.exit("input %s has a split marker; it cannot be batched" % x)
+    tmp = tempfile.mkdtemp(prefix="hir-pipe-")
+    pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2))
+
+    # A on each input alone: which inputs A accepts, and its output for each.
+    first = {}
+    jobs = {(a, x): pool.submit(run, [opt, a, x]) for a in vs for x in inputs}
+    for k, f in jobs.items():
+        first[k] = f.result()
+
+    def batch_file(a, xs):
+        path = os.path.join(tmp, "batch-%d.hir" % abs(hash((a, tuple(xs)))))
+        with open(path, "wb") as fh:
+            fh.write(SPLIT.encode().join(texts[x] for x in xs))
+        return path
+
+    def check_pair(a, b):
+        problems = []
+        ok = [x for x in inputs if first[(a, x)][0] == 0]
+        bad = [x for x in inputs if first[(a, x)][0] != 0]
+        if ok:
+            piped_in = SPLIT.encode().join(first[(a, x)][1] for x in ok)
+            p = run([opt, "--split-input-file", b, "-"], piped_in)
+            o = run([opt, "--split-input-file", a, b, batch_file(a, ok)])
+            if not (p[0] == 0 and o[0] == 0 and p[1] == o[1]):
+                for x in ok:          # one at a time, to name the input
+                    p = run([opt, b, "-"], first[(a, x)][1])
+                    o = run([opt, a, b, x])
+                    if p[0] == 0 and o[0] == 0:
+                        if p[1] != o[1]:
+                            problems.append("%s: output differs" % x)
+                    elif (p[0] == 0) != (o[0] == 0):
+                        problems.append("%s: piped exit %d, one pipeline exit %d (%s)" %
+                                        (x, p[0], o[0], (errors(p[2]) or errors(o[2]) or [""])[0]))
+                    elif errors(p[2]) != errors(o[2]):
+                        problems.append("%s: messages differ: %s / %s" %
+                                        (x, errors(p[2]), errors(o[2])))
+        if bad:
+            # A fails: the one-pipeline form must fail with exactly A's diagnostics.
+            path = batch_file(a, bad)
+            alone = run([opt, "--split-input-file", a, path])
+            both = run([opt, "--split-input-file", a, b, path])
+            if both[0] == 0 or alone[2] != both[2]:
+                problems.append("inputs %s: A fails, A then B does not fail the same way" %
+                                ", ".join(os.path.basename(x) for x in bad))
+        return ["%s | %s: %s" % (a, b, m) for m in problems]
+
+    futures = [pool.submit(check_pair, a, b) for a in vs for b in vs]
+    problems = [m for f in futures for m in f.result()]
+    covered = {v.split("=")[0].split("{")[0].replace("--pass-pipeline", "") for v in vs}
+    missing = [n for n in names if "--" + n not in covered and n not in covered]
+    for m in problems:
+        print("MISMATCH " + m)
+    for n in missing:
+        print("NOT COVERED: pass " + n)
+    print("%d pass variants (%d passes), %d ordered pairs, %d inputs: %d mismatches" %
+          (len(vs), len(names), len(vs) * len(vs), len(inputs), len(problems)))
+    return 1 if problems or missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
