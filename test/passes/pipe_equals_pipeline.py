@@ -7,7 +7,8 @@ value of its main option, plus a few option sets named below) and each input X:
     hir-opt A X | hir-opt B -      must print byte for byte what      hir-opt A B X   prints,
 
 or both must fail with the same error messages (locations aside: the piped form reads
-<stdin>). A pass may read only its own options and the printed program, so a difference means
+<stdin>). And `hir-opt --canonicalize X | hir-opt --canonicalize -` prints what
+`hir-opt --canonicalize X` prints (idempotent across print and parse). A pass may read only its own options and the printed program, so a difference means
 state travelled from A to B outside the text (docs/passes.md, "Options").
 
 Inputs are batched with --split-input-file (one hir-opt process handles every input that A
@@ -32,6 +33,9 @@ EXTRA = [
     "--pass-pipeline=backend{kind=cuda protocol=put}",
     "--pass-pipeline=pipeline-fallback{min-flops=0}",
 ]
+
+# Passes whose output, run through them again after a pipe, must come back unchanged.
+IDEMPOTENT = ["--canonicalize"]
 
 # Inputs: the corpus and lit inputs with communication, loops, regions and 2026 forms.
 INPUTS = [
@@ -158,7 +162,19 @@ def main():
                                 ", ".join(os.path.basename(x) for x in bad))
         return ["%s | %s: %s" % (a, b, m) for m in problems]
 
+    def idempotent(a):
+        """A pass that promises idempotence prints its own output back unchanged."""
+        problems = []
+        for x in inputs:
+            rc, out, _ = first[(a, x)]
+            if rc == 0:
+                again = run([opt, a, "-"], out)
+                if again[0] != 0 or again[1] != out:
+                    problems.append("%s | %s: %s: not idempotent across print/parse" % (a, a, x))
+        return problems
+
     futures = [pool.submit(check_pair, a, b) for a in vs for b in vs]
+    futures += [pool.submit(idempotent, a) for a in IDEMPOTENT if a in vs]
     problems = [m for f in futures for m in f.result()]
     covered = {v.split("=")[0].split("{")[0].replace("--pass-pipeline", "") for v in vs}
     missing = [n for n in names if "--" + n not in covered and n not in covered]
