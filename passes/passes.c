@@ -379,6 +379,28 @@ int hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t err
     return 0;
 }
 
+int hir_pipeline_lint(const hir_pipeline *pl, void (*warn)(const char *msg, void *ctx), void *ctx)
+{
+    int n = 0;
+    for (int i = 0; i < pl->n; i++) {
+        const char *kind = hir_pass_arg(&pl->args[i], "kind", NULL);
+        if (strcmp(pl->pass[i]->name, "backend") || !kind)
+            continue;
+        for (int j = i + 1; j < pl->n; j++) {
+            const hir_pass_info *q = pl->pass[j];
+            if (!find_option(q, "backend", 7) || hir_pass_arg(&pl->args[j], "backend", NULL))
+                continue;
+            char msg[512];
+            snprintf(msg, sizeof msg, "'backend{kind=%s}' does not choose the backend of the later '%s' "
+                     "(options belong to their pass; it lowers as its own backend= option says); "
+                     "write '%s{backend=%s}' or --%s=%s", kind, q->name, q->name, kind, q->name, kind);
+            warn(msg, ctx);
+            n++;
+        }
+    }
+    return n;
+}
+
 static bool matches(const char *sel, const char *name) { return sel && (!strcmp(sel, "*") || !strcmp(sel, name)); }
 
 static double now(void)

@@ -83,6 +83,10 @@ int  hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t er
 int  hir_pipeline_add(hir_pipeline *pl, const hir_pass_info *pass, const char *value,
                       char *err, size_t errlen);
 void hir_pipeline_fini(hir_pipeline *pl);
+/* Pipelines that are legal but probably not what was meant: a --backend pass followed by a
+ * pass that lowers to a backend of its own without that option set (the --backend choice is
+ * not carried over). Writes one line per case through `warn` and returns their count. */
+int hir_pipeline_lint(const hir_pipeline *pl, void (*warn)(const char *msg, void *ctx), void *ctx);
 
 /* What the pipeline measured, per pipeline position (accumulated over runs: one per
  * --split-input-file part), for --timing and --pass-statistics. */
