@@ -51,6 +51,7 @@ INPUTS = [
     "test/lit/Inputs/passes-two-regions.hir",
     "test/lit/Inputs/passes-lowered-stream-input.hir",
     "test/lit/Inputs/passes-strip-view-read-after.hir",
+    "test/lit/Inputs/passes-gather-after-pipeline.hir",
     "test/lit/passes/canonicalize.hir",
 ]
 
