@@ -304,9 +304,9 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
 }
 
 const hir_pass_option hir_opts_backend[] = {
-    {"kind", HIR_PASS_OPT_ENUM, "nccl|cuda", NULL, "the backend to use (required)"},
+    {"kind", HIR_PASS_OPT_ENUM, "nccl|cuda", NULL, "the backend to use", true},
     {"protocol", HIR_PASS_OPT_ENUM, "get|put", NULL,
      "kind=cuda: order every CUDA-IPC exchange for hir-run --p2p-protocol (default: CUDA "
-     "exchanges keep their order, rewritten ones take get's)"},
-    {NULL, 0, NULL, NULL, NULL},
+     "exchanges keep their order, rewritten ones take get's)", false},
+    {NULL, 0, NULL, NULL, NULL, false},
 };

@@ -135,6 +135,6 @@ int hir_run_convert_to_communication(hir_program *p, const hir_pass_args *args, 
 const hir_pass_option hir_opts_convert_to_communication[] = {
     {"backend", HIR_PASS_OPT_ENUM, "nccl|cuda", NULL,
      "backend of the new collectives (default: the backend of the program's P2P/Allgather/"
-     "Broadcast communications when they agree, else nccl)"},
-    {NULL, 0, NULL, NULL, NULL},
+     "Broadcast communications when they agree, else nccl)", false},
+    {NULL, 0, NULL, NULL, NULL, false},
 };

@@ -106,10 +106,10 @@ int hir_run_pipeline_fallback(hir_program *p, const hir_pass_args *args, hir_dia
 }
 
 const hir_pass_option hir_opts_pipeline_fallback[] = {
-    {"backend", HIR_PASS_OPT_ENUM, "nccl|cuda", "cuda", "exchange of the pipeline"},
+    {"backend", HIR_PASS_OPT_ENUM, "nccl|cuda", "cuda", "exchange of the pipeline", false},
     {"min-flops", HIR_PASS_OPT_NUMBER, NULL, HIR_FALLBACK_MIN_FLOPS,
-     "pipeline only when the GEMMs' 2*M*N*K per rank reaches this (0: always)"},
+     "pipeline only when the GEMMs' 2*M*N*K per rank reaches this (0: always)", false},
     {"protocol", HIR_PASS_OPT_ENUM, "get|put", NULL,
-     "backend=cuda: order the CUDA exchanges for hir-run --p2p-protocol (default get)"},
-    {NULL, 0, NULL, NULL, NULL},
+     "backend=cuda: order the CUDA exchanges for hir-run --p2p-protocol (default get)", false},
+    {NULL, 0, NULL, NULL, NULL, false},
 };

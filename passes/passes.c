@@ -118,6 +118,8 @@ void hir_pass_list(FILE *f)
             snprintf(head, sizeof head, "%s=%s", o->name,
                      o->type == HIR_PASS_OPT_ENUM ? o->choices : "NUMBER");
             fprintf(f, "      %-24s %s", head, o->help);
+            if (o->required)
+                fputs(" (required)", f);
             if (o->dflt)
                 fprintf(f, " (default %s)", o->dflt);
             fputc('\n', f);
@@ -376,6 +378,25 @@ int hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t err
             return -1;
         }
     }
+    return 0;
+}
+
+int hir_pipeline_check(const hir_pipeline *pl, char *err, size_t errlen)
+{
+    for (int i = 0; i < pl->n; i++)
+        for (const hir_pass_option *o = pl->pass[i]->options; o && o->name; o++)
+            if (o->required && !hir_pass_arg(&pl->args[i], o->name, NULL)) {
+                const char *eg = o->type == HIR_PASS_OPT_ENUM ? o->choices : "NUMBER";
+                size_t n = o->type == HIR_PASS_OPT_ENUM ? strcspn(eg, "|") : strlen(eg);
+                if (pl->pass[i]->primary && !strcmp(pl->pass[i]->primary, o->name))
+                    snprintf(err, errlen, "pass '%s' needs option '%s' (%s): write --%s=%.*s or '%s{%s=%.*s}'",
+                             pl->pass[i]->name, o->name, eg, pl->pass[i]->name, (int)n, eg,
+                             pl->pass[i]->name, o->name, (int)n, eg);
+                else
+                    snprintf(err, errlen, "pass '%s' needs option '%s' (%s): write '%s{%s=%.*s}'",
+                             pl->pass[i]->name, o->name, eg, pl->pass[i]->name, o->name, (int)n, eg);
+                return -1;
+            }
     return 0;
 }
 

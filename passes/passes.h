@@ -36,6 +36,7 @@ typedef struct hir_pass_option {
     const char *dflt;            /* the default as text, or NULL when the pass derives it from
                                   * the program (the help says how) */
     const char *help;
+    bool required;               /* the pipeline is refused without it */
 } hir_pass_option;
 
 /* The value of option `key` of a pass whose option table is `opts`: as given in the pipeline,
@@ -83,6 +84,9 @@ int  hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t er
 int  hir_pipeline_add(hir_pipeline *pl, const hir_pass_info *pass, const char *value,
                       char *err, size_t errlen);
 void hir_pipeline_fini(hir_pipeline *pl);
+/* Checks what only the whole pipeline shows: every required option is set. Returns 0, or -1
+ * with a message. */
+int hir_pipeline_check(const hir_pipeline *pl, char *err, size_t errlen);
 /* Pipelines that are legal but probably not what was meant: a --backend pass followed by a
  * pass that lowers to a backend of its own without that option set (the --backend choice is
  * not carried over). Writes one line per case through `warn` and returns their count. */

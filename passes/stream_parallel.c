@@ -430,8 +430,8 @@ int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag 
 const hir_pass_option hir_opts_stream_parallel[] = {
     {"backend", HIR_PASS_OPT_ENUM, "nccl|cuda", NULL,
      "form of the P2P exchange (default: the backend of the program's P2P/Allgather/Broadcast "
-     "communications when they agree, else nccl)"},
+     "communications when they agree, else nccl)", false},
     {"protocol", HIR_PASS_OPT_ENUM, "get|put", "get",
-     "backend=cuda: post send before recv (get) or recv before send (put), for hir-run --p2p-protocol"},
-    {NULL, 0, NULL, NULL, NULL},
+     "backend=cuda: post send before recv (get) or recv before send (put), for hir-run --p2p-protocol", false},
+    {NULL, 0, NULL, NULL, NULL, false},
 };

@@ -222,6 +222,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "hir-opt: error: no input file (use '-' for stdin; see --help)\n");
         goto fail;
     }
+    if (hir_pipeline_check(&pl, err, sizeof err)) {
+        fprintf(stderr, "hir-opt: error: %s\n", err);
+        goto fail;
+    }
     hir_pipeline_lint(&pl, warn_pipeline, stderr);
 
     char *text;
