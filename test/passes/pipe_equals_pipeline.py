@@ -12,8 +12,8 @@ or both must fail with the same error messages (locations aside: the piped form 
 state travelled from A to B outside the text (docs/passes.md, "Options").
 
 Inputs are batched with --split-input-file (one hir-opt process handles every input that A
-accepts), and a batch that fails is redone one input at a time to name the input and compare
-the messages. It also checks that docs/passes.md shows `--list-passes` as the tool prints it.
+accepts); a batch that fails is halved until each failing input is alone, to name it and
+compare the messages. It also checks that docs/passes.md shows `--list-passes` as the tool prints it.
 Exit status 0 when every pair agrees, 1 with the mismatches listed.
 
 usage: pipe_equals_pipeline.py BUILD_TOOLS_DIR SOURCE_DIR
@@ -121,49 +121,80 @@ def main():
     tmp = tempfile.mkdtemp(prefix="hir-pipe-")
     pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2))
 
-    # A on each input alone: which inputs A accepts, and its output for each.
-    first = {}
-    jobs = {(a, x): pool.submit(run, [opt, a, x]) for a in vs for x in inputs}
-    for k, f in jobs.items():
-        first[k] = f.result()
-
     def batch_file(a, xs):
         path = os.path.join(tmp, "batch-%d.hir" % abs(hash((a, tuple(xs)))))
         with open(path, "wb") as fh:
             fh.write(SPLIT.encode().join(texts[x] for x in xs))
         return path
 
+    def run_first(a, xs):
+        """A on the inputs xs: {x: (rc, stdout, stderr)} as if each ran alone; batched,
+        halving a batch that fails until the failing inputs are alone."""
+        if len(xs) == 1:
+            return {xs[0]: run([opt, a, xs[0]])}
+        r = run([opt, "--split-input-file", a, batch_file(a, xs)])
+        parts = r[1].split(SPLIT.encode())
+        if r[0] == 0 and len(parts) == len(xs):
+            return {x: (0, parts[i], b"") for i, x in enumerate(xs)}
+        h = len(xs) // 2
+        out = run_first(a, xs[:h])
+        out.update(run_first(a, xs[h:]))
+        return out
+
+    # A on each input: which inputs A accepts, and its output for each.
+    first = {}
+    for a, f in [(a, pool.submit(run_first, a, inputs)) for a in vs]:
+        for x, r in f.result().items():
+            first[(a, x)] = r
+
+    def compare_one(a, b, x):
+        p = run([opt, b, "-"], first[(a, x)][1])
+        o = run([opt, a, b, x])
+        if p[0] == 0 and o[0] == 0:
+            return [] if p[1] == o[1] else ["%s: output differs" % x]
+        if (p[0] == 0) != (o[0] == 0):
+            return ["%s: piped exit %d, one pipeline exit %d (%s)" %
+                    (x, p[0], o[0], (errors(p[2]) or errors(o[2]) or [""])[0])]
+        if errors(p[2]) != errors(o[2]):
+            return ["%s: messages differ: %s / %s" % (x, errors(p[2]), errors(o[2]))]
+        return []
+
+    def compare(a, b, xs):
+        """Both forms over the inputs xs in one batch; a batch that fails is halved until
+        the inputs that fail are alone (hir-opt prints nothing when a part fails)."""
+        if len(xs) == 1:
+            return compare_one(a, b, xs[0])
+        p = run([opt, "--split-input-file", b, "-"],
+                SPLIT.encode().join(first[(a, x)][1] for x in xs))
+        o = run([opt, "--split-input-file", a, b, batch_file(a, xs)])
+        if p[0] == 0 and o[0] == 0:
+            if p[1] == o[1]:
+                return []
+            ps, os_ = p[1].split(SPLIT.encode()), o[1].split(SPLIT.encode())
+            return ["%s: output differs" % x for i, x in enumerate(xs)
+                    if i >= len(ps) or i >= len(os_) or ps[i] != os_[i]] or ["batch output differs"]
+        h = len(xs) // 2
+        return compare(a, b, xs[:h]) + compare(a, b, xs[h:])
+
+    alone = {}
+
     def check_pair(a, b):
         problems = []
         ok = [x for x in inputs if first[(a, x)][0] == 0]
         bad = [x for x in inputs if first[(a, x)][0] != 0]
         if ok:
-            piped_in = SPLIT.encode().join(first[(a, x)][1] for x in ok)
-            p = run([opt, "--split-input-file", b, "-"], piped_in)
-            o = run([opt, "--split-input-file", a, b, batch_file(a, ok)])
-            if not (p[0] == 0 and o[0] == 0 and p[1] == o[1]):
-                for x in ok:          # one at a time, to name the input
-                    p = run([opt, b, "-"], first[(a, x)][1])
-                    o = run([opt, a, b, x])
-                    if p[0] == 0 and o[0] == 0:
-                        if p[1] != o[1]:
-                            problems.append("%s: output differs" % x)
-                    elif (p[0] == 0) != (o[0] == 0):
-                        problems.append("%s: piped exit %d, one pipeline exit %d (%s)" %
-                                        (x, p[0], o[0], (errors(p[2]) or errors(o[2]) or [""])[0]))
-                    elif errors(p[2]) != errors(o[2]):
-                        problems.append("%s: messages differ: %s / %s" %
-                                        (x, errors(p[2]), errors(o[2])))
+            problems += compare(a, b, ok)
         if bad:
             # A fails: the one-pipeline form must fail with exactly A's diagnostics.
             path = batch_file(a, bad)
-            alone = run([opt, "--split-input-file", a, path])
+            if a not in alone:
+                alone[a] = run([opt, "--split-input-file", a, path])
             both = run([opt, "--split-input-file", a, b, path])
             # (hir-opt warns about some command lines, e.g. --backend before
             # --stream-parallel: a note about the command, not about the program)
             both_err = b"".join(l for l in both[2].splitlines(True)
                                 if not l.startswith(b"hir-opt: warning: "))
-            if both[0] == 0 or alone[2] != both_err:
+            if both[0] == 0 or alone[a][2] != both_err:
                 problems.append("inputs %s: A fails, A then B does not fail the same way" %
                                 ", ".join(os.path.basename(x) for x in bad))
         return ["%s | %s: %s" % (a, b, m) for m in problems]
