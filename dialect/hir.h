@@ -266,10 +266,6 @@ struct hir_program {
     /* counters for values created by passes (one past the highest number seen) */
     int64_t next_tensor, next_iterdomain, next_scalar, next_expr, next_stream;
     hir_source *src;             /* the text it was parsed from, if any */
-    /* Communication backend chosen by a --backend pass for passes that run after it
-     * (0: none chosen; otherwise 1 + hir_backend_kind). Not printed. */
-    int pass_backend;
-    bool pass_p2p_put;           /* --backend=cuda{protocol=put}: CUDA exchanges post recv first */
 };
 
 /* Program lifetime; hir_program_new returns NULL when out of memory. */

@@ -38,7 +38,9 @@ static void usage(FILE *f)
           "options:\n"
           "  -o FILE                   write the output to FILE (default: stdout)\n"
           "  --PASS[=VALUE]            run pass PASS (see --list-passes); VALUE sets its main option\n"
-          "  --pass-pipeline=TEXT      run passes given as text, e.g. 'stream-parallel,backend{kind=cuda}'\n"
+          "  --pass-pipeline=TEXT      run passes given as text: 'stream-parallel{backend=cuda protocol=put},\n"
+          "                            canonicalize', or the short form 'stream-parallel,backend=cuda' (a\n"
+          "                            key=value item sets an option of the pass before it)\n"
           "  --list-passes             list every pass with its options\n"
           "  --no-verify-each          do not run the verifier after every pass\n"
           "  --print-ir-before=PASS    print the program before PASS ('*' for all)\n"
@@ -59,6 +61,8 @@ static void usage(FILE *f)
 }
 
 static void list_passes(FILE *f) { hir_pass_list(f); }
+
+static void warn_pipeline(const char *msg, void *ctx) { fprintf(ctx, "hir-opt: warning: %s\n", msg); }
 
 /* One input (or one split part): parse, verify, run the pipeline, print into `out`. */
 static int process(hir_source *src, options *o, const hir_pipeline *pl, FILE *out,
@@ -218,6 +222,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "hir-opt: error: no input file (use '-' for stdin; see --help)\n");
         goto fail;
     }
+    if (hir_pipeline_check(&pl, err, sizeof err)) {
+        fprintf(stderr, "hir-opt: error: %s\n", err);
+        goto fail;
+    }
+    hir_pipeline_lint(&pl, warn_pipeline, stderr);
 
     char *text;
     size_t len;
