@@ -26,6 +26,7 @@ typedef struct options {
     const char *bound[64];       /* --bind NAME=V names (the value matters to hir-run only) */
     char bound_names[64][128];
     int nbound;
+    int print_form;              /* --print-form=2025|2026: HIR_FORM_*, or -1 */
 } options;
 
 static void usage(FILE *f)
@@ -54,6 +55,8 @@ static void usage(FILE *f)
           "  --bind NAME=V             treat the free scalar NAME (a symbolic extent such as i0)\n"
           "                            as bound, as hir-run --bind does; without it a symbolic\n"
           "                            extent stays symbolic (a warning, not an error)\n"
+          "  --print-form=2025|2026    print every statement in that generation of nvFuser's printer;\n"
+          "                            a statement the generation cannot express is an error\n"
           "  --help, --version\n",
           f);
 }
@@ -76,6 +79,8 @@ static int process(hir_source *src, options *o, const hir_pipeline *pl, FILE *ou
     o->times.verify += hir_opt_now() - t;
     if (!rc && pl->n && (rc = hir_pipeline_run(p, pl, &o->popts, d)) == HIR_ENOMEM)
         doing = "running the passes on";
+    if (!rc && o->print_form >= 0 && hir_program_convert_form(p, (hir_form)o->print_form, d))
+        rc = -1;
     t = hir_opt_now();
     if (!rc)
         hir_program_print(p, out);
@@ -105,6 +110,7 @@ static bool is_split_line(const char *s, size_t n)
 int main(int argc, char **argv)
 {
     options o = {0};
+    o.print_form = -1;
     o.popts.verify_each = 1;
     o.popts.dump = stderr;
     o.popts.stats = &o.stats;
@@ -143,6 +149,16 @@ int main(int argc, char **argv)
             o.nbound++;
             o.popts.bound = o.bound;
             o.popts.nbound = o.nbound;
+        } else if (!strncmp(a, "--print-form=", 13) || !strcmp(a, "--print-form")) {
+            const char *x = a[12] == '=' ? a + 13 : (i + 1 < argc ? argv[++i] : "");
+            if (!strcmp(x, "2025")) {
+                o.print_form = HIR_FORM_2025;
+            } else if (!strcmp(x, "2026")) {
+                o.print_form = HIR_FORM_2026;
+            } else {
+                fprintf(stderr, "hir-opt: error: --print-form takes 2025 or 2026, not '%s'\n", x);
+                goto fail;
+            }
         } else if (!strcmp(a, "--verify-diagnostics")) {
             o.verify_diagnostics = true;
         } else if (!strcmp(a, "--split-input-file")) {
