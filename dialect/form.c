@@ -104,9 +104,19 @@ static bool collect_streams(hir_stmt *s, int depth, void *ctx)
     } else if (r->number >= 0) {
         hir_map_put(&c->numbers_2025, (uint64_t)r->number, (void *)1);
         if (r->number >= c->next_free)
-            c->next_free = r->number + 1;
+            c->next_free = r->number == INT64_MAX ? INT64_MAX : r->number + 1;
     }
     return true;
+}
+
+/* A 2025 number no stream has yet. */
+static int64_t fresh_number(conv *c)
+{
+    int64_t n = c->next_free;
+    if (n == INT64_MAX || hir_map_get(&c->numbers_2025, (uint64_t)n))
+        for (n = 0; hir_map_get(&c->numbers_2025, (uint64_t)n); n++)
+            ;                     /* the top is taken (INT64_MAX): the first hole from 0 */
+    return n;
 }
 
 /* Every stream object of a 2025 statement has a number; a 2026 object gets the number its
@@ -128,11 +138,11 @@ static void stream_to_2025(conv *c, hir_stmt *s)
     } else {
         n = addr_number(r->addr);
         if (n < 0 || n == INT64_MAX || hir_map_get(&c->numbers_2025, (uint64_t)n))
-            n = c->next_free;
+            n = fresh_number(c);
         hir_map_put(&c->numbers_2025, (uint64_t)n, (void *)1);
         hir_map_put(&c->addr_to_number, key, (void *)(uintptr_t)(n + 1));
         if (n >= c->next_free)
-            c->next_free = n + 1;
+            c->next_free = n == INT64_MAX ? INT64_MAX : n + 1;
     }
     r->number = n;
     r->addr = NULL;
