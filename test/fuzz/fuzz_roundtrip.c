@@ -1,9 +1,6 @@
 /* fuzz_roundtrip.c — libFuzzer target for the text format: parse -> verify -> print ->
  * re-parse -> verify -> print, aborting when the two printed texts differ or when text the
- * printer wrote is refused. The input is also read as a log (parser/log.c: every program found
- * is parsed, its diagnostics printed with the log's prefixes), and a program that verifies is
- * converted to each generation of the printer (--print-form): what a conversion prints must
- * parse and verify again. Crashes, leaks and UB are caught by the sanitizers of the build
+ * printer wrote is refused. Crashes, leaks and UB are caught by the sanitizers of the build
  * (-DHIR_FUZZ=ON compiles every library with -fsanitize=fuzzer-no-link,address,undefined). */
 #include <stdint.h>
 #include <stdio.h>
@@ -11,7 +8,6 @@
 #include <string.h>
 
 #include "dialect/hir.h"
-#include "parser/log.h"
 #include "parser/parser.h"
 
 /* Diagnostics of the fuzzed input are expected and not printed; those of the printer's own
@@ -59,87 +55,6 @@ static int parse_print(const char *name, char *text, size_t len, hir_diag *d, ch
     return rc;
 }
 
-/* The programs of the input read as a log: parsed and verified, diagnostics rendered (with
- * the log's prefixes and line numbers) into a scratch stream. Nothing may crash or leak. */
-static void read_as_log(const char *text, size_t size)
-{
-    hir_log log;
-    if (hir_log_find(text, size, &log))
-        return;
-    for (int i = 0; i < log.n; i++) {
-        hir_source src;
-        hir_log_source(&log, i, "<log>", text, size, &src);
-        hir_diag d;
-        hir_diag_init(&d, NULL);
-        hir_program *p = NULL;
-        if (!hir_parse(&src, &d, &p)) {
-            hir_verify_opts vo = {true};
-            hir_program_verify(p, &vo, &d);
-        }
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        if (!f)
-            abort();
-        for (hir_diag_entry *e = d.first; e; e = e->next)
-            hir_diag_print_entry(f, e);
-        fclose(f);
-        free(buf);
-        hir_program_free(p);
-        hir_diag_fini(&d);
-        hir_source_fini(&src);
-    }
-    hir_log_fini(&log);
-}
-
-/* A verified program converted to generation `form`: when the conversion succeeds, its print
- * must parse and verify again. */
-static void convert(const char *text, size_t len, hir_form form)
-{
-    char *copy = malloc(len + 2);
-    if (!copy)
-        abort();
-    memcpy(copy, text, len);
-    copy[len] = copy[len + 1] = 0;
-    hir_source src;
-    hir_source_init(&src, "<print>", copy, len);
-    hir_diag d;
-    hir_diag_init(&d, NULL);
-    hir_program *p = NULL;
-    if (hir_parse(&src, &d, &p))
-        abort();                         /* it parsed a moment ago */
-    int bad = hir_program_convert_form(p, form, &d);
-    char *out = NULL;
-    size_t n = 0;
-    if (!bad) {
-        FILE *f = open_memstream(&out, &n);
-        if (!f)
-            abort();
-        hir_program_print(p, f);
-        fclose(f);
-    }
-    hir_program_free(p);
-    hir_diag_fini(&d);
-    hir_source_fini(&src);
-    free(copy);
-    if (bad)
-        return;
-    char *again = malloc(n + 2);
-    if (!again)
-        abort();
-    memcpy(again, out, n);
-    again[n] = again[n + 1] = 0;
-    char *p2 = NULL;
-    size_t n2 = 0;
-    hir_diag_init(&d, stderr);
-    if (parse_print("<converted>", again, n, &d, &p2, &n2))
-        report("the converted program does not parse or verify again", &d, out, n, NULL, 0);
-    hir_diag_fini(&d);
-    free(again);
-    free(out);
-    free(p2);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *text = malloc(size + 2);
@@ -148,7 +63,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(text, data, size);
     text[size] = text[size + 1] = 0;
 
-    read_as_log(text, size);
     hir_diag d;
     hir_diag_init(&d, NULL);
     char *p1 = NULL, *p2 = NULL;
@@ -172,8 +86,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         report("printing is not a fixed point", &d, p1, n1, p2, n2);
     hir_diag_fini(&d);
     free(again);
-    convert(p1, n1, HIR_FORM_2025);
-    convert(p1, n1, HIR_FORM_2026);
     free(p1);
     free(p2);
     return 0;
