@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "parser/log.h"
 #include "parser/parser.h"
 #include "runner/bench.h"
 #include "runner/boot.h"
@@ -39,6 +40,7 @@ void hir_run_options_init(hir_run_options *o)
 typedef struct loaded {
     char *text;
     size_t len;
+    hir_log log;                     /* the programs of text, which may be a log */
     hir_source src;
     hir_program *p;
 } loaded;
@@ -48,6 +50,7 @@ static void loaded_free(loaded *l)
     hir_program_free(l->p);
     if (l->text)
         hir_source_fini(&l->src);
+    hir_log_fini(&l->log);
     free(l->text);
     memset(l, 0, sizeof *l);
 }
@@ -71,8 +74,9 @@ static bool find_nccl(hir_stmt *s, int depth, void *ctx)
 }
 
 /* Read, compare across ranks, parse, verify and check the meshes. Uniform outcomes only. */
-static hir_run_status load_program(const char *path, const char *role, hir_boot *boot,
-                                   FILE *err, const hir_run_options *o, loaded *l, hir_error *e)
+static hir_run_status load_program(const char *path, const char *role, int container,
+                                   hir_boot *boot, FILE *err, const hir_run_options *o,
+                                   loaded *l, hir_error *e)
 {
     int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
     char msg[512];
@@ -94,7 +98,26 @@ static hir_run_status load_program(const char *path, const char *role, hir_boot 
     }
     if (rd)
         return refuse(e, rank, "%s%s", msg, "");
-    hir_source_init(&l->src, path, l->text, l->len);
+    /* a log: the one program in it, or the --container'th */
+    if (hir_log_find(l->text, l->len, &l->log))
+        return refuse(e, rank, "out of memory (while reading %s)%s", path, "");
+    int n = l->log.n;
+    if (container > n || (!container && n > 1)) {
+        if (!container)
+            snprintf(msg, sizeof msg, "%.300s holds %d %%HostIrContainer programs: choose one with "
+                     "--container=N", path, n);
+        else if (n)
+            snprintf(msg, sizeof msg, "--container=%d, but %.300s holds %d %%HostIrContainer "
+                     "program%s", container, path, n, n == 1 ? "" : "s");
+        else
+            snprintf(msg, sizeof msg, "--container=%d, but %.300s holds no %%HostIrContainer "
+                     "program", container, path);
+        return refuse(e, rank, "%s%s", msg, "");
+    }
+    if (n)
+        hir_log_source(&l->log, container ? container - 1 : 0, path, l->text, l->len, &l->src);
+    else
+        hir_source_init(&l->src, path, l->text, l->len);
     hir_diag d;
     hir_diag_init(&d, rank == 0 ? err : NULL);
     d.color = o->color;
@@ -846,10 +869,10 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     memset(&main, 0, sizeof main);
     memset(&ref, 0, sizeof ref);
     hir_run_status st;
-    if ((st = load_program(o->program, "program", boot, o->err, o, &main, e)))
+    if ((st = load_program(o->program, "program", o->container, boot, o->err, o, &main, e)))
         goto done;
     if (o->check && o->check_ref &&
-        (st = load_program(o->check_ref, "reference", boot, o->err, o, &ref, e)))
+        (st = load_program(o->check_ref, "reference", 0, boot, o->err, o, &ref, e)))
         goto done;
     const char *dev = o->device;
     if (!dev)

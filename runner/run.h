@@ -75,7 +75,9 @@ int hir_interp_output(hir_interp *it, int i, hir_view *v, hir_error *e);
 typedef enum hir_inputs_kind { HIR_INPUTS_GENERATED, HIR_INPUTS_DIR } hir_inputs_kind;
 
 typedef struct hir_run_options {
-    const char *program;             /* path of the program */
+    const char *program;             /* path of the program (or of a log holding it) */
+    int container;                   /* --container=N: the N-th program of the log (1-based);
+                                      * 0: the input must hold exactly one */
     const char *device;              /* "cpu", "cuda", or NULL for the default */
     int num_streams;                 /* default 4 */
     double timeout;                  /* seconds, default 300 */

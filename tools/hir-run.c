@@ -27,6 +27,8 @@ static const char usage[] =
     "                         files T0.npy (global) or T0.rank<r>.npy (this rank's shard)\n"
     "  --seed=S               seed of --inputs=random (default 0)\n"
     "  --bind NAME=V          value of a free scalar (symbolic extent, scalar input)\n"
+    "  --container=N          PROGRAM is a log: run its N-th %HostIrContainer (1-based);\n"
+    "                         without it the log must hold exactly one\n"
     "  --save-outputs=DIR     write each output as DIR/T<n>.rank<r>.npy\n"
     "  --raw-bf16             save bf16 as raw uint16 bits instead of float32\n"
     "  --check[=REF.hir]      rerun REF (default: the program) on the CPU backend with the\n"
@@ -135,6 +137,10 @@ int main(int argc, char **argv)
             snprintf(bind_names[o.nbinds], sizeof bind_names[0], "%.*s", (int)(eq - x), x);
             binds[o.nbinds].name = bind_names[o.nbinds];
             binds[o.nbinds++].value = v;
+        } else if ((x = value_of(argc, argv, &i, "--container"))) {
+            if (hir_opt_int(x, 1, INT_MAX, &v, why, sizeof why))
+                return bad_num("--container", x, why);
+            o.container = (int)v;
         } else if ((x = value_of(argc, argv, &i, "--save-outputs"))) {
             o.save_dir = x;
         } else if (!strcmp(a, "--raw-bf16")) {
