@@ -48,7 +48,22 @@ struct hir_interp {
     const hir_stmt *stmt;   /* statement being executed (for messages) */
     int depth;
     uint64_t run_no;        /* runs started, for the result cache's per-run occurrence slots */
+    /* 2026 statements (hostir-2026.md §3) */
+    int form2026;           /* the program is in 2026 syntax: a constant root= is a team position */
+    hir_map rings;          /* CollectivePermute hir_stmt* -> rt_ring* (recognised ring steps) */
+    hir_map swizzled;       /* ShardByStream hir_stmt* -> rt_ring* of its loop (§3.10 rule 2) */
+    hir_map held;           /* expression number -> rt_held*: buffers a posted transfer uses */
+    hir_map moe;            /* Dispatch hir_stmt* -> rt_moe*: its unprinted outputs */
 };
+
+/* A CollectivePermute read as a step of a ring over loop variable x (hostir-2026.md §3.10):
+ * recv_peer = (x + t) % n, send_peer = (n + (t - x)) % n, evaluated with this rank's team
+ * position in place of the printed t. */
+typedef struct rt_ring {
+    const hir_scalar *x;
+    int64_t n;
+    int pos;                /* this rank's position in the team, -1 outside it */
+} rt_ring;
 
 /* interp.c */
 int  interp_fail(hir_interp *it, hir_error *e, const char *fmt, ...)

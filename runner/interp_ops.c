@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dialect/intops.h"
 #include "runner/interp_internal.h"
 
 /* ---------------------------------------------------------------- view helpers */
@@ -142,12 +143,21 @@ int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (pos < 0)
         return interp_fail(it, e, "axis %" PRId64 " is not an axis of %s",
                            s->u.sel.axis->number, interp_tname(in, tn, sizeof tn));
+    /* a reduction axis has no runtime dimension: the output is the input unchanged
+     * (hostir-2026.md §3.14, the MDE reduce-scatter's selection of the reduced buffer) */
+    if (s->u.sel.axis->itype == HIR_IT_REDUCTION) {
+        interp_bind(it, s->out, &v, buf_of(it, in));
+        return 0;
+    }
     int a = interp_rt_pos(in, pos);
     if (a >= v.ndim)
         return interp_fail(it, e, "axis position %d outside the %d dimensions of %s", a, v.ndim,
                            interp_tname(in, tn, sizeof tn));
     int64_t idx = 0;
-    if (s->u.sel.axis->itype != HIR_IT_BROADCAST && interp_eval(it, s->u.sel.index, &idx, e))
+    /* a broadcast axis, or an axis of local size 1 (a device axis on this rank), selects
+     * index 0 whatever `index =` says (hostir-2026.md §3.14) */
+    if (s->u.sel.axis->itype != HIR_IT_BROADCAST && v.shape[a] != 1 &&
+        interp_eval(it, s->u.sel.index, &idx, e))
         return -1;
     if (idx < 0 || idx >= v.shape[a])
         return interp_fail(it, e, "index %" PRId64 " outside [0, %" PRId64 ") of axis %d of %s",
@@ -180,6 +190,12 @@ int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
         return -1;
     if (k <= 0)
         return interp_fail(it, e, "stream axis extent %" PRId64 " is not positive", k);
+    /* in the loop of a CollectivePermute ring the stream axis is swizzled: chunk
+     * (x + t) % n on the rank at team position t (hostir-2026.md §3.10, rule 2) */
+    rt_ring *ring = hir_map_get(&it->swizzled, (uintptr_t)s);
+    if (ring && ring->pos >= 0 && x >= 0 &&
+        (hir_iop_add(x, ring->pos, &x) || hir_iop_mod(x, ring->n, &x)))
+        return interp_fail(it, e, "integer overflow in the swizzled stream index");
     int64_t n = v.shape[a], cs = (n + k - 1) / k;
     if (x < 0 || x >= k)
         return interp_fail(it, e, "stream index %" PRId64 " outside [0, %" PRId64 ")", x, k);
