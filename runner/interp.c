@@ -881,6 +881,20 @@ static int exec_hir_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
     hir_shard sh;
     if (hir_interp_shard(it, s->out, &sh, e))
         return -1;
+    /* inside a loop the storage of a stream-parallel axis is this iteration's chunk: the
+     * FEC lowering allocates there exactly the tensors whose storage is stream-parallel
+     * (hostir-2026.md §4.2); at top level the axis counts whole */
+    if (it->loops > 0) {
+        int d = 0;
+        for (int i = 0; i < s->out->nloop; i++) {
+            const hir_iterdomain *id = s->out->logical[i];
+            if (!axis_is_runtime(id))
+                continue;
+            if (hir_ptype_is_stream(id->ptype) && d < sh.ndim)
+                sh.local[d] = 1;
+            d++;
+        }
+    }
     hir_view v;
     if (interp_bind_new(it, s->out, sh.ndim, sh.local, &v, e))
         return -1;
@@ -996,13 +1010,17 @@ static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64
                            start, stop, (int64_t)HIR_MAX_LOOP_TRIPS);
     rt_scalar *slot = scalar_slot(&it->scalars, idx);
     rt_scalar saved = *slot;
+    it->loops++;
     for (int64_t i = start; i < stop; i++) {
         slot = scalar_slot(&it->scalars, idx);
         slot->v = i;
         slot->bound = 1;
-        if (exec_block(it, body, e))
+        if (exec_block(it, body, e)) {
+            it->loops--;
             return -1;
+        }
     }
+    it->loops--;
     *scalar_slot(&it->scalars, idx) = saved;
     return 0;
 }
@@ -1331,6 +1349,7 @@ int hir_interp_run(hir_interp *it, const hir_view *inputs, hir_error *e)
     scalars_clear(&it->scalars);
     it->cur = it->be->ops->stream_main(it->be);
     it->in_group = 0;
+    it->loops = 0;
     bind_scalar(it, hir_scalar_named(it->p, "rank"), it->cfg.rank);
     bind_scalar(it, hir_scalar_named(it->p, "numberOfStreams"), it->cfg.num_streams);
     if (bind_inputs(it, inputs, e))

@@ -54,6 +54,7 @@ struct hir_interp {
     hir_map swizzled;       /* ShardByStream hir_stmt* -> rt_ring* of its loop (§3.10 rule 2) */
     hir_map held;           /* expression number -> rt_held*: buffers a posted transfer uses */
     hir_map moe;            /* Dispatch hir_stmt* -> rt_moe*: its unprinted outputs */
+    int loops;              /* FOR loops being executed (nesting) */
 };
 
 /* A CollectivePermute read as a step of a ring over loop variable x (hostir-2026.md §3.10):
