@@ -872,6 +872,131 @@ static int exec_cperm(hir_interp *it, const hir_stmt *s, hir_error *e)
     return 0;
 }
 
+/* ---------------------------------------------------------------- Dispatch / Combine */
+
+/* What a Dispatch returned on this rank, the printed and the unprinted outputs
+ * (hostir-2026.md §3.11): the Combine that follows needs the counts and the token number. */
+typedef struct rt_moe {
+    hir_view v[6];          /* x, topk_idx, topk_weights, src_idx, send_counts, recv_counts */
+    rt_buf *buf[6];
+    int64_t tokens;         /* T: rows of the Dispatch's in */
+} rt_moe;
+
+static void moe_free(hir_interp *it, rt_moe *m)
+{
+    for (int i = 0; i < 6; i++)
+        interp_buf_unref(it, m->buf[i]);
+    free(m);
+}
+
+/* backend memory handed over by the backend (hir_moe_routed) */
+static rt_buf *buf_adopt(void *ptr, const hir_view *v)
+{
+    rt_buf *b = calloc(1, sizeof *b);
+    hir_assert(b);
+    b->ptr = ptr;
+    b->bytes = hir_view_bytes(v);
+    b->refs = 1;
+    return b;
+}
+
+/* Outputs with data-dependent sizes: free symbols among t's extents take the runtime sizes. */
+static void bind_extents(hir_interp *it, const hir_tensor *t, const hir_view *v)
+{
+    int d = 0;
+    for (int k = 0; k < t->nloop && d < v->ndim; k++) {
+        const hir_iterdomain *id = t->logical[k];
+        if (!axis_is_runtime(id))
+            continue;
+        int64_t cur;
+        if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&
+            env_lookup(it, id->extent, &cur) != 0)
+            bind_scalar(it, id->extent, v->shape[d]);
+        d++;
+    }
+}
+
+static int bind_routed(hir_interp *it, const hir_tensor *t, const rt_moe *m, int k,
+                       const char *what, hir_error *e)
+{
+    if (!t)
+        return 0;
+    int nd = 0;
+    for (int i = 0; i < t->nloop; i++)
+        nd += axis_is_runtime(t->logical[i]);
+    char tn[32];
+    if (nd != m->v[k].ndim)
+        return interp_fail(it, e, "%s has %d axes; the Dispatch's %s have %d",
+                           interp_tname(t, tn, sizeof tn), nd, what, m->v[k].ndim);
+    interp_bind(it, t, &m->v[k], m->buf[k]);
+    bind_extents(it, t, &m->v[k]);
+    return 0;
+}
+
+static int exec_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    if (!it->be->ops->moe_dispatch)
+        return interp_fail(it, e, "the %s backend does not route MoE tokens (Dispatch and Combine "
+                           "run on --device=cpu)", it->be->ops->name);
+    hir_moe_dispatch d;
+    memset(&d, 0, sizeof d);
+    if (interp_get(it, hir_value_tensor(s->in[0]), &d.x, e) ||
+        interp_get(it, hir_value_tensor(s->in[1]), &d.topk_idx, e) ||
+        interp_get(it, hir_value_tensor(s->in[2]), &d.topk_weights, e))
+        return -1;
+    d.num_experts = s->u.moe.num_experts;
+    hir_moe_routed r;
+    if (it->be->ops->moe_dispatch(it->be, it->cur, &d, &r, e))
+        return backend_fail(it, e);
+    rt_moe *m = calloc(1, sizeof *m);
+    hir_assert(m);
+    const hir_view *vs[6] = {&r.x, &r.topk_idx, &r.topk_weights, &r.src_idx, &r.send_counts,
+                             &r.recv_counts};
+    for (int i = 0; i < 6; i++) {
+        m->v[i] = *vs[i];
+        m->buf[i] = buf_adopt(vs[i]->data, vs[i]);
+    }
+    m->tokens = d.x.shape[0];
+    rt_moe *old = hir_map_get(&it->moe, (uintptr_t)s);
+    if (old)
+        moe_free(it, old);
+    hir_map_put(&it->moe, (uintptr_t)s, m);
+    if (bind_routed(it, s->out, m, 0, "received tokens", e) ||
+        bind_routed(it, s->u.moe.hidden[0], m, 2, "received topk_weights", e) ||
+        bind_routed(it, s->u.moe.hidden[1], m, 3, "src_idx", e))
+        return -1;
+    return 0;
+}
+
+static int exec_combine(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    if (!it->be->ops->moe_combine)
+        return interp_fail(it, e, "the %s backend does not route MoE tokens (Dispatch and Combine "
+                           "run on --device=cpu)", it->be->ops->name);
+    const hir_stmt *ds = s->u.moe.dispatch;
+    rt_moe *m = ds ? hir_map_get(&it->moe, (uintptr_t)ds) : NULL;
+    if (!m)
+        return interp_fail(it, e, "no Dispatch whose out= is this in= ran before it (its token "
+                           "counts are unknown)");
+    hir_moe_combine c;
+    memset(&c, 0, sizeof c);
+    if (interp_get(it, hir_value_tensor(s->in[0]), &c.x, e) ||
+        interp_get(it, hir_value_tensor(s->in[2]), &c.src_idx, e))
+        return -1;
+    c.send_counts = m->v[4];
+    c.recv_counts = m->v[5];
+    if (c.x.ndim != 2)
+        return interp_fail(it, e, "in has %d axes, tokens are [R, H]", c.x.ndim);
+    int64_t shape[2] = {m->tokens, c.x.shape[1]};
+    if (!interp_bound(it, s->out, &c.out) &&
+        interp_bind_new(it, s->out, 2, shape, &c.out, e))
+        return -1;
+    if (it->be->ops->moe_combine(it->be, it->cur, &c, e))
+        return backend_fail(it, e);
+    bind_extents(it, s->out, &c.out);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- fresh ALLOCATE */
 
 /* ALLOCATE(mem_type=…, zero_init=…): a new buffer every time the statement executes
@@ -1048,6 +1173,8 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
         rc = exec_hir_allocate(it, s, e);
         break;
     case HIR_OP_CPERM: rc = exec_cperm(it, s, e); break;
+    case HIR_OP_DISPATCH: rc = exec_dispatch(it, s, e); break;
+    case HIR_OP_COMBINE: rc = exec_combine(it, s, e); break;
     case HIR_OP_GET_STREAM:
         if (s->u.stream.number < 0) {
             rc = interp_fail(it, e, "GetCurrentStream into an indexed stream is not supported");
@@ -1277,6 +1404,10 @@ void hir_interp_destroy(hir_interp *it)
     hir_map_fini(&it->swizzled);
     hir_map_fini(&it->held);
     unbind_all(it);
+    for (size_t i = 0; i < it->moe.cap; i++)
+        if (it->moe.keys[i] != UINT64_MAX && it->moe.vals[i])
+            moe_free(it, it->moe.vals[i]);
+    hir_map_fini(&it->moe);
     for (size_t i = 0; i < it->alloc_cache.cap; i++)
         if (it->alloc_cache.keys[i] != UINT64_MAX && it->alloc_cache.vals[i])
             interp_buf_unref(it, it->alloc_cache.vals[i]);
