@@ -42,6 +42,9 @@ static void stmt_label(const hir_stmt *s, char *buf, size_t n)
     case HIR_OP_END_COAL:
         snprintf(buf, n, "EndCoalescing %" PRId64, s->u.comm->number);
         return;
+    case HIR_OP_CPERM:
+        snprintf(buf, n, "CollectivePermute %" PRId64, s->u.comm->number);
+        return;
     case HIR_OP_WAIT:
         snprintf(buf, n, "Wait Communication %" PRId64, s->u.wait.number);
         return;
@@ -612,6 +615,11 @@ static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
         hir_view_numel(&out) != hir_view_numel(&in) * c->nteam)
         return interp_fail(it, e, "output has %" PRId64 " elements, not %d x %" PRId64,
                            hir_view_numel(&out), c->nteam, hir_view_numel(&in));
+    if (c->type == HIR_COMM_ALLTOALL && have_in && have_out &&
+        (hir_view_numel(&out) != hir_view_numel(&in) || hir_view_numel(&in) % c->nteam))
+        return interp_fail(it, e, "input (%" PRId64 " elements) and output (%" PRId64 ") must have "
+                           "equal sizes divisible by the team of %d", hir_view_numel(&in),
+                           hir_view_numel(&out), c->nteam);
     if (c->type == HIR_COMM_REDUCESCATTER && have_in && have_out &&
         hir_view_numel(&in) != hir_view_numel(&out) * c->nteam)
         return interp_fail(it, e, "input has %" PRId64 " elements, not %d x %" PRId64,
@@ -767,7 +775,8 @@ static void scan_2026(hir_interp *it, const hir_block *b, int depth)
     for (int i = 0; i < hir_block_size(b); i++) {
         const hir_stmt *s = hir_block_at(b, i);
         if (s->form == HIR_FORM_2026 || s->op == HIR_OP_HIR_ALLOCATE || s->op == HIR_OP_CPERM ||
-            s->op == HIR_OP_DISPATCH || s->op == HIR_OP_COMBINE)
+            s->op == HIR_OP_DISPATCH || s->op == HIR_OP_COMBINE ||
+            (s->op == HIR_OP_COMMUNICATION && s->u.comm && s->u.comm->type == HIR_COMM_ALLTOALL))
             it->form2026 = 1;
         const hir_scalar *x;
         int64_t n;

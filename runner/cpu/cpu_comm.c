@@ -470,6 +470,20 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
             rc = MPI_Irecv(rbuf, (int)n, mt, root, HIR_SENDRECV_TAG, comm, &r);
         }
         break;
+    case HIR_COMM_ALLTOALL:
+        /* part j of the flat input goes to member j; part i of the output comes from member i */
+        if (need(in, "input", name, e) || need(out, "output", name, e))
+            return -1;
+        n = hir_view_numel(in);
+        if (hir_view_numel(out) != n || n % ts)
+            return hir_error_set(e, "%s: input (%lld elements) and output (%lld) must have equal "
+                                 "sizes divisible by the team of %d", name, (long long)n,
+                                 (long long)hir_view_numel(out), ts);
+        if (count_ok(n, name, e) || stage(w, in, xt, 1, 0, &sbuf, e) ||
+            stage(w, out, xt, 0, 1, &rbuf, e))
+            return -1;
+        rc = MPI_Ialltoall(sbuf, (int)(n / ts), mt, rbuf, (int)(n / ts), mt, comm, &r);
+        break;
     default:
         return hir_error_set(e, "collective kind %d unknown", (int)c->kind);
     }
