@@ -347,11 +347,26 @@ static bool axis_is_runtime(const hir_iterdomain *id)
     return id->itype != HIR_IT_REDUCTION && id->itype != HIR_IT_STRIDE;
 }
 
-int interp_rt_pos(const hir_tensor *t, int pos)
+const hir_iterdomain *const *interp_axes(const hir_interp *it, const hir_tensor *t)
 {
+    return (const hir_iterdomain *const *)(it->form2026 ? t->loop : t->logical);
+}
+
+int interp_axis_pos(const hir_interp *it, const hir_tensor *t, const hir_iterdomain *id)
+{
+    const hir_iterdomain *const *ax = interp_axes(it, t);
+    for (int i = 0; i < t->nloop; i++)
+        if (ax[i] == id)
+            return i;
+    return -1;
+}
+
+int interp_rt_pos(const hir_interp *it, const hir_tensor *t, int pos)
+{
+    const hir_iterdomain *const *ax = interp_axes(it, t);
     int k = 0;
     for (int i = 0; i < pos && i < t->nloop; i++)
-        k += axis_is_runtime(t->logical[i]);
+        k += axis_is_runtime(ax[i]);
     return k;
 }
 
@@ -384,7 +399,7 @@ int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_erro
     }
     char tn[32];
     for (int i = 0; i < t->nloop; i++) {
-        const hir_iterdomain *id = t->logical[i];
+        const hir_iterdomain *id = interp_axes(it, t)[i];
         if (!axis_is_runtime(id))
             continue;
         if (s->ndim == HIR_MAX_DIMS)
@@ -914,7 +929,7 @@ static void bind_extents(hir_interp *it, const hir_tensor *t, const hir_view *v)
 {
     int d = 0;
     for (int k = 0; k < t->nloop && d < v->ndim; k++) {
-        const hir_iterdomain *id = t->logical[k];
+        const hir_iterdomain *id = interp_axes(it, t)[k];
         if (!axis_is_runtime(id))
             continue;
         int64_t cur;
@@ -932,7 +947,7 @@ static int bind_routed(hir_interp *it, const hir_tensor *t, const rt_moe *m, int
         return 0;
     int nd = 0;
     for (int i = 0; i < t->nloop; i++)
-        nd += axis_is_runtime(t->logical[i]);
+        nd += axis_is_runtime(interp_axes(it, t)[i]);
     char tn[32];
     if (nd != m->v[k].ndim)
         return interp_fail(it, e, "%s has %d axes; the Dispatch's %s have %d",
@@ -1021,7 +1036,7 @@ static int exec_hir_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (it->loops > 0) {
         int d = 0;
         for (int i = 0; i < s->out->nloop; i++) {
-            const hir_iterdomain *id = s->out->logical[i];
+            const hir_iterdomain *id = interp_axes(it, s->out)[i];
             if (!axis_is_runtime(id))
                 continue;
             if (hir_ptype_is_stream(id->ptype) && d < sh.ndim)
@@ -1470,7 +1485,7 @@ static int bind_inputs(hir_interp *it, const hir_view *inputs, hir_error *e)
         /* extents named by symbols take the global size (§2.2) */
         int d = 0;
         for (int k = 0; k < t->nloop; k++) {
-            const hir_iterdomain *id = t->logical[k];
+            const hir_iterdomain *id = interp_axes(it, t)[k];
             if (!axis_is_runtime(id))
                 continue;
             if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def)

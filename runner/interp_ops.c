@@ -139,7 +139,7 @@ int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_error *e)
     hir_view v;
     if (interp_get(it, in, &v, e))
         return -1;
-    int pos = hir_tensor_logical_pos(in, s->u.sel.axis);
+    int pos = interp_axis_pos(it, in, s->u.sel.axis);
     if (pos < 0)
         return interp_fail(it, e, "axis %" PRId64 " is not an axis of %s",
                            s->u.sel.axis->number, interp_tname(in, tn, sizeof tn));
@@ -149,7 +149,7 @@ int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_error *e)
         interp_bind(it, s->out, &v, buf_of(it, in));
         return 0;
     }
-    int a = interp_rt_pos(in, pos);
+    int a = interp_rt_pos(it, in, pos);
     if (a >= v.ndim)
         return interp_fail(it, e, "axis position %d outside the %d dimensions of %s", a, v.ndim,
                            interp_tname(in, tn, sizeof tn));
@@ -177,15 +177,15 @@ int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
     const hir_tensor *o = s->out;
     int pos = -1;
     for (int i = 0; i < o->nloop; i++)
-        if (hir_ptype_is_stream(o->logical[i]->ptype))
+        if (hir_ptype_is_stream(interp_axes(it, o)[i]->ptype))
             pos = i;
     if (pos < 0)
         return interp_fail(it, e, "the output has no stream-parallel axis");
-    int a = interp_rt_pos(o, pos);
+    int a = interp_rt_pos(it, o, pos);
     if (a >= v.ndim)
         return interp_fail(it, e, "stream axis %d outside the input's %d dimensions", a, v.ndim);
     int64_t k, x;
-    const hir_iterdomain *sid = o->logical[pos];
+    const hir_iterdomain *sid = interp_axes(it, o)[pos];
     if (interp_eval(it, sid->extent, &k, e) || interp_eval(it, s->u.stream_index, &x, e))
         return -1;
     if (k <= 0)
@@ -422,10 +422,10 @@ int ops_set(hir_interp *it, const hir_stmt *s, hir_error *e)
     /* resharding: compare device parallelization position-wise over runtime axes */
     int ki = 0, ko = 0, gather = -1, scatter = -1;
     while (ki < tin->nloop && ko < tout->nloop) {
-        const hir_iterdomain *a = tin->logical[ki], *b = tout->logical[ko];
+        const hir_iterdomain *a = interp_axes(it, tin)[ki], *b = interp_axes(it, tout)[ko];
         if (a->itype == HIR_IT_REDUCTION || a->itype == HIR_IT_STRIDE) { ki++; continue; }
         if (b->itype == HIR_IT_REDUCTION || b->itype == HIR_IT_STRIDE) { ko++; continue; }
-        int pos = interp_rt_pos(tin, ki);
+        int pos = interp_rt_pos(it, tin, ki);
         bool da = hir_ptype_is_device(a->ptype), db = hir_ptype_is_device(b->ptype);
         if (da && !db)
             gather = gather < 0 ? pos : -2;
@@ -1001,7 +1001,7 @@ int ops_reduction(hir_interp *it, const hir_stmt *s, hir_error *e)
     uint32_t mask = 0;
     int k = 0;
     for (int i = 0; i < tout->nloop; i++) {
-        const hir_iterdomain *id = tout->logical[i];
+        const hir_iterdomain *id = interp_axes(it, tout)[i];
         if (id->itype == HIR_IT_STRIDE)
             continue;
         if (id->itype == HIR_IT_REDUCTION)
