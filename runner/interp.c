@@ -347,9 +347,14 @@ static bool axis_is_runtime(const hir_iterdomain *id)
     return id->itype != HIR_IT_REDUCTION && id->itype != HIR_IT_STRIDE;
 }
 
-const hir_iterdomain *const *interp_axes(const hir_interp *it, const hir_tensor *t)
+const hir_iterdomain *const *hir_interp_axes(const hir_interp *it, const hir_tensor *t)
 {
     return (const hir_iterdomain *const *)(it->form2026 ? t->loop : t->logical);
+}
+
+const hir_iterdomain *const *interp_axes(const hir_interp *it, const hir_tensor *t)
+{
+    return hir_interp_axes(it, t);
 }
 
 int interp_axis_pos(const hir_interp *it, const hir_tensor *t, const hir_iterdomain *id)

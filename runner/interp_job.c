@@ -13,7 +13,6 @@
 #include "parser/parser.h"
 #include "runner/bench.h"
 #include "runner/boot.h"
-#include "runner/interp_internal.h"
 #include "runner/npy.h"
 #include "runner/run.h"
 #include "runner/watchdog.h"
@@ -191,7 +190,7 @@ static int bind_dir_extents(hir_interp *it, hir_program *p, const hir_run_option
         }
         int d = 0;
         for (int k = 0; k < t->nloop && d < h.ndim; k++) {
-            const hir_iterdomain *id = interp_axes(it, t)[k];
+            const hir_iterdomain *id = hir_interp_axes(it, t)[k];
             if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
                 continue;
             if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&
