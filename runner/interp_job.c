@@ -213,7 +213,7 @@ static int bind_dir_extents(hir_interp *it, hir_program *p, const hir_run_option
         }
         int d = 0;
         for (int k = 0; k < t->nloop && d < h.ndim; k++) {
-            const hir_iterdomain *id = t->logical[k];
+            const hir_iterdomain *id = hir_interp_axes(it, t)[k];
             if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
                 continue;
             if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&

@@ -53,6 +53,9 @@ typedef struct hir_shard {
     int on_rank;
 } hir_shard;
 int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_error *e);
+/* The order of t's runtime axes (t->nloop entries, reduction and stride axes included): its
+ * logical domain, or in a 2026-syntax program its loop domain as printed (docs/runner.md). */
+const hir_iterdomain *const *hir_interp_axes(const hir_interp *it, const hir_tensor *t);
 
 /* Bind a free scalar (e.g. an input extent) for every later run. */
 int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e);
