@@ -176,6 +176,20 @@ hirc_status hirc__diags_take(hirc_diagnostics *diags, hir_diag *d)
     return st;
 }
 
+hirc_status hirc__diags_located(hirc_diagnostics *diags, hirc_status st, const char *file,
+                                int line, int col, const char *msg)
+{
+    if (!diags)
+        return st;
+    size_t n = strlen(file) + strlen(msg) + 64;
+    char *r = malloc(n);
+    if (!r)
+        return HIRC_ERR_NO_MEMORY;
+    snprintf(r, n, "%s:%d:%d: error: %s\n", file, line, col, msg);
+    hirc_status pst = push(diags, HIRC_ERROR, file, line, col, msg, r);
+    return pst == HIRC_OK ? st : pst;
+}
+
 hirc_status hirc__diags_error(hirc_diagnostics *diags, hirc_status st, const char *file,
                               const char *fmt, ...)
 {

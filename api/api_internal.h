@@ -39,6 +39,9 @@ hirc_status hirc__diags_take(hirc_diagnostics *diags, hir_diag *d);
  * path can end with `return hirc__diags_error(d, HIRC_ERR_RUN, name, "...")`. */
 hirc_status hirc__diags_error(hirc_diagnostics *diags, hirc_status st, const char *file,
                               const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Append an error at file:line:col (no source line is shown). */
+hirc_status hirc__diags_located(hirc_diagnostics *diags, hirc_status st, const char *file,
+                                int line, int col, const char *msg);
 /* The printed name of an input/output value ("T0", "i3"), into buf. */
 const char *hirc__value_name(const hir_value *v, char *buf, size_t n);
 /* Internal dtype <-> public dtype (HIRC_DTYPE_OTHER / -1 for no counterpart). */

@@ -3,6 +3,7 @@
  * caller owns. No MPI bootstrap is made: the CPU backend without one runs every
  * communication whose team is this rank alone, and hir_check_meshes refuses programs that
  * name other devices, so MPI is linked (through the runner) but never initialised. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,9 +53,21 @@ static hirc_status fail(run_ctx *c, hirc_status st, const char *fmt, const char 
     return hirc__diags_error(c->diags, st, c->h->name, fmt, a, b);
 }
 
+/* A runner message: the interpreter's "rank 0: FILE:LINE:COL: error: what" becomes a located
+ * diagnostic (there is one rank); anything else one that names the program. */
 static hirc_status fail_e(run_ctx *c, hirc_status st, const hir_error *e)
 {
-    return hirc__diags_error(c->diags, st, c->h->name, "%s", e->msg);
+    const char *m = e->msg;
+    if (!strncmp(m, "rank 0: ", 8))
+        m += 8;
+    size_t n = strlen(c->h->name);
+    int line = 0, col = 0, used = 0;
+    if (!strncmp(m, c->h->name, n) &&
+        sscanf(m + n, ":%d:%d: error: %n", &line, &col, &used) == 2 && used > 0 && line > 0)
+        return hirc__diags_located(c->diags, st, c->h->name, line, col, m + n + used);
+    if (!strncmp(m, c->h->name, n) && !strncmp(m + n, ": error: ", 9))
+        m += n + 9;
+    return hirc__diags_error(c->diags, st, c->h->name, "%s", m);
 }
 
 static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
@@ -155,8 +168,24 @@ static hirc_status prepare(run_ctx *c, const hirc_tensor *in, size_t nin,
         c->binds[i].value = opts->bindings[i].value;
     }
     c->nbinds = (int)nb;
+    /* dimensions and extents first: they decide the bindings below */
     for (size_t i = 0; i < nin; i++) {
         const hir_tensor *t = hir_value_tensor(p->inputs.items[i]);
+        char nm[128], a[64], b[64];
+        hirc__value_name(p->inputs.items[i], nm, sizeof nm);
+        int want = t ? hirc__tensor_ndim(t) : 0;
+        if (in[i].ndim != want) {
+            snprintf(a, sizeof a, "%d", want);
+            snprintf(b, sizeof b, "%d", in[i].ndim);
+            char msg[400];
+            snprintf(msg, sizeof msg, "input %s: the program needs %s dimension(s), the buffer "
+                     "has %s", nm, a, b);
+            return fail(c, HIRC_ERR_MISMATCH, "%s%s", msg, "");
+        }
+        for (int d = 0; d < want; d++)
+            if (in[i].shape[d] < 0)
+                return fail(c, HIRC_ERR_MISMATCH, "input %s: negative extent in its shape%s", nm,
+                            "");
         if (t)
             auto_bind(c, t, &in[i]);
     }
@@ -201,7 +230,7 @@ static hirc_status prepare(run_ctx *c, const hirc_tensor *in, size_t nin,
     ic.num_streams = num_streams;
     ic.binds = c->binds;
     ic.nbinds = c->nbinds;
-    ic.label = "main";
+    ic.label = NULL;                /* messages start "rank 0: FILE:LINE:COL: error: " */
     if (hir_interp_create(p, c->be, &ic, &c->it, &e))
         return fail_e(c, HIRC_ERR_RUN, &e);
     for (int i = 0; i < c->nauto; i++)

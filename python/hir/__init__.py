@@ -187,10 +187,11 @@ class Program:
     def __init__(self, handle):
         self._h = handle
 
-    def __del__(self):
+    def __del__(self, _destroy=_lib.hirc_program_destroy):
+        # the default argument keeps the function reachable during interpreter shutdown
         h, self._h = getattr(self, "_h", None), None
         if h:
-            _lib.hirc_program_destroy(h)
+            _destroy(h)
 
     def __str__(self):
         text = ctypes.c_void_p()

@@ -167,3 +167,21 @@ def test_run_torch():
     (c,) = p.run(a, b)
     assert isinstance(c, torch.Tensor)
     assert torch.allclose(c, a @ b, rtol=1e-5, atol=1e-6)
+
+
+def test_run_error_is_located():
+    # the CPU backend has no user kernels: the LaunchKernel statement (line 4) fails
+    p = hir.parse_file(os.path.join(INPUTS, "run-launch-kernel.hir"))
+    with pytest.raises(hir.RunError) as ei:
+        p.run(np.zeros((4,), np.float32))
+    e = ei.value
+    assert (os.path.basename(e.file), e.line, e.column) == ("run-launch-kernel.hir", 4, 3)
+    assert e.message.startswith("LaunchKernel: needs a kernel: group 3 has none")
+
+
+def test_run_dimension_mismatch():
+    p = hir.parse(COPY_SYMBOLIC, "copy.hir")
+    with pytest.raises(hir.MismatchError) as ei:
+        p.run(np.zeros((2, 4, 1), np.float32))
+    assert str(ei.value) == ("copy.hir: error: input T0: the program needs 2 dimension(s), "
+                             "the buffer has 3")

@@ -203,6 +203,46 @@ static void run_matmul(void **state)
     hirc_diagnostics_destroy(d);
 }
 
+/* an extent spelled as a bare symbol takes the input's extent; dimensions and extents are
+ * checked before that */
+static void run_symbolic_extent(void **state)
+{
+    (void)state;
+    static const char copy[] =
+        "%HostIrContainer { (T0_g_float[iS0{i0}, iS1{4}]) -> (T1_g_float[iS2{i0}, iS3{4}]) :\n"
+        "  T1_g_float[iS2{i0}, iS3{4}] = ALLOCATE(buffer=T1_g_float[iS2{i0}, iS3{4}], "
+        "mem_type=global, size=( i0 * 4 ), zero_init=false, resets_to_zero=false)\n"
+        "  T1_g_float[iS2{i0}, iS3{4}]\n"
+        "     = Set( T0_g_float[iS0{i0}, iS1{4}], cache_op=Streaming )\n"
+        "} // %HostIrContainer\n";
+    hirc_diagnostics *d;
+    assert_int_equal(hirc_diagnostics_create(&d), HIRC_OK);
+    hirc_program *p = parse_ok(copy, d);
+    float a[12], c[12] = {0};
+    for (int i = 0; i < 12; i++)
+        a[i] = (float)i;
+    hirc_tensor in = {a, HIRC_FLOAT32, 2, {3, 4}}, out = {c, HIRC_FLOAT32, 2, {3, 4}};
+    assert_int_equal(hirc_run(p, &in, 1, &out, 1, NULL, d), HIRC_OK);
+    assert_memory_equal(a, c, sizeof a);
+    hirc_diagnostic x;
+    in.ndim = 9;
+    assert_int_equal(hirc_run(p, &in, 1, &out, 1, NULL, d), HIRC_ERR_MISMATCH);
+    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
+    assert_string_equal(x.message, "input T0: the program needs 2 dimension(s), the buffer has 9");
+    hirc_diagnostics_clear(d);
+    in.ndim = 2;
+    in.shape[0] = -1;
+    assert_int_equal(hirc_run(p, &in, 1, &out, 1, NULL, d), HIRC_ERR_MISMATCH);
+    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
+    assert_string_equal(x.message, "input T0: negative extent in its shape");
+    hirc_diagnostics_clear(d);
+    in.shape[0] = INT64_MAX;
+    out.shape[0] = INT64_MAX;
+    assert_int_equal(hirc_run(p, &in, 1, &out, 1, NULL, d), HIRC_ERR_MISMATCH);
+    hirc_program_destroy(p);
+    hirc_diagnostics_destroy(d);
+}
+
 static void run_refuses_other_ranks(void **state)
 {
     (void)state;
@@ -234,6 +274,7 @@ int main(void)
         cmocka_unit_test(verify_error_with_note),
         cmocka_unit_test(pipeline_errors),
         cmocka_unit_test(run_matmul),
+        cmocka_unit_test(run_symbolic_extent),
         cmocka_unit_test(run_refuses_other_ranks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
