@@ -3,6 +3,7 @@
  * caller owns. No MPI bootstrap is made: the CPU backend without one runs every
  * communication whose team is this rank alone, and hir_check_meshes refuses programs that
  * name other devices, so MPI is linked (through the runner) but never initialised. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,14 @@ static hirc_status check_buffer(run_ctx *c, const char *what, const char *name,
                  name, ws, gs);
         return fail(c, HIRC_ERR_MISMATCH, "%s%s", msg, "");
     }
+    /* the byte size must fit before any view is made of the shape: strides are products of
+     * extents, so a zero extent does not make the others' product small */
+    uint64_t bytes = hir_dtype_size(want_dt);
+    for (int d = 0; d < ndim; d++)
+        if (__builtin_mul_overflow(bytes, (uint64_t)(shape[d] ? shape[d] : 1), &bytes) ||
+            bytes > (uint64_t)INT64_MAX)
+            return fail(c, HIRC_ERR_MISMATCH, "%s %s: its size does not fit in 64 bits", what,
+                        name);
     if (!b->data && what[0] == 'i')
         return fail(c, HIRC_ERR_INVALID_ARGUMENT, "input %s: NULL data%s", name, "");
     return HIRC_OK;

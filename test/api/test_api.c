@@ -239,6 +239,9 @@ static void run_symbolic_extent(void **state)
     in.shape[0] = INT64_MAX;
     out.shape[0] = INT64_MAX;
     assert_int_equal(hirc_run(p, &in, 1, &out, 1, NULL, d), HIRC_ERR_MISMATCH);
+    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
+    assert_string_equal(x.message, "input T0: its size does not fit in 64 bits");
+    assert_int_equal(hirc_output_shapes(p, &in, 1, &out, 1, NULL, d), HIRC_ERR_MISMATCH);
     hirc_program_destroy(p);
     hirc_diagnostics_destroy(d);
 }
