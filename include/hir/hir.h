@@ -4,8 +4,9 @@
  * Every name starts with hirc_ (the library's internal names start with hir_ and are not part
  * of this API). Handles are opaque; every function that can fail returns a hirc_status, and
  * what went wrong is recorded in a hirc_diagnostics list the caller owns (nothing is printed).
- * The library keeps no mutable global state: separate handles may be used from separate
- * threads; one handle must not be used by two threads at once.
+ * The library keeps no mutable global state; one handle must not be used by two threads at
+ * once. (Parsing, verifying, printing and pipelines on separate handles are independent;
+ * concurrent runs have not been tested.)
  *
  * Two libraries implement this header (docs/api.md):
  *   libhir          everything except hirc_run and hirc_output_shapes; needs only libc/libm.
