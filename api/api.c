@@ -298,7 +298,7 @@ hirc_status hirc_parse_file(const char *path, hirc_diagnostics *diags, hirc_prog
     /* hir_read_file reads standard input for "-"; here "-" is a file of that name */
     if (hir_read_file(strcmp(path, "-") ? path : "./-", &h->text, &len, err, sizeof err)) {
         program_free(h);
-        return hirc__diags_error(diags, HIRC_ERR_IO, NULL, "%s", err);
+        return hirc__diags_error(diags, HIRC_ERR_IO, path, "%s", err);
     }
     return parse_into(h, len, diags, out);
 }

@@ -53,8 +53,9 @@ const char *hirc_version(void);
 typedef enum hirc_severity { HIRC_NOTE = 0, HIRC_WARNING = 1, HIRC_ERROR = 2 } hirc_severity;
 
 /* One diagnostic. Strings belong to the list and live until it is cleared or destroyed.
- * file is the name given to the parser ("<string>" by default); line and column are 1-based,
- * 0 when the diagnostic has no location (IR made by passes, a run-time failure). rendered is
+ * file is the name given to the parser ("<string>" by default), or "<unknown>" for a
+ * diagnostic about no file (IR made by passes, a pipeline's text); line and column are
+ * 1-based, 0 when the diagnostic has no location. rendered is
  * the text hir-opt would print for it: "file:line:col: error: message", the source line and a
  * caret line, and its notes, each line ending in '\n'. A note attached to an error or warning
  * follows it in the list (and is part of its rendered text). */

@@ -112,6 +112,7 @@ static void parse_error_is_located(void **state)
     assert_int_equal(hirc_parse_file("/nonexistent/x.hir", d, &p), HIRC_ERR_IO);
     assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
     assert_non_null(strstr(x.message, "/nonexistent/x.hir"));
+    assert_string_equal(x.file, "/nonexistent/x.hir");
     assert_int_equal(x.line, 0);
     hirc_diagnostics_destroy(d);
 }
