@@ -303,6 +303,33 @@ hirc_status hirc_parse_file(const char *path, hirc_diagnostics *diags, hirc_prog
     return parse_into(h, len, diags, out);
 }
 
+hirc_status hirc_program_copy(const hirc_program *h, hirc_diagnostics *diags, hirc_program **out)
+{
+    if (!h || !h->p || !out)
+        return HIRC_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    if (!h->rewritten)   /* the same text under the same name: the same locations */
+        return hirc_parse_string(h->text, h->src.len, h->name, diags, out);
+    char *text = NULL;
+    size_t len = 0;
+    hirc_status st = hirc_print(h, &text, &len);
+    if (st != HIRC_OK)
+        return st;
+    size_t n = strlen(h->name) + 32;
+    char *name = malloc(n);
+    if (!name) {
+        free(text);
+        return HIRC_ERR_NO_MEMORY;
+    }
+    snprintf(name, n, "%s (after passes)", h->name);
+    st = hirc_parse_string(text, len, name, diags, out);
+    if (st == HIRC_OK)
+        (*out)->rewritten = true;
+    free(name);
+    free(text);
+    return st;
+}
+
 hirc_status hirc_verify(hirc_program *h, hirc_diagnostics *diags)
 {
     if (!h || !h->p)
@@ -363,6 +390,7 @@ hirc_status hirc_run_pipeline(hirc_program *h, const char *pipeline, hirc_diagno
     hir_diag d;
     hir_diag_init(&d, NULL);
     d.keep = true;
+    h->rewritten = true;
     int rc = hir_pipeline_run(h->p, &pl, &po, &d);
     int nerr = d.errors;
     hir_pipeline_fini(&pl);

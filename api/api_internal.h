@@ -28,6 +28,7 @@ struct hirc_program {
     hir_source src;              /* the text it was parsed from (owned: text, name) */
     char *text;
     char *name;
+    bool rewritten;              /* a pipeline ran: the IR is no longer what text says */
     char **strings;              /* names handed out by hirc_input_info/hirc_output_info */
     size_t nstrings, capstrings;
 };

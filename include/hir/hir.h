@@ -91,6 +91,10 @@ hirc_status hirc_parse_string(const char *text, size_t len, const char *filename
  * be read. */
 hirc_status hirc_parse_file(const char *path, hirc_diagnostics *diags, hirc_program **out);
 void        hirc_program_destroy(hirc_program *p);              /* NULL is allowed */
+/* An independent copy. Until a pipeline has run on p, the copy is parsed from p's own text
+ * under its name, so its diagnostics point into the same file; afterwards from p's printed
+ * text, named "NAME (after passes)". */
+hirc_status hirc_program_copy(const hirc_program *p, hirc_diagnostics *diags, hirc_program **out);
 
 /* Run the verifier. Undefined scalars (a symbolic extent nothing defines) are warnings, as
  * in hir-opt; hirc_run treats them as errors unless bound. HIRC_ERR_VERIFY on any error. */

@@ -208,6 +208,14 @@ class Program:
         return "<hir.Program %d input(s) -> %d output(s)>" % (len(self.inputs),
                                                              len(self.outputs))
 
+    def copy(self):
+        """An independent copy; its diagnostics point into the same file until a pipeline has
+        rewritten the original."""
+        h = ctypes.c_void_p()
+        with _Diags() as d:
+            d.check(_lib.hirc_program_copy(self._h, d.h, ctypes.byref(h)))
+        return Program(h)
+
     def verify(self):
         """Run the verifier; raise VerifyError on errors, return the warnings (a list)."""
         with _Diags() as d:
@@ -352,10 +360,11 @@ def parse_file(path):
 
 def opt(program, pipeline, verify=True):
     """Run a pass pipeline ("stream-parallel,backend{kind=cuda}": the grammar of hir-opt
-    --pass-pipeline) on a copy of program and return the copy; program is unchanged. The
+    --pass-pipeline) on a copy of program (Program.copy) and return the copy; program is
+    unchanged. The
     program is verified first (VerifyError) unless verify is False; a bad pipeline or a failing
     pass raises PipelineError."""
-    q = parse(str(program), filename="<%s>" % "opt")
+    q = program.copy()
     if verify:
         q.verify()
     q.run_pipeline(pipeline)

@@ -67,6 +67,7 @@ _CORE = {
     "hirc_parse_string": (_S, [ctypes.c_char_p, _Z, ctypes.c_char_p, _P, _PP]),
     "hirc_parse_file": (_S, [ctypes.c_char_p, _P, _PP]),
     "hirc_program_destroy": (None, [_P]),
+    "hirc_program_copy": (_S, [_P, _P, _PP]),
     "hirc_verify": (_S, [_P, _P]),
     "hirc_print": (_S, [_P, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(_Z)]),
     "hirc_free": (None, [_P]),

@@ -185,3 +185,34 @@ def test_run_dimension_mismatch():
         p.run(np.zeros((2, 4, 1), np.float32))
     assert str(ei.value) == ("copy.hir: error: input T0: the program needs 2 dimension(s), "
                              "the buffer has 3")
+
+
+BAD_SET = """%HostIrContainer { (T0_g_float[iS0{4}, iS2{8}]) -> () :
+  T1_g_double[iS1{4}, iS3{8}]
+     = Set( T0_g_float[iS0{4}, iS2{8}], cache_op=Streaming )
+} // %HostIrContainer
+"""
+
+
+def test_opt_verify_error_points_into_the_original():
+    p = hir.parse(BAD_SET, "bad.hir")
+    with pytest.raises(hir.VerifyError) as ei:
+        hir.opt(p, "canonicalize")
+    e = ei.value
+    assert (e.file, e.line, e.column) == ("bad.hir", 3, 13)
+    assert e.message == "Set: T0 has dtype float but the output T1 has dtype double"
+    notes = [d for d in e.diagnostics if d.severity == "note"]
+    assert [(n.file, n.line, n.message) for n in notes] == [("bad.hir", 2, "output T1 is here")]
+
+
+def test_copy_after_a_pipeline_is_named_so():
+    p = hir.parse(MATMUL, "mm.hir")
+    with pytest.raises(hir.MismatchError) as ei:
+        p.copy().run(np.zeros((2, 3), np.float32), np.zeros((2, 2), np.float32))
+    assert str(ei.value).startswith("mm.hir: error: input T1")
+    p.run_pipeline("canonicalize")
+    q = p.copy()
+    assert str(q) == str(p)
+    with pytest.raises(hir.MismatchError) as ei:
+        q.run(np.zeros((2, 3), np.float32), np.zeros((2, 2), np.float32))
+    assert str(ei.value).startswith("mm.hir (after passes): error: input T1")

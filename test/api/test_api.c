@@ -158,7 +158,26 @@ static void pipeline_errors(void **state)
     assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
     assert_non_null(strstr(x.message, "unknown pass 'no-such-pass'"));
     hirc_diagnostics_clear(d);
+    /* a copy before the pipeline has the original text and name; after it, the printed text */
+    hirc_program *q = NULL, *r = NULL;
+    assert_int_equal(hirc_program_copy(p, d, &q), HIRC_OK);
     assert_int_equal(hirc_run_pipeline(p, "canonicalize", d), HIRC_OK);
+    assert_int_equal(hirc_program_copy(p, d, &r), HIRC_OK);
+    char *tp, *tq, *tr;
+    assert_int_equal(hirc_print(p, &tp, NULL), HIRC_OK);
+    assert_int_equal(hirc_print(q, &tq, NULL), HIRC_OK);
+    assert_int_equal(hirc_print(r, &tr, NULL), HIRC_OK);
+    assert_memory_equal(tq + 1, matmul, strlen(matmul));
+    assert_string_equal(tp, tr);
+    hirc_free(tp);
+    hirc_free(tq);
+    hirc_free(tr);
+    hirc_diagnostics_clear(d);
+    assert_int_equal(hirc_run(r, NULL, 0, NULL, 0, NULL, d), HIRC_ERR_MISMATCH);
+    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
+    assert_string_equal(x.file, "t.hir (after passes)");
+    hirc_program_destroy(q);
+    hirc_program_destroy(r);
     hirc_program_destroy(p);
     hirc_diagnostics_destroy(d);
 }
