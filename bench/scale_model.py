@@ -76,7 +76,16 @@ def load_measured(results=RESULTS):
             "date": run["machine"]["date"],
         },
         "shared": [],
+        "single_gpu": [],
     }
+    for r in run["rows"]:
+        for key in ("hir_gemm", "torch_gemm", "hir_gather_gemm", "hir_pipe_nccl"):
+            v = r.get(key, {})
+            if v.get("status") == "ok" and v.get("tflops"):
+                out["single_gpu"].append({"m": r["m"], "k": r["k"], "n": r["n"], "what": key,
+                                          "tflops": v["tflops"],
+                                          "mean_ms": 2.0 * r["m"] * r["n"] * r["k"] /
+                                          v["tflops"] / 1e9})
     shared = os.path.join(results, "ag_shared-h200-2026-12-03")
     for d in sorted({int(p.split("-d")[-1][:-5]) for p in glob.glob(shared + "/pipe-d*.json")}):
         row = {"d": d}
@@ -254,6 +263,18 @@ def shared_compare(model, measured):
     return out
 
 
+def single_gpu_compare(model, measured):
+    """Every measured one-GPU point next to the model's time for it: the GEMM of that shape
+    (for gather-then-GEMM and the one-chunk pipeline at d=1 the model adds nothing: the rank's
+    own rows are ready, so their measured cost above the GEMM is the local copy it ignores)."""
+    out = []
+    for p in measured["single_gpu"]:
+        mm = Model(tflops=model.R / 1e12, gemm_fixed_us=model.t_fixed * 1e6,
+                   hbm_gbs=model.B_hbm / 1e9, m=p["m"], k=p["k"], n=p["n"])
+        out.append(dict(p, predicted_ms=mm.gemm(p["m"]) * 1e3))
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     ap.add_argument("--json", action="store_true", help="print JSON instead of tables")
@@ -290,6 +311,7 @@ def main(argv=None):
     model = model_from_args(args, measured)
     rows = predict(model, ds)
     shared = shared_compare(model, measured)
+    single = single_gpu_compare(model, measured)
     inputs = {
         "shape": {"m": model.m, "k": model.k, "n": model.n, "dtype": "bf16"},
         "gemm_tflops": model.R / 1e12, "gemm_fixed_us": model.t_fixed * 1e6,
@@ -298,7 +320,8 @@ def main(argv=None):
     }
     if args.json:
         json.dump({"kind": "prediction", "inputs": inputs, "predictions": rows,
-                   "shared_gpu_comparison": shared, "shared_source": measured["shared_source"]},
+                   "shared_gpu_comparison": shared, "shared_source": measured["shared_source"],
+                   "single_gpu_comparison": single},
                   sys.stdout, indent=1)
         print()
         return 0
@@ -340,6 +363,16 @@ def main(argv=None):
             "%.3f" % r["measured_pipeline_over_compute_only"]
             if "measured_pipeline_over_compute_only" in r else "-",
             r["predicted_efficiency_d_gpus"]))
+    print()
+    print("Measured on one H200, one rank (%s) next to the model's GEMM time:" % g["source"])
+    print("| m, k, n | what | measured ms | predicted ms |")
+    print("|---|---|---|---|")
+    for p in single:
+        fit = [p["m"], p["k"], p["n"]] == measured["small_gemm"]["shape"] and \
+            p["what"] == "torch_gemm" and args.gemm_fixed_us is None
+        print("| %d, %d, %d | %s | %.3f | %.3f%s |" % (
+            p["m"], p["k"], p["n"], p["what"], p["mean_ms"], p["predicted_ms"],
+            " (the fixed cost per GEMM is fitted here: not a check)" if fit else ""))
     return 0
 
 
