@@ -9,7 +9,8 @@
 #include "runner/backend.h"
 
 /* Initialise MPI (unless the caller already did; MPI_THREAD_FUNNELED at least) and discover
- * rank, size, local rank/size and node ids. Works under mpirun/mpiexec (OpenMPI, MPICH) and
+ * rank, size, local rank/size and node indices (from MPI_COMM_TYPE_SHARED, not host
+ * names). Works under mpirun/mpiexec (OpenMPI, MPICH) and
  * as a singleton. timeout_s <= 0 selects the default (300 s, like c10d's TCPStore). */
 int  hir_boot_init(int *argc, char ***argv, double timeout_s, hir_boot **out, hir_error *e);
 /* Free the communicators and finalize MPI if hir_boot_init initialised it. */
