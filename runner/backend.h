@@ -37,8 +37,17 @@ int  hir_boot_rank(const hir_boot *b);
 int  hir_boot_size(const hir_boot *b);
 int  hir_boot_local_rank(const hir_boot *b);
 int  hir_boot_local_size(const hir_boot *b);
-/* Host name hash of a rank (equal hashes = same node). */
+/* Index of the physical node of a rank: ranks that MPI puts in one MPI_COMM_TYPE_SHARED
+ * communicator share it; nodes are numbered 0.. in the order of their lowest rank. For what
+ * is really shared (memory, GPUs). local_rank/local_size above are positions on it. */
 uint64_t hir_boot_node_id(const hir_boot *b, int rank);
+/* The node a rank counts as for communication: the physical node, or its block under
+ * hir_boot_simulate_nodes (runner/boot.h). -1 for a rank outside the world. */
+int  hir_boot_node(const hir_boot *b, int rank);
+int  hir_boot_node_count(const hir_boot *b);
+int  hir_boot_nodes_simulated(const hir_boot *b);
+int  hir_boot_node_local_rank(const hir_boot *b);   /* this rank's position on hir_boot_node */
+int  hir_boot_node_local_size(const hir_boot *b);
 double hir_boot_timeout(const hir_boot *b);   /* seconds */
 /* World barrier (used only for benchmarks/timing, never by the IPC handle exchange). */
 int  hir_boot_barrier(hir_boot *b, hir_error *e);
@@ -271,6 +280,8 @@ int hir_cpu_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, hir_gemm_
 
 /* 1 when this build has the CUDA backend and a GPU is visible (no error otherwise). */
 int hir_cuda_available(void);
+/* GPUs this process sees (0 without the CUDA backend or without a GPU). */
+int hir_cuda_device_count(void);
 /* 1 when this build's CUDA backend has NCCL (the NCCL transport); 0 without it or without CUDA. */
 int hir_cuda_has_nccl(void);
 

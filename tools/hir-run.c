@@ -22,6 +22,10 @@ static const char usage[] =
     "  -np N                  start N ranks through the system mpirun\n"
     "  --device=cpu|cuda      backend (default: cuda when a GPU is visible, else cpu)\n"
     "  --streams=N            value of numberOfStreams (default 4)\n"
+    "  --topology             print each rank's node, local rank, host and GPU, and exit\n"
+    "                         (no PROGRAM needed)\n"
+    "  --simulate-nodes=N     count N blocks of consecutive ranks as N nodes (testing on one\n"
+    "                         node; N must divide the number of ranks)\n"
     "  --timeout=SEC          longest wait on a peer before the job fails (default 300)\n"
     "  --inputs=KIND|DIR      random (default), zeros, ones, arange, or a directory of .npy\n"
     "                         files T0.npy (global) or T0.rank<r>.npy (this rank's shard)\n"
@@ -94,7 +98,8 @@ int main(int argc, char **argv)
     const char *kernels[64];
     long long np = 0, v;
     char why[128];
-    int bench = 0, iters_given = 0, warmup_given = 0;
+    int bench = 0, iters_given = 0, warmup_given = 0, topology = 0;
+    long long sim_nodes = 0;
     hir_color_mode color = HIR_COLOR_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *x;
@@ -109,6 +114,11 @@ int main(int argc, char **argv)
             const char *s = strchr(a, '=') ? strchr(a, '=') + 1 : i + 1 < argc ? argv[++i] : "";
             if (hir_opt_int(s, 1, 1 << 20, &np, why, sizeof why))
                 return bad_num("-np", s, why);
+        } else if (!strcmp(a, "--topology")) {
+            topology = 1;
+        } else if ((x = value_of(argc, argv, &i, "--simulate-nodes"))) {
+            if (hir_opt_int(x, 1, 1 << 20, &sim_nodes, why, sizeof why))
+                return bad_num("--simulate-nodes", x, why);
         } else if ((x = value_of(argc, argv, &i, "--device"))) {
             o.device = x;
         } else if ((x = value_of(argc, argv, &i, "--streams"))) {
@@ -213,8 +223,10 @@ int main(int argc, char **argv)
             o.program = a;
         }
     }
-    if (!o.program)
+    if (!o.program && !topology)
         return bad("no program given", "");
+    if (topology && o.device && strcmp(o.device, "cpu") && strcmp(o.device, "cuda"))
+        return bad("--device is cpu or cuda", o.device);
     if ((bench || o.bench_json || o.graph) && !o.bench)
         o.bench = iters_given ? o.iters : 50;
     if (o.bench && !warmup_given)
@@ -246,6 +258,22 @@ int main(int argc, char **argv)
                     size == 1 ? "" : "s");
         hir_boot_fini(boot);
         return 1;
+    }
+    if (sim_nodes && hir_boot_simulate_nodes(boot, (int)sim_nodes, &e)) {
+        if (rank == 0)          /* every rank comes to the same verdict */
+            fprintf(stderr, "hir-run: %s\n", e.msg);
+        hir_boot_fini(boot);
+        return 1;
+    }
+    if (topology) {
+        /* the GPU hir_run_job would pick: local rank modulo the GPUs this rank sees */
+        int ngpu = o.device && !strcmp(o.device, "cpu") ? 0 : hir_cuda_device_count();
+        int gpu = ngpu > 0 ? hir_boot_local_rank(boot) % ngpu : -1;
+        int rc = hir_boot_print_topology(boot, gpu, stdout, &e);
+        if (rc)
+            fprintf(stderr, "hir-run: rank %d: %s\n", rank, e.msg);
+        hir_boot_fini(boot);
+        return rc ? 1 : 0;
     }
     hir_run_status st = hir_run_job(&o, boot, &e);
     fflush(stdout);

@@ -361,6 +361,36 @@ static void test_boot(hir_boot *b)
     }
 }
 
+/* Node indices from MPI_COMM_TYPE_SHARED (every rank of this test shares one node), and the
+ * rule of simulated nodes: n divides the ranks, blocks of consecutive ranks. Run last: the
+ * simulation stays in effect (the CPU backend ignores nodes). */
+static void test_nodes(hir_boot *b)
+{
+    CHECK(hir_boot_node_count(b) == 1 && !hir_boot_nodes_simulated(b), "one real node");
+    for (int r = 0; r < N; r++)
+        CHECK(hir_boot_node(b, r) == 0 && hir_boot_node_id(b, r) == 0, "rank %d on node 0", r);
+    CHECK(hir_boot_node(b, N) == -1 && hir_boot_node(b, -1) == -1, "rank outside the world");
+    CHECK(hir_boot_node_local_rank(b) == R && hir_boot_node_local_size(b) == N, "node rank");
+    CHECK(hir_boot_simulate_nodes(b, 0, &e) < 0 && strstr(e.msg, "needs 1 to"), "n=0: %s", e.msg);
+    CHECK(hir_boot_simulate_nodes(b, N + 1, &e) < 0 && strstr(e.msg, "needs 1 to"),
+          "n=N+1: %s", e.msg);
+    if (N == 4) {
+        CHECK(hir_boot_simulate_nodes(b, 3, &e) < 0 && strstr(e.msg, "(4 % 3 = 1)"),
+              "n=3: %s", e.msg);
+        CHECK(hir_boot_node_count(b) == 1, "a refused simulation changed nothing");
+        OK(hir_boot_simulate_nodes(b, 2, &e));
+        CHECK(hir_boot_node_count(b) == 2 && hir_boot_nodes_simulated(b), "two nodes");
+        for (int r = 0; r < N; r++)
+            CHECK(hir_boot_node(b, r) == r / 2, "rank %d on node %d", r, hir_boot_node(b, r));
+        CHECK(hir_boot_node_local_rank(b) == R % 2 && hir_boot_node_local_size(b) == 2,
+              "simulated local rank %d of %d", hir_boot_node_local_rank(b),
+              hir_boot_node_local_size(b));
+        /* the real position, which picks the GPU, is unchanged */
+        CHECK(hir_boot_local_rank(b) == R && hir_boot_local_size(b) == N, "real local rank");
+        CHECK(hir_boot_node_id(b, 3) == 0, "the real node of rank 3");
+    }
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -439,6 +469,7 @@ int main(int argc, char **argv)
     if (N <= 16)
         test_moe();
     test_timeouts(b);
+    test_nodes(b);
     be->ops->destroy(be);
 
     int total = 0;
