@@ -131,9 +131,10 @@ static int reduce_max(hir_boot *boot, double *v, int n, hir_error *e)
     return rc;
 }
 
-static void progress(FILE *f, int done, int total, double mean_ms)
+static void progress(FILE *f, int ranks, int done, int total, double elapsed_s, double mean_ms)
 {
-    fprintf(f, "\r[bench] %d/%d iterations, %.3f ms mean so far   ", done, total, mean_ms);
+    fprintf(f, "\r\033[Khir-run: %d rank%s, timed iteration %d/%d, %.1f s, %.3f ms mean so far",
+            ranks, ranks == 1 ? "" : "s", done, total, elapsed_s, mean_ms);
     fflush(f);
 }
 
@@ -226,12 +227,12 @@ int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
         /* a progress line only for runs that take a while: after 2 s, refreshed twice a second */
         double now = now_s();
         if (show && now - t_begin > 2.0 && now - last_shown > 0.5) {
-            progress(stderr, k + 1, iters, sum / (k + 1));
+            progress(stderr, r->ranks, k + 1, iters, now - t_begin, sum / (k + 1));
             last_shown = now;
             shown = 1;
         }
     }
-    if (shown) fprintf(stderr, "\r%60s\r", "");
+    if (shown) fputs("\r\033[K", stderr);
     double my_flops = c->flops;
     v[3 * iters + 1] = c->flops;
     r->gemms = c->gemms;
@@ -608,7 +609,7 @@ int hir_bench_program(const hir_run_options *o, hir_boot *boot, hir_interp *it,
     FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
 
     if (o->bench > 0) {
-        hir_bench_opts bo = {.warmup = o->warmup, .iters = o->bench, .progress = -1,
+        hir_bench_opts bo = {.warmup = o->warmup, .iters = o->bench, .progress = o->progress,
                              .program = o->program, .mode = "eager",
                              .prepare = prepare_run, .prepare_ctx = &pc};
         hir_bench_run_fn fn = run_eager;

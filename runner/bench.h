@@ -71,7 +71,8 @@ typedef struct hir_bench_opts {
     void *prepare_ctx;
     int warmup;                  /* untimed runs first (default 5) */
     int iters;                   /* timed runs (default 50) */
-    int progress;                /* -1: on when stderr is a terminal and the run is long */
+    int progress;                /* 1: a progress line on rank 0 once the run took 2 s; 0: none;
+                                  * -1: like 1 when stderr is a terminal */
     const char *json_path;       /* NULL: no JSON */
     const char *program;         /* for the report: the program's file name */
     const char *mode;            /* for the report: "eager" or "graph" */

@@ -95,6 +95,10 @@ typedef struct hir_run_options {
     int iters;                       /* >= 1 */
     hir_p2p_protocol p2p_protocol;
     int verbose;
+    /* a progress line on rank 0's stderr (ranks, iteration, elapsed), shown once a run has
+     * taken 2 s and refreshed 4 times a second: 1 on, 0 off (hir-run --progress decides: by
+     * default on when stderr is a terminal) */
+    int progress;
     const hir_run_binding *binds;
     int nbinds;
     const char *const *kernels;      /* "GROUP=FILE" for LaunchKernel (CUDA device) */

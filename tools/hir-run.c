@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dialect/hir.h"
 #include "runner/boot.h"
@@ -52,7 +53,10 @@ static const char usage[] =
     "                         replays (falls back to eager runs, saying why)\n"
     "  --trace=FILE.json      Chrome/Perfetto trace of the last run: one track per (rank,\n"
     "                         stream); open in ui.perfetto.dev or chrome://tracing\n"
-    "  --verbose              trace every statement to stderr\n"
+    "  --verbose              trace every statement to stderr: each rank's lines together,\n"
+    "                         in rank order, at the end of the run\n"
+    "  --progress=auto|always|never  a progress line on stderr (ranks, iteration, elapsed)\n"
+    "                         once a run has taken 2 s (auto: when stderr is a terminal)\n"
     "  --color=auto|always|never  colour diagnostics (auto: stderr is a terminal, TERM is\n"
     "                         not 'dumb' and NO_COLOR is unset)\n"
     "  --version, --help\n";
@@ -92,7 +96,7 @@ int main(int argc, char **argv)
     const char *kernels[64];
     long long np = 0, v;
     char why[128];
-    int bench = 0, iters_given = 0, warmup_given = 0;
+    int bench = 0, iters_given = 0, warmup_given = 0, progress = -1;
     hir_color_mode color = HIR_COLOR_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *x;
@@ -197,6 +201,15 @@ int main(int argc, char **argv)
             if (hir_tool_color_parse(a + 8, &m))
                 return bad("--color takes auto, always or never", a);
             color = m;
+        } else if (!strncmp(a, "--progress=", 11)) {
+            if (!strcmp(a + 11, "auto"))
+                progress = -1;
+            else if (!strcmp(a + 11, "always"))
+                progress = 1;
+            else if (!strcmp(a + 11, "never"))
+                progress = 0;
+            else
+                return bad("--progress takes auto, always or never", a);
         } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
             o.verbose = 1;
         } else if (a[0] == '-' && a[1]) {
@@ -214,6 +227,9 @@ int main(int argc, char **argv)
     if (o.bench && !warmup_given)
         o.warmup = 5;
     o.color = hir_tool_use_color(color, stderr);
+    /* auto: stderr is a terminal here, or was one for the hir-run -np that started us */
+    o.progress = progress >= 0 ? progress
+                 : isatty(2) || (hir_launch_is_child() && getenv(HIR_LAUNCH_TTY));
     o.binds = binds;
     o.kernels = kernels;
 
