@@ -102,6 +102,13 @@ typedef struct hir_bench_result {
     int nshapes;
     hir_bench_shape shapes[HIR_BENCH_MAX_SHAPES];
     double *per_iter_ms;         /* iters entries, owned */
+    /* each rank's own figures over the timed iterations (rank order, `ranks` entries, owned):
+     * its wall interval, its device-event interval and its host issue time */
+    struct hir_bench_rank {
+        double wall_min, wall_median, wall_max;      /* ms */
+        double dev_min, dev_median, dev_max;         /* ms */
+        double host_us;                              /* mean */
+    } *per_rank;
 } hir_bench_result;
 
 /* Collective over all ranks (boot may be NULL for a single process). Every rank gets the

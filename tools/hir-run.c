@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "dialect/hir.h"
@@ -49,6 +51,8 @@ static const char usage[] =
     "                         and host time per statement (docs/benchmarks.md)\n"
     "  --warmup=N             untimed runs before the timed ones (default 5)\n"
     "  --bench-json=FILE      also write the --bench results as JSON (implies --bench)\n"
+    "  --bench-plot=FILE.png|FILE.svg  also draw them (bench/plot_bench.py, matplotlib;\n"
+    "                         implies --bench)\n"
     "  --graph                with --bench: capture one run in a CUDA graph and time its\n"
     "                         replays (falls back to eager runs, saying why)\n"
     "  --trace=FILE.json      Chrome/Perfetto trace of the last run: one track per (rank,\n"
@@ -60,6 +64,39 @@ static const char usage[] =
     "  --color=auto|always|never  colour diagnostics (auto: stderr is a terminal, TERM is\n"
     "                         not 'dumb' and NO_COLOR is unset)\n"
     "  --version, --help\n";
+
+#ifndef HIR_BENCH_PLOT_SCRIPT
+#define HIR_BENCH_PLOT_SCRIPT "bench/plot_bench.py"
+#endif
+
+/* --bench-plot: python3 bench/plot_bench.py JSON -o FILE (rank 0, after the run). 0, or -1
+ * after saying why on stderr. */
+static int draw_plot(const char *json, const char *plot)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "hir-run: --bench-plot: fork: %s\n", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        execlp("python3", "python3", HIR_BENCH_PLOT_SCRIPT, json, "-o", plot, (char *)NULL);
+        fprintf(stderr, "hir-run: --bench-plot: cannot run python3: %s\n", strerror(errno));
+        _exit(127);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "hir-run: --bench-plot: %s could not draw %s (see above)\n",
+                HIR_BENCH_PLOT_SCRIPT, plot);
+        return -1;
+    }
+    printf("bench: plot %s\n", plot);
+    return 0;
+}
 
 static int bad(const char *what, const char *arg)
 {
@@ -97,6 +134,8 @@ int main(int argc, char **argv)
     long long np = 0, v;
     char why[128];
     int bench = 0, iters_given = 0, warmup_given = 0, progress = -1;
+    const char *bench_plot = NULL;
+    char plot_json[64] = "";   /* --bench-plot without --bench-json: a temporary file */
     hir_color_mode color = HIR_COLOR_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *x;
@@ -181,6 +220,11 @@ int main(int argc, char **argv)
             kernels[o.nkernels++] = x;
         } else if ((x = value_of(argc, argv, &i, "--bench-json"))) {
             o.bench_json = x;
+        } else if ((x = value_of(argc, argv, &i, "--bench-plot"))) {
+            size_t n = strlen(x);
+            if (n < 5 || (strcmp(x + n - 4, ".png") && strcmp(x + n - 4, ".svg")))
+                return bad("--bench-plot needs a FILE.png or FILE.svg", x);
+            bench_plot = x;
         } else if (!strncmp(a, "--bench=", 8)) {   /* --bench=N: N timed iterations */
             if (hir_opt_int(a + 8, 1, INT_MAX, &v, why, sizeof why))
                 return bad_num("--bench", a + 8, why);
@@ -222,7 +266,7 @@ int main(int argc, char **argv)
     }
     if (!o.program)
         return bad("no program given", "");
-    if ((bench || o.bench_json || o.graph) && !o.bench)
+    if ((bench || o.bench_json || bench_plot || o.graph) && !o.bench)
         o.bench = iters_given ? o.iters : 50;
     if (o.bench && !warmup_given)
         o.warmup = 5;
@@ -257,8 +301,27 @@ int main(int argc, char **argv)
         hir_boot_fini(boot);
         return 1;
     }
+    if (bench_plot && !o.bench_json && rank == 0) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(plot_json, sizeof plot_json, "%s/hir-run-bench.XXXXXX",
+                 tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+        int fd = mkstemp(plot_json);
+        if (fd < 0) {
+            fprintf(stderr, "hir-run: --bench-plot: cannot make a temporary file: %s\n",
+                    strerror(errno));
+            plot_json[0] = 0;
+        } else {
+            close(fd);
+            o.bench_json = plot_json;
+        }
+    }
     hir_run_status st = hir_run_job(&o, boot, &e);
     fflush(stdout);
+    if (bench_plot && rank == 0 && (st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED) &&
+        (!o.bench_json || draw_plot(o.bench_json, bench_plot)))
+        st = st == HIR_RUN_OK ? HIR_RUN_CHECK_FAILED : st;   /* exit 1, the job ended cleanly */
+    if (plot_json[0])
+        unlink(plot_json);
     switch (st) {
     case HIR_RUN_OK:
         hir_boot_fini(boot);
