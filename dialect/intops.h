@@ -157,10 +157,14 @@ HIR_INTOPS(static inline)
 #define HIR_INTOPS_STR(...) HIR_INTOPS_STR_(__VA_ARGS__)
 /* The device's copy, for NVRTC: hir_i64 and hir_u64 as CUDA spells them, then the same
  * definitions as __device__ functions, then value-returning forms hir_iv_OP(a, b) for
- * generated expressions (the device has no error path: the values documented above). */
+ * generated expressions (the device has no error path: the values documented above). The
+ * qualifier is the token hir_iop_devfn, defined inside the text: the arguments of a macro are
+ * expanded before they are stringified, and where the CUDA headers are included __device__
+ * and __forceinline__ are host macros (empty or GCC attributes), which NVRTC then rejects. */
 #define HIR_INTOPS_TEXT                                                                          \
     "typedef long long hir_i64;\ntypedef unsigned long long hir_u64;\n"                        \
-    HIR_INTOPS_STR(HIR_INTOPS(static __device__ __forceinline__)) "\n"                          \
+    "#define hir_iop_devfn static __device__ __forceinline__\n"                                 \
+    HIR_INTOPS_STR(HIR_INTOPS(hir_iop_devfn)) "\n"                                              \
     "#define HIR_IV(OP) static __device__ __forceinline__ hir_i64 hir_iv_##OP(hir_i64 a, "      \
     "hir_i64 b) { hir_i64 r; hir_iop_##OP(a, b, &r); return r; }\n"                              \
     "HIR_IV(add) HIR_IV(sub) HIR_IV(mul) HIR_IV(div) HIR_IV(mod) HIR_IV(remainder) "             \

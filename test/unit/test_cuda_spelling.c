@@ -1,17 +1,20 @@
 /* test_cuda_spelling.c — every element-wise op of dialect/defs/ewise.def has a CUDA spelling in
  * the kernel generator (runner/cuda/cuda_kernels.c), and every integer spelling of an op that
  * dialect/intops.h defines calls intops, so a new row in the table cannot be forgotten on the
- * device. Needs no GPU. */
+ * device; and every generated kernel source compiles (NVRTC) and links (nvJitLink) for sm_90.
+ * Needs no GPU: NVRTC and nvJitLink run on the host. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "dialect/tables.h"
 #include "runner/cuda/cuda_backend.h"
+#include "runner/cuda/cuda_internal.h"
 
 static void test_every_row_spelled(void **st)
 {
@@ -43,11 +46,24 @@ static void test_integer_forms_use_intops(void **st)
     assert_non_null(strstr(hir_cu_ewise_spelling(1, HIR_UN_ABS, 1), "hir_iv_abs"));
 }
 
+/* The generated sources themselves: a text that NVRTC rejects (such as device functions that
+ * lost their __device__ qualifier) fails here, on a machine without a GPU, not on the GPU. */
+static void test_generated_kernels_compile(void **st)
+{
+    (void)st;
+    hir_error e = {0};
+    int n = 0;
+    int rc = hir_cu_codegen_check(9, 0, &n, stderr, &e);
+    if (rc != 0) fail_msg("kernel generation for sm_90 failed after %d kernels: %s", n, e.msg);
+    assert_true(n > 100);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_row_spelled),
         cmocka_unit_test(test_integer_forms_use_intops),
+        cmocka_unit_test(test_generated_kernels_compile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
