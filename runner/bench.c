@@ -256,7 +256,8 @@ int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
         goto out;
     }
     if (be->ops->event_create(be, &st.start, e) < 0) goto out;
-    int show = rank == 0 && (o->progress > 0 || (o->progress < 0 && isatty(2)));
+    int show = rank == 0 && o->err &&
+               (o->progress > 0 || (o->progress < 0 && isatty(fileno(o->err))));
     double t_begin = now_s(), sum = 0;
     int shown = 0;
     double last_shown = t_begin;
@@ -273,12 +274,12 @@ int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
         /* a progress line only for runs that take a while: after 2 s, refreshed twice a second */
         double now = now_s();
         if (show && now - t_begin > 2.0 && now - last_shown > 0.5) {
-            progress(stderr, r->ranks, k + 1, iters, now - t_begin, sum / (k + 1));
+            progress(o->err, r->ranks, k + 1, iters, now - t_begin, sum / (k + 1));
             last_shown = now;
             shown = 1;
         }
     }
-    if (shown) fputs("\r\033[K", stderr);
+    if (shown) fputs("\r\033[K", o->err);
     double my_flops = c->flops;
     v[3 * iters + 1] = c->flops;
     r->gemms = c->gemms;
@@ -702,7 +703,7 @@ int hir_bench_program(const hir_run_options *o, hir_boot *boot, hir_interp *it,
 
     if (o->bench > 0) {
         hir_bench_opts bo = {.warmup = o->warmup, .iters = o->bench, .progress = o->progress,
-                             .program = o->program, .mode = "eager",
+                             .err = err, .program = o->program, .mode = "eager",
                              .prepare = prepare_run, .prepare_ctx = &pc};
         hir_bench_run_fn fn = run_eager;
         if (o->graph) {

@@ -71,6 +71,7 @@ typedef struct hir_bench_opts {
     void *prepare_ctx;
     int warmup;                  /* untimed runs first (default 5) */
     int iters;                   /* timed runs (default 50) */
+    FILE *err;                   /* where the progress line goes (NULL: none) */
     int progress;                /* 1: a progress line on rank 0 once the run took 2 s; 0: none;
                                   * -1: like 1 when stderr is a terminal */
     const char *json_path;       /* NULL: no JSON */

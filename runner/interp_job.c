@@ -12,7 +12,6 @@
 
 #include "parser/parser.h"
 #include "runner/bench.h"
-#include "runner/interp_internal.h"
 #include "runner/boot.h"
 #include "runner/npy.h"
 #include "runner/run.h"
@@ -1088,10 +1087,9 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     } else {
         /* results are reused run to run (interp.c): each run starts on an idle device */
         progress_line pl = {o->err, size, 0, o->iters, mono_s(), 0, false};
-        if (o->progress && rank == 0 && !it->cfg.on_stmt) {
-            it->cfg.on_stmt = progress_on_stmt;   /* as bench.c hooks it for --bench */
-            it->cfg.on_stmt_ctx = &pl;
-        }
+        bool hooked = o->progress && rank == 0 && !cfg.on_stmt;
+        if (hooked)   /* bench.c hooks the statements the same way for --bench */
+            hir_interp_set_on_stmt(it, progress_on_stmt, &pl);
         int failed = 0;
         for (int i = 0; i < o->iters && !failed; i++) {
             pl.iter = i;
@@ -1099,8 +1097,8 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
                      hir_interp_run(it, in.views, e);
         }
         progress_end(&pl);
-        if (it->cfg.on_stmt == progress_on_stmt)
-            it->cfg.on_stmt = NULL, it->cfg.on_stmt_ctx = NULL;
+        if (hooked)
+            hir_interp_set_on_stmt(it, NULL, NULL);
         if (failed)
             goto free_all;
     }
