@@ -273,7 +273,7 @@ int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
         sum += wall;
         /* a progress line only for runs that take a while: after 2 s, refreshed twice a second */
         double now = now_s();
-        if (show && now - t_begin > 2.0 && now - last_shown > 0.5) {
+        if (show && now - t_begin > (o->progress_after > 0 ? o->progress_after : 2.0) && now - last_shown > 0.5) {
             progress(o->err, r->ranks, k + 1, iters, now - t_begin, sum / (k + 1));
             last_shown = now;
             shown = 1;
@@ -702,7 +702,7 @@ int hir_bench_program(const hir_run_options *o, hir_boot *boot, hir_interp *it,
     FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
 
     if (o->bench > 0) {
-        hir_bench_opts bo = {.warmup = o->warmup, .iters = o->bench, .progress = o->progress,
+        hir_bench_opts bo = {.warmup = o->warmup, .iters = o->bench, .progress = o->progress, .progress_after = o->progress_after,
                              .err = err, .program = o->program, .mode = "eager",
                              .prepare = prepare_run, .prepare_ctx = &pc};
         hir_bench_run_fn fn = run_eager;

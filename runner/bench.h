@@ -72,6 +72,7 @@ typedef struct hir_bench_opts {
     int warmup;                  /* untimed runs first (default 5) */
     int iters;                   /* timed runs (default 50) */
     FILE *err;                   /* where the progress line goes (NULL: none) */
+    double progress_after;       /* seconds before it appears (0: 2 s) */
     int progress;                /* 1: a progress line on rank 0 once the run took 2 s; 0: none;
                                   * -1: like 1 when stderr is a terminal */
     const char *json_path;       /* NULL: no JSON */

@@ -31,6 +31,7 @@ void hir_run_options_init(hir_run_options *o)
     o->data = HIR_DATA_RANDOM;
     o->iters = 1;
     o->check_vectors = 2;
+    o->progress_after = 2.0;
     o->out = stdout;
     o->err = stderr;
 }
@@ -66,7 +67,7 @@ static hir_run_status refuse(hir_error *e, int rank, const char *fmt, const char
 typedef struct progress_line {
     FILE *f;
     int ranks, iter, iters;
-    double t0, last;
+    double t0, last, after;
     bool shown;
 } progress_line;
 
@@ -80,7 +81,7 @@ static double mono_s(void)
 static void progress_show(progress_line *pl)
 {
     double now = mono_s();
-    if (now - pl->t0 < 2.0 || now - pl->last < 0.25)
+    if (now - pl->t0 < pl->after || now - pl->last < 0.25)
         return;
     pl->last = now;
     pl->shown = true;
@@ -1086,7 +1087,7 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
             goto free_all;
     } else {
         /* results are reused run to run (interp.c): each run starts on an idle device */
-        progress_line pl = {o->err, size, 0, o->iters, mono_s(), 0, false};
+        progress_line pl = {o->err, size, 0, o->iters, mono_s(), 0, o->progress_after, false};
         bool hooked = o->progress && rank == 0 && !cfg.on_stmt;
         if (hooked)   /* bench.c hooks the statements the same way for --bench */
             hir_interp_set_on_stmt(it, progress_on_stmt, &pl);

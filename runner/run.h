@@ -103,6 +103,7 @@ typedef struct hir_run_options {
      * taken 2 s and refreshed 4 times a second: 1 on, 0 off (hir-run --progress decides: by
      * default on when stderr is a terminal) */
     int progress;
+    double progress_after;           /* seconds before the line appears (default 2) */
     const hir_run_binding *binds;
     int nbinds;
     const char *const *kernels;      /* "GROUP=FILE" for LaunchKernel (CUDA device) */

@@ -61,6 +61,7 @@ static const char usage[] =
     "                         in rank order, at the end of the run\n"
     "  --progress=auto|always|never  a progress line on stderr (ranks, iteration, elapsed)\n"
     "                         once a run has taken 2 s (auto: when stderr is a terminal)\n"
+    "  --progress-after=SEC   show it after SEC seconds instead of 2\n"
     "  --color=auto|always|never  colour diagnostics (auto: stderr is a terminal, TERM is\n"
     "                         not 'dumb' and NO_COLOR is unset)\n"
     "  --version, --help\n";
@@ -254,6 +255,9 @@ int main(int argc, char **argv)
                 progress = 0;
             else
                 return bad("--progress takes auto, always or never", a);
+        } else if ((x = value_of(argc, argv, &i, "--progress-after"))) {
+            if (hir_opt_double(x, 0, 1e7, &o.progress_after, why, sizeof why))
+                return bad_num("--progress-after", x, why);
         } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
             o.verbose = 1;
         } else if (a[0] == '-' && a[1]) {
