@@ -771,6 +771,12 @@ int hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_error *e
         if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
             _exit(127);
         setenv(HIR_LAUNCH_MARKER, "1", 1);
+        /* the ranks' stderr reaches the terminal through mpirun, not as a terminal of their
+         * own: tell them (hir-run --progress=auto) */
+        if (isatty(2))
+            setenv(HIR_LAUNCH_TTY, "1", 1);
+        else
+            unsetenv(HIR_LAUNCH_TTY);
         execv(launcher, args);
         fprintf(stderr, "hir: execv %s: %s\n", launcher, strerror(errno));
         _exit(127);

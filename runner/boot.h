@@ -33,6 +33,8 @@ int  hir_boot_print_topology(hir_boot *b, int gpu, FILE *out, hir_error *e);
 
 /* Name of the environment variable marking a process started by hir_launch_local. */
 #define HIR_LAUNCH_MARKER "HIR_LAUNCHED"
+/* Set by hir_launch_local for its ranks when its own stderr is a terminal. */
+#define HIR_LAUNCH_TTY "HIR_LAUNCHED_STDERR_TTY"
 
 /* `hir-run -np N ...`: when this process is not already a rank of a launcher, run
  * `mpirun -np N <this binary> <argv minus -np N>` and wait for it.

@@ -1412,6 +1412,13 @@ void hir_interp_p2p_counts(const hir_interp *it, const int64_t **sent, const int
     *recvd = it->p2p_recvd;
 }
 
+void hir_interp_set_on_stmt(hir_interp *it, void (*fn)(void *ctx, const hir_stmt *s, int after),
+                            void *ctx)
+{
+    it->cfg.on_stmt = fn;
+    it->cfg.on_stmt_ctx = fn ? ctx : NULL;
+}
+
 void hir_interp_destroy(hir_interp *it)
 {
     if (!it)

@@ -42,6 +42,10 @@ typedef struct hir_interp_config {
 int  hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *cfg,
                        hir_interp **out, hir_error *e);
 void hir_interp_destroy(hir_interp *it);
+/* Replace the statement hook (hir_interp_config.on_stmt) for the runs that follow; NULL
+ * removes it. */
+void hir_interp_set_on_stmt(hir_interp *it, void (*fn)(void *ctx, const hir_stmt *s, int after),
+                            void *ctx);
 
 /* Where a tensor lives on this rank: runtime shape (reduction and stride axes dropped, DID
  * axes of size 1), the global shape (DID axes at their mesh extent) and the local block's
@@ -100,6 +104,11 @@ typedef struct hir_run_options {
     int iters;                       /* >= 1 */
     hir_p2p_protocol p2p_protocol;
     int verbose;
+    /* a progress line on rank 0's stderr (ranks, iteration, elapsed), shown once a run has
+     * taken 2 s and refreshed 4 times a second: 1 on, 0 off (hir-run --progress decides: by
+     * default on when stderr is a terminal) */
+    int progress;
+    double progress_after;           /* seconds before the line appears (default 2) */
     const hir_run_binding *binds;
     int nbinds;
     const char *const *kernels;      /* "GROUP=FILE" for LaunchKernel (CUDA device) */
