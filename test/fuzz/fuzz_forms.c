@@ -12,60 +12,7 @@
 #include "parser/log.h"
 #include "parser/parser.h"
 
-/* Diagnostics of the fuzzed input are expected and not printed; those of the printer's own
- * output are bugs and printed before aborting. */
-static void report(const char *what, hir_diag *d, const char *a, size_t alen, const char *b,
-                   size_t blen)
-{
-    fprintf(stderr, "fuzz_forms: %s\n", what);
-    d->out = stderr;
-    hir_diag_flush(d);
-    if (a)
-        fprintf(stderr, "---- first print (%zu bytes) ----\n%.*s", alen, (int)alen, a);
-    if (b)
-        fprintf(stderr, "---- second print (%zu bytes) ----\n%.*s", blen, (int)blen, b);
-    abort();
-}
-
-/* Parses and verifies text (NUL-padded as hir_parse wants); on success prints the program
- * into a malloc'd string. Returns 0 on success, -1 on a parse or verify failure. */
-static int parse_print_keep(const char *name, char *text, size_t len, hir_diag *d, char **out,
-                            size_t *outlen, hir_program **keep)
-{
-    hir_source src;
-    hir_source_init(&src, name, text, len);
-    hir_program *p = NULL;
-    int rc = hir_parse(&src, d, &p);
-    if (!rc) {
-        hir_verify_opts vo = {false};
-        if (hir_program_verify(p, &vo, d) || d->errors)
-            rc = -1;
-    }
-    if (!rc) {
-        FILE *f = open_memstream(out, outlen);
-        if (!f)
-            abort();
-        hir_program_print(p, f);
-        fclose(f);
-    }
-    /* Diagnostics point into src: print them (if asked) before it goes away. */
-    if (rc && d->out)
-        hir_diag_flush(d);
-    if (keep && !rc) {
-        *keep = p;               /* the caller frees it, and src's text must outlive it */
-        p = NULL;
-    }
-    if (p)
-        hir_program_free(p);
-    hir_source_fini(&src);
-    return rc;
-}
-
-static int parse_print(const char *name, char *text, size_t len, hir_diag *d, char **out,
-                       size_t *outlen)
-{
-    return parse_print_keep(name, text, len, d, out, outlen, NULL);
-}
+#include "fuzz_util.h"
 
 /* The programs of the input read as a log: parsed and verified, diagnostics rendered (with
  * the log's prefixes and line numbers) into a scratch stream. Nothing may crash or leak. */
@@ -130,8 +77,9 @@ static void convert(hir_program *p, hir_form form)
     char *p2 = NULL;
     size_t n2 = 0;
     hir_diag_init(&d, stderr);
-    if (parse_print("<converted>", again, n, &d, &p2, &n2))
-        report("the converted program does not parse or verify again", &d, out, n, NULL, 0);
+    if (fuzz_parse_print("<converted>", again, n, &d, &p2, &n2, NULL))
+        fuzz_report("fuzz_forms", "the converted program does not parse or verify again", &d,
+                    out, n, NULL, 0);
     hir_diag_fini(&d);
     free(again);
     free(out);
@@ -151,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *p1 = NULL;
     size_t n1 = 0;
     hir_program *p = NULL;
-    int rc = parse_print_keep("<fuzz>", text, size, &d, &p1, &n1, &p);
+    int rc = fuzz_parse_print("<fuzz>", text, size, &d, &p1, &n1, &p);
     hir_diag_fini(&d);
     if (!rc) {
         /* one generation per input (the other for inputs of the other parity) */
