@@ -2,6 +2,7 @@
  * and scalar bindings, control flow, streams, communication and the allocation cache. Tensor
  * arithmetic and views live in interp_ops.c; every device action goes through the backend. */
 #include <inttypes.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,19 +126,33 @@ void interp_buf_unref(hir_interp *it, rt_buf *b)
     }
 }
 
-void interp_bind(hir_interp *it, const hir_tensor *t, const hir_view *v, rt_buf *buf)
+/* The interpreter's own tables (bindings, scalar slots, caches, posted work) are plain malloc'd
+ * maps: when one cannot grow, the statement fails with this error and the run ends cleanly
+ * (issue 14 F18); nothing is left half-recorded. */
+static int interp_oom(hir_interp *it, hir_error *e, const char *what, const char *name)
+{
+    return interp_fail(it, e, "out of memory (while %s%s%s)", what, name ? " " : "",
+                       name ? name : "");
+}
+
+int interp_bind(hir_interp *it, const hir_tensor *t, const hir_view *v, rt_buf *buf,
+                hir_error *e)
 {
     rt_val *val = hir_map_get(&it->tensors, (uintptr_t)t);
     if (!val) {
         val = calloc(1, sizeof *val);
-        hir_assert(val);
-        hir_map_put(&it->tensors, (uintptr_t)t, val);
+        if (!val || hir_map_try_put(&it->tensors, (uintptr_t)t, val)) {
+            free(val);
+            char tn[32];
+            return interp_oom(it, e, "binding", interp_tname(t, tn, sizeof tn));
+        }
     }
     if (buf)
         buf->refs++;
     interp_buf_unref(it, val->buf);   /* after the ref: rebinding to the same buffer */
     val->v = *v;
     val->buf = buf;
+    return 0;
 }
 
 void interp_unbind(hir_interp *it, const hir_tensor *t)
@@ -227,10 +242,13 @@ int interp_bind_new(hir_interp *it, const hir_tensor *t, int ndim, const int64_t
     int collision = r && (r->stmt != it->stmt || r->t != t);
     if (!r) {
         r = calloc(1, sizeof *r);
-        hir_assert(r);
+        if (!r || hir_map_try_put(&it->result_cache, key, r)) {
+            free(r);
+            char tn[32];
+            return interp_oom(it, e, "keeping the result", interp_tname(t, tn, sizeof tn));
+        }
         r->stmt = it->stmt;
         r->t = t;
-        hir_map_put(&it->result_cache, key, r);
     }
     rt_buf *b = NULL;
     int k = -1;
@@ -259,11 +277,11 @@ int interp_bind_new(hir_interp *it, const hir_tensor *t, int ndim, const int64_t
         }
     }
     nv.data = b->ptr;
-    interp_bind(it, t, &nv, b);
+    int rc = interp_bind(it, t, &nv, b, e);
     interp_buf_unref(it, b);
-    if (v)
+    if (!rc && v)
         *v = nv;
-    return 0;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- scalars */
@@ -274,15 +292,27 @@ static uint64_t scalar_key(const hir_scalar *s)
     return s->kind == HIR_SC_NAMED ? (uintptr_t)s->name : (uintptr_t)s;
 }
 
+/* s's slot in m, made on first use; NULL when it cannot be made (out of memory) */
 static rt_scalar *scalar_slot(hir_map *m, const hir_scalar *s)
 {
     rt_scalar *r = hir_map_get(m, scalar_key(s));
     if (!r) {
         r = calloc(1, sizeof *r);
-        hir_assert(r);
-        hir_map_put(m, scalar_key(s), r);
+        if (!r || hir_map_try_put(m, scalar_key(s), r)) {
+            free(r);
+            return NULL;
+        }
     }
     return r;
+}
+
+static const char *scalar_name(const hir_scalar *s, char *buf, size_t n)
+{
+    if (s->kind == HIR_SC_SYMBOL && s->name)
+        snprintf(buf, n, "%s%" PRId64, s->name, s->number);
+    else
+        snprintf(buf, n, "%s", s->name ? s->name : "a scalar");
+    return buf;
 }
 
 static void scalars_clear(hir_map *m)
@@ -313,8 +343,12 @@ int interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e)
 {
     hir_scalar_env env = {env_lookup, it};
     char msg[256];
-    if (hir_scalar_eval(s, &env, v, msg, sizeof msg) == 0)
+    int rc = hir_scalar_eval(s, &env, v, msg, sizeof msg);
+    if (rc == 0)
         return 0;
+    char sn[96];
+    if (rc == HIR_ENOMEM)
+        return interp_oom(it, e, "evaluating", scalar_name(s, sn, sizeof sn));
     char *str = hir_scalar_str_inline(s);
     interp_fail(it, e, "cannot evaluate %s: %s", str ? str : "scalar", msg);
     free(str);
@@ -323,18 +357,24 @@ int interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e)
 
 int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e)
 {
-    (void)e;
     rt_scalar *r = scalar_slot(&it->user_scalars, s);
+    char sn[96];
+    if (!r)
+        return interp_oom(it, e, "binding", scalar_name(s, sn, sizeof sn));
     r->v = v;
     r->bound = 1;
     return 0;
 }
 
-static void bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v)
+static int bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e)
 {
     rt_scalar *r = scalar_slot(&it->scalars, s);
+    char sn[96];
+    if (!r)
+        return interp_oom(it, e, "binding", scalar_name(s, sn, sizeof sn));
     r->v = v;
     r->bound = 1;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- shapes */
@@ -398,7 +438,11 @@ int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_erro
                                    interp_tname(t, tn, sizeof tn), hir_ptype_name(id->ptype),
                                    t->mesh->ndims);
             int64_t n = t->mesh->dims[md], ext = 0;
-            if (!hir_scalar_const(id->extent, &ext))
+            int cr = hir_scalar_eval(id->extent, NULL, &ext, NULL, 0);
+            if (cr == HIR_ENOMEM)
+                return interp_oom(it, e, "evaluating the extent of",
+                                  interp_tname(t, tn, sizeof tn));
+            if (cr)
                 ext = n;
             if (ext != n)
                 return interp_fail(it, e, "%s: %s axis of extent %" PRId64
@@ -464,7 +508,8 @@ static int stream_resolve(hir_interp *it, const hir_stream_ref *r, int create, h
             return interp_fail(it, e, "Stream %" PRId64 " was never captured or set", r->number);
         if (it->be->ops->stream_get(it->be, HIR_STREAM_OBJECT_KEY_BASE + r->number, &s, e))
             return backend_fail(it, e);
-        hir_map_put(&it->obj_streams, (uint64_t)r->number, s);
+        if (hir_map_try_put(&it->obj_streams, (uint64_t)r->number, s))
+            return interp_oom(it, e, "recording a stream", NULL);
     }
     *out = s;
     return 0;
@@ -480,12 +525,20 @@ static int team_index(const int64_t *team, int n, int64_t rank)
     return -1;
 }
 
-static void record_work(hir_interp *it, int64_t number, hir_work *w)
+/* Remembers w for Wait Communication <number>; when it cannot be remembered, w is ended now
+ * (hir_interp_destroy could not find it) and the statement fails. */
+static int record_work(hir_interp *it, int64_t number, hir_work *w, hir_error *e)
 {
     hir_work *old = hir_map_get(&it->works, (uint64_t)number);
     if (old && old != WORK_SKIPPED)
         it->be->ops->work_release(it->be, old);
-    hir_map_put(&it->works, (uint64_t)number, w);
+    if (hir_map_try_put(&it->works, (uint64_t)number, w)) {
+        hir_map_del(&it->works, (uint64_t)number);   /* old is released: forget it */
+        if (w && w != WORK_SKIPPED)
+            it->be->ops->work_release(it->be, w);
+        return interp_oom(it, e, "recording posted communication", NULL);
+    }
+    return 0;
 }
 
 static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
@@ -495,8 +548,7 @@ static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (c->team_truncated)
         return interp_fail(it, e, "the team was printed truncated (\" ...\"): members unknown");
     if (my < 0) {
-        record_work(it, c->number, WORK_SKIPPED);
-        return 0;
+        return record_work(it, c->number, WORK_SKIPPED, e);
     }
     int team[1024];
     if (c->nteam > 1024)
@@ -560,8 +612,7 @@ static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
     hir_work *w = NULL;
     if (it->be->ops->collective(it->be, it->cur, &col, &w, e))
         return backend_fail(it, e);
-    record_work(it, c->number, w ? w : WORK_SKIPPED);
-    return 0;
+    return record_work(it, c->number, w ? w : WORK_SKIPPED, e);
 }
 
 static int make_p2p(hir_interp *it, const hir_comm *c, hir_p2p *p, hir_error *e)
@@ -590,8 +641,8 @@ static int exec_p2p(hir_interp *it, const hir_stmt *s, hir_error *e)
         return backend_fail(it, e);
     (p.is_send ? it->p2p_sent : it->p2p_recvd)[p.peer]++;
     if (!it->in_group)
-        record_work(it, s->u.comm->number, w);
-    else if (w)
+        return record_work(it, s->u.comm->number, w, e);
+    if (w)
         it->be->ops->work_release(it->be, w);
     return 0;
 }
@@ -648,7 +699,11 @@ static int exec_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (!b) {
         if (!(b = interp_buf_new(it, bytes, e)))
             return -1;
-        hir_map_put(&it->alloc_cache, (uintptr_t)s, b);
+        if (hir_map_try_put(&it->alloc_cache, (uintptr_t)s, b)) {
+            interp_buf_unref(it, b);
+            char tn[32];
+            return interp_oom(it, e, "caching the allocation of", interp_tname(s->out, tn, sizeof tn));
+        }
         v.data = b->ptr;
         /* zero_init only on a fresh buffer, as nvFuser's cache does */
         if (s->u.alloc.zero_init && hir_view_numel(&v) &&
@@ -656,8 +711,7 @@ static int exec_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
             return backend_fail(it, e);
     }
     v.data = b->ptr;
-    interp_bind(it, s->out, &v, b);
-    return 0;
+    return interp_bind(it, s->out, &v, b, e);
 }
 
 static int exec_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
@@ -716,8 +770,7 @@ static void trace_stmt(hir_interp *it, const hir_stmt *s)
         fputs(what, it->cfg.trace);
     }
     int64_t v;
-    hir_scalar *si = hir_scalar_named(it->p, "streamIdx");
-    if (env_lookup(it, si, &v) == 0)
+    if (it->sc_stream_idx && env_lookup(it, it->sc_stream_idx, &v) == 0)
         fprintf(it->cfg.trace, "   [streamIdx=%" PRId64 "]", v);
     fputc('\n', it->cfg.trace);
 }
@@ -731,9 +784,12 @@ static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64
                            " iterations (HIR_MAX_LOOP_TRIPS), refused before its first",
                            start, stop, (int64_t)HIR_MAX_LOOP_TRIPS);
     rt_scalar *slot = scalar_slot(&it->scalars, idx);
+    char sn[96];
+    if (!slot)
+        return interp_oom(it, e, "binding", scalar_name(idx, sn, sizeof sn));
     rt_scalar saved = *slot;
     for (int64_t i = start; i < stop; i++) {
-        slot = scalar_slot(&it->scalars, idx);
+        slot = scalar_slot(&it->scalars, idx);   /* the body may have grown the table */
         slot->v = i;
         slot->bound = 1;
         if (exec_block(it, body, e))
@@ -765,8 +821,9 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
     case HIR_OP_GET_STREAM:
         if (s->u.stream.number < 0) {
             rc = interp_fail(it, e, "GetCurrentStream into an indexed stream is not supported");
-        } else if (!hir_map_get(&it->obj_streams, (uint64_t)s->u.stream.number)) {
-            hir_map_put(&it->obj_streams, (uint64_t)s->u.stream.number, it->cur);
+        } else if (!hir_map_get(&it->obj_streams, (uint64_t)s->u.stream.number) &&
+                   hir_map_try_put(&it->obj_streams, (uint64_t)s->u.stream.number, it->cur)) {
+            rc = interp_oom(it, e, "recording a stream", NULL);
         }
         break;
     case HIR_OP_SET_STREAM:
@@ -847,7 +904,7 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
         if (it->be->ops->group_end(it->be, it->cur, &w, e))
             rc = backend_fail(it, e);
         else
-            record_work(it, s->u.comm->number, w ? w : WORK_SKIPPED);
+            rc = record_work(it, s->u.comm->number, w ? w : WORK_SKIPPED, e);
         break;
     }
     case HIR_OP_SHARE_HANDLES: rc = exec_share(it, s, e); break;
@@ -879,7 +936,7 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
         if ((rc = interp_eval(it, &tmp, &v, e)))
             break;
         if (!s->sout->def)
-            bind_scalar(it, s->sout, v);
+            rc = bind_scalar(it, s->sout, v, e);
         break;
     }
     default:
@@ -908,6 +965,27 @@ static int exec_block(hir_interp *it, const hir_block *b, hir_error *e)
 
 /* ---------------------------------------------------------------- API */
 
+/* The named scalars the interpreter binds itself (made if the program never names them) and the
+ * interned --bind names live in the program's arena, which has no recovery point once the
+ * program is accepted: this one makes running out of memory there an error. Only heap objects
+ * are changed between setjmp and a jump. */
+static int program_lookups(hir_interp *it, const char **names, const char **interned, int n)
+{
+    jmp_buf jb;
+    jmp_buf *outer = hir_arena_on_oom(it->p->arena, &jb);
+    if (setjmp(jb)) {
+        hir_arena_on_oom(it->p->arena, outer);
+        return -1;
+    }
+    it->sc_rank = hir_scalar_named(it->p, "rank");
+    it->sc_nstreams = hir_scalar_named(it->p, "numberOfStreams");
+    it->sc_stream_idx = hir_scalar_named(it->p, "streamIdx");
+    for (int i = 0; i < n; i++)
+        interned[i] = hir_program_intern(it->p, names[i]);
+    hir_arena_on_oom(it->p->arena, outer);
+    return 0;
+}
+
 int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *cfg,
                       hir_interp **out, hir_error *e)
 {
@@ -934,8 +1012,17 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
         return hir_error_set(e, "out of host memory");
     }
     it->cur = be->ops->stream_main(be);
+    const char *names[64], *interned[64];
+    int nb = cfg->nbinds < 64 ? cfg->nbinds : 64;
+    for (int i = 0; i < nb; i++)
+        names[i] = cfg->binds[i].name;
+    if (cfg->nbinds > 64 || program_lookups(it, names, interned, nb)) {
+        hir_interp_destroy(it);
+        return hir_error_set(e, "%s", cfg->nbinds > 64 ? "more than 64 --bind"
+                             : "out of memory (while looking up the program's named scalars)");
+    }
     /* user bindings by printed name: symbols i<k>/b<k>/..., or named scalars */
-    for (int i = 0; i < cfg->nbinds; i++) {
+    for (int i = 0; i < nb; i++) {
         const char *nm = cfg->binds[i].name;
         const hir_scalar *s = NULL;
         size_t pl = strcspn(nm, "0123456789");
@@ -945,15 +1032,16 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
             if (c && c->name && strlen(c->name) == pl && !strncmp(c->name, nm, pl))
                 s = c;
         }
-        if (!s) {
-            const char *in = hir_program_intern(p, nm);
-            s = hir_map_get(&p->named, (uintptr_t)in);
-        }
+        if (!s)
+            s = hir_map_get(&p->named, (uintptr_t)interned[i]);
         if (!s) {
             hir_interp_destroy(it);
             return hir_error_set(e, "--bind %s: the program has no scalar of that name", nm);
         }
-        hir_interp_bind_scalar(it, s, cfg->binds[i].value, e);
+        if (hir_interp_bind_scalar(it, s, cfg->binds[i].value, e)) {
+            hir_interp_destroy(it);
+            return -1;
+        }
     }
     *out = it;
     return 0;
@@ -1010,7 +1098,8 @@ static int bind_inputs(hir_interp *it, const hir_view *inputs, hir_error *e)
         if (sc) {
             if (inputs[i].ndim != 0 || !inputs[i].data)
                 return interp_fail(it, e, "scalar input %d needs a value", i);
-            bind_scalar(it, sc, *(const int64_t *)inputs[i].data);
+            if (bind_scalar(it, sc, *(const int64_t *)inputs[i].data, e))
+                return -1;
             continue;
         }
         hir_tensor *t = hir_value_tensor(v);
@@ -1028,15 +1117,17 @@ static int bind_inputs(hir_interp *it, const hir_view *inputs, hir_error *e)
                                    ", the program expects %" PRId64,
                                    interp_tname(t, tn, sizeof tn), d, inputs[i].shape[d],
                                    sh.local[d]);
-        interp_bind(it, t, &inputs[i], NULL);
+        if (interp_bind(it, t, &inputs[i], NULL, e))
+            return -1;
         /* extents named by symbols take the global size (§2.2) */
         int d = 0;
         for (int k = 0; k < t->nloop; k++) {
             const hir_iterdomain *id = t->logical[k];
             if (!axis_is_runtime(id))
                 continue;
-            if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def)
-                bind_scalar(it, id->extent, sh.global[d]);
+            if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&
+                bind_scalar(it, id->extent, sh.global[d], e))
+                return -1;
             d++;
         }
     }
@@ -1051,9 +1142,9 @@ int hir_interp_run(hir_interp *it, const hir_view *inputs, hir_error *e)
     scalars_clear(&it->scalars);
     it->cur = it->be->ops->stream_main(it->be);
     it->in_group = 0;
-    bind_scalar(it, hir_scalar_named(it->p, "rank"), it->cfg.rank);
-    bind_scalar(it, hir_scalar_named(it->p, "numberOfStreams"), it->cfg.num_streams);
-    if (bind_inputs(it, inputs, e))
+    if (bind_scalar(it, it->sc_rank, it->cfg.rank, e) ||
+        bind_scalar(it, it->sc_nstreams, it->cfg.num_streams, e) ||
+        bind_inputs(it, inputs, e))
         return -1;
     if (exec_block(it, &it->p->body, e))
         return -1;

@@ -154,8 +154,7 @@ int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_error *e)
                            idx, v.shape[a], a, interp_tname(in, tn, sizeof tn));
     v.data = elem_ptr(&v, a, idx);
     view_drop_dim(&v, a);
-    interp_bind(it, s->out, &v, buf_of(it, in));
-    return 0;
+    return interp_bind(it, s->out, &v, buf_of(it, in), e);
 }
 
 int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
@@ -186,8 +185,7 @@ int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
     int64_t start = x * cs < n ? x * cs : n, size = n - start < cs ? n - start : cs;
     v.data = elem_ptr(&v, a, start);
     v.shape[a] = size;
-    interp_bind(it, s->out, &v, buf_of(it, in));
-    return 0;
+    return interp_bind(it, s->out, &v, buf_of(it, in), e);
 }
 
 int ops_slice(hir_interp *it, const hir_stmt *s, hir_error *e)
@@ -217,8 +215,7 @@ int ops_slice(hir_interp *it, const hir_stmt *s, hir_error *e)
     hir_view o;
     if (interp_bound(it, s->out, &o))
         return copy_into(it, &o, &v, e);
-    interp_bind(it, s->out, &v, buf_of(it, in));
-    return 0;
+    return interp_bind(it, s->out, &v, buf_of(it, in), e);
 }
 
 int ops_view(hir_interp *it, const hir_stmt *s, hir_error *e)
@@ -252,17 +249,16 @@ int ops_view(hir_interp *it, const hir_stmt *s, hir_error *e)
     }
     if (hir_view_is_contiguous(&v)) {
         want.data = v.data;
-        interp_bind(it, s->out, &want, buf_of(it, in));
-        return 0;
+        return interp_bind(it, s->out, &want, buf_of(it, in), e);
     }
     hir_view c;
     rt_buf *b;
     if (ops_materialize(it, &v, &c, &b, e))
         return -1;
     want.data = c.data;
-    interp_bind(it, s->out, &want, b);
+    int rc = interp_bind(it, s->out, &want, b, e);
     interp_buf_unref(it, b);
-    return 0;
+    return rc;
 }
 
 /* broadcast (flags over output axes: true = new axis) and squeeze (flags over input axes:
@@ -310,8 +306,7 @@ int ops_flags(hir_interp *it, const hir_stmt *s, hir_error *e)
     hir_view o;
     if (interp_bound(it, s->out, &o))
         return copy_into(it, &o, &r, e);
-    interp_bind(it, s->out, &r, buf_of(it, in));
-    return 0;
+    return interp_bind(it, s->out, &r, buf_of(it, in), e);
 }
 
 /* ---------------------------------------------------------------- Set */
@@ -447,8 +442,7 @@ int ops_set(hir_interp *it, const hir_stmt *s, hir_error *e)
             return -1;
         return copy_into(it, &c, &v, e);
     }
-    interp_bind(it, tout, &v, buf_of(it, tin));
-    return 0;
+    return interp_bind(it, tout, &v, buf_of(it, tin), e);
 }
 
 /* ---------------------------------------------------------------- GEMM */
