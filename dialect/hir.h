@@ -118,6 +118,12 @@ typedef struct hir_stream_ref {
  * the parser per statement and used by the printer; --print-form rewrites it. Statements made
  * by passes are 2025 unless a pass copies the form of the statement it replaces. */
 typedef enum hir_form { HIR_FORM_2025 = 0, HIR_FORM_2026 = 1 } hir_form;
+/* A 2025 stream object (a number) printed in the 2026 form shows an invented address:
+ * HIR_FORM_STREAM_ADDR + 16 x number for numbers below HIR_FORM_STREAM_SMALL, the number
+ * itself (in hex) above; --print-form=2025 reads such an address back as the number, and a real
+ * address as its value (docs/language.md §8). */
+#define HIR_FORM_STREAM_ADDR UINT64_C(0x7e570000)
+#define HIR_FORM_STREAM_SMALL 4096
 
 /* ------------------------------------------------------------------ statements (ir.c) */
 
@@ -266,10 +272,9 @@ struct hir_program {
     /* counters for values created by passes (one past the highest number seen) */
     int64_t next_tensor, next_iterdomain, next_scalar, next_expr, next_stream;
     hir_source *src;             /* the text it was parsed from, if any */
-    /* Communication backend chosen by a --backend pass for passes that run after it
-     * (0: none chosen; otherwise 1 + hir_backend_kind). Not printed. */
-    int pass_backend;
-    bool pass_p2p_put;           /* --backend=cuda{protocol=put}: CUDA exchanges post recv first */
+    /* The form of the statements hir_stmt_new makes (the program's form, docs/language.md §8):
+     * 2025 while parsing, then hir_program_form of what was read; --print-form sets it. */
+    hir_form form;
 };
 
 /* Program lifetime; hir_program_new returns NULL when out of memory. */
@@ -375,6 +380,19 @@ void hir_scalar_print_inline(const hir_scalar *s, FILE *f);   /* "( a + b )" */
 /* Into a malloc'd string (caller frees); NULL when out of memory. */
 char *hir_tensor_str(const hir_tensor *t);
 char *hir_scalar_str_inline(const hir_scalar *s);
+
+/* ------------------------------------------------------------------ form.c */
+
+/* The program's generation: 2026 when any statement is spelled in a 2026 form, else 2025.
+ * It decides what a Communication's root means (a device id in 2025, a team position in
+ * 2026) and the form of statements passes add. */
+hir_form hir_program_form(const hir_program *p);
+/* Writes every statement in generation `to` where that form can express it; each one that
+ * cannot gets a located error in d. Returns the number of errors (the program is then only
+ * partly converted: print it only when 0). Sets p->form. */
+int hir_program_convert_form(hir_program *p, hir_form to, hir_diag *d);
+/* The address the 2026 form shows for 2025 stream object `number` (see HIR_FORM_STREAM_ADDR). */
+uint64_t hir_stream_invented_addr(int64_t number);
 
 /* ------------------------------------------------------------------ verify.c */
 

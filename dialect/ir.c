@@ -303,6 +303,7 @@ hir_stmt *hir_stmt_new(hir_program *p, hir_op op)
 {
     hir_stmt *s = hir_arena_alloc(p->arena, sizeof *s);
     s->op = op;
+    s->form = p->form;           /* statements made by passes take the program's form */
     return s;
 }
 

@@ -269,13 +269,17 @@ static void value_print(const hir_value *v, out *f)
         o_scalar_print_ref((const hir_scalar *)v, f);
 }
 
-static void stream_print(const hir_stream_ref *r, out *f)
+/* In the 2026 form a bare number is a stream index: an object without an address of its own
+ * (a 2025 number, or a stream a pass made) shows the address hir_stream_invented_addr gives. */
+static void stream_print(const hir_stream_ref *r, hir_form form, out *f)
 {
     PUT(f, "Stream ");
     if (r->addr)
         put_str(f, r->addr);
     else if (r->index)
         o_scalar_print_inline(r->index, f);
+    else if (form == HIR_FORM_2026)
+        o_printf(f, "0x%llx", (unsigned long long)hir_stream_invented_addr(r->number));
     else
         put_int(f, r->number);
 }
@@ -371,21 +375,21 @@ static void o_stmt_print(const hir_stmt *s, int level, out *f)
         indent(f, level);
         if (s->form == HIR_FORM_2026) {   /* "Stream 0x… = GetCurrentStream()", "Synchronize(Stream S)" */
             if (s->op == HIR_OP_GET_STREAM) {
-                stream_print(&s->u.stream, f);
+                stream_print(&s->u.stream, s->form, f);
                 PUT(f, " = ");
                 put_str(f, info->keyword);
                 PUT(f, "()\n");
             } else {
                 put_str(f, info->keyword);
                 o_c(f, '(');
-                stream_print(&s->u.stream, f);
+                stream_print(&s->u.stream, s->form, f);
                 PUT(f, ")\n");
             }
             return;
         }
         put_str(f, info->keyword);
         put_str(f, s->op == HIR_OP_GET_STREAM ? " into " : s->op == HIR_OP_SET_STREAM ? " to " : " ");
-        stream_print(&s->u.stream, f);
+        stream_print(&s->u.stream, s->form, f);
         o_c(f, '\n');
         return;
     case HIR_FMT_FOR:
@@ -566,7 +570,9 @@ static void o_stmt_print(const hir_stmt *s, int level, out *f)
     case HIR_FMT_VIEW:
         indent(f, level);
         o_tensor_print(s->out, f);
-        put_str(f, s->form == HIR_FORM_2026 ? " = reshape( " : " = view( ");
+        PUT(f, " = ");
+        put_str(f, s->form == HIR_FORM_2026 && info->keyword2026 ? info->keyword2026 : info->keyword);
+        PUT(f, "( ");
         o_tensor_print(in_tensor(s, 0), f);
         PUT(f, " )\n");
         return;

@@ -214,7 +214,7 @@ bool hir_ptype_is_device(hir_ptype p)
 /* ------------------------------------------------------------------ statements */
 
 const hir_opinfo hir_ops[HIR_OP_COUNT] = {
-#define X(E, KW, TOK, FMT, NMIN, NMAX, OUT, FL) {KW, HIR_FMT_##FMT, NMIN, NMAX, OUT, FL, #E},
+#define X(E, KW, TOK, FMT, NMIN, NMAX, OUT, FL, FORMS, KW26) {KW, HIR_FMT_##FMT, NMIN, NMAX, OUT, FL, #E, HIR_FORMS_##FORMS, KW26},
 #include "dialect/defs/ops.def"
 #undef X
 };

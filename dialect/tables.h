@@ -112,7 +112,7 @@ bool hir_ptype_is_device(hir_ptype p);
 /* ------------------------------------------------------------------ statements (ops.def) */
 
 typedef enum hir_op {
-#define X(E, KW, TOK, FMT, NMIN, NMAX, OUT, FL) HIR_OP_##E,
+#define X(E, KW, TOK, FMT, NMIN, NMAX, OUT, FL, FORMS, KW26) HIR_OP_##E,
 #include "dialect/defs/ops.def"
 #undef X
     HIR_OP_COUNT
@@ -133,6 +133,13 @@ enum {
     HIR_OPF_COMPUTE = 16, HIR_OPF_COMM = 32, HIR_OPF_KERNEL = 64,
 };
 
+/* Which generations of nvFuser's printer spell a statement (the forms column of ops.def). */
+typedef enum hir_forms {
+    HIR_FORMS_SAME,              /* one spelling, the same in 2025 and 2026 */
+    HIR_FORMS_EACH,              /* a spelling per generation, chosen by hir_stmt.form */
+    HIR_FORMS_NEW,               /* 2026 only: no 2025 spelling */
+} hir_forms;
+
 typedef struct hir_opinfo {
     const char *keyword;
     hir_fmt fmt;
@@ -140,6 +147,8 @@ typedef struct hir_opinfo {
     int has_out;
     unsigned flags;
     const char *enum_name;
+    hir_forms forms;
+    const char *keyword2026;     /* the 2026 keyword where it differs from keyword, or NULL */
 } hir_opinfo;
 extern const hir_opinfo hir_ops[HIR_OP_COUNT];     /* the op table (const data) */
 /* Keyword lookup for statements written "T.. = KEYWORD(...)" or starting a line. */

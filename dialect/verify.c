@@ -186,6 +186,12 @@ static void undefined_use(vctx *v, const hir_scalar *s, hir_loc where, const cha
     scalar_name(s, nm, sizeof nm);
     hir_loc l = find_in(where, nm);
     hir_severity sev = v->o && v->o->undefined_is_error ? HIR_ERROR : HIR_WARNING;
+    /* to run, a free value (a symbolic extent such as i0) needs a value from the command line */
+    char hint[160];
+    if (sev == HIR_ERROR && !*why && !s->def) {
+        snprintf(hint, sizeof hint, " (a free value such as a symbolic extent: give it with --bind %s=N)", nm);
+        why = hint;
+    }
     hir_diag_entry *e = hir_diag_emit(v->d, sev, l, "use of undefined value '%s'%s", nm, why);
     if (sev == HIR_ERROR)
         v->errors++;

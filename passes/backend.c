@@ -9,12 +9,13 @@
  *   other form: chunk index, peers, predicate and the else-branch change together, and the
  *   loop's slices follow the new chunk index; (2) collective Communications take the backend
  *   where it supports them (NCCL: all; CUDA: Allgather and Broadcast only — the others stay
- *   as they are); (3) the choice is recorded in the program so that a later --stream-parallel
- *   or --convert-to-communication lowers straight to it.
- * Option protocol=get|put (CUDA only) orders each exchange for the CUDA-IPC protocol the
+ *   as they are). Nothing is recorded beyond the printed program: a later --stream-parallel or
+ *   --convert-to-communication takes its own backend= option, or reads the backend= fields of
+ *   the communications this pass rewrote.
+ * Option protocol=get|put (CUDA only) orders every CUDA exchange for the CUDA-IPC protocol the
  * runner will use (hir-run --p2p-protocol): Get posts `send; recv`, Put posts `recv; send`,
- * because each rank must queue the non-blocking half before its blocking half (4.6); the
- * choice is recorded for a later --stream-parallel too.
+ * because each rank must queue the non-blocking half before its blocking half (4.6). Without
+ * it, exchanges already in the CUDA form keep their order and rewritten ones take Get's.
  * Fails (located) on a P2PCommunication of another backend outside a recognised exchange.
  * Index definitions made dead by the rewrite are dropped; other trailer entries are kept.
  */
@@ -215,10 +216,12 @@ static bool strip_block(bk *c, hir_block *b)
     return removed;
 }
 
+extern const hir_pass_option hir_opts_backend[];
+
 int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
 {
     bk c = {p, d, HIR_BK_NCCL, NULL, 0, 0};
-    const char *kind = hir_pass_arg(args, "kind", NULL);
+    const char *kind = hir_pass_opt(hir_opts_backend, args, "kind");
     if (!kind) {
         hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: missing kind (use --backend=nccl or --backend=cuda)");
         return -1;
@@ -230,7 +233,6 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
     hir_block_walk(&p->body, 0, check_p2p, &k);
     if (k.rc)
         return -1;
-    p->pass_backend = 1 + (int)c.kind;
 
     hir_map old;
     hir_map_init_in(&old, p->arena);
@@ -263,30 +265,26 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
             to_nccl(&c, x);
         }
     }
-    if (c.kind == HIR_BK_CUDA) {
+    const char *proto = hir_pass_arg(args, "protocol", NULL);
+    if (proto && c.kind != HIR_BK_CUDA) {
+        hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: protocol= applies to kind=cuda only");
+        hir_map_fini(&old);
+        return -1;
+    }
+    if (proto) {
         /* order every CUDA exchange for the chosen protocol */
-        const char *proto = hir_pass_arg(args, "protocol", p->pass_p2p_put ? "put" : "get");
-        if (strcmp(proto, "get") && strcmp(proto, "put")) {
-            hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: unknown protocol '%s' (expected get or put)", proto);
-            hir_map_fini(&old);
-            return -1;
-        }
-        p->pass_p2p_put = !strcmp(proto, "put");
+        bool put = !strcmp(proto, "put");
         for (int i = 0; i < c.nex; i++) {
             hir_block *e = &c.ex[i].cond->else_body;
             for (int j = 0; j + 1 < hir_block_size(e); j++) {
                 hir_stmt *a = hir_block_at(e, j), *b = hir_block_at(e, j + 1);
-                if (a->op == HIR_OP_P2P && b->op == HIR_OP_P2P && a->u.comm->is_send == p->pass_p2p_put) {
+                if (a->op == HIR_OP_P2P && b->op == HIR_OP_P2P && a->u.comm->is_send == put) {
                     e->stmts.items[j] = b;
                     e->stmts.items[j + 1] = a;
                     break;
                 }
             }
         }
-    } else if (hir_pass_arg(args, "protocol", NULL)) {
-        hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: protocol= applies to kind=cuda only");
-        hir_map_fini(&old);
-        return -1;
     }
     if (any && c.kind == HIR_BK_NCCL)
         strip_block(&c, &p->body);
@@ -306,7 +304,9 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
 }
 
 const hir_pass_option hir_opts_backend[] = {
-    {"kind", "nccl|cuda: the backend to use", "nccl|cuda"},
-    {"protocol", "get|put: order CUDA-IPC exchanges for hir-run --p2p-protocol (default get)", "get|put"},
-    {NULL, NULL, NULL},
+    {"kind", HIR_PASS_OPT_ENUM, "nccl|cuda", NULL, "the backend to use", true},
+    {"protocol", HIR_PASS_OPT_ENUM, "get|put", NULL,
+     "kind=cuda: order every CUDA-IPC exchange for hir-run --p2p-protocol (default: CUDA "
+     "exchanges keep their order, rewritten ones take get's)", false},
+    {NULL, 0, NULL, NULL, NULL, false},
 };

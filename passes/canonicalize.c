@@ -326,4 +326,4 @@ int hir_run_canonicalize(hir_program *p, const hir_pass_args *args, hir_diag *d)
     return 0;
 }
 
-const hir_pass_option hir_opts_canonicalize[] = {{NULL, NULL, NULL}};
+const hir_pass_option hir_opts_canonicalize[] = {{NULL, 0, NULL, NULL, NULL, false}};

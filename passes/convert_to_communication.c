@@ -7,7 +7,8 @@
  *   (the output axis is serial or stream-parallel) becomes
  *     ALLOCATE(out); Communication N (type=Allgather, team=(mesh), input=in, output=out,
  *     backend=B); Wait Communication N
- *   with B the backend an earlier --backend chose (NCCL otherwise; both support Allgather).
+ *   with B the option backend=, else the backend the program's communications already use
+ *   (pu_program_backend), else NCCL (both support Allgather).
  * Fails (located) on resharding it cannot express as an Allgather of the outermost axis:
  *   sharding added (scatter), moved between device axes, a non-outermost gathered axis, a
  *   missing or different mesh.
@@ -120,15 +121,20 @@ static int convert_block(cc *c, hir_block *b)
     return 0;
 }
 
+extern const hir_pass_option hir_opts_convert_to_communication[];
+
 int hir_run_convert_to_communication(hir_program *p, const hir_pass_args *args, hir_diag *d)
 {
     cc c = {p, d, HIR_BK_NCCL, 0};
-    if (pu_backend_choose(p, hir_pass_arg(args, "backend", NULL), "convert-to-communication", d, &c.backend))
+    if (pu_backend_choose(p, hir_pass_opt(hir_opts_convert_to_communication, args, "backend"),
+                          "convert-to-communication", d, &c.backend))
         return -1;
     return convert_block(&c, &p->body);
 }
 
 const hir_pass_option hir_opts_convert_to_communication[] = {
-    {"backend", "nccl|cuda: backend of the new collectives (default: the choice of an earlier --backend, else nccl)", "nccl|cuda"},
-    {NULL, NULL, NULL},
+    {"backend", HIR_PASS_OPT_ENUM, "nccl|cuda", NULL,
+     "backend of the new collectives (default: the backend of the program's P2P/Allgather/"
+     "Broadcast communications when they agree, else nccl)", false},
+    {NULL, 0, NULL, NULL, NULL, false},
 };

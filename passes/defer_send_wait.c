@@ -99,5 +99,5 @@ int hir_run_defer_send_wait(hir_program *p, const hir_pass_args *args, hir_diag 
 }
 
 const hir_pass_option hir_opts_defer_send_wait[] = {
-    {NULL, NULL, NULL},
+    {NULL, 0, NULL, NULL, NULL, false},
 };

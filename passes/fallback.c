@@ -4,7 +4,7 @@
  *
  * Needs: the unlowered form (a resharding Set feeding linear/matmul, as hir-gen prints it).
  * Changes: exactly what the chosen lowering changes:
- *   FLOPs per rank >= min-flops: --stream-parallel{backend=B}, then --backend=B
+ *   FLOPs per rank >= min-flops: --stream-parallel{backend=B protocol=P}, then --backend=B
  *   FLOPs per rank <  min-flops: --convert-to-communication{backend=nccl} (one Allgather, then
  *                                the whole GEMM; the CUDA backend has no collectives)
  *   FLOPs are 2 x the product of every output extent of each linear/matmul (the reduction axis
@@ -60,14 +60,17 @@ static double block_flops(const hir_block *b)
     return sum;
 }
 
+extern const hir_pass_option hir_opts_pipeline_fallback[];
+
 int hir_run_pipeline_fallback(hir_program *p, const hir_pass_args *args, hir_diag *d)
 {
-    const char *backend = hir_pass_arg(args, "backend", "cuda");
-    const char *mf = hir_pass_arg(args, "min-flops", HIR_FALLBACK_MIN_FLOPS);
+    const char *backend = hir_pass_opt(hir_opts_pipeline_fallback, args, "backend");
+    const char *mf = hir_pass_opt(hir_opts_pipeline_fallback, args, "min-flops");
+    const char *proto = hir_pass_arg(args, "protocol", NULL);
     char *end = NULL;
     double min_flops = strtod(mf, &end);
     hir_loc none = {0};
-    if (!end || *end || min_flops < 0) {
+    if (!end || *end || !(min_flops >= 0)) {
         hir_diag_emit(d, HIR_ERROR, none, "pipeline-fallback: min-flops=%s is not a "
                       "non-negative number", mf);
         return -1;
@@ -75,6 +78,10 @@ int hir_run_pipeline_fallback(hir_program *p, const hir_pass_args *args, hir_dia
     if (strcmp(backend, "nccl") && strcmp(backend, "cuda")) {
         hir_diag_emit(d, HIR_ERROR, none, "pipeline-fallback: backend=%s: expected nccl or "
                       "cuda", backend);
+        return -1;
+    }
+    if (proto && strcmp(backend, "cuda")) {
+        hir_diag_emit(d, HIR_ERROR, none, "pipeline-fallback: protocol= applies to backend=cuda only");
         return -1;
     }
     double flops = block_flops(&p->body);
@@ -88,14 +95,21 @@ int hir_run_pipeline_fallback(hir_program *p, const hir_pass_args *args, hir_dia
     a.n = 1;
     a.key[0] = "backend";
     a.val[0] = backend;
+    if (proto) {
+        a.key[1] = "protocol";
+        a.val[1] = proto;
+        a.n = 2;
+    }
     if (hir_run_stream_parallel(p, &a, d)) return -1;
     a.key[0] = "kind";
     return hir_run_backend(p, &a, d);
 }
 
 const hir_pass_option hir_opts_pipeline_fallback[] = {
-    {"backend", "nccl|cuda: exchange of the pipeline (default cuda)", "nccl|cuda"},
-    {"min-flops", "pipeline only when the GEMMs' 2*M*N*K per rank reaches this (default "
-                  HIR_FALLBACK_MIN_FLOPS "; 0: always)", NULL},
-    {NULL, NULL, NULL},
+    {"backend", HIR_PASS_OPT_ENUM, "nccl|cuda", "cuda", "exchange of the pipeline", false},
+    {"min-flops", HIR_PASS_OPT_NUMBER, NULL, HIR_FALLBACK_MIN_FLOPS,
+     "pipeline only when the GEMMs' 2*M*N*K per rank reaches this (0: always)", false},
+    {"protocol", HIR_PASS_OPT_ENUM, "get|put", NULL,
+     "backend=cuda: order the CUDA exchanges for hir-run --p2p-protocol (default get)", false},
+    {NULL, 0, NULL, NULL, NULL, false},
 };

@@ -155,4 +155,4 @@ int hir_run_hoist_handle_exchange(hir_program *p, const hir_pass_args *args, hir
     return 0;
 }
 
-const hir_pass_option hir_opts_hoist_handle_exchange[] = {{NULL, NULL, NULL}};
+const hir_pass_option hir_opts_hoist_handle_exchange[] = {{NULL, 0, NULL, NULL, NULL, false}};

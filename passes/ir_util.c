@@ -122,11 +122,15 @@ static bool stmt_slots(hir_stmt *s, int depth, void *ctx)
         for (int i = 0; i < s->u.share.n; i++)
             comm_slots(v, s->u.share.comms[i]);
         break;
-    case HIR_OP_SCALAR_DEF:
-        slot(v, &s->sout);
+    case HIR_OP_SCALAR_DEF: {
+        /* the defined symbol is seen (it counts as used) but never replaced: rewriting it
+         * would turn "i169 = i140 + 0" into "i140 = i140 + 0" */
+        hir_scalar *out = s->sout;
+        slot(v, &out);
         for (int i = 0; i < s->u.sdef.def->nargs; i++)
             slot(v, &s->u.sdef.def->args[i]);
         break;
+    }
     default: break;
     }
     return true;
@@ -381,6 +385,34 @@ int pu_backend_parse(const char *s, hir_backend_kind *out)
     return 0;
 }
 
+typedef struct bk_scan { int found, mixed; hir_backend_kind kind; } bk_scan;
+
+static bool scan_backend(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    bk_scan *b = ctx;
+    const hir_comm *m = s->op == HIR_OP_P2P || s->op == HIR_OP_COMMUNICATION ? s->u.comm : NULL;
+    if (!m || (m->op == HIR_OP_COMMUNICATION && m->type != HIR_COMM_ALLGATHER &&
+               m->type != HIR_COMM_BROADCAST))
+        return true;
+    if ((m->backend != HIR_BK_NCCL && m->backend != HIR_BK_CUDA) || (b->found && m->backend != b->kind))
+        b->mixed = 1;
+    b->kind = m->backend;
+    b->found = 1;
+    return true;
+}
+
+int pu_program_backend(const hir_program *p, hir_backend_kind *out)
+{
+    /* the statements the program prints, not every communication ever made */
+    bk_scan b = {0, 0, HIR_BK_NCCL};
+    hir_block_walk((hir_block *)&p->body, 0, scan_backend, &b);
+    if (!b.found || b.mixed)
+        return 0;
+    *out = b.kind;
+    return 1;
+}
+
 int pu_backend_choose(hir_program *p, const char *option, const char *pass, hir_diag *d,
                       hir_backend_kind *out)
 {
@@ -392,6 +424,114 @@ int pu_backend_choose(hir_program *p, const char *option, const char *pass, hir_
         }
         return 0;
     }
-    *out = p->pass_backend ? (hir_backend_kind)(p->pass_backend - 1) : HIR_BK_NCCL;
+    if (!pu_program_backend(p, out))
+        *out = HIR_BK_NCCL;
     return 0;
+}
+
+/* ---- the program as its text says it */
+
+/* The scalar the parser makes of s printed in an inline position: a numbered symbol that
+ * prints expanded ("( i1 % 8 )" for i2) reads back as an unnamed expression whose arguments
+ * are, recursively, what they print as. */
+static hir_scalar *as_printed_inline(hir_program *p, hir_scalar *s, int depth)
+{
+    if (!s || !s->def || depth > 256 || (s->kind != HIR_SC_ANON && !s->inline_expand))
+        return s;
+    hir_scalar *args[3];
+    bool changed = s->kind != HIR_SC_ANON;
+    for (int i = 0; i < s->def->nargs && i < 3; i++) {
+        args[i] = as_printed_inline(p, s->def->args[i], depth + 1);
+        changed |= args[i] != s->def->args[i];
+    }
+    if (!changed)
+        return s;
+    hir_sexpr *e = hir_arena_alloc(p->arena, sizeof *e);
+    *e = *s->def;
+    for (int i = 0; i < e->nargs && i < 3; i++)
+        e->args[i] = args[i];
+    hir_scalar *a = hir_scalar_anon(p, e);
+    a->dtype = s->kind == HIR_SC_ANON ? s->dtype : HIR_DT_INDEX;
+    a->loc = s->loc;
+    return a;
+}
+
+static void inline_slot(hir_program *p, hir_scalar **slot) { *slot = as_printed_inline(p, *slot, 0); }
+
+static bool inline_stmt(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    hir_program *p = ctx;
+    switch (s->op) {
+    case HIR_OP_ALLOCATE: inline_slot(p, &s->u.alloc.size); break;
+    case HIR_OP_GET_STREAM: case HIR_OP_SET_STREAM: case HIR_OP_SYNC_STREAM:
+        inline_slot(p, &s->u.stream.index);
+        break;
+    case HIR_OP_HOST_FOR:
+        inline_slot(p, &s->u.hfor.start);
+        inline_slot(p, &s->u.hfor.stop);
+        break;
+    case HIR_OP_IF: inline_slot(p, &s->u.cond.pred); break;
+    case HIR_OP_COMMUNICATION:
+        if (s->u.comm)
+            inline_slot(p, &s->u.comm->root);
+        break;
+    case HIR_OP_CPERM:
+        if (s->u.comm) {
+            inline_slot(p, &s->u.comm->send_peer);
+            inline_slot(p, &s->u.comm->recv_peer);
+        }
+        break;
+    default: break;
+    }
+    return true;
+}
+
+static bool max_comm(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    int64_t *next = ctx;
+    hir_comm *c = NULL;
+    if (s->op == HIR_OP_P2P || s->op == HIR_OP_COMMUNICATION || s->op == HIR_OP_END_COAL ||
+        s->op == HIR_OP_CPERM)
+        c = s->u.comm;
+    if (c && c->number >= *next)
+        *next = c->number + 1;
+    if (s->op == HIR_OP_SHARE_HANDLES)
+        for (int i = 0; i < s->u.share.n; i++)
+            if (s->u.share.comms[i] && s->u.share.comms[i]->number >= *next)
+                *next = s->u.share.comms[i]->number + 1;
+    return true;
+}
+
+void pu_as_printed(hir_program *p)
+{
+    /* (1) inline positions hold what the text shows there */
+    hir_block_walk(&p->body, 0, inline_stmt, p);
+    for (size_t i = 0; i < p->iterdomains.cap; i++) {
+        hir_iterdomain *id = p->iterdomains.vals[i];
+        if (p->iterdomains.keys[i] == UINT64_MAX || !id)
+            continue;
+        inline_slot(p, &id->start);
+        inline_slot(p, &id->stop);
+        inline_slot(p, &id->extent);
+        inline_slot(p, &id->expanded);
+    }
+    /* (2) new expression and symbol numbers continue after the highest the text shows, as
+     * they do after parsing it: numbers of removed statements and dropped definitions are
+     * free again */
+    int64_t next = 0;
+    hir_block_walk(&p->body, 0, max_comm, &next);
+    p->next_expr = next;
+    hir_map used;
+    hir_map_init_in(&used, p->arena);
+    pu_used_symbols(p, &used);
+    for (int i = 0; i < p->index_defs.n; i++)
+        pu_mark_symbols(&used, p->index_defs.items[i]);
+    next = 0;
+    for (size_t i = 0; i < used.cap; i++)
+        if (used.keys[i] != UINT64_MAX && used.vals[i] && (int64_t)used.keys[i] >= next)
+            next = (int64_t)used.keys[i] + 1;
+    p->next_scalar = next;
+    hir_map_fini(&used);
 }

@@ -59,10 +59,23 @@ int pu_stmt_outputs(hir_stmt *s, hir_tensor **outs, int max);
 hir_loc pu_loc(const hir_program *p, const hir_stmt *s);
 hir_loc pu_tensor_loc(const hir_program *p, const hir_tensor *t);
 
+/* Makes the program what its printed text reads back as, so that a later pass sees the same
+ * program in one pipeline as after `hir-opt A | hir-opt B`: numbered symbols that print
+ * expanded in inline positions (predicates, stream indices, sizes, extents) become unnamed
+ * expressions, and the next expression and symbol numbers continue after the highest the
+ * text shows. The pipeline runner calls it after every pass. */
+void pu_as_printed(hir_program *p);
+
 /* "nccl"/"cuda" (any case) -> backend; returns -1 for anything else. */
 int pu_backend_parse(const char *s, hir_backend_kind *out);
-/* The backend passes should lower to: the pass option if given, else what a --backend pass
- * recorded earlier in the pipeline, else NCCL. Returns -1 after a diagnostic. */
+/* The backend the program's communications already use, read from the program as printed:
+ * the backend= of every P2PCommunication and of every Allgather/Broadcast Communication (the
+ * kinds both backends support), when there is at least one and all are NCCL or all are CUDA.
+ * Returns 1 with *out set, else 0. */
+int pu_program_backend(const hir_program *p, hir_backend_kind *out);
+/* The backend a lowering pass uses: its option if given, else pu_program_backend, else NCCL.
+ * Never state carried from an earlier pass (options live in the pipeline, not in the IR).
+ * Returns -1 after a diagnostic. */
 int pu_backend_choose(hir_program *p, const char *option, const char *pass, hir_diag *d,
                       hir_backend_kind *out);
 

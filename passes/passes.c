@@ -1,5 +1,6 @@
 /* passes.c — pass registry lookup, textual pipelines and the pipeline runner. */
 #include "passes/passes.h"
+#include "passes/ir_util.h"
 
 #include <setjmp.h>
 #include <stdlib.h>
@@ -13,6 +14,14 @@ const char *hir_pass_arg(const hir_pass_args *a, const char *key, const char *df
         if (!strcmp(a->key[i], key))
             return a->val[i];
     return dflt;
+}
+
+const char *hir_pass_opt(const hir_pass_option *opts, const hir_pass_args *a, const char *key)
+{
+    for (const hir_pass_option *o = opts; o && o->name; o++)
+        if (!strcmp(o->name, key))
+            return hir_pass_arg(a, key, o->dflt);
+    return hir_pass_arg(a, key, NULL);
 }
 
 const hir_pass_info *hir_pass_find(const char *name)
@@ -99,11 +108,22 @@ long hir_program_count_stmts(hir_program *p)
 
 void hir_pass_list(FILE *f)
 {
-    fputs("passes (run in command-line order; --pass-pipeline='a,b{key=value}' is the same):\n", f);
+    fputs("passes (run in command-line order; --pass-pipeline='a,b{key=value}' or 'a,b,key=value'\n"
+          "is the same; options belong to their pass, nothing is carried from pass to pass but the\n"
+          "program):\n", f);
     for (const hir_pass_info *p = hir_pass_table; p->name; p++) {
         fprintf(f, "  --%-26s %s\n", p->name, p->summary);
-        for (const hir_pass_option *o = p->options; o && o->name; o++)
-            fprintf(f, "      %-24s %s\n", o->name, o->help);
+        for (const hir_pass_option *o = p->options; o && o->name; o++) {
+            char head[64];
+            snprintf(head, sizeof head, "%s=%s", o->name,
+                     o->type == HIR_PASS_OPT_ENUM ? o->choices : "NUMBER");
+            fprintf(f, "      %-24s %s", head, o->help);
+            if (o->required)
+                fputs(" (required)", f);
+            if (o->dflt)
+                fprintf(f, " (default %s)", o->dflt);
+            fputc('\n', f);
+        }
         if (p->primary)
             fprintf(f, "      (--%s=VALUE sets %s)\n", p->name, p->primary);
     }
@@ -136,140 +156,220 @@ void hir_pipeline_fini(hir_pipeline *pl)
     pl->n = 0;
 }
 
-static const hir_pass_option *find_option(const hir_pass_info *p, const char *key)
+static const hir_pass_option *find_option(const hir_pass_info *p, const char *key, size_t kl)
 {
     for (const hir_pass_option *o = p->options; o && o->name; o++)
-        if (!strcmp(o->name, key))
+        if (strlen(o->name) == kl && !strncmp(o->name, key, kl))
             return o;
     return NULL;
 }
 
-static bool known_option(const hir_pass_info *p, const char *key) { return find_option(p, key) != NULL; }
-
-/* Is `v` one of the '|'-separated choices (case-insensitively, as the passes read them)? */
-static int check_value(const hir_pass_info *p, const char *key, const char *v, char *err, size_t errlen)
+/* The canonical spelling of `v` (length n) among o's choices, or NULL. */
+static const char *choice_of(const hir_pass_option *o, const char *v, size_t n, size_t *len)
 {
-    const hir_pass_option *o = find_option(p, key);
-    if (!o || !o->choices)
-        return 0;
-    size_t n = strlen(v);
     for (const char *c = o->choices; *c;) {
         size_t l = strcspn(c, "|");
-        if (l == n && !strncasecmp(c, v, n))
-            return 0;
+        if (l == n && !strncasecmp(c, v, n)) {
+            *len = l;
+            return c;
+        }
         c += l + (c[l] == '|');
     }
-    snprintf(err, errlen, "pass '%s': option '%s' must be one of %s, not '%s'", p->name, key,
-             o->choices, v);
-    return -1;
+    return NULL;
 }
 
-int hir_pipeline_add(hir_pipeline *pl, const hir_pass_info *pass, const char *value, char *err,
-                     size_t errlen)
+/* The choice closest to `v` when close enough to be a misspelling ("cdua" -> "cuda"). */
+static void suggest_choice(const hir_pass_option *o, const char *v, char *out, size_t outlen)
+{
+    size_t bd = (size_t)-1;
+    out[0] = 0;
+    for (const char *c = o->choices; *c;) {
+        size_t l = strcspn(c, "|");
+        char cand[64];
+        snprintf(cand, sizeof cand, "%.*s", (int)l, c);
+        size_t dist = hir_edit_distance(v, cand);
+        if (dist < bd && close_enough(v, cand, dist)) {
+            bd = dist;
+            snprintf(out, outlen, "%s", cand);
+        }
+        c += l + (c[l] == '|');
+    }
+}
+
+/* Sets option key=v (lengths kl, vl) of pipeline entry i after checking it against the
+ * pass's table; a repeated key replaces the earlier value. */
+static int set_option(hir_pipeline *pl, int i, const char *key, size_t kl, const char *v, size_t vl,
+                      char *err, size_t errlen)
+{
+    const hir_pass_info *p = pl->pass[i];
+    hir_pass_args *a = &pl->args[i];
+    char kbuf[64], vbuf[128];
+    snprintf(kbuf, sizeof kbuf, "%.*s", (int)(kl < 63 ? kl : 63), key);
+    snprintf(vbuf, sizeof vbuf, "%.*s", (int)(vl < 127 ? vl : 127), v);
+    const hir_pass_option *o = find_option(p, key, kl);
+    if (!o) {
+        const char *near = hir_pass_option_suggest(p, kbuf);
+        if (near)
+            snprintf(err, errlen, "pass '%s' has no option '%s'; did you mean '%s'? (see --list-passes)",
+                     p->name, kbuf, near);
+        else if (hir_pass_find(kbuf))
+            snprintf(err, errlen, "pass '%s' has no option '%s' (a key=value item sets an option of "
+                     "the pass before it; to run pass '%s' write '%s{...}')", p->name, kbuf, kbuf, kbuf);
+        else if (!p->options || !p->options[0].name)
+            snprintf(err, errlen, "pass '%s' has no option '%s' (it takes no options)", p->name, kbuf);
+        else
+            snprintf(err, errlen, "pass '%s' has no option '%s' (see --list-passes)", p->name, kbuf);
+        return -1;
+    }
+    if (vl == 0) {
+        snprintf(err, errlen, "pass '%s': option '%s' needs a value", p->name, o->name);
+        return -1;
+    }
+    const char *val = v;
+    size_t len = vl;
+    if (o->type == HIR_PASS_OPT_ENUM) {
+        if (!(val = choice_of(o, v, vl, &len))) {
+            char near[64];
+            suggest_choice(o, vbuf, near, sizeof near);
+            if (near[0])
+                snprintf(err, errlen, "pass '%s': option '%s' must be one of %s, not '%s'; did you mean '%s'?",
+                         p->name, o->name, o->choices, vbuf, near);
+            else
+                snprintf(err, errlen, "pass '%s': option '%s' must be one of %s, not '%s'", p->name,
+                         o->name, o->choices, vbuf);
+            return -1;
+        }
+    } else {
+        char *end = NULL;
+        double x = vl < sizeof vbuf - 1 ? strtod(vbuf, &end) : -1;
+        if (!end || *end || !(x >= 0) || x > 1e300 || strchr(vbuf, 'x') || strchr(vbuf, 'X')) {
+            snprintf(err, errlen, "pass '%s': option '%s' must be a non-negative decimal number, not '%s'",
+                     p->name, o->name, vbuf);
+            return -1;
+        }
+    }
+    int k = 0;
+    while (k < a->n && strcmp(a->key[k], o->name))
+        k++;
+    if (k == HIR_PASS_MAX_ARGS) {
+        snprintf(err, errlen, "too many options for pass '%s'", p->name);
+        return -1;
+    }
+    char *kept = keep(pl, val, len);
+    if (!kept) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    a->key[k] = o->name;
+    a->val[k] = kept;
+    if (k == a->n)
+        a->n++;
+    return 0;
+}
+
+static int add_pass(hir_pipeline *pl, const hir_pass_info *pass, char *err, size_t errlen)
 {
     if (pl->n == 64) {
         snprintf(err, errlen, "too many passes in the pipeline (at most 64)");
         return -1;
     }
-    hir_pass_args *a = &pl->args[pl->n];
-    memset(a, 0, sizeof *a);
-    if (value) {
-        if (!pass->primary) {
-            snprintf(err, errlen, "pass '%s' takes no value", pass->name);
-            return -1;
-        }
-        if (check_value(pass, pass->primary, value, err, errlen))
-            return -1;
-        a->key[0] = pass->primary;
-        if (!(a->val[0] = keep(pl, value, strlen(value)))) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-        a->n = 1;
-    }
+    memset(&pl->args[pl->n], 0, sizeof pl->args[pl->n]);
     pl->pass[pl->n++] = pass;
+    return 0;
+}
+
+int hir_pipeline_add(hir_pipeline *pl, const hir_pass_info *pass, const char *value, char *err,
+                     size_t errlen)
+{
+    if (value && !pass->primary) {
+        snprintf(err, errlen, "pass '%s' takes no value", pass->name);
+        return -1;
+    }
+    if (add_pass(pl, pass, err, errlen))
+        return -1;
+    if (value && set_option(pl, pl->n - 1, pass->primary, strlen(pass->primary), value,
+                            strlen(value), err, errlen)) {
+        pl->n--;
+        return -1;
+    }
     return 0;
 }
 
 int hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t errlen)
 {
     const char *s = text;
+    int first = pl->n;           /* a short-form key=value binds to a pass of this text */
     while (*s) {
         while (*s == ' ' || *s == ',')
             s++;
         if (!*s)
             break;
-        size_t n = strcspn(s, "{, ");
-        char name[64];
-        if (n == 0 || n >= sizeof name) {
-            snprintf(err, errlen, "bad pass name in pipeline '%s'", text);
-            return -1;
-        }
-        memcpy(name, s, n);
-        name[n] = 0;
-        const hir_pass_info *p = hir_pass_find(name);
-        if (!p) {
-            const hir_pass_info *near = hir_pass_suggest(name);
-            if (near)
-                snprintf(err, errlen, "unknown pass '%s' in pipeline; did you mean '%s'? (see --list-passes)",
-                         name, near->name);
-            else
-                snprintf(err, errlen, "unknown pass '%s' in pipeline (see --list-passes)", name);
-            return -1;
-        }
-        if (hir_pipeline_add(pl, p, NULL, err, errlen))
-            return -1;
-        s += n;
-        while (*s == ' ')
-            s++;
-        if (*s == '{') {
-            s++;
-            hir_pass_args *a = &pl->args[pl->n - 1];
-            while (*s && *s != '}') {
-                while (*s == ' ' || *s == ',')
-                    s++;
-                if (*s == '}')
-                    break;
-                size_t kl = strcspn(s, "=,} ");
-                if (s[kl] != '=') {
-                    snprintf(err, errlen, "expected key=value in options of pass '%s'", name);
-                    return -1;
-                }
-                const char *v = s + kl + 1;
-                size_t vl = strcspn(v, ",} ");
-                char *key = keep(pl, s, kl);
-                if (!key) {
-                    snprintf(err, errlen, "out of memory");
-                    return -1;
-                }
-                if (!known_option(p, key)) {
-                    const char *near = hir_pass_option_suggest(p, key);
-                    if (near)
-                        snprintf(err, errlen, "pass '%s' has no option '%s'; did you mean '%s'?", name,
-                                 key, near);
-                    else
-                        snprintf(err, errlen, "pass '%s' has no option '%s'", name, key);
-                    return -1;
-                }
-                if (a->n == HIR_PASS_MAX_ARGS) {
-                    snprintf(err, errlen, "too many options for pass '%s'", name);
-                    return -1;
-                }
-                a->key[a->n] = key;
-                if (!(a->val[a->n] = keep(pl, v, vl))) {
-                    snprintf(err, errlen, "out of memory");
-                    return -1;
-                }
-                if (check_value(p, key, a->val[a->n], err, errlen))
-                    return -1;
-                a->n++;
-                s = v + vl;
-            }
-            if (*s != '}') {
-                snprintf(err, errlen, "missing '}' after options of pass '%s'", name);
+        size_t n = strcspn(s, "{,= }");
+        if (s[n] == '=') {
+            /* short form: "pass,key=value" sets an option of the pass before it */
+            const char *v = s + n + 1;
+            size_t vl = strcspn(v, ", {}");
+            if (pl->n == first) {
+                snprintf(err, errlen, "option '%.*s' comes before any pass in pipeline '%s' "
+                         "(write 'PASS,%.*s' or 'PASS{%.*s}')", (int)(v + vl - s), s, text,
+                         (int)(v + vl - s), s, (int)(v + vl - s), s);
                 return -1;
             }
-            s++;
+            if (n == 0) {
+                snprintf(err, errlen, "missing option name before '=' in pipeline '%s'", text);
+                return -1;
+            }
+            if (set_option(pl, pl->n - 1, s, n, v, vl, err, errlen))
+                return -1;
+            s = v + vl;
+        } else {
+            char name[64];
+            if (n == 0 || n >= sizeof name) {
+                snprintf(err, errlen, "bad pass name in pipeline '%s'", text);
+                return -1;
+            }
+            memcpy(name, s, n);
+            name[n] = 0;
+            const hir_pass_info *p = hir_pass_find(name);
+            if (!p) {
+                const hir_pass_info *near = hir_pass_suggest(name);
+                if (near)
+                    snprintf(err, errlen, "unknown pass '%s' in pipeline; did you mean '%s'? (see --list-passes)",
+                             name, near->name);
+                else
+                    snprintf(err, errlen, "unknown pass '%s' in pipeline (see --list-passes)", name);
+                return -1;
+            }
+            if (add_pass(pl, p, err, errlen))
+                return -1;
+            s += n;
+            while (*s == ' ')
+                s++;
+            if (*s == '{') {
+                s++;
+                while (*s && *s != '}') {
+                    while (*s == ' ' || *s == ',')
+                        s++;
+                    if (*s == '}' || !*s)
+                        break;
+                    size_t kl = strcspn(s, "=,{} ");
+                    if (s[kl] != '=' || kl == 0) {
+                        snprintf(err, errlen, "expected key=value in options of pass '%s', not '%.*s'",
+                                 name, (int)(kl ? kl : 1), s);
+                        return -1;
+                    }
+                    const char *v = s + kl + 1;
+                    size_t vl = strcspn(v, ",{} ");
+                    if (set_option(pl, pl->n - 1, s, kl, v, vl, err, errlen))
+                        return -1;
+                    s = v + vl;
+                }
+                if (*s != '}') {
+                    snprintf(err, errlen, "missing '}' after options of pass '%s'", name);
+                    return -1;
+                }
+                s++;
+            }
         }
         while (*s == ' ')
             s++;
@@ -279,6 +379,47 @@ int hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t err
         }
     }
     return 0;
+}
+
+int hir_pipeline_check(const hir_pipeline *pl, char *err, size_t errlen)
+{
+    for (int i = 0; i < pl->n; i++)
+        for (const hir_pass_option *o = pl->pass[i]->options; o && o->name; o++)
+            if (o->required && !hir_pass_arg(&pl->args[i], o->name, NULL)) {
+                const char *eg = o->type == HIR_PASS_OPT_ENUM ? o->choices : "NUMBER";
+                size_t n = o->type == HIR_PASS_OPT_ENUM ? strcspn(eg, "|") : strlen(eg);
+                if (pl->pass[i]->primary && !strcmp(pl->pass[i]->primary, o->name))
+                    snprintf(err, errlen, "pass '%s' needs option '%s' (%s): write --%s=%.*s or '%s{%s=%.*s}'",
+                             pl->pass[i]->name, o->name, eg, pl->pass[i]->name, (int)n, eg,
+                             pl->pass[i]->name, o->name, (int)n, eg);
+                else
+                    snprintf(err, errlen, "pass '%s' needs option '%s' (%s): write '%s{%s=%.*s}'",
+                             pl->pass[i]->name, o->name, eg, pl->pass[i]->name, o->name, (int)n, eg);
+                return -1;
+            }
+    return 0;
+}
+
+int hir_pipeline_lint(const hir_pipeline *pl, void (*warn)(const char *msg, void *ctx), void *ctx)
+{
+    int n = 0;
+    for (int i = 0; i < pl->n; i++) {
+        const char *kind = hir_pass_arg(&pl->args[i], "kind", NULL);
+        if (strcmp(pl->pass[i]->name, "backend") || !kind)
+            continue;
+        for (int j = i + 1; j < pl->n; j++) {
+            const hir_pass_info *q = pl->pass[j];
+            if (!find_option(q, "backend", 7) || hir_pass_arg(&pl->args[j], "backend", NULL))
+                continue;
+            char msg[512];
+            snprintf(msg, sizeof msg, "'backend{kind=%s}' does not choose the backend of the later '%s' "
+                     "(options belong to their pass; it lowers as its own backend= option says); "
+                     "write '%s{backend=%s}' or --%s=%s", kind, q->name, q->name, kind, q->name, kind);
+            warn(msg, ctx);
+            n++;
+        }
+    }
+    return n;
 }
 
 static bool matches(const char *sel, const char *name) { return sel && (!strcmp(sel, "*") || !strcmp(sel, name)); }
@@ -355,6 +496,9 @@ static int pipeline_run(hir_program *p, const hir_pipeline *pl, const hir_pipeli
         }
         if (rc || d->errors)
             return -1;
+        /* the next pass sees what the printed program says, nothing more (docs/passes.md,
+         * "Options"): `hir-opt A | hir-opt B` equals `hir-opt A B` */
+        pu_as_printed(p);
         if (st)
             st->stmts_after[i] += hir_program_count_stmts(p);
         if (o->verify_each) {

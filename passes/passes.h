@@ -16,15 +16,32 @@ typedef struct hir_pass_args {
     const char *val[HIR_PASS_MAX_ARGS];
 } hir_pass_args;
 
-/* The value of option `key`, or `dflt` when not given. */
+/* The value of option `key` as given in the pipeline (already validated against the pass's
+ * table), or `dflt` when not given. */
 const char *hir_pass_arg(const hir_pass_args *a, const char *key, const char *dflt);
+
+/* Typed pass options. Each pass declares its options in a table (name, type, allowed values,
+ * default, help); the pipeline builder checks every key and value against it before any input
+ * is read, and --list-passes prints it. Options live in the pipeline, never in the program:
+ * a pass reads only its own options and the printed program (docs/passes.md, "Options"). */
+typedef enum hir_pass_opt_type {
+    HIR_PASS_OPT_ENUM,           /* one of `choices` ("nccl|cuda"), case-insensitive */
+    HIR_PASS_OPT_NUMBER,         /* a finite decimal number >= 0 ("1e12", "0") */
+} hir_pass_opt_type;
 
 typedef struct hir_pass_option {
     const char *name;
+    hir_pass_opt_type type;
+    const char *choices;         /* ENUM: "nccl|cuda"; NUMBER: NULL */
+    const char *dflt;            /* the default as text, or NULL when the pass derives it from
+                                  * the program (the help says how) */
     const char *help;
-    const char *choices;         /* "nccl|cuda": accepted values, checked when the pipeline is
-                                  * built (before any input is read); NULL: any value */
+    bool required;               /* the pipeline is refused without it */
 } hir_pass_option;
+
+/* The value of option `key` of a pass whose option table is `opts`: as given in the pipeline,
+ * else the table's default (NULL: "derived from the program"). */
+const char *hir_pass_opt(const hir_pass_option *opts, const hir_pass_args *a, const char *key);
 
 /* A pass returns 0, or -1 after reporting located diagnostics; on failure the program may be
  * partially rewritten and must not be printed. */
@@ -56,12 +73,24 @@ typedef struct hir_pipeline {
     char *storage;               /* owns the strings of args */
 } hir_pipeline;
 
-/* Appends "name{k=v,k2=v2},name2" to the pipeline. Returns 0, or -1 with a message. */
+/* Appends passes written as text: "name{k=v k2=v2},name2" (options in braces, separated by
+ * spaces or commas), or the short form "name,k=v,k2=v2" where each key=value item binds to
+ * the pass before it. A later value of the same option replaces the earlier one. Returns 0,
+ * or -1 with a message (unknown pass or option, bad value: with a did-you-mean suggestion
+ * when a registered name is close). */
 int  hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t errlen);
-/* Appends one pass with an optional primary value ("--backend=cuda"). */
+/* Appends one pass with an optional primary value ("--backend=cuda"), checked like the
+ * pipeline text. */
 int  hir_pipeline_add(hir_pipeline *pl, const hir_pass_info *pass, const char *value,
                       char *err, size_t errlen);
 void hir_pipeline_fini(hir_pipeline *pl);
+/* Checks what only the whole pipeline shows: every required option is set. Returns 0, or -1
+ * with a message. */
+int hir_pipeline_check(const hir_pipeline *pl, char *err, size_t errlen);
+/* Pipelines that are legal but probably not what was meant: a --backend pass followed by a
+ * pass that lowers to a backend of its own without that option set (the --backend choice is
+ * not carried over). Writes one line per case through `warn` and returns their count. */
+int hir_pipeline_lint(const hir_pipeline *pl, void (*warn)(const char *msg, void *ctx), void *ctx);
 
 /* What the pipeline measured, per pipeline position (accumulated over runs: one per
  * --split-input-file part), for --timing and --pass-statistics. */

@@ -23,7 +23,7 @@ const hir_pass_info hir_pass_table[] = {
      "pipeline stream-parallel statements over CUDA streams: FOR loops, slices, P2P allgather",
      "backend", hir_opts_stream_parallel, hir_run_stream_parallel},
     {"backend",
-     "choose the communication backend: rewrite lowered P2P exchanges NCCL <-> CUDA, set collectives, record the choice",
+     "choose the communication backend: rewrite lowered P2P exchanges NCCL <-> CUDA, set collectives",
      "kind", hir_opts_backend, hir_run_backend},
     {"canonicalize",
      "fold constant index arithmetic, merge equal index definitions, drop dead ones, sort the trailer",

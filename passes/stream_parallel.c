@@ -9,8 +9,9 @@
  *   ALLOCATEs + GetCurrentStream + a synchronisation FOR + the main FOR (kernel-IR loops over
  *   the stream IterDomain, index `streamIdx`), the bodies working on HirAliasSelect slices.
  *   A Set from a DID axis to the stream axis (an allgather) becomes the per-iteration P2P
- *   exchange of the chosen backend (option backend=nccl|cuda; default: what an earlier
- *   --backend chose, else NCCL — a later --backend rewrites it).
+ *   exchange of the chosen backend (option backend=nccl|cuda; default: the backend the
+ *   program's communications already use, else NCCL — a later --backend rewrites it; option
+ *   protocol=get|put orders a CUDA exchange for the runner's protocol).
  * Adds numbered Index scalars and the "Index definitions:" trailer. Programs with no
  *   stream-parallel top-level computation are left unchanged (so running it twice is a no-op).
  */
@@ -19,6 +20,8 @@
 #include "passes/passes.h"
 
 #include <string.h>
+
+extern const hir_pass_option hir_opts_stream_parallel[];
 
 typedef struct slice_key {
     hir_tensor *t;
@@ -31,6 +34,7 @@ typedef struct sp {
     hir_program *p;
     hir_diag *d;
     hir_backend_kind backend;
+    bool put;                    /* protocol=put: CUDA exchanges post recv before send */
     pu_axis_map map;
     /* The slicing cache of 3.4, one per loop: nvFuser keys it by index *objects* and makes
      * new index objects per loop, so reuse never crosses loops; our named scalars are
@@ -203,8 +207,8 @@ static int lower_p2p(sp *c, loopctx *L, hir_stmt *s, hir_iterdomain *sid)
          * waits), Put posts recv first (it signals "ready", the send waits). */
         hir_comm *pair[2] = {recv, send};
         hir_block_append(p, e, pu_share(p, 2, pair));
-        hir_block_append(p, e, pu_comm_stmt(p, p->pass_p2p_put ? recv : send));
-        hir_block_append(p, e, pu_comm_stmt(p, p->pass_p2p_put ? send : recv));
+        hir_block_append(p, e, pu_comm_stmt(p, c->put ? recv : send));
+        hir_block_append(p, e, pu_comm_stmt(p, c->put ? send : recv));
         hir_block_append(p, e, pu_wait(p, send));
         hir_block_append(p, e, pu_wait(p, recv));
     } else {
@@ -360,9 +364,16 @@ static int check_kernel(sp *c, hir_stmt *s)
 
 int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag *d)
 {
-    sp c = {p, d, HIR_BK_NCCL, {{0}}, NULL, 0, 0};
-    if (pu_backend_choose(p, hir_pass_arg(args, "backend", NULL), "stream-parallel", d, &c.backend))
+    sp c = {p, d, HIR_BK_NCCL, false, {{0}}, NULL, 0, 0};
+    if (pu_backend_choose(p, hir_pass_opt(hir_opts_stream_parallel, args, "backend"), "stream-parallel",
+                          d, &c.backend))
         return -1;
+    const char *proto = hir_pass_opt(hir_opts_stream_parallel, args, "protocol");
+    if (hir_pass_arg(args, "protocol", NULL) && c.backend != HIR_BK_CUDA) {
+        hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "stream-parallel: protocol= applies to backend=cuda only");
+        return -1;
+    }
+    c.put = !strcmp(proto, "put");
 
     pu_axis_map_build(&c.map, p);
     int rc = 0;
@@ -417,6 +428,10 @@ int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag 
 }
 
 const hir_pass_option hir_opts_stream_parallel[] = {
-    {"backend", "nccl|cuda: form of the P2P exchange (default: the choice of an earlier --backend, else nccl)", "nccl|cuda"},
-    {NULL, NULL, NULL},
+    {"backend", HIR_PASS_OPT_ENUM, "nccl|cuda", NULL,
+     "form of the P2P exchange (default: the backend of the program's P2P/Allgather/Broadcast "
+     "communications when they agree, else nccl)", false},
+    {"protocol", HIR_PASS_OPT_ENUM, "get|put", "get",
+     "backend=cuda: post send before recv (get) or recv before send (put), for hir-run --p2p-protocol", false},
+    {NULL, 0, NULL, NULL, NULL, false},
 };

@@ -270,5 +270,5 @@ int hir_run_strip_communication(hir_program *p, const hir_pass_args *args, hir_d
 }
 
 const hir_pass_option hir_opts_strip_communication[] = {
-    {NULL, NULL, NULL},
+    {NULL, 0, NULL, NULL, NULL, false},
 };

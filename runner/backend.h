@@ -37,8 +37,17 @@ int  hir_boot_rank(const hir_boot *b);
 int  hir_boot_size(const hir_boot *b);
 int  hir_boot_local_rank(const hir_boot *b);
 int  hir_boot_local_size(const hir_boot *b);
-/* Host name hash of a rank (equal hashes = same node). */
+/* Index of the physical node of a rank: ranks that MPI puts in one MPI_COMM_TYPE_SHARED
+ * communicator share it; nodes are numbered 0.. in the order of their lowest rank. For what
+ * is really shared (memory, GPUs). local_rank/local_size above are positions on it. */
 uint64_t hir_boot_node_id(const hir_boot *b, int rank);
+/* The node a rank counts as for communication: the physical node, or its block under
+ * hir_boot_simulate_nodes (runner/boot.h). -1 for a rank outside the world. */
+int  hir_boot_node(const hir_boot *b, int rank);
+int  hir_boot_node_count(const hir_boot *b);
+int  hir_boot_nodes_simulated(const hir_boot *b);
+int  hir_boot_node_local_rank(const hir_boot *b);   /* this rank's position on hir_boot_node */
+int  hir_boot_node_local_size(const hir_boot *b);
 double hir_boot_timeout(const hir_boot *b);   /* seconds */
 /* World barrier (used only for benchmarks/timing, never by the IPC handle exchange). */
 int  hir_boot_barrier(hir_boot *b, hir_error *e);
@@ -107,6 +116,35 @@ typedef struct hir_gemm {
     int64_t batch;
     int64_t batch_stride_a, batch_stride_b, batch_stride_out;
 } hir_gemm;
+
+/* MoE token routing (hostir-2026.md §3.11): top-1, over all ranks of the job; expert e lives
+ * on rank e / (num_experts / size). */
+typedef struct hir_moe_dispatch {
+    hir_view x;                 /* [T, H] this rank's tokens */
+    hir_view topk_idx;          /* [T, 1] or [T]: integer expert ids in [0, num_experts) */
+    hir_view topk_weights;      /* [T, 1] or [T] */
+    int64_t num_experts;        /* a positive multiple of the job's size */
+} hir_moe_dispatch;
+
+/* What Dispatch returns. Every data pointer is a fresh allocation of the backend (its alloc),
+ * owned by the caller from then on (its free), also when it is empty. R = tokens received. */
+typedef struct hir_moe_routed {
+    hir_view x;                 /* [R, H] x's dtype: received tokens, by sender rank, each
+                                   sender's tokens in ascending expert order (stable) */
+    hir_view topk_idx;          /* [R, 1] int64: their expert ids */
+    hir_view topk_weights;      /* [R, 1] topk_weights' dtype */
+    hir_view src_idx;           /* [R] int64: each token's row on its sender */
+    hir_view send_counts;       /* [size] int64: tokens this rank sent to each rank */
+    hir_view recv_counts;       /* [size] int64: tokens this rank received from each rank */
+} hir_moe_routed;
+
+/* Combine: every token goes back to its sender, which writes it to row src_idx of out. */
+typedef struct hir_moe_combine {
+    hir_view x;                 /* [R, H] */
+    hir_view src_idx;           /* [R] int64, as the Dispatch returned it */
+    hir_view send_counts, recv_counts;   /* the Dispatch's */
+    hir_view out;               /* [T, H], x's dtype */
+} hir_moe_combine;
 
 /* What a benchmark records about the device a backend runs on, and its physical limits. */
 typedef struct hir_device_info {
@@ -193,6 +231,11 @@ typedef struct hir_backend_ops {
     int  (*release_peers)(hir_backend *be, hir_error *e);
     /* the device and its limits (NULL: a CPU backend, no device peak known) */
     int  (*device_info)(hir_backend *be, hir_device_info *d, hir_error *e);
+    /* MoE Dispatch/Combine (NULL: the backend does not route tokens; the interpreter refuses
+     * the statement). Collective over every rank of the job. */
+    int  (*moe_dispatch)(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
+                         hir_moe_routed *r, hir_error *e);
+    int  (*moe_combine)(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e);
 } hir_backend_ops;
 
 struct hir_backend {
@@ -237,6 +280,8 @@ int hir_cpu_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, hir_gemm_
 
 /* 1 when this build has the CUDA backend and a GPU is visible (no error otherwise). */
 int hir_cuda_available(void);
+/* GPUs this process sees (0 without the CUDA backend or without a GPU). */
+int hir_cuda_device_count(void);
 /* 1 when this build's CUDA backend has NCCL (the NCCL transport); 0 without it or without CUDA. */
 int hir_cuda_has_nccl(void);
 

@@ -131,9 +131,56 @@ static int reduce_max(hir_boot *boot, double *v, int n, hir_error *e)
     return rc;
 }
 
-static void progress(FILE *f, int done, int total, double mean_ms)
+static double median_of(double *x, int n)
 {
-    fprintf(f, "\r[bench] %d/%d iterations, %.3f ms mean so far   ", done, total, mean_ms);
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* Every rank's own wall, device and host figures (v[0..3*iters) of each rank), summarised per
+ * rank into r->per_rank on every rank. */
+static int rank_stats(hir_boot *boot, const double *v, int iters, hir_bench_result *r,
+                      hir_error *e)
+{
+    int size = boot ? hir_boot_size(boot) : 1;
+    size_t per = 3 * (size_t)iters;
+    double *all = malloc(per * (size_t)size * sizeof *all);
+    double *tmp = malloc((size_t)iters * sizeof *tmp);
+    r->per_rank = calloc((size_t)size, sizeof *r->per_rank);
+    if (!all || !tmp || !r->per_rank) {
+        free(all);
+        free(tmp);
+        return hir_error_set(e, "bench: out of memory");
+    }
+    if (gather_all(boot, v, all, per * sizeof *v, e) < 0) {
+        free(all);
+        free(tmp);
+        return -1;
+    }
+    for (int q = 0; q < size; q++) {
+        const double *w = all + per * (size_t)q;
+        struct hir_bench_rank *s = &r->per_rank[q];
+        memcpy(tmp, w, (size_t)iters * sizeof *tmp);
+        s->wall_median = median_of(tmp, iters);
+        s->wall_min = tmp[0];
+        s->wall_max = tmp[iters - 1];
+        memcpy(tmp, w + iters, (size_t)iters * sizeof *tmp);
+        s->dev_median = median_of(tmp, iters);
+        s->dev_min = tmp[0];
+        s->dev_max = tmp[iters - 1];
+        double h = 0;
+        for (int i = 0; i < iters; i++) h += w[2 * iters + i];
+        s->host_us = h / iters;
+    }
+    free(all);
+    free(tmp);
+    return 0;
+}
+
+static void progress(FILE *f, int ranks, int done, int total, double elapsed_s, double mean_ms)
+{
+    fprintf(f, "\r\033[Khir-run: %d rank%s, timed iteration %d/%d, %.1f s, %.3f ms mean so far",
+            ranks, ranks == 1 ? "" : "s", done, total, elapsed_s, mean_ms);
     fflush(f);
 }
 
@@ -209,7 +256,8 @@ int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
         goto out;
     }
     if (be->ops->event_create(be, &st.start, e) < 0) goto out;
-    int show = rank == 0 && (o->progress > 0 || (o->progress < 0 && isatty(2)));
+    int show = rank == 0 && o->err &&
+               (o->progress > 0 || (o->progress < 0 && isatty(fileno(o->err))));
     double t_begin = now_s(), sum = 0;
     int shown = 0;
     double last_shown = t_begin;
@@ -225,13 +273,13 @@ int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
         sum += wall;
         /* a progress line only for runs that take a while: after 2 s, refreshed twice a second */
         double now = now_s();
-        if (show && now - t_begin > 2.0 && now - last_shown > 0.5) {
-            progress(stderr, k + 1, iters, sum / (k + 1));
+        if (show && now - t_begin > (o->progress_after > 0 ? o->progress_after : 2.0) && now - last_shown > 0.5) {
+            progress(o->err, r->ranks, k + 1, iters, now - t_begin, sum / (k + 1));
             last_shown = now;
             shown = 1;
         }
     }
-    if (shown) fprintf(stderr, "\r%60s\r", "");
+    if (shown) fputs("\r\033[K", o->err);
     double my_flops = c->flops;
     v[3 * iters + 1] = c->flops;
     r->gemms = c->gemms;
@@ -239,6 +287,7 @@ int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
     r->dtypes = c->dtypes;
     r->nshapes = c->nshapes;
     memcpy(r->shapes, c->shapes, sizeof r->shapes);
+    if (rank_stats(boot, v, iters, r, e) < 0) goto out;
     if (reduce_max(boot, v, nv, e) < 0) goto out;
     memcpy(r->per_iter_ms, v, (size_t)iters * sizeof *v);
     double *sorted = malloc((size_t)iters * sizeof *sorted);
@@ -303,6 +352,8 @@ void hir_bench_result_free(hir_bench_result *r)
 {
     free(r->per_iter_ms);
     r->per_iter_ms = NULL;
+    free(r->per_rank);
+    r->per_rank = NULL;
 }
 
 void hir_bench_print(FILE *f, const hir_bench_result *r)
@@ -336,6 +387,40 @@ void hir_bench_print(FILE *f, const hir_bench_result *r)
             r->host_us, r->host_us_min, (long long)r->stmts,
             r->stmts ? r->host_us / (double)r->stmts : 0.0);
     fprintf(f, "  first run   %.3f ms (setup included)\n", r->first_ms);
+    if (r->per_rank) {
+        /* one screen: at most 8 rank rows and 2 lines of iterations */
+        fprintf(f, "  per rank    rank  wall ms:  min   median      max  device ms:  min   "
+                   "median      max   host us\n");
+        int shown = r->ranks < 8 ? r->ranks : 8;
+        for (int q = 0; q < shown; q++) {
+            const struct hir_bench_rank *s = &r->per_rank[q];
+            fprintf(f, "              %4d %13.4f %8.4f %8.4f %15.4f %8.4f %8.4f %9.1f\n",
+                    q, s->wall_min, s->wall_median, s->wall_max, s->dev_min, s->dev_median,
+                    s->dev_max, s->host_us);
+        }
+        if (shown < r->ranks)
+            fprintf(f, "              ... %d more ranks (all in --bench-json)\n", r->ranks - shown);
+    }
+    if (r->per_iter_ms && r->iters > 0) {
+        fprintf(f, "  per iter    ms, slowest rank:");
+        int n = r->iters <= 10 ? r->iters : 10;
+        for (int i = 0; i < n; i++) fprintf(f, " %.4g", r->per_iter_ms[i]);
+        if (n < r->iters) {
+            /* the slowest iterations and where they were */
+            int worst[3] = {-1, -1, -1};
+            for (int i = 0; i < r->iters; i++)
+                for (int k = 0; k < 3; k++)
+                    if (worst[k] < 0 || r->per_iter_ms[i] > r->per_iter_ms[worst[k]]) {
+                        for (int j = 2; j > k; j--) worst[j] = worst[j - 1];
+                        worst[k] = i;
+                        break;
+                    }
+            fprintf(f, " ... (%d more)\n              slowest: ", r->iters - n);
+            for (int k = 0; k < 3 && worst[k] >= 0; k++)
+                fprintf(f, "%s#%d %.4g ms", k ? ", " : "", worst[k], r->per_iter_ms[worst[k]]);
+        }
+        fputc('\n', f);
+    }
 }
 
 static void json_str(FILE *f, const char *s)
@@ -401,7 +486,16 @@ int hir_bench_write_json(const char *path, const hir_bench_result *r, const hir_
                "  \"first_run_ms\": %.3f,\n",
             r->host_us, r->host_us_min, (long long)r->stmts,
             r->stmts ? r->host_us / (double)r->stmts : 0.0, r->first_ms);
-    fprintf(f, "  \"per_iter_ms\": [");
+    fprintf(f, "  \"per_rank\": [");
+    for (int q = 0; r->per_rank && q < r->ranks; q++) {
+        const struct hir_bench_rank *s = &r->per_rank[q];
+        fprintf(f, "%s\n    {\"rank\": %d, \"wall_ms\": {\"min\": %.6f, \"median\": %.6f, "
+                   "\"max\": %.6f}, \"device_ms\": {\"min\": %.6f, \"median\": %.6f, "
+                   "\"max\": %.6f}, \"host_us_mean\": %.3f}",
+                q ? "," : "", q, s->wall_min, s->wall_median, s->wall_max, s->dev_min,
+                s->dev_median, s->dev_max, s->host_us);
+    }
+    fprintf(f, "],\n  \"per_iter_ms\": [");
     for (int i = 0; i < r->iters; i++) fprintf(f, "%s%.6f", i ? ", " : "", r->per_iter_ms[i]);
     fprintf(f, "]\n}\n");
     if (fclose(f) != 0) return hir_error_set(e, "bench: error writing %s", path);
@@ -608,8 +702,8 @@ int hir_bench_program(const hir_run_options *o, hir_boot *boot, hir_interp *it,
     FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
 
     if (o->bench > 0) {
-        hir_bench_opts bo = {.warmup = o->warmup, .iters = o->bench, .progress = -1,
-                             .program = o->program, .mode = "eager",
+        hir_bench_opts bo = {.warmup = o->warmup, .iters = o->bench, .progress = o->progress, .progress_after = o->progress_after,
+                             .err = err, .program = o->program, .mode = "eager",
                              .prepare = prepare_run, .prepare_ctx = &pc};
         hir_bench_run_fn fn = run_eager;
         if (o->graph) {

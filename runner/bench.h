@@ -71,7 +71,10 @@ typedef struct hir_bench_opts {
     void *prepare_ctx;
     int warmup;                  /* untimed runs first (default 5) */
     int iters;                   /* timed runs (default 50) */
-    int progress;                /* -1: on when stderr is a terminal and the run is long */
+    FILE *err;                   /* where the progress line goes (NULL: none) */
+    double progress_after;       /* seconds before it appears (0: 2 s) */
+    int progress;                /* 1: a progress line on rank 0 once the run took 2 s; 0: none;
+                                  * -1: like 1 when stderr is a terminal */
     const char *json_path;       /* NULL: no JSON */
     const char *program;         /* for the report: the program's file name */
     const char *mode;            /* for the report: "eager" or "graph" */
@@ -101,6 +104,13 @@ typedef struct hir_bench_result {
     int nshapes;
     hir_bench_shape shapes[HIR_BENCH_MAX_SHAPES];
     double *per_iter_ms;         /* iters entries, owned */
+    /* each rank's own figures over the timed iterations (rank order, `ranks` entries, owned):
+     * its wall interval, its device-event interval and its host issue time */
+    struct hir_bench_rank {
+        double wall_min, wall_median, wall_max;      /* ms */
+        double dev_min, dev_median, dev_max;         /* ms */
+        double host_us;                              /* mean */
+    } *per_rank;
 } hir_bench_result;
 
 /* Collective over all ranks (boot may be NULL for a single process). Every rank gets the

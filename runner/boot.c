@@ -48,7 +48,13 @@ typedef struct sentinel {
 struct hir_boot {
     MPI_Comm world, local;
     int rank, size, local_rank, local_size;
-    uint64_t *node_ids;          /* per world rank */
+    /* Node identity (hir_boot_node). host_of: per world rank, the index of its shared-memory
+     * domain (MPI_COMM_TYPE_SHARED), numbered in the order of each domain's lowest rank.
+     * node_of: the node each rank counts as: host_of, or a simulated block of ranks
+     * (hir_boot_simulate_nodes). */
+    int *host_of, *node_of;
+    int nhosts, nnodes, simulated;
+    int node_local_rank, node_local_size;
     double timeout;
     int initialized_mpi;         /* we called MPI_Init_thread, so we finalize */
     int pending;                 /* a bootstrap collective timed out and is still in flight:
@@ -312,11 +318,81 @@ void hir_mpi_team_cache_free(hir_mpi_team_cache *c)
 
 /* ---------------------------------------------------------------- bootstrap */
 
-static uint64_t hash_host(void)
+/* Node identity from MPI, not from host names (two containers or hosts may share a name, and
+ * one host may answer to several): ranks in one MPI_COMM_TYPE_SHARED communicator (b->local,
+ * ordered by world rank, so its local rank 0 is its lowest world rank) form a node. Every rank
+ * learns the lowest world rank of its node, all ranks gather these, and a node's index is the
+ * number of nodes whose lowest rank comes before its own. */
+static int discover_nodes(hir_boot *b, hir_error *e)
 {
-    char host[256] = {0};
-    gethostname(host, sizeof host - 1);
-    return hir_fnv1a_str(host, HIR_FNV1A_INIT);
+    int *lead = calloc((size_t)b->size, sizeof *lead);
+    b->host_of = calloc((size_t)b->size, sizeof *b->host_of);
+    b->node_of = calloc((size_t)b->size, sizeof *b->node_of);
+    if (!lead || !b->host_of || !b->node_of) {
+        free(lead);
+        return hir_error_set(e, "hir_boot_init: out of memory");
+    }
+    int mine = b->rank;
+    MPI_Request r;
+    int rc = MPI_Ibcast(&mine, 1, MPI_INT, 0, b->local, &r);
+    if (rc != MPI_SUCCESS) {
+        free(lead);
+        return hir_mpi_error(e, "MPI_Ibcast", rc);
+    }
+    if (hir_mpi_poll(&r, NULL, 1, b->timeout, "node leader broadcast", e)) {
+        b->pending = 1;
+        free(lead);
+        return -1;
+    }
+    rc = MPI_Iallgather(&mine, 1, MPI_INT, lead, 1, MPI_INT, b->world, &r);
+    if (rc != MPI_SUCCESS) {
+        free(lead);
+        return hir_mpi_error(e, "MPI_Iallgather", rc);
+    }
+    if (hir_mpi_poll(&r, NULL, 1, b->timeout, "allgather of node leaders", e)) {
+        b->pending = 1;
+        free(lead);
+        return -1;
+    }
+    b->nhosts = 0;
+    for (int q = 0; q < b->size; q++) {
+        if (lead[q] < 0 || lead[q] > q || lead[lead[q]] != lead[q]) {
+            hir_error_set(e, "node discovery: rank %d reports rank %d as the lowest rank of "
+                             "its node, which MPI_COMM_TYPE_SHARED cannot give", q, lead[q]);
+            free(lead);
+            return -1;
+        }
+        /* leaders appear in ascending order, each before the ranks it leads */
+        b->host_of[q] = lead[q] == q ? b->nhosts++ : b->host_of[lead[q]];
+    }
+    free(lead);
+    memcpy(b->node_of, b->host_of, (size_t)b->size * sizeof *b->node_of);
+    b->nnodes = b->nhosts;
+    b->node_local_rank = b->local_rank;
+    b->node_local_size = b->local_size;
+    return 0;
+}
+
+int hir_boot_simulate_nodes(hir_boot *b, int n, hir_error *e)
+{
+    if (n < 1 || n > b->size)
+        return hir_error_set(e, "--simulate-nodes=%d: needs 1 to %d (the number of ranks)", n,
+                             b->size);
+    if (b->size % n)
+        return hir_error_set(e, "--simulate-nodes=%d: %d ranks do not split into %d equal "
+                                "blocks of consecutive ranks (%d %% %d = %d)", n, b->size, n,
+                             b->size, n, b->size % n);
+    if (b->nhosts != 1)
+        return hir_error_set(e, "--simulate-nodes=%d: the ranks already span %d nodes; "
+                                "simulated nodes split the ranks of one node", n, b->nhosts);
+    int per = b->size / n;
+    for (int q = 0; q < b->size; q++)
+        b->node_of[q] = q / per;
+    b->nnodes = n;
+    b->simulated = 1;
+    b->node_local_rank = b->rank % per;
+    b->node_local_size = per;
+    return 0;
 }
 
 int hir_boot_init(int *argc, char ***argv, double timeout_s, hir_boot **out, hir_error *e)
@@ -377,21 +453,8 @@ int hir_boot_init(int *argc, char ***argv, double timeout_s, hir_boot **out, hir
     MPI_Comm_rank(b->local, &b->local_rank);
     MPI_Comm_size(b->local, &b->local_size);
 
-    b->node_ids = calloc((size_t)b->size, sizeof *b->node_ids);
-    if (!b->node_ids) {
-        hir_error_set(e, "hir_boot_init: out of memory");
+    if (discover_nodes(b, e))
         goto fail;
-    }
-    uint64_t mine = hash_host();
-    rc = MPI_Iallgather(&mine, 1, MPI_UINT64_T, b->node_ids, 1, MPI_UINT64_T, b->world, &r);
-    if (rc != MPI_SUCCESS) {
-        hir_mpi_error(e, "MPI_Iallgather", rc);
-        goto fail;
-    }
-    if (hir_mpi_poll(&r, NULL, 1, b->timeout, "allgather of node ids", e)) {
-        b->pending = 1;
-        goto fail;
-    }
     sentinel_phase(&b->sent, NULL);     /* the run has timeouts of its own */
     *out = b;
     return 0;
@@ -423,7 +486,8 @@ void hir_boot_fini(hir_boot *b)
             MPI_Finalize();
     }
     sentinel_stop(&b->sent);
-    free(b->node_ids);
+    free(b->host_of);
+    free(b->node_of);
     free(b);
 }
 
@@ -453,7 +517,69 @@ MPI_Comm hir_boot_mpi_world(const hir_boot *b) { return b->world; }
 
 uint64_t hir_boot_node_id(const hir_boot *b, int rank)
 {
-    return rank >= 0 && rank < b->size ? b->node_ids[rank] : 0;
+    return rank >= 0 && rank < b->size ? (uint64_t)b->host_of[rank] : UINT64_MAX;
+}
+
+int hir_boot_node(const hir_boot *b, int rank)
+{
+    return rank >= 0 && rank < b->size ? b->node_of[rank] : -1;
+}
+
+int hir_boot_node_count(const hir_boot *b) { return b->nnodes; }
+int hir_boot_nodes_simulated(const hir_boot *b) { return b->simulated; }
+int hir_boot_node_local_rank(const hir_boot *b) { return b->node_local_rank; }
+int hir_boot_node_local_size(const hir_boot *b) { return b->node_local_size; }
+
+/* What rank 0 learns of every rank for hir_boot_print_topology */
+typedef struct topo_rec {
+    char host[256];
+    int node, local_rank, local_size, gpu;
+} topo_rec;
+
+int hir_boot_print_topology(hir_boot *b, int gpu, FILE *out, hir_error *e)
+{
+    topo_rec mine;
+    memset(&mine, 0, sizeof mine);
+    if (gethostname(mine.host, sizeof mine.host - 1))
+        snprintf(mine.host, sizeof mine.host, "?");
+    for (char *c = mine.host; *c; c++)        /* one token per field, whatever the name */
+        if (*c <= ' ' || *c == 0x7f)
+            *c = '?';
+    mine.node = b->node_of[b->rank];
+    mine.local_rank = b->node_local_rank;
+    mine.local_size = b->node_local_size;
+    mine.gpu = gpu;
+    topo_rec *all = NULL;
+    if (b->rank == 0 && !(all = calloc((size_t)b->size, sizeof *all)))
+        return hir_error_set(e, "topology: out of memory");
+    MPI_Request r;
+    int rc = MPI_Igather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0,
+                         b->world, &r);
+    if (rc != MPI_SUCCESS) {
+        free(all);
+        return hir_mpi_error(e, "MPI_Igather", rc);
+    }
+    if (hir_mpi_poll(&r, NULL, 1, b->timeout, "gathering the topology", e)) {
+        b->pending = 1;
+        free(all);
+        return -1;
+    }
+    if (b->rank == 0) {
+        fprintf(out, "topology: %d rank%s on %d node%s (%s)\n", b->size, b->size == 1 ? "" : "s",
+                b->nnodes, b->nnodes == 1 ? "" : "s",
+                b->simulated ? "simulated: --simulate-nodes" : "MPI_COMM_TYPE_SHARED");
+        for (int q = 0; q < b->size; q++) {
+            fprintf(out, "rank %d node %d local_rank %d local_size %d host %s gpu ", q,
+                    all[q].node, all[q].local_rank, all[q].local_size, all[q].host);
+            if (all[q].gpu >= 0)
+                fprintf(out, "%d\n", all[q].gpu);
+            else
+                fprintf(out, "none\n");
+        }
+        fflush(out);
+    }
+    free(all);
+    return 0;
 }
 
 int hir_boot_barrier(hir_boot *b, hir_error *e)
@@ -645,6 +771,12 @@ int hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_error *e
         if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
             _exit(127);
         setenv(HIR_LAUNCH_MARKER, "1", 1);
+        /* the ranks' stderr reaches the terminal through mpirun, not as a terminal of their
+         * own: tell them (hir-run --progress=auto) */
+        if (isatty(2))
+            setenv(HIR_LAUNCH_TTY, "1", 1);
+        else
+            unsetenv(HIR_LAUNCH_TTY);
         execv(launcher, args);
         fprintf(stderr, "hir: execv %s: %s\n", launcher, strerror(errno));
         _exit(127);

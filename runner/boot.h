@@ -4,10 +4,13 @@
 #ifndef HIR_RUNNER_BOOT_H
 #define HIR_RUNNER_BOOT_H
 
+#include <stdio.h>
+
 #include "runner/backend.h"
 
 /* Initialise MPI (unless the caller already did; MPI_THREAD_FUNNELED at least) and discover
- * rank, size, local rank/size and node ids. Works under mpirun/mpiexec (OpenMPI, MPICH) and
+ * rank, size, local rank/size and node indices (from MPI_COMM_TYPE_SHARED, not host
+ * names). Works under mpirun/mpiexec (OpenMPI, MPICH) and
  * as a singleton. timeout_s <= 0 selects the default (300 s, like c10d's TCPStore). */
 int  hir_boot_init(int *argc, char ***argv, double timeout_s, hir_boot **out, hir_error *e);
 /* Free the communicators and finalize MPI if hir_boot_init initialised it. */
@@ -17,8 +20,21 @@ void hir_boot_fini(hir_boot *b);
 void hir_boot_abort(hir_boot *b, int code);
 void hir_boot_set_timeout(hir_boot *b, double timeout_s);
 
+/* Testing several nodes on one: the ranks split into n blocks of size/n consecutive ranks, and
+ * each block counts as a node (hir_boot_node, hir_boot_node_local_*), so a backend treats a
+ * peer in another block as remote. The GPU a rank uses is still chosen by its position on the
+ * real node (hir_boot_local_rank). Needs every rank on one real node and n dividing the
+ * number of ranks; every rank reaches the same verdict, without communicating. */
+int  hir_boot_simulate_nodes(hir_boot *b, int n, hir_error *e);
+/* Collective: rank 0 writes to out one header line and one line per rank, in rank order:
+ * `rank R node N local_rank L local_size S host H gpu G` (G: gpu, the GPU this rank would use,
+ * or `none` for gpu < 0). */
+int  hir_boot_print_topology(hir_boot *b, int gpu, FILE *out, hir_error *e);
+
 /* Name of the environment variable marking a process started by hir_launch_local. */
 #define HIR_LAUNCH_MARKER "HIR_LAUNCHED"
+/* Set by hir_launch_local for its ranks when its own stderr is a terminal. */
+#define HIR_LAUNCH_TTY "HIR_LAUNCHED_STDERR_TTY"
 
 /* `hir-run -np N ...`: when this process is not already a rank of a launcher, run
  * `mpirun -np N <this binary> <argv minus -np N>` and wait for it.

@@ -10,6 +10,7 @@ int hir_backend_cuda_create(const hir_backend_config *cfg, hir_backend **out, hi
 }
 
 int hir_cuda_available(void) { return 0; }
+int hir_cuda_device_count(void) { return 0; }
 
 int hir_cuda_has_nccl(void) { return 0; }
 

@@ -43,6 +43,9 @@ static void stmt_label(const hir_stmt *s, char *buf, size_t n)
     case HIR_OP_END_COAL:
         snprintf(buf, n, "EndCoalescing %" PRId64, s->u.comm->number);
         return;
+    case HIR_OP_CPERM:
+        snprintf(buf, n, "CollectivePermute %" PRId64, s->u.comm->number);
+        return;
     case HIR_OP_WAIT:
         snprintf(buf, n, "Wait Communication %" PRId64, s->u.wait.number);
         return;
@@ -384,11 +387,31 @@ static bool axis_is_runtime(const hir_iterdomain *id)
     return id->itype != HIR_IT_REDUCTION && id->itype != HIR_IT_STRIDE;
 }
 
-int interp_rt_pos(const hir_tensor *t, int pos)
+const hir_iterdomain *const *hir_interp_axes(const hir_interp *it, const hir_tensor *t)
 {
+    return (const hir_iterdomain *const *)(it->form2026 ? t->loop : t->logical);
+}
+
+const hir_iterdomain *const *interp_axes(const hir_interp *it, const hir_tensor *t)
+{
+    return hir_interp_axes(it, t);
+}
+
+int interp_axis_pos(const hir_interp *it, const hir_tensor *t, const hir_iterdomain *id)
+{
+    const hir_iterdomain *const *ax = interp_axes(it, t);
+    for (int i = 0; i < t->nloop; i++)
+        if (ax[i] == id)
+            return i;
+    return -1;
+}
+
+int interp_rt_pos(const hir_interp *it, const hir_tensor *t, int pos)
+{
+    const hir_iterdomain *const *ax = interp_axes(it, t);
     int k = 0;
     for (int i = 0; i < pos && i < t->nloop; i++)
-        k += axis_is_runtime(t->logical[i]);
+        k += axis_is_runtime(ax[i]);
     return k;
 }
 
@@ -421,7 +444,7 @@ int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_erro
     }
     char tn[32];
     for (int i = 0; i < t->nloop; i++) {
-        const hir_iterdomain *id = t->logical[i];
+        const hir_iterdomain *id = interp_axes(it, t)[i];
         if (!axis_is_runtime(id))
             continue;
         if (s->ndim == HIR_MAX_DIMS)
@@ -525,6 +548,66 @@ static int team_index(const int64_t *team, int n, int64_t rank)
     return -1;
 }
 
+/* The buffers of a posted transfer stay alive until its Wait, whatever Deallocate does in
+ * between (hostir-2026.md §3.8: the 2026 lowering deallocates communication buffers right
+ * after the communication, before its Wait). */
+typedef struct rt_held {
+    rt_buf *b[2];
+} rt_held;
+
+static rt_buf *tensor_buf(hir_interp *it, const hir_tensor *t)
+{
+    rt_val *v = t ? hir_map_get(&it->tensors, (uintptr_t)t) : NULL;
+    return v ? v->buf : NULL;
+}
+
+static void held_release(hir_interp *it, int64_t number)
+{
+    rt_held *h = hir_map_get(&it->held, (uint64_t)number);
+    if (!h)
+        return;
+    hir_map_del(&it->held, (uint64_t)number);
+    for (int i = 0; i < 2; i++)
+        interp_buf_unref(it, h->b[i]);
+    free(h);
+}
+
+/* -1 with e set when the buffers cannot be held (out of memory): the work posted under number
+ * is ended first, so nothing in flight uses a buffer that a Deallocate may free */
+static int held_keep(hir_interp *it, int64_t number, const hir_tensor *a, const hir_tensor *b,
+                     hir_error *e)
+{
+    held_release(it, number);
+    rt_held *h = calloc(1, sizeof *h);
+    if (!h || hir_map_try_put(&it->held, (uint64_t)number, h)) {
+        free(h);
+        hir_work *w = hir_map_get(&it->works, (uint64_t)number);
+        if (w && w != WORK_SKIPPED)
+            it->be->ops->work_release(it->be, w);
+        hir_map_del(&it->works, (uint64_t)number);
+        return interp_oom(it, e, "holding the buffers of posted communication", NULL);
+    }
+    const hir_tensor *ts[2] = {a, b};
+    for (int i = 0; i < 2; i++)
+        if ((h->b[i] = tensor_buf(it, ts[i])))
+            h->b[i]->refs++;
+    return 0;
+}
+
+static void held_release_all(hir_interp *it)
+{
+    for (size_t i = 0; i < it->held.cap; i++) {
+        rt_held *h = it->held.vals[i];
+        if (it->held.keys[i] != UINT64_MAX && h) {
+            for (int k = 0; k < 2; k++)
+                interp_buf_unref(it, h->b[k]);
+            free(h);
+        }
+    }
+    hir_map_fini(&it->held);
+    hir_map_init(&it->held);
+}
+
 /* Remembers w for Wait Communication <number>; when it cannot be remembered, w is ended now
  * (hir_interp_destroy could not find it) and the statement fails. */
 static int record_work(hir_interp *it, int64_t number, hir_work *w, hir_error *e)
@@ -574,9 +657,18 @@ static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
         int64_t root;
         if (interp_eval(it, c->root, &root, e))
             return -1;
-        col.root_index = team_index(c->team, c->nteam, root);
-        if (col.root_index < 0)
-            return interp_fail(it, e, "root %" PRId64 " is not in the team", root);
+        if (it->form2026) {
+            /* 2026 syntax: the evaluated root is a position in the team (hostir-2026.md §3.9) */
+            if (root < 0 || root >= c->nteam)
+                return interp_fail(it, e, "root %" PRId64 " is not a position in the team of %d "
+                                   "(in a 2026-syntax program a root is a team position)",
+                                   root, c->nteam);
+            col.root_index = (int)root;
+        } else {
+            col.root_index = team_index(c->team, c->nteam, root);
+            if (col.root_index < 0)
+                return interp_fail(it, e, "root %" PRId64 " is not in the team", root);
+        }
     }
     hir_view in, out;
     int have_in = c->input && interp_bound(it, c->input, &in);
@@ -605,6 +697,11 @@ static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
         hir_view_numel(&out) != hir_view_numel(&in) * c->nteam)
         return interp_fail(it, e, "output has %" PRId64 " elements, not %d x %" PRId64,
                            hir_view_numel(&out), c->nteam, hir_view_numel(&in));
+    if (c->type == HIR_COMM_ALLTOALL && have_in && have_out &&
+        (hir_view_numel(&out) != hir_view_numel(&in) || hir_view_numel(&in) % c->nteam))
+        return interp_fail(it, e, "input (%" PRId64 " elements) and output (%" PRId64 ") must have "
+                           "equal sizes divisible by the team of %d", hir_view_numel(&in),
+                           hir_view_numel(&out), c->nteam);
     if (c->type == HIR_COMM_REDUCESCATTER && have_in && have_out &&
         hir_view_numel(&in) != hir_view_numel(&out) * c->nteam)
         return interp_fail(it, e, "input has %" PRId64 " elements, not %d x %" PRId64,
@@ -612,7 +709,11 @@ static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
     hir_work *w = NULL;
     if (it->be->ops->collective(it->be, it->cur, &col, &w, e))
         return backend_fail(it, e);
-    return record_work(it, c->number, w ? w : WORK_SKIPPED, e);
+    if (record_work(it, c->number, w ? w : WORK_SKIPPED, e))
+        return -1;
+    if (w)
+        return held_keep(it, c->number, have_in ? c->input : NULL, have_out ? c->output : NULL, e);
+    return 0;
 }
 
 static int make_p2p(hir_interp *it, const hir_comm *c, hir_p2p *p, hir_error *e)
@@ -673,6 +774,377 @@ static int exec_wait(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (w == WORK_SKIPPED)
         return 0;
     if (it->be->ops->wait(it->be, it->cur, w, e))
+        return backend_fail(it, e);
+    held_release(it, s->u.wait.number);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- CollectivePermute */
+
+static const hir_sexpr *bin_def(const hir_scalar *s, int op)
+{
+    if (!s || !s->def || s->def->kind != HIR_SX_BINARY || s->def->op != op || s->def->nargs != 2)
+        return NULL;
+    return s->def;
+}
+
+static int int_lit(const hir_scalar *s, int64_t *v)
+{
+    if (!s || s->kind != HIR_SC_INT || s->def)
+        return 0;
+    *v = s->ival;
+    return 1;
+}
+
+/* The two peer shapes of nvFuser's dispatchSwizzle1D (hostir-2026.md §3.10):
+ * recv_peer = ( ( x + t ) % n ), send_peer = ( ( n + ( t - x ) ) % n ), with the same loop
+ * variable x and the same integer constants t and n in both. */
+static int ring_match(const hir_comm *c, const hir_scalar **x, int64_t *n)
+{
+    int cr;
+    const hir_sexpr *m, *a, *m2, *a2, *d2;
+    int64_t n1, t1, n2, n3, t2, k;
+    if (!(m = bin_def(c->recv_peer, HIR_BIN_MOD)) || !int_lit(m->args[1], &n1) ||
+        !(a = bin_def(m->args[0], HIR_BIN_ADD)) || !int_lit(a->args[1], &t1))
+        return 0;
+    if (!(m2 = bin_def(c->send_peer, HIR_BIN_MOD)) || !int_lit(m2->args[1], &n2) ||
+        !(a2 = bin_def(m2->args[0], HIR_BIN_ADD)) || !int_lit(a2->args[0], &n3) ||
+        !(d2 = bin_def(a2->args[1], HIR_BIN_SUB)) || !int_lit(d2->args[0], &t2))
+        return 0;
+    const hir_scalar *xr = a->args[0], *xs = d2->args[1];
+    if (n1 != n2 || n2 != n3 || t1 != t2 || n1 <= 0 || !xr || !xs ||
+        !(xr == xs || hir_scalar_equal(xr, xs)))
+        return 0;
+    if ((cr = hir_scalar_eval(xr, NULL, &k, NULL, 0)) != -1)
+        return cr == HIR_ENOMEM ? -1 : 0;   /* a constant is no loop variable */
+    *x = xr;
+    *n = n1;
+    return 1;
+}
+
+static bool same_scalar(const hir_scalar *a, const hir_scalar *b)
+{
+    return a == b || (a && b && hir_scalar_equal(a, b));
+}
+
+static rt_ring *find_ring(hir_interp *it, const hir_block *b, const hir_scalar *x)
+{
+    for (int i = 0; i < hir_block_size(b); i++) {
+        const hir_stmt *s = hir_block_at(b, i);
+        rt_ring *r = NULL;
+        if (s->op == HIR_OP_CPERM && (r = hir_map_get(&it->rings, (uintptr_t)s)) &&
+            same_scalar(r->x, x))
+            return r;
+        if ((r = find_ring(it, &s->body, x)) || (r = find_ring(it, &s->else_body, x)))
+            return r;
+    }
+    return NULL;
+}
+
+/* -1: out of memory */
+static int mark_shards(hir_interp *it, const hir_block *b, rt_ring *r)
+{
+    for (int i = 0; i < hir_block_size(b); i++) {
+        const hir_stmt *s = hir_block_at(b, i);
+        if (s->op == HIR_OP_SHARD_BY_STREAM && !hir_map_get(&it->swizzled, (uintptr_t)s) &&
+            hir_map_try_put(&it->swizzled, (uintptr_t)s, r))
+            return -1;
+        if (mark_shards(it, &s->body, r) || mark_shards(it, &s->else_body, r))
+            return -1;
+    }
+    return 0;
+}
+
+/* Once per interpreter: the program's generation, the ring steps and the swizzled
+ * ShardByStreams of their loops. -1: out of memory. */
+static int scan_2026(hir_interp *it, const hir_block *b, int depth)
+{
+    if (depth > HIR_MAX_NESTING)
+        return 0;   /* exec_block refuses such a program before anything runs */
+    for (int i = 0; i < hir_block_size(b); i++) {
+        const hir_stmt *s = hir_block_at(b, i);
+        if (s->form == HIR_FORM_2026 || s->op == HIR_OP_HIR_ALLOCATE || s->op == HIR_OP_CPERM ||
+            s->op == HIR_OP_DISPATCH || s->op == HIR_OP_COMBINE ||
+            (s->op == HIR_OP_COMMUNICATION && s->u.comm && s->u.comm->type == HIR_COMM_ALLTOALL))
+            it->form2026 = 1;
+        const hir_scalar *x;
+        int64_t n;
+        int m = s->op == HIR_OP_CPERM && s->u.comm ? ring_match(s->u.comm, &x, &n) : 0;
+        if (m < 0)
+            return -1;
+        if (m && n == s->u.comm->nteam) {
+            rt_ring *r = calloc(1, sizeof *r);
+            if (!r || hir_map_try_put(&it->rings, (uintptr_t)s, r)) {
+                free(r);
+                return -1;
+            }
+            r->x = x;
+            r->n = n;
+            r->pos = team_index(s->u.comm->team, s->u.comm->nteam, it->cfg.rank);
+        }
+        if (scan_2026(it, &s->body, depth + 1) || scan_2026(it, &s->else_body, depth + 1))
+            return -1;
+        const hir_scalar *idx = s->op == HIR_OP_FOR ? s->u.kfor.index
+                                : s->op == HIR_OP_HOST_FOR ? s->u.hfor.index : NULL;
+        rt_ring *r;
+        if (idx && (r = find_ring(it, &s->body, idx)) && mark_shards(it, &s->body, r))
+            return -1;
+    }
+    return 0;
+}
+
+static int exec_cperm(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    const hir_comm *c = s->u.comm;
+    if (c->team_truncated)
+        return interp_fail(it, e, "the team was printed truncated (\" ...\"): members unknown");
+    int my = team_index(c->team, c->nteam, it->cfg.rank);
+    if (my < 0)
+        return record_work(it, c->number, WORK_SKIPPED, e);
+    for (int i = 0; i < c->nteam; i++)
+        if (c->team[i] < 0 || c->team[i] >= it->cfg.size)
+            return interp_fail(it, e, "team member %" PRId64 " is not a rank of this job (%d ranks)",
+                               c->team[i], it->cfg.size);
+    int64_t sp, rp;
+    rt_ring *ring = hir_map_get(&it->rings, (uintptr_t)s);
+    if (ring) {
+        /* a ring step printed on rank 0: this rank's position takes the place of t */
+        int64_t x;
+        if (interp_eval(it, ring->x, &x, e))
+            return -1;
+        if (hir_iop_add(x, my, &rp) || hir_iop_mod(rp, ring->n, &rp) ||
+            hir_iop_sub(my, x, &sp) || hir_iop_add(ring->n, sp, &sp) ||
+            hir_iop_mod(sp, ring->n, &sp))
+            return interp_fail(it, e, "integer overflow in the ring peers (loop variable %" PRId64
+                               ")", x);
+    } else if (interp_eval(it, c->send_peer, &sp, e) || interp_eval(it, c->recv_peer, &rp, e)) {
+        return -1;
+    }
+    if (sp < 0 || sp >= c->nteam)
+        return interp_fail(it, e, "send_peer %" PRId64 " is not a position in the team of %d",
+                           sp, c->nteam);
+    if (rp < 0 || rp >= c->nteam)
+        return interp_fail(it, e, "recv_peer %" PRId64 " is not a position in the team of %d",
+                           rp, c->nteam);
+    hir_view in, out;
+    if (interp_get(it, c->input, &in, e) || interp_get(it, c->output, &out, e))
+        return -1;
+    if (hir_view_numel(&in) != hir_view_numel(&out))
+        return interp_fail(it, e, "input has %" PRId64 " elements, output %" PRId64,
+                           hir_view_numel(&in), hir_view_numel(&out));
+    if (in.dtype != out.dtype)
+        return interp_fail(it, e, "input is %s, output %s", hir_dtype_name(in.dtype),
+                           hir_dtype_name(out.dtype));
+    if (sp == my && rp == my) {
+        /* both peers are this rank: a local copy, nothing posted (the Wait is a no-op) */
+        hir_view src = in;
+        if (in.ndim != out.ndim || memcmp(in.shape, out.shape, sizeof(int64_t) * (size_t)in.ndim)) {
+            if (!hir_view_is_contiguous(&in))
+                return interp_fail(it, e, "input and output shapes differ and the input is not "
+                                   "contiguous");
+            hir_view_init(&src, in.data, in.dtype, out.ndim, out.shape);
+        }
+        if (hir_view_numel(&out) && it->be->ops->copy(it->be, it->cur, &out, &src, e))
+            return backend_fail(it, e);
+        return record_work(it, c->number, WORK_SKIPPED, e);
+    }
+    if (it->in_group)
+        return interp_fail(it, e, "CollectivePermute inside StartCoalescing is not supported");
+    /* one grouped send/receive pair (NCCL: ncclSend/ncclRecv in a group; CPU: MPI) */
+    hir_p2p snd = {1, (int)c->team[sp], c->backend, in, (uintptr_t)c};
+    hir_p2p rcv = {0, (int)c->team[rp], c->backend, out, (uintptr_t)c};
+    hir_work *w = NULL, *none = NULL;
+    if (it->be->ops->group_begin(it->be, e))
+        return backend_fail(it, e);
+    int rc = it->be->ops->p2p_post(it->be, it->cur, &snd, &none, e);
+    if (!rc)
+        rc = it->be->ops->p2p_post(it->be, it->cur, &rcv, &none, e);
+    hir_error e2 = {{0}, -1};
+    int rc2 = it->be->ops->group_end(it->be, it->cur, &w, rc ? &e2 : e);
+    if (rc || rc2) {
+        if (w)
+            it->be->ops->work_release(it->be, w);
+        return backend_fail(it, e);
+    }
+    if (record_work(it, c->number, w ? w : WORK_SKIPPED, e))
+        return -1;
+    if (w)
+        return held_keep(it, c->number, c->input, c->output, e);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- Dispatch / Combine */
+
+/* What a Dispatch returned on this rank, the printed and the unprinted outputs
+ * (hostir-2026.md §3.11): the Combine that follows needs the counts and the token number. */
+typedef struct rt_moe {
+    hir_view v[6];          /* x, topk_idx, topk_weights, src_idx, send_counts, recv_counts */
+    rt_buf *buf[6];
+    int64_t tokens;         /* T: rows of the Dispatch's in */
+} rt_moe;
+
+static void moe_free(hir_interp *it, rt_moe *m)
+{
+    for (int i = 0; i < 6; i++)
+        interp_buf_unref(it, m->buf[i]);
+    free(m);
+}
+
+/* backend memory handed over by the backend (hir_moe_routed); when no record can be made for
+ * it (out of memory), the memory goes back to the backend and the result is NULL */
+static rt_buf *buf_adopt(hir_interp *it, void *ptr, const hir_view *v)
+{
+    rt_buf *b = calloc(1, sizeof *b);
+    if (!b) {
+        if (ptr)
+            it->be->ops->free(it->be, ptr);
+        return NULL;
+    }
+    b->ptr = ptr;
+    b->bytes = hir_view_bytes(v);
+    b->refs = 1;
+    return b;
+}
+
+/* Outputs with data-dependent sizes: free symbols among t's extents take the runtime sizes. */
+static int bind_extents(hir_interp *it, const hir_tensor *t, const hir_view *v, hir_error *e)
+{
+    int d = 0;
+    for (int k = 0; k < t->nloop && d < v->ndim; k++) {
+        const hir_iterdomain *id = interp_axes(it, t)[k];
+        if (!axis_is_runtime(id))
+            continue;
+        int64_t cur;
+        if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&
+            env_lookup(it, id->extent, &cur) != 0 && bind_scalar(it, id->extent, v->shape[d], e))
+            return -1;
+        d++;
+    }
+    return 0;
+}
+
+static int bind_routed(hir_interp *it, const hir_tensor *t, const rt_moe *m, int k,
+                       const char *what, hir_error *e)
+{
+    if (!t)
+        return 0;
+    int nd = 0;
+    for (int i = 0; i < t->nloop; i++)
+        nd += axis_is_runtime(interp_axes(it, t)[i]);
+    char tn[32];
+    if (nd != m->v[k].ndim)
+        return interp_fail(it, e, "%s has %d axes; the Dispatch's %s have %d",
+                           interp_tname(t, tn, sizeof tn), nd, what, m->v[k].ndim);
+    if (interp_bind(it, t, &m->v[k], m->buf[k], e))
+        return -1;
+    return bind_extents(it, t, &m->v[k], e);
+}
+
+static int exec_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    if (!it->be->ops->moe_dispatch)
+        return interp_fail(it, e, "the %s backend does not route MoE tokens (Dispatch and Combine "
+                           "run on --device=cpu)", it->be->ops->name);
+    hir_moe_dispatch d;
+    memset(&d, 0, sizeof d);
+    if (interp_get(it, hir_value_tensor(s->in[0]), &d.x, e) ||
+        interp_get(it, hir_value_tensor(s->in[1]), &d.topk_idx, e) ||
+        interp_get(it, hir_value_tensor(s->in[2]), &d.topk_weights, e))
+        return -1;
+    d.num_experts = s->u.moe.num_experts;
+    hir_moe_routed r;
+    if (it->be->ops->moe_dispatch(it->be, it->cur, &d, &r, e))
+        return backend_fail(it, e);
+    const hir_view *vs[6] = {&r.x, &r.topk_idx, &r.topk_weights, &r.src_idx, &r.send_counts,
+                             &r.recv_counts};
+    rt_moe *m = calloc(1, sizeof *m);
+    bool lost = !m;
+    for (int i = 0; i < 6; i++) {
+        if (lost) {   /* the routed memory goes back to the backend */
+            if (vs[i]->data)
+                it->be->ops->free(it->be, vs[i]->data);
+            continue;
+        }
+        m->v[i] = *vs[i];
+        lost = !(m->buf[i] = buf_adopt(it, vs[i]->data, vs[i]));
+    }
+    if (!lost) {
+        m->tokens = d.x.shape[0];
+        rt_moe *old = hir_map_get(&it->moe, (uintptr_t)s);
+        if (hir_map_try_put(&it->moe, (uintptr_t)s, m)) {
+            lost = true;
+        } else if (old) {
+            moe_free(it, old);
+        }
+    }
+    if (lost) {
+        if (m)
+            moe_free(it, m);
+        return interp_oom(it, e, "keeping the tokens a Dispatch routed", NULL);
+    }
+    if (bind_routed(it, s->out, m, 0, "received tokens", e) ||
+        bind_routed(it, s->u.moe.hidden[0], m, 2, "received topk_weights", e) ||
+        bind_routed(it, s->u.moe.hidden[1], m, 3, "src_idx", e))
+        return -1;
+    return 0;
+}
+
+static int exec_combine(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    if (!it->be->ops->moe_combine)
+        return interp_fail(it, e, "the %s backend does not route MoE tokens (Dispatch and Combine "
+                           "run on --device=cpu)", it->be->ops->name);
+    const hir_stmt *ds = s->u.moe.dispatch;
+    rt_moe *m = ds ? hir_map_get(&it->moe, (uintptr_t)ds) : NULL;
+    if (!m)
+        return interp_fail(it, e, "no Dispatch whose out= is this in= ran before it (its token "
+                           "counts are unknown)");
+    hir_moe_combine c;
+    memset(&c, 0, sizeof c);
+    if (interp_get(it, hir_value_tensor(s->in[0]), &c.x, e) ||
+        interp_get(it, hir_value_tensor(s->in[2]), &c.src_idx, e))
+        return -1;
+    c.send_counts = m->v[4];
+    c.recv_counts = m->v[5];
+    if (c.x.ndim != 2)
+        return interp_fail(it, e, "in has %d axes, tokens are [R, H]", c.x.ndim);
+    int64_t shape[2] = {m->tokens, c.x.shape[1]};
+    if (!interp_bound(it, s->out, &c.out) &&
+        interp_bind_new(it, s->out, 2, shape, &c.out, e))
+        return -1;
+    if (it->be->ops->moe_combine(it->be, it->cur, &c, e))
+        return backend_fail(it, e);
+    return bind_extents(it, s->out, &c.out, e);
+}
+
+/* ---------------------------------------------------------------- fresh ALLOCATE */
+
+/* ALLOCATE(mem_type=…, zero_init=…): a new buffer every time the statement executes
+ * (hostir-2026.md §3.7); each execution in a run gets its own (interp_bind_new's slots). */
+static int exec_hir_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    hir_shard sh;
+    if (hir_interp_shard(it, s->out, &sh, e))
+        return -1;
+    /* inside a loop the storage of a stream-parallel axis is this iteration's chunk: the
+     * FEC lowering allocates there exactly the tensors whose storage is stream-parallel
+     * (hostir-2026.md §4.2); at top level the axis counts whole */
+    if (it->loops > 0) {
+        int d = 0;
+        for (int i = 0; i < s->out->nloop; i++) {
+            const hir_iterdomain *id = interp_axes(it, s->out)[i];
+            if (!axis_is_runtime(id))
+                continue;
+            if (hir_ptype_is_stream(id->ptype) && d < sh.ndim)
+                sh.local[d] = 1;
+            d++;
+        }
+    }
+    hir_view v;
+    if (interp_bind_new(it, s->out, sh.ndim, sh.local, &v, e))
+        return -1;
+    if (s->u.alloc.zero_init && hir_view_numel(&v) &&
+        it->be->ops->fill(it->be, it->cur, &v, 0.0, e))
         return backend_fail(it, e);
     return 0;
 }
@@ -788,13 +1260,17 @@ static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64
     if (!slot)
         return interp_oom(it, e, "binding", scalar_name(idx, sn, sizeof sn));
     rt_scalar saved = *slot;
+    it->loops++;
     for (int64_t i = start; i < stop; i++) {
         slot = scalar_slot(&it->scalars, idx);   /* the body may have grown the table */
         slot->v = i;
         slot->bound = 1;
-        if (exec_block(it, body, e))
+        if (exec_block(it, body, e)) {
+            it->loops--;
             return -1;
+        }
     }
+    it->loops--;
     *scalar_slot(&it->scalars, idx) = saved;
     return 0;
 }
@@ -818,6 +1294,12 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
     case HIR_OP_ALLOCATE:
         rc = exec_allocate(it, s, e);
         break;
+    case HIR_OP_HIR_ALLOCATE:
+        rc = exec_hir_allocate(it, s, e);
+        break;
+    case HIR_OP_CPERM: rc = exec_cperm(it, s, e); break;
+    case HIR_OP_DISPATCH: rc = exec_dispatch(it, s, e); break;
+    case HIR_OP_COMBINE: rc = exec_combine(it, s, e); break;
     case HIR_OP_GET_STREAM:
         if (s->u.stream.number < 0) {
             rc = interp_fail(it, e, "GetCurrentStream into an indexed stream is not supported");
@@ -1004,12 +1486,16 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
     hir_map_init(&it->result_cache);
     hir_map_init(&it->obj_streams);
     hir_map_init(&it->works);
+    hir_map_init(&it->rings);
+    hir_map_init(&it->swizzled);
+    hir_map_init(&it->held);
+    hir_map_init(&it->moe);
     int n = it->cfg.size > 0 ? it->cfg.size : 1;
     it->p2p_sent = calloc((size_t)n, sizeof *it->p2p_sent);
     it->p2p_recvd = calloc((size_t)n, sizeof *it->p2p_recvd);
-    if (!it->p2p_sent || !it->p2p_recvd) {
+    if (!it->p2p_sent || !it->p2p_recvd || scan_2026(it, &p->body, 0)) {
         hir_interp_destroy(it);
-        return hir_error_set(e, "out of host memory");
+        return hir_error_set(e, "out of memory (while making the interpreter's tables)");
     }
     it->cur = be->ops->stream_main(be);
     const char *names[64], *interned[64];
@@ -1053,6 +1539,13 @@ void hir_interp_p2p_counts(const hir_interp *it, const int64_t **sent, const int
     *recvd = it->p2p_recvd;
 }
 
+void hir_interp_set_on_stmt(hir_interp *it, void (*fn)(void *ctx, const hir_stmt *s, int after),
+                            void *ctx)
+{
+    it->cfg.on_stmt = fn;
+    it->cfg.on_stmt_ctx = fn ? ctx : NULL;
+}
+
 void hir_interp_destroy(hir_interp *it)
 {
     if (!it)
@@ -1066,7 +1559,18 @@ void hir_interp_destroy(hir_interp *it)
             it->be->ops->work_release(it->be, w);
         it->works.vals[i] = NULL;
     }
+    held_release_all(it);
+    for (size_t i = 0; i < it->rings.cap; i++)
+        if (it->rings.keys[i] != UINT64_MAX)
+            free(it->rings.vals[i]);
+    hir_map_fini(&it->rings);
+    hir_map_fini(&it->swizzled);
+    hir_map_fini(&it->held);
     unbind_all(it);
+    for (size_t i = 0; i < it->moe.cap; i++)
+        if (it->moe.keys[i] != UINT64_MAX && it->moe.vals[i])
+            moe_free(it, it->moe.vals[i]);
+    hir_map_fini(&it->moe);
     for (size_t i = 0; i < it->alloc_cache.cap; i++)
         if (it->alloc_cache.keys[i] != UINT64_MAX && it->alloc_cache.vals[i])
             interp_buf_unref(it, it->alloc_cache.vals[i]);
@@ -1122,7 +1626,7 @@ static int bind_inputs(hir_interp *it, const hir_view *inputs, hir_error *e)
         /* extents named by symbols take the global size (§2.2) */
         int d = 0;
         for (int k = 0; k < t->nloop; k++) {
-            const hir_iterdomain *id = t->logical[k];
+            const hir_iterdomain *id = interp_axes(it, t)[k];
             if (!axis_is_runtime(id))
                 continue;
             if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&
@@ -1142,6 +1646,7 @@ int hir_interp_run(hir_interp *it, const hir_view *inputs, hir_error *e)
     scalars_clear(&it->scalars);
     it->cur = it->be->ops->stream_main(it->be);
     it->in_group = 0;
+    it->loops = 0;
     if (bind_scalar(it, it->sc_rank, it->cfg.rank, e) ||
         bind_scalar(it, it->sc_nstreams, it->cfg.num_streams, e) ||
         bind_inputs(it, inputs, e))

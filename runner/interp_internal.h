@@ -49,7 +49,23 @@ struct hir_interp {
     int depth;
     uint64_t run_no;        /* runs started, for the result cache's per-run occurrence slots */
     hir_scalar *sc_rank, *sc_nstreams, *sc_stream_idx;   /* the named scalars bound by runs */
+    /* 2026 statements (hostir-2026.md §3) */
+    int form2026;           /* the program is in 2026 syntax: a constant root= is a team position */
+    hir_map rings;          /* CollectivePermute hir_stmt* -> rt_ring* (recognised ring steps) */
+    hir_map swizzled;       /* ShardByStream hir_stmt* -> rt_ring* of its loop (§3.10 rule 2) */
+    hir_map held;           /* expression number -> rt_held*: buffers a posted transfer uses */
+    hir_map moe;            /* Dispatch hir_stmt* -> rt_moe*: its unprinted outputs */
+    int loops;              /* FOR loops being executed (nesting) */
 };
+
+/* A CollectivePermute read as a step of a ring over loop variable x (hostir-2026.md §3.10):
+ * recv_peer = (x + t) % n, send_peer = (n + (t - x)) % n, evaluated with this rank's team
+ * position in place of the printed t. */
+typedef struct rt_ring {
+    const hir_scalar *x;
+    int64_t n;
+    int pos;                /* this rank's position in the team, -1 outside it */
+} rt_ring;
 
 /* interp.c */
 int  interp_fail(hir_interp *it, hir_error *e, const char *fmt, ...)
@@ -70,8 +86,16 @@ int  interp_bind_new(hir_interp *it, const hir_tensor *t, int ndim, const int64_
 /* runtime shape of t from its logical domain (reduction/stride axes dropped, DID axes 1) */
 int  interp_rt_shape(hir_interp *it, const hir_tensor *t, int *ndim, int64_t *shape,
                      hir_error *e);
-/* number of runtime dims before logical position pos (reduction/stride axes skipped) */
-int  interp_rt_pos(const hir_tensor *t, int pos);
+/* The order of a tensor's runtime axes: its logical domain (the loop domain sorted by
+ * IterDomain number, hostir-format.md 1.10), or in a 2026-syntax program the loop domain as
+ * printed: the 2026 FusionExecutorCache lowering allocates sharded tensors in loop order
+ * (stream, device, then the rest) and its loop domains are splits of the logical one, whose
+ * numbers do not follow the logical order (docs/runner.md). */
+const hir_iterdomain *const *interp_axes(const hir_interp *it, const hir_tensor *t);
+/* position of id in interp_axes(it, t), -1 when absent */
+int  interp_axis_pos(const hir_interp *it, const hir_tensor *t, const hir_iterdomain *id);
+/* number of runtime dims before position pos of interp_axes (reduction/stride axes skipped) */
+int  interp_rt_pos(const hir_interp *it, const hir_tensor *t, int pos);
 const char *interp_tname(const hir_tensor *t, char *buf, size_t n);
 
 /* interp_ops.c: tensor statements; each returns 0 or -1 with e set through interp_fail */

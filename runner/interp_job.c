@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "parser/log.h"
 #include "parser/parser.h"
 #include "runner/bench.h"
 #include "runner/boot.h"
@@ -31,6 +32,7 @@ void hir_run_options_init(hir_run_options *o)
     o->data = HIR_DATA_RANDOM;
     o->iters = 1;
     o->check_vectors = 2;
+    o->progress_after = 2.0;
     o->out = stdout;
     o->err = stderr;
 }
@@ -39,6 +41,7 @@ void hir_run_options_init(hir_run_options *o)
 typedef struct loaded {
     char *text;
     size_t len;
+    hir_log log;                     /* the programs of text, which may be a log */
     hir_source src;
     hir_program *p;
 } loaded;
@@ -48,6 +51,7 @@ static void loaded_free(loaded *l)
     hir_program_free(l->p);
     if (l->text)
         hir_source_fini(&l->src);
+    hir_log_fini(&l->log);
     free(l->text);
     memset(l, 0, sizeof *l);
 }
@@ -61,6 +65,113 @@ static hir_run_status refuse(hir_error *e, int rank, const char *fmt, const char
     return HIR_RUN_REFUSED;
 }
 
+/* The progress line of runs that are not benchmarks (--progress): rank 0 only, from the
+ * statement hook, so a single long run shows it too. */
+typedef struct progress_line {
+    FILE *f;
+    int ranks, iter, iters;
+    double t0, last, after;
+    bool shown;
+} progress_line;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void progress_show(progress_line *pl)
+{
+    double now = mono_s();
+    if (now - pl->t0 < pl->after || now - pl->last < 0.25)
+        return;
+    pl->last = now;
+    pl->shown = true;
+    fprintf(pl->f, "\r\033[Khir-run: %d rank%s, iteration %d/%d, %.1f s", pl->ranks,
+            pl->ranks == 1 ? "" : "s", pl->iter + 1, pl->iters, now - pl->t0);
+    fflush(pl->f);
+}
+
+static void progress_on_stmt(void *ctx, const hir_stmt *s, int after)
+{
+    (void)s;
+    if (!after)
+        progress_show(ctx);
+}
+
+static void progress_end(progress_line *pl)
+{
+    if (pl->shown) {
+        fputs("\r\033[K", pl->f);   /* the line goes; what follows starts clean */
+        fflush(pl->f);
+    }
+}
+
+/* --verbose: each rank writes its statement trace into memory; at the end of a job that every
+ * rank finished alike, rank 0 prints all of them, rank by rank in rank order, so the lines of
+ * one rank stay together (docs/runner.md). A rank that failed, or a job that cannot gather,
+ * prints its own lines at once (each line names its rank), so nothing is lost. */
+typedef struct verbose_log {
+    FILE *f;                     /* memory stream, NULL when off */
+    char *buf;
+    size_t len;
+} verbose_log;
+
+static int verbose_pull(hir_boot *b, int peer, int rank, const char *mine, size_t len, FILE *out,
+                        hir_error *e)
+{
+    enum { TAG = 7401, CHUNK = 1 << 16 };
+    static const char zeros[CHUNK];
+    uint64_t n = rank == 0 ? 0 : len, theirs = 0;
+    if (hir_boot_exchange(b, peer, TAG, &n, &theirs, sizeof n, e) < 0)
+        return -1;
+    uint64_t total = rank == 0 ? theirs : len;
+    char *chunk = malloc(CHUNK);
+    if (!chunk)
+        return hir_error_set(e, "--verbose: out of memory");
+    int rc = 0;
+    for (uint64_t off = 0; off < total && rc == 0; off += CHUNK) {
+        size_t k = total - off < CHUNK ? (size_t)(total - off) : CHUNK;
+        rc = hir_boot_exchange(b, peer, TAG + 1, rank == 0 ? zeros : mine + off, chunk, k, e);
+        if (rc == 0 && rank == 0)
+            fwrite(chunk, 1, k, out);
+    }
+    free(chunk);
+    return rc;
+}
+
+static void verbose_finish(verbose_log *v, hir_run_status st, hir_boot *boot, FILE *out)
+{
+    if (!v->f)
+        return;
+    bool lost = fclose(v->f) != 0;
+    v->f = NULL;
+    int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
+    if (size > 1 && (st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED)) {
+        hir_error e = {{0}, -1};
+        int rc = 0;
+        if (rank == 0) {
+            fwrite(v->buf, 1, v->len, out);
+            for (int p = 1; p < size && rc == 0; p++)
+                rc = verbose_pull(boot, p, 0, NULL, 0, out, &e);
+        } else {
+            rc = verbose_pull(boot, 0, rank, v->buf, v->len, out, &e);
+        }
+        if (rc < 0)
+            fprintf(out, "hir-run: rank %d: --verbose: the trace could not be gathered (%s)\n",
+                    rank, e.msg);
+    } else {
+        fwrite(v->buf, 1, v->len, out);
+    }
+    if (lost)
+        fprintf(out, "hir-run: rank %d: --verbose: out of memory, the trace is cut short\n",
+                rank);
+    fflush(out);
+    free(v->buf);
+    v->buf = NULL;
+}
+
 /* Visitor: stops at the first Communication or P2PCommunication with backend=NCCL. */
 static bool find_nccl(hir_stmt *s, int depth, void *ctx)
 {
@@ -71,8 +182,9 @@ static bool find_nccl(hir_stmt *s, int depth, void *ctx)
 }
 
 /* Read, compare across ranks, parse, verify and check the meshes. Uniform outcomes only. */
-static hir_run_status load_program(const char *path, const char *role, hir_boot *boot,
-                                   FILE *err, const hir_run_options *o, loaded *l, hir_error *e)
+static hir_run_status load_program(const char *path, const char *role, int container,
+                                   hir_boot *boot, FILE *err, const hir_run_options *o,
+                                   loaded *l, hir_error *e)
 {
     int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
     char msg[512];
@@ -94,7 +206,26 @@ static hir_run_status load_program(const char *path, const char *role, hir_boot 
     }
     if (rd)
         return refuse(e, rank, "%s%s", msg, "");
-    hir_source_init(&l->src, path, l->text, l->len);
+    /* a log: the one program in it, or the --container'th */
+    if (hir_log_find(l->text, l->len, &l->log))
+        return refuse(e, rank, "out of memory (while reading %s)%s", path, "");
+    int n = l->log.n;
+    if (container > n || (!container && n > 1)) {
+        if (!container)
+            snprintf(msg, sizeof msg, "%.300s holds %d %%HostIrContainer programs: choose one with "
+                     "--container=N", path, n);
+        else if (n)
+            snprintf(msg, sizeof msg, "--container=%d, but %.300s holds %d %%HostIrContainer "
+                     "program%s", container, path, n, n == 1 ? "" : "s");
+        else
+            snprintf(msg, sizeof msg, "--container=%d, but %.300s holds no %%HostIrContainer "
+                     "program", container, path);
+        return refuse(e, rank, "%s%s", msg, "");
+    }
+    if (n)
+        hir_log_source(&l->log, container ? container - 1 : 0, path, l->text, l->len, &l->src);
+    else
+        hir_source_init(&l->src, path, l->text, l->len);
     hir_diag d;
     hir_diag_init(&d, rank == 0 ? err : NULL);
     d.color = o->color;
@@ -190,7 +321,7 @@ static int bind_dir_extents(hir_interp *it, hir_program *p, const hir_run_option
         }
         int d = 0;
         for (int k = 0; k < t->nloop && d < h.ndim; k++) {
-            const hir_iterdomain *id = t->logical[k];
+            const hir_iterdomain *id = hir_interp_axes(it, t)[k];
             if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
                 continue;
             if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&
@@ -845,11 +976,12 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     loaded main, ref;
     memset(&main, 0, sizeof main);
     memset(&ref, 0, sizeof ref);
+    verbose_log vlog = {0};
     hir_run_status st;
-    if ((st = load_program(o->program, "program", boot, o->err, o, &main, e)))
+    if ((st = load_program(o->program, "program", o->container, boot, o->err, o, &main, e)))
         goto done;
     if (o->check && o->check_ref &&
-        (st = load_program(o->check_ref, "reference", boot, o->err, o, &ref, e)))
+        (st = load_program(o->check_ref, "reference", 0, boot, o->err, o, &ref, e)))
         goto done;
     const char *dev = o->device;
     if (!dev)
@@ -904,7 +1036,10 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     cfg.num_streams = o->num_streams;
     cfg.binds = o->binds;
     cfg.nbinds = o->nbinds;
-    cfg.trace = o->verbose ? o->err : NULL;
+    if (o->verbose) {
+        vlog.f = size > 1 ? open_memstream(&vlog.buf, &vlog.len) : NULL;
+        cfg.trace = vlog.f ? vlog.f : o->err;   /* one rank: straight to stderr */
+    }
     hir_stmt *nccl = NULL;
     if (!is_cpu && !hir_cuda_has_nccl() && !hir_block_walk(&main.p->body, 0, find_nccl, &nccl)) {
         /* the CUDA backend of this build has no NCCL: say so before anything runs */
@@ -975,10 +1110,21 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
             goto free_all;
     } else {
         /* results are reused run to run (interp.c): each run starts on an idle device */
-        for (int i = 0; i < o->iters; i++)
-            if ((i && be->ops->synchronize(be, e)) || (prep && prep(&vi, i, e)) ||
-                hir_interp_run(it, in.views, e))
-                goto free_all;
+        progress_line pl = {o->err, size, 0, o->iters, mono_s(), 0, o->progress_after, false};
+        bool hooked = o->progress && rank == 0 && !cfg.on_stmt;
+        if (hooked)   /* bench.c hooks the statements the same way for --bench */
+            hir_interp_set_on_stmt(it, progress_on_stmt, &pl);
+        int failed = 0;
+        for (int i = 0; i < o->iters && !failed; i++) {
+            pl.iter = i;
+            failed = (i && be->ops->synchronize(be, e)) || (prep && prep(&vi, i, e)) ||
+                     hir_interp_run(it, in.views, e);
+        }
+        progress_end(&pl);
+        if (hooked)
+            hir_interp_set_on_stmt(it, NULL, NULL);
+        if (failed)
+            goto free_all;
     }
     if (be->ops->synchronize(be, e) || fetch_outputs(it, main.p, be, rank, &out, e))
         goto free_all;
@@ -1035,6 +1181,7 @@ prefix:
         e->peer = peer;
     }
 done:
+    verbose_finish(&vlog, st, boot, o->err);
     loaded_free(&main);
     loaded_free(&ref);
     return st;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dialect/intops.h"
 #include "runner/interp_internal.h"
 
 /* ---------------------------------------------------------------- view helpers */
@@ -138,16 +139,23 @@ int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_error *e)
     hir_view v;
     if (interp_get(it, in, &v, e))
         return -1;
-    int pos = hir_tensor_logical_pos(in, s->u.sel.axis);
+    int pos = interp_axis_pos(it, in, s->u.sel.axis);
     if (pos < 0)
         return interp_fail(it, e, "axis %" PRId64 " is not an axis of %s",
                            s->u.sel.axis->number, interp_tname(in, tn, sizeof tn));
-    int a = interp_rt_pos(in, pos);
+    /* a reduction axis has no runtime dimension: the output is the input unchanged
+     * (hostir-2026.md §3.14, the MDE reduce-scatter's selection of the reduced buffer) */
+    if (s->u.sel.axis->itype == HIR_IT_REDUCTION)
+        return interp_bind(it, s->out, &v, buf_of(it, in), e);
+    int a = interp_rt_pos(it, in, pos);
     if (a >= v.ndim)
         return interp_fail(it, e, "axis position %d outside the %d dimensions of %s", a, v.ndim,
                            interp_tname(in, tn, sizeof tn));
     int64_t idx = 0;
-    if (s->u.sel.axis->itype != HIR_IT_BROADCAST && interp_eval(it, s->u.sel.index, &idx, e))
+    /* a broadcast axis, or an axis of local size 1 (a device axis on this rank), selects
+     * index 0 whatever `index =` says (hostir-2026.md §3.14) */
+    if (s->u.sel.axis->itype != HIR_IT_BROADCAST && v.shape[a] != 1 &&
+        interp_eval(it, s->u.sel.index, &idx, e))
         return -1;
     if (idx < 0 || idx >= v.shape[a])
         return interp_fail(it, e, "index %" PRId64 " outside [0, %" PRId64 ") of axis %d of %s",
@@ -166,19 +174,25 @@ int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
     const hir_tensor *o = s->out;
     int pos = -1;
     for (int i = 0; i < o->nloop; i++)
-        if (hir_ptype_is_stream(o->logical[i]->ptype))
+        if (hir_ptype_is_stream(interp_axes(it, o)[i]->ptype))
             pos = i;
     if (pos < 0)
         return interp_fail(it, e, "the output has no stream-parallel axis");
-    int a = interp_rt_pos(o, pos);
+    int a = interp_rt_pos(it, o, pos);
     if (a >= v.ndim)
         return interp_fail(it, e, "stream axis %d outside the input's %d dimensions", a, v.ndim);
     int64_t k, x;
-    const hir_iterdomain *sid = o->logical[pos];
+    const hir_iterdomain *sid = interp_axes(it, o)[pos];
     if (interp_eval(it, sid->extent, &k, e) || interp_eval(it, s->u.stream_index, &x, e))
         return -1;
     if (k <= 0)
         return interp_fail(it, e, "stream axis extent %" PRId64 " is not positive", k);
+    /* in the loop of a CollectivePermute ring the stream axis is swizzled: chunk
+     * (x + t) % n on the rank at team position t (hostir-2026.md §3.10, rule 2) */
+    rt_ring *ring = hir_map_get(&it->swizzled, (uintptr_t)s);
+    if (ring && ring->pos >= 0 && x >= 0 &&
+        (hir_iop_add(x, ring->pos, &x) || hir_iop_mod(x, ring->n, &x)))
+        return interp_fail(it, e, "integer overflow in the swizzled stream index");
     int64_t n = v.shape[a], cs = (n + k - 1) / k;
     if (x < 0 || x >= k)
         return interp_fail(it, e, "stream index %" PRId64 " outside [0, %" PRId64 ")", x, k);
@@ -401,10 +415,10 @@ int ops_set(hir_interp *it, const hir_stmt *s, hir_error *e)
     /* resharding: compare device parallelization position-wise over runtime axes */
     int ki = 0, ko = 0, gather = -1, scatter = -1;
     while (ki < tin->nloop && ko < tout->nloop) {
-        const hir_iterdomain *a = tin->logical[ki], *b = tout->logical[ko];
+        const hir_iterdomain *a = interp_axes(it, tin)[ki], *b = interp_axes(it, tout)[ko];
         if (a->itype == HIR_IT_REDUCTION || a->itype == HIR_IT_STRIDE) { ki++; continue; }
         if (b->itype == HIR_IT_REDUCTION || b->itype == HIR_IT_STRIDE) { ko++; continue; }
-        int pos = interp_rt_pos(tin, ki);
+        int pos = interp_rt_pos(it, tin, ki);
         bool da = hir_ptype_is_device(a->ptype), db = hir_ptype_is_device(b->ptype);
         if (da && !db)
             gather = gather < 0 ? pos : -2;
@@ -979,7 +993,7 @@ int ops_reduction(hir_interp *it, const hir_stmt *s, hir_error *e)
     uint32_t mask = 0;
     int k = 0;
     for (int i = 0; i < tout->nloop; i++) {
-        const hir_iterdomain *id = tout->logical[i];
+        const hir_iterdomain *id = interp_axes(it, tout)[i];
         if (id->itype == HIR_IT_STRIDE)
             continue;
         if (id->itype == HIR_IT_REDUCTION)

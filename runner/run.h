@@ -42,6 +42,10 @@ typedef struct hir_interp_config {
 int  hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *cfg,
                        hir_interp **out, hir_error *e);
 void hir_interp_destroy(hir_interp *it);
+/* Replace the statement hook (hir_interp_config.on_stmt) for the runs that follow; NULL
+ * removes it. */
+void hir_interp_set_on_stmt(hir_interp *it, void (*fn)(void *ctx, const hir_stmt *s, int after),
+                            void *ctx);
 
 /* Where a tensor lives on this rank: runtime shape (reduction and stride axes dropped, DID
  * axes of size 1), the global shape (DID axes at their mesh extent) and the local block's
@@ -53,6 +57,9 @@ typedef struct hir_shard {
     int on_rank;
 } hir_shard;
 int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_error *e);
+/* The order of t's runtime axes (t->nloop entries, reduction and stride axes included): its
+ * logical domain, or in a 2026-syntax program its loop domain as printed (docs/runner.md). */
+const hir_iterdomain *const *hir_interp_axes(const hir_interp *it, const hir_tensor *t);
 
 /* Bind a free scalar (e.g. an input extent) for every later run. */
 int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e);
@@ -75,7 +82,9 @@ int hir_interp_output(hir_interp *it, int i, hir_view *v, hir_error *e);
 typedef enum hir_inputs_kind { HIR_INPUTS_GENERATED, HIR_INPUTS_DIR } hir_inputs_kind;
 
 typedef struct hir_run_options {
-    const char *program;             /* path of the program */
+    const char *program;             /* path of the program (or of a log holding it) */
+    int container;                   /* --container=N: the N-th program of the log (1-based);
+                                      * 0: the input must hold exactly one */
     const char *device;              /* "cpu", "cuda", or NULL for the default */
     int num_streams;                 /* default 4 */
     double timeout;                  /* seconds, default 300 */
@@ -95,6 +104,11 @@ typedef struct hir_run_options {
     int iters;                       /* >= 1 */
     hir_p2p_protocol p2p_protocol;
     int verbose;
+    /* a progress line on rank 0's stderr (ranks, iteration, elapsed), shown once a run has
+     * taken 2 s and refreshed 4 times a second: 1 on, 0 off (hir-run --progress decides: by
+     * default on when stderr is a terminal) */
+    int progress;
+    double progress_after;           /* seconds before the line appears (default 2) */
     const hir_run_binding *binds;
     int nbinds;
     const char *const *kernels;      /* "GROUP=FILE" for LaunchKernel (CUDA device) */

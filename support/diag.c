@@ -70,13 +70,29 @@ static size_t line_start(hir_source *s, size_t l)
     return i;
 }
 
+/* where line l (1-based) came from in a log, or NULL */
+static const hir_line_prefix *origin_of(const hir_source *s, size_t l)
+{
+    if (!s->prefixes || l < 1 || l > s->nprefixes)
+        return NULL;
+    return &s->prefixes[l - 1];
+}
+
+/* what a log put before line l, or NULL */
+static const hir_line_prefix *prefix_of(const hir_source *s, size_t l)
+{
+    const hir_line_prefix *o = origin_of(s, l);
+    return o && o->text ? o : NULL;
+}
+
 void hir_source_linecol(hir_source *s, size_t off, int *line, int *col)
 {
     if (off > s->len)
         off = s->len;
     size_t l = line_of(s, off);
-    *line = (int)l + s->line_base;
-    *col = (int)(off - line_start(s, l)) + 1;
+    const hir_line_prefix *o = origin_of(s, l);
+    *line = o && o->line > 0 ? o->line : (int)l + s->line_base;
+    *col = (int)(off - line_start(s, l)) + 1 + (o && o->text ? (int)o->len : 0);
 }
 
 void hir_diag_init(hir_diag *d, FILE *out)
@@ -133,11 +149,19 @@ static void print_snippet(FILE *f, hir_source *s, size_t begin, size_t end, bool
         from = begin > ls + window / 2 ? begin - window / 2 : ls;
         to = from + window < le ? from + window : le;
     }
+    /* the log's text before the line, when the line is shown from its start */
+    const hir_line_prefix *pf = from == ls ? prefix_of(s, l) : NULL;
+    for (uint32_t i = 0; pf && i < pf->len; i++) {
+        unsigned char c = (unsigned char)pf->text[i];
+        fputc(c == '\t' || (c >= 32 && c < 127) ? c : '?', f);
+    }
     for (size_t i = from; i < to; i++) {
         unsigned char c = (unsigned char)s->text[i];
         fputc(c == '\t' || (c >= 32 && c < 127) ? c : '?', f);
     }
     fputc('\n', f);
+    for (uint32_t i = 0; pf && i < pf->len; i++)
+        fputc(pf->text[i] == '\t' ? '\t' : ' ', f);
     for (size_t i = from; i < begin && i < to; i++)
         fputc(s->text[i] == '\t' ? '\t' : ' ', f);
     if (color)

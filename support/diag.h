@@ -11,6 +11,14 @@
 
 /* ------------------------------------------------------------------ diag.c */
 
+/* Text a log put before a line of a program (a timestamp, "[rank 0] "): the program read from
+ * the log lacks it, and diagnostics put it back, so line:col and the caret are the log's. */
+typedef struct hir_line_prefix {
+    const char *text;            /* NULL: nothing removed from this line */
+    uint32_t len;
+    int line;                    /* the line's number in the log (1-based), 0: line_base + its own */
+} hir_line_prefix;
+
 /* A source buffer; locations are byte offsets into it, turned into line:col when printed. */
 typedef struct hir_source {
     const char *name;            /* file name as given ("-" for stdin, "<generated>") */
@@ -18,7 +26,10 @@ typedef struct hir_source {
     size_t len;
     size_t *line_starts;         /* computed lazily */
     size_t nlines;
-    int line_base;               /* lines before this text in its file (--split-input-file) */
+    int line_base;               /* lines before this text in its file (--split-input-file, a
+                                  * program found in a log) */
+    const hir_line_prefix *prefixes;   /* per line of text (0-based), or NULL (parser/log.h) */
+    size_t nprefixes;
 } hir_source;
 
 typedef struct hir_loc {

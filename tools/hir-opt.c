@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dialect/hir.h"
+#include "parser/log.h"
 #include "parser/parser.h"
 #include "passes/passes.h"
 #include "tools/common.h"
@@ -26,6 +27,8 @@ typedef struct options {
     const char *bound[64];       /* --bind NAME=V names (the value matters to hir-run only) */
     char bound_names[64][128];
     int nbound;
+    int print_form;              /* --print-form=2025|2026: HIR_FORM_*, or -1 */
+    long container;              /* --container=N (1-based), 0: every program of the input */
 } options;
 
 static void usage(FILE *f)
@@ -38,7 +41,9 @@ static void usage(FILE *f)
           "options:\n"
           "  -o FILE                   write the output to FILE (default: stdout)\n"
           "  --PASS[=VALUE]            run pass PASS (see --list-passes); VALUE sets its main option\n"
-          "  --pass-pipeline=TEXT      run passes given as text, e.g. 'stream-parallel,backend{kind=cuda}'\n"
+          "  --pass-pipeline=TEXT      run passes given as text: 'stream-parallel{backend=cuda protocol=put},\n"
+          "                            canonicalize', or the short form 'stream-parallel,backend=cuda' (a\n"
+          "                            key=value item sets an option of the pass before it)\n"
           "  --list-passes             list every pass with its options\n"
           "  --no-verify-each          do not run the verifier after every pass\n"
           "  --print-ir-before=PASS    print the program before PASS ('*' for all)\n"
@@ -54,11 +59,17 @@ static void usage(FILE *f)
           "  --bind NAME=V             treat the free scalar NAME (a symbolic extent such as i0)\n"
           "                            as bound, as hir-run --bind does; without it a symbolic\n"
           "                            extent stays symbolic (a warning, not an error)\n"
+          "  --print-form=2025|2026    print every statement in that generation of nvFuser's printer;\n"
+          "                            a statement the generation cannot express is an error\n"
+          "  --container=N             the input is a log: read only its N-th %HostIrContainer\n"
+          "                            (1-based; default: every one, printed one after another)\n"
           "  --help, --version\n",
           f);
 }
 
 static void list_passes(FILE *f) { hir_pass_list(f); }
+
+static void warn_pipeline(const char *msg, void *ctx) { fprintf(ctx, "hir-opt: warning: %s\n", msg); }
 
 /* One input (or one split part): parse, verify, run the pipeline, print into `out`. */
 static int process(hir_source *src, options *o, const hir_pipeline *pl, FILE *out,
@@ -76,6 +87,8 @@ static int process(hir_source *src, options *o, const hir_pipeline *pl, FILE *ou
     o->times.verify += hir_opt_now() - t;
     if (!rc && pl->n && (rc = hir_pipeline_run(p, pl, &o->popts, d)) == HIR_ENOMEM)
         doing = "running the passes on";
+    if (!rc && o->print_form >= 0 && hir_program_convert_form(p, (hir_form)o->print_form, d))
+        rc = -1;
     t = hir_opt_now();
     if (!rc)
         hir_program_print(p, out);
@@ -87,6 +100,31 @@ static int process(hir_source *src, options *o, const hir_pipeline *pl, FILE *ou
         return rc;
     }
     return rc ? -1 : 0;
+}
+
+/* One program (a split part, one program of a log, or the whole input): diagnostics, processing,
+ * --verify-diagnostics. Returns 1 when it failed. */
+static int one_part(options *o, const hir_pipeline *pl, hir_source *src, FILE *out, bool *first)
+{
+    hir_diag d;
+    hir_diag_init(&d, stderr);
+    d.keep = o->verify_diagnostics;
+    d.color = hir_tool_use_color(o->color, stderr);
+    if (!*first && o->split)
+        fputs("// -----\n", out);
+    *first = false;
+    int failed = 0;
+    int rc = process(src, o, pl, out, &d);
+    if (o->verify_diagnostics) {
+        if (hir_diag_verify(&d, src, stderr))
+            failed = 1;
+    } else {
+        hir_diag_flush(&d);
+        if (rc || d.errors)
+            failed = 1;
+    }
+    hir_diag_fini(&d);
+    return failed;
 }
 
 static bool is_split_line(const char *s, size_t n)
@@ -105,6 +143,7 @@ static bool is_split_line(const char *s, size_t n)
 int main(int argc, char **argv)
 {
     options o = {0};
+    o.print_form = -1;
     o.popts.verify_each = 1;
     o.popts.dump = stderr;
     o.popts.stats = &o.stats;
@@ -143,6 +182,25 @@ int main(int argc, char **argv)
             o.nbound++;
             o.popts.bound = o.bound;
             o.popts.nbound = o.nbound;
+        } else if (!strncmp(a, "--print-form=", 13) || !strcmp(a, "--print-form")) {
+            const char *x = a[12] == '=' ? a + 13 : (i + 1 < argc ? argv[++i] : "");
+            if (!strcmp(x, "2025")) {
+                o.print_form = HIR_FORM_2025;
+            } else if (!strcmp(x, "2026")) {
+                o.print_form = HIR_FORM_2026;
+            } else {
+                fprintf(stderr, "hir-opt: error: --print-form takes 2025 or 2026, not '%s'\n", x);
+                goto fail;
+            }
+        } else if (!strncmp(a, "--container=", 12) || !strcmp(a, "--container")) {
+            const char *x = a[11] == '=' ? a + 12 : (i + 1 < argc ? argv[++i] : "");
+            char *end = NULL;
+            long v = *x >= '0' && *x <= '9' ? strtol(x, &end, 10) : 0;
+            if (v < 1 || !end || *end || v > 1000000000L) {
+                fprintf(stderr, "hir-opt: error: --container takes a program number from 1, not '%s'\n", x);
+                goto fail;
+            }
+            o.container = v;
         } else if (!strcmp(a, "--verify-diagnostics")) {
             o.verify_diagnostics = true;
         } else if (!strcmp(a, "--split-input-file")) {
@@ -218,6 +276,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "hir-opt: error: no input file (use '-' for stdin; see --help)\n");
         goto fail;
     }
+    if (hir_pipeline_check(&pl, err, sizeof err)) {
+        fprintf(stderr, "hir-opt: error: %s\n", err);
+        goto fail;
+    }
+    hir_pipeline_lint(&pl, warn_pipeline, stderr);
+    if (o.container && o.split) {
+        fprintf(stderr, "hir-opt: error: --container and --split-input-file do not go together\n");
+        goto fail;
+    }
 
     char *text;
     size_t len;
@@ -237,61 +304,87 @@ int main(int argc, char **argv)
     }
 
     int failures = 0;
-    /* Split into parts at "// -----" lines (one part when not splitting). Each part keeps its
-     * line numbers in the whole file through line_base. */
-    size_t start = 0, ls = 0;
-    int line = 1, part_line = 0;
     bool first = true;
-    for (size_t i = 0; i <= len; i++) {
-        if (!o.split)
-            i = len;   /* one part: no need to look for separators */
-        if (i < len && text[i] != '\n')
-            continue;
-        bool sep = o.split && is_split_line(text + ls, i - ls);
-        if (sep || i == len) {
-            size_t end = sep ? ls : len;
-            /* the whole file already ends with the two NULs the scanner needs: no copy */
-            char *chunk = o.split ? malloc(end - start + 2) : text;
-            if (!chunk) {
-                fprintf(stderr, "hir-opt: error: out of memory (while splitting %s)\n", name);
-                fclose(out);
-                free(outbuf);
-                free(text);
-                hir_pipeline_fini(&pl);
-                return 1;
-            }
-            if (o.split) {
-                memcpy(chunk, text + start, end - start);
-                chunk[end - start] = chunk[end - start + 1] = 0;
-            }
-            hir_source src;
-            hir_source_init(&src, name, chunk, end - start);
-            src.line_base = part_line;
-            hir_diag d;
-            hir_diag_init(&d, stderr);
-            d.keep = o.verify_diagnostics;
-            d.color = hir_tool_use_color(o.color, stderr);
-            if (!first)
-                fputs("// -----\n", out);
-            first = false;
-            int rc = process(&src, &o, &pl, out, &d);
-            if (o.verify_diagnostics) {
-                if (hir_diag_verify(&d, &src, stderr))
-                    failures++;
-            } else {
-                hir_diag_flush(&d);
-                if (rc || d.errors)
-                    failures++;
-            }
-            hir_diag_fini(&d);
-            hir_source_fini(&src);
-            if (o.split)
-                free(chunk);
-            start = i + 1;
-            part_line = line;
+    if (!o.split) {
+        /* The input may be a log: every %HostIrContainer in it, or the --container'th */
+        hir_log log;
+        if (hir_log_find(text, len, &log)) {
+            fprintf(stderr, "hir-opt: error: out of memory (while reading %s)\n", name);
+            fclose(out);
+            free(outbuf);
+            free(text);
+            hir_pipeline_fini(&pl);
+            return 1;
         }
-        ls = i + 1;
-        line++;
+        if (o.container > log.n) {
+            if (log.n)
+                fprintf(stderr, "hir-opt: error: --container=%ld, but %s holds %d %%HostIrContainer program%s\n",
+                        o.container, name, log.n, log.n == 1 ? "" : "s");
+            else
+                fprintf(stderr, "hir-opt: error: --container=%ld, but %s holds no %%HostIrContainer program\n",
+                        o.container, name);
+            hir_log_fini(&log);
+            fclose(out);
+            free(outbuf);
+            free(text);
+            hir_pipeline_fini(&pl);
+            return 1;
+        }
+        int from = o.container ? (int)o.container - 1 : 0;
+        int to = o.container ? (int)o.container : log.n;
+        if (!log.n) {         /* no header at all: the parser says what is wrong */
+            hir_source src;
+            hir_source_init(&src, name, text, len);
+            failures += one_part(&o, &pl, &src, out, &first);
+            hir_source_fini(&src);
+        }
+        for (int k = from; k < to; k++) {
+            hir_source src;
+            hir_log_source(&log, k, name, text, len, &src);
+            failures += one_part(&o, &pl, &src, out, &first);
+            hir_source_fini(&src);
+        }
+        hir_log_fini(&log);
+    } else {
+        /* Split into parts at "// -----" lines (one part when not splitting). Each part keeps its
+         * line numbers in the whole file through line_base. */
+        size_t start = 0, ls = 0;
+        int line = 1, part_line = 0;
+        for (size_t i = 0; i <= len; i++) {
+            if (!o.split)
+                i = len;   /* one part: no need to look for separators */
+            if (i < len && text[i] != '\n')
+                continue;
+            bool sep = o.split && is_split_line(text + ls, i - ls);
+            if (sep || i == len) {
+                size_t end = sep ? ls : len;
+                /* the whole file already ends with the two NULs the scanner needs: no copy */
+                char *chunk = o.split ? malloc(end - start + 2) : text;
+                if (!chunk) {
+                    fprintf(stderr, "hir-opt: error: out of memory (while splitting %s)\n", name);
+                    fclose(out);
+                    free(outbuf);
+                    free(text);
+                    hir_pipeline_fini(&pl);
+                    return 1;
+                }
+                if (o.split) {
+                    memcpy(chunk, text + start, end - start);
+                    chunk[end - start] = chunk[end - start + 1] = 0;
+                }
+                hir_source src;
+                hir_source_init(&src, name, chunk, end - start);
+                src.line_base = part_line;
+                failures += one_part(&o, &pl, &src, out, &first);
+                hir_source_fini(&src);
+                if (o.split)
+                    free(chunk);
+                start = i + 1;
+                part_line = line;
+            }
+            ls = i + 1;
+            line++;
+        }
     }
     bool lost = fclose(out) != 0;   /* the output stream could not grow */
     free(text);

@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "dialect/hir.h"
 #include "runner/boot.h"
@@ -22,11 +25,17 @@ static const char usage[] =
     "  -np N                  start N ranks through the system mpirun\n"
     "  --device=cpu|cuda      backend (default: cuda when a GPU is visible, else cpu)\n"
     "  --streams=N            value of numberOfStreams (default 4)\n"
+    "  --topology             print each rank's node, local rank, host and GPU, and exit\n"
+    "                         (no PROGRAM needed)\n"
+    "  --simulate-nodes=N     count N blocks of consecutive ranks as N nodes (testing on one\n"
+    "                         node; N must divide the number of ranks)\n"
     "  --timeout=SEC          longest wait on a peer before the job fails (default 300)\n"
     "  --inputs=KIND|DIR      random (default), zeros, ones, arange, or a directory of .npy\n"
     "                         files T0.npy (global) or T0.rank<r>.npy (this rank's shard)\n"
     "  --seed=S               seed of --inputs=random (default 0)\n"
     "  --bind NAME=V          value of a free scalar (symbolic extent, scalar input)\n"
+    "  --container=N          PROGRAM is a log: run its N-th %HostIrContainer (1-based);\n"
+    "                         without it the log must hold exactly one\n"
     "  --save-outputs=DIR     write each output as DIR/T<n>.rank<r>.npy\n"
     "  --raw-bf16             save bf16 as raw uint16 bits instead of float32\n"
     "  --check[=REF.hir]      rerun REF (default: the program) on the CPU backend with the\n"
@@ -48,14 +57,53 @@ static const char usage[] =
     "                         and host time per statement (docs/benchmarks.md)\n"
     "  --warmup=N             untimed runs before the timed ones (default 5)\n"
     "  --bench-json=FILE      also write the --bench results as JSON (implies --bench)\n"
+    "  --bench-plot=FILE.png|FILE.svg  also draw them (bench/plot_bench.py, matplotlib;\n"
+    "                         implies --bench)\n"
     "  --graph                with --bench: capture one run in a CUDA graph and time its\n"
     "                         replays (falls back to eager runs, saying why)\n"
     "  --trace=FILE.json      Chrome/Perfetto trace of the last run: one track per (rank,\n"
     "                         stream); open in ui.perfetto.dev or chrome://tracing\n"
-    "  --verbose              trace every statement to stderr\n"
+    "  --verbose              trace every statement to stderr: each rank's lines together,\n"
+    "                         in rank order, at the end of the run\n"
+    "  --progress=auto|always|never  a progress line on stderr (ranks, iteration, elapsed)\n"
+    "                         once a run has taken 2 s (auto: when stderr is a terminal)\n"
+    "  --progress-after=SEC   show it after SEC seconds instead of 2\n"
     "  --color=auto|always|never  colour diagnostics (auto: stderr is a terminal, TERM is\n"
     "                         not 'dumb' and NO_COLOR is unset)\n"
     "  --version, --help\n";
+
+#ifndef HIR_BENCH_PLOT_SCRIPT
+#define HIR_BENCH_PLOT_SCRIPT "bench/plot_bench.py"
+#endif
+
+/* --bench-plot: python3 bench/plot_bench.py JSON -o FILE (rank 0, after the run). 0, or -1
+ * after saying why on stderr. */
+static int draw_plot(const char *json, const char *plot)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "hir-run: --bench-plot: fork: %s\n", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        execlp("python3", "python3", HIR_BENCH_PLOT_SCRIPT, json, "-o", plot, (char *)NULL);
+        fprintf(stderr, "hir-run: --bench-plot: cannot run python3: %s\n", strerror(errno));
+        _exit(127);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "hir-run: --bench-plot: %s could not draw %s (see above)\n",
+                HIR_BENCH_PLOT_SCRIPT, plot);
+        return -1;
+    }
+    printf("bench: plot %s\n", plot);
+    return 0;
+}
 
 static int bad(const char *what, const char *arg)
 {
@@ -92,7 +140,10 @@ int main(int argc, char **argv)
     const char *kernels[64];
     long long np = 0, v;
     char why[128];
-    int bench = 0, iters_given = 0, warmup_given = 0;
+    int bench = 0, iters_given = 0, warmup_given = 0, topology = 0, progress = -1;
+    long long sim_nodes = 0;
+    const char *bench_plot = NULL;
+    char plot_json[64] = "";   /* --bench-plot without --bench-json: a temporary file */
     hir_color_mode color = HIR_COLOR_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *x;
@@ -107,6 +158,11 @@ int main(int argc, char **argv)
             const char *s = strchr(a, '=') ? strchr(a, '=') + 1 : i + 1 < argc ? argv[++i] : "";
             if (hir_opt_int(s, 1, 1 << 20, &np, why, sizeof why))
                 return bad_num("-np", s, why);
+        } else if (!strcmp(a, "--topology")) {
+            topology = 1;
+        } else if ((x = value_of(argc, argv, &i, "--simulate-nodes"))) {
+            if (hir_opt_int(x, 1, 1 << 20, &sim_nodes, why, sizeof why))
+                return bad_num("--simulate-nodes", x, why);
         } else if ((x = value_of(argc, argv, &i, "--device"))) {
             o.device = x;
         } else if ((x = value_of(argc, argv, &i, "--streams"))) {
@@ -135,6 +191,10 @@ int main(int argc, char **argv)
             snprintf(bind_names[o.nbinds], sizeof bind_names[0], "%.*s", (int)(eq - x), x);
             binds[o.nbinds].name = bind_names[o.nbinds];
             binds[o.nbinds++].value = v;
+        } else if ((x = value_of(argc, argv, &i, "--container"))) {
+            if (hir_opt_int(x, 1, INT_MAX, &v, why, sizeof why))
+                return bad_num("--container", x, why);
+            o.container = (int)v;
         } else if ((x = value_of(argc, argv, &i, "--save-outputs"))) {
             o.save_dir = x;
         } else if (!strcmp(a, "--raw-bf16")) {
@@ -177,6 +237,11 @@ int main(int argc, char **argv)
             kernels[o.nkernels++] = x;
         } else if ((x = value_of(argc, argv, &i, "--bench-json"))) {
             o.bench_json = x;
+        } else if ((x = value_of(argc, argv, &i, "--bench-plot"))) {
+            size_t n = strlen(x);
+            if (n < 5 || (strcmp(x + n - 4, ".png") && strcmp(x + n - 4, ".svg")))
+                return bad("--bench-plot needs a FILE.png or FILE.svg", x);
+            bench_plot = x;
         } else if (!strncmp(a, "--bench=", 8)) {   /* --bench=N: N timed iterations */
             if (hir_opt_int(a + 8, 1, INT_MAX, &v, why, sizeof why))
                 return bad_num("--bench", a + 8, why);
@@ -197,6 +262,18 @@ int main(int argc, char **argv)
             if (hir_tool_color_parse(a + 8, &m))
                 return bad("--color takes auto, always or never", a);
             color = m;
+        } else if (!strncmp(a, "--progress=", 11)) {
+            if (!strcmp(a + 11, "auto"))
+                progress = -1;
+            else if (!strcmp(a + 11, "always"))
+                progress = 1;
+            else if (!strcmp(a + 11, "never"))
+                progress = 0;
+            else
+                return bad("--progress takes auto, always or never", a);
+        } else if ((x = value_of(argc, argv, &i, "--progress-after"))) {
+            if (hir_opt_double(x, 0, 1e7, &o.progress_after, why, sizeof why))
+                return bad_num("--progress-after", x, why);
         } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
             o.verbose = 1;
         } else if (a[0] == '-' && a[1]) {
@@ -207,13 +284,18 @@ int main(int argc, char **argv)
             o.program = a;
         }
     }
-    if (!o.program)
+    if (!o.program && !topology)
         return bad("no program given", "");
-    if ((bench || o.bench_json || o.graph) && !o.bench)
+    if (topology && o.device && strcmp(o.device, "cpu") && strcmp(o.device, "cuda"))
+        return bad("--device is cpu or cuda", o.device);
+    if ((bench || o.bench_json || bench_plot || o.graph) && !o.bench)
         o.bench = iters_given ? o.iters : 50;
     if (o.bench && !warmup_given)
         o.warmup = 5;
     o.color = hir_tool_use_color(color, stderr);
+    /* auto: stderr is a terminal here, or was one for the hir-run -np that started us */
+    o.progress = progress >= 0 ? progress
+                 : isatty(2) || (hir_launch_is_child() && getenv(HIR_LAUNCH_TTY));
     o.binds = binds;
     o.kernels = kernels;
 
@@ -241,8 +323,43 @@ int main(int argc, char **argv)
         hir_boot_fini(boot);
         return 1;
     }
+    if (sim_nodes && hir_boot_simulate_nodes(boot, (int)sim_nodes, &e)) {
+        if (rank == 0)          /* every rank comes to the same verdict */
+            fprintf(stderr, "hir-run: %s\n", e.msg);
+        hir_boot_fini(boot);
+        return 1;
+    }
+    if (topology) {
+        /* the GPU hir_run_job would pick: local rank modulo the GPUs this rank sees */
+        int ngpu = o.device && !strcmp(o.device, "cpu") ? 0 : hir_cuda_device_count();
+        int gpu = ngpu > 0 ? hir_boot_local_rank(boot) % ngpu : -1;
+        int rc = hir_boot_print_topology(boot, gpu, stdout, &e);
+        if (rc)
+            fprintf(stderr, "hir-run: rank %d: %s\n", rank, e.msg);
+        hir_boot_fini(boot);
+        return rc ? 1 : 0;
+    }
+    if (bench_plot && !o.bench_json && rank == 0) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(plot_json, sizeof plot_json, "%s/hir-run-bench.XXXXXX",
+                 tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+        int fd = mkstemp(plot_json);
+        if (fd < 0) {
+            fprintf(stderr, "hir-run: --bench-plot: cannot make a temporary file: %s\n",
+                    strerror(errno));
+            plot_json[0] = 0;
+        } else {
+            close(fd);
+            o.bench_json = plot_json;
+        }
+    }
     hir_run_status st = hir_run_job(&o, boot, &e);
     fflush(stdout);
+    if (bench_plot && rank == 0 && (st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED) &&
+        (!o.bench_json || draw_plot(o.bench_json, bench_plot)))
+        st = st == HIR_RUN_OK ? HIR_RUN_CHECK_FAILED : st;   /* exit 1, the job ended cleanly */
+    if (plot_json[0])
+        unlink(plot_json);
     switch (st) {
     case HIR_RUN_OK:
         hir_boot_fini(boot);

@@ -439,6 +439,8 @@ static const hir_backend_ops cpu_ops = {
     .share_handles = cpu_share_handles,
     .wait = cpu_wait,
     .work_release = cpu_work_release,
+    .moe_dispatch = cpu_moe_dispatch,
+    .moe_combine = cpu_moe_combine,
 };
 
 int hir_backend_cpu_create(const hir_backend_config *cfg, hir_backend **out, hir_error *e)

@@ -470,6 +470,20 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
             rc = MPI_Irecv(rbuf, (int)n, mt, root, HIR_SENDRECV_TAG, comm, &r);
         }
         break;
+    case HIR_COMM_ALLTOALL:
+        /* part j of the flat input goes to member j; part i of the output comes from member i */
+        if (need(in, "input", name, e) || need(out, "output", name, e))
+            return -1;
+        n = hir_view_numel(in);
+        if (hir_view_numel(out) != n || n % ts)
+            return hir_error_set(e, "%s: input (%lld elements) and output (%lld) must have equal "
+                                 "sizes divisible by the team of %d", name, (long long)n,
+                                 (long long)hir_view_numel(out), ts);
+        if (count_ok(n, name, e) || stage(w, in, xt, 1, 0, &sbuf, e) ||
+            stage(w, out, xt, 0, 1, &rbuf, e))
+            return -1;
+        rc = MPI_Ialltoall(sbuf, (int)(n / ts), mt, rbuf, (int)(n / ts), mt, comm, &r);
+        break;
     default:
         return hir_error_set(e, "collective kind %d unknown", (int)c->kind);
     }
@@ -661,4 +675,326 @@ void cpu_work_release(hir_backend *be, hir_work *w)
 int cpu_synchronize(hir_backend *be, hir_error *e)
 {
     return 0;   /* compute is synchronous; pending communication completes in wait */
+}
+
+/* ---------------------------------------------------------------- MoE token routing */
+
+/* Dispatch/Combine (hostir-2026.md §3.11): an all-to-all of per-rank token counts, then
+ * all-to-alls with variable counts of the token rows and their metadata, over the whole job. */
+
+static int moe_world(hir_backend *be, int *size)
+{
+    hir_cpu_comm *cc = cpu_of(be)->comm;
+    *size = 1;
+    if (cc->have_mpi)
+        MPI_Comm_size(cc->world, size);
+    return 0;
+}
+
+/* row i of a [N, H] view (any strides) to/from a contiguous row of H elements */
+static void moe_row_get(char *dst, const hir_view *v, int64_t i)
+{
+    size_t es = hir_dtype_size(v->dtype);
+    const char *src = (const char *)v->data + i * v->stride[0] * (int64_t)es;
+    if (v->shape[1] && v->stride[1] == 1) {
+        memcpy(dst, src, (size_t)v->shape[1] * es);
+        return;
+    }
+    for (int64_t h = 0; h < v->shape[1]; h++)
+        memcpy(dst + h * (int64_t)es, src + h * v->stride[1] * (int64_t)es, es);
+}
+
+static void moe_row_put(const hir_view *v, int64_t i, const char *src)
+{
+    size_t es = hir_dtype_size(v->dtype);
+    char *dst = (char *)v->data + i * v->stride[0] * (int64_t)es;
+    if (v->shape[1] && v->stride[1] == 1) {
+        memcpy(dst, src, (size_t)v->shape[1] * es);
+        return;
+    }
+    for (int64_t h = 0; h < v->shape[1]; h++)
+        memcpy(dst + h * v->stride[1] * (int64_t)es, src + h * (int64_t)es, es);
+}
+
+/* a [N, 1] or [N] view of one value per token */
+static int moe_column(const hir_view *v, int64_t n, const char *what, hir_error *e)
+{
+    if (!v->data && n)
+        return hir_error_set(e, "%s is not bound", what);
+    if (!(v->ndim == 1 || (v->ndim == 2 && v->shape[1] == 1)) || v->shape[0] != n)
+        return hir_error_set(e, "%s must be [%lld, 1] (one value per token: top-1 routing)", what,
+                             (long long)n);
+    if (!hir_dtype_size(v->dtype))
+        return hir_error_set(e, "%s: dtype %s cannot be routed", what, hir_dtype_name(v->dtype));
+    return 0;
+}
+
+/* the value of element i of a column view, as bytes */
+static const char *moe_col_ptr(const hir_view *v, int64_t i)
+{
+    return (const char *)v->data + i * v->stride[0] * (int64_t)hir_dtype_size(v->dtype);
+}
+
+/* All-to-all of rows of `row` bytes: sc[r] rows to rank r (in rank order in sbuf), rc[r]
+ * rows from rank r (in rank order into rbuf). */
+static int moe_exchange(hir_backend *be, int size, const char *sbuf, const int64_t *sc,
+                        char *rbuf, const int64_t *rc, size_t row, const char *what, hir_error *e)
+{
+    hir_cpu_comm *cc = cpu_of(be)->comm;
+    if (size == 1 || !cc->have_mpi) {
+        if (sc[0] != rc[0])
+            return hir_error_set(e, "%s: %lld rows sent to self, %lld expected back", what,
+                                 (long long)sc[0], (long long)rc[0]);
+        if (sc[0] && row)
+            memcpy(rbuf, sbuf, (size_t)sc[0] * row);
+        return 0;
+    }
+    int *cnt = calloc((size_t)size * 4, sizeof *cnt);
+    if (!cnt)
+        return hir_error_set(e, "%s: out of memory", what);
+    int *sdis = cnt + size, *rcnt = cnt + 2 * size, *rdis = cnt + 3 * size;
+    int64_t so = 0, ro = 0;
+    for (int r = 0; r < size; r++) {
+        int64_t sb = sc[r] * (int64_t)row, rb = rc[r] * (int64_t)row;
+        if (sc[r] < 0 || rc[r] < 0 || sb > INT32_MAX || rb > INT32_MAX || so > INT32_MAX ||
+            ro > INT32_MAX) {
+            free(cnt);
+            return hir_error_set(e, "%s: more than 2^31 bytes to route with one rank", what);
+        }
+        cnt[r] = (int)sb;
+        sdis[r] = (int)so;
+        rcnt[r] = (int)rb;
+        rdis[r] = (int)ro;
+        so += sb;
+        ro += rb;
+    }
+    MPI_Request req;
+    int rc2 = MPI_Ialltoallv(sbuf, cnt, sdis, MPI_BYTE, rbuf, rcnt, rdis, MPI_BYTE, cc->world,
+                             &req);
+    free(cnt);
+    if (rc2 != MPI_SUCCESS)
+        return hir_mpi_error(e, "MPI_Ialltoallv", rc2);
+    return hir_mpi_poll(&req, NULL, 1, cc->timeout, what, e);
+}
+
+static int moe_counts(hir_backend *be, int size, const int64_t *sc, int64_t *rc, hir_error *e)
+{
+    hir_cpu_comm *cc = cpu_of(be)->comm;
+    if (size == 1 || !cc->have_mpi) {
+        rc[0] = sc[0];
+        return 0;
+    }
+    MPI_Request req;
+    int rc2 = MPI_Ialltoall(sc, 1, MPI_INT64_T, rc, 1, MPI_INT64_T, cc->world, &req);
+    if (rc2 != MPI_SUCCESS)
+        return hir_mpi_error(e, "MPI_Ialltoall", rc2);
+    return hir_mpi_poll(&req, NULL, 1, cc->timeout, "token counts", e);
+}
+
+static int moe_alloc(hir_backend *be, hir_view *v, hir_dtype dt, int ndim, const int64_t *shape,
+                     hir_error *e)
+{
+    hir_view_init(v, NULL, dt, ndim, shape);
+    size_t bytes = hir_view_bytes(v);
+    if (bytes == SIZE_MAX)
+        return hir_error_set(e, "an output of more than SIZE_MAX bytes");
+    return be->ops->alloc(be, bytes ? bytes : 1, &v->data, e);
+}
+
+static void moe_routed_free(hir_backend *be, hir_moe_routed *r)
+{
+    hir_view *vs[6] = {&r->x, &r->topk_idx, &r->topk_weights, &r->src_idx, &r->send_counts,
+                       &r->recv_counts};
+    for (int i = 0; i < 6; i++)
+        if (vs[i]->data)
+            be->ops->free(be, vs[i]->data);
+    memset(r, 0, sizeof *r);
+}
+
+int cpu_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
+                     hir_moe_routed *r, hir_error *e)
+{
+    (void)s;
+    memset(r, 0, sizeof *r);
+    int size;
+    moe_world(be, &size);
+    const hir_view *x = &d->x;
+    if (x->ndim != 2)
+        return hir_error_set(e, "in must be [T, H], it has %d axes", x->ndim);
+    int64_t T = x->shape[0], H = x->shape[1];
+    if (moe_column(&d->topk_idx, T, "topk_idx", e) ||
+        moe_column(&d->topk_weights, T, "topk_weights", e))
+        return -1;
+    if (!hir_dtype_is_int(d->topk_idx.dtype))
+        return hir_error_set(e, "topk_idx is %s, expert ids must be integers",
+                             hir_dtype_name(d->topk_idx.dtype));
+    int64_t E = d->num_experts;
+    if (E <= 0 || E % size)
+        return hir_error_set(e, "num_experts=%lld is not a positive multiple of the "
+                             "job's %d ranks", (long long)E, size);
+    int64_t per = E / size;
+    size_t es = hir_dtype_size(x->dtype), ws = hir_dtype_size(d->topk_weights.dtype);
+    if (!es)
+        return hir_error_set(e, "dtype %s cannot be routed", hir_dtype_name(x->dtype));
+    size_t row = (size_t)H * es;
+    if (H && row / (size_t)H != es)
+        return hir_error_set(e, "a token row does not fit in memory");
+    int rc = -1;
+    int64_t *ex = NULL, *order = NULL, *start = NULL, *sc = NULL, *rcnt = NULL;
+    int64_t *sidx = NULL, *ssrc = NULL;
+    char *sx = NULL, *sw = NULL;
+    size_t nt = (size_t)(T ? T : 1);
+    ex = malloc(nt * sizeof *ex);
+    order = malloc(nt * sizeof *order);
+    start = calloc((size_t)E + 1, sizeof *start);
+    sc = calloc((size_t)size, sizeof *sc);
+    rcnt = calloc((size_t)size, sizeof *rcnt);
+    sidx = malloc(nt * sizeof *sidx);
+    ssrc = malloc(nt * sizeof *ssrc);
+    sw = malloc(nt * (ws ? ws : 1));
+    sx = (T && row > SIZE_MAX / (size_t)T) ? NULL : malloc(nt * (row ? row : 1));
+    if (!ex || !order || !start || !sc || !rcnt || !sidx || !ssrc || !sw || !sx) {
+        hir_error_set(e, "out of memory");
+        goto out;
+    }
+    if (T)
+        cpu_load_i64(ex, d->topk_idx.data, d->topk_idx.dtype, d->topk_idx.stride[0], T);
+    for (int64_t t = 0; t < T; t++) {
+        if (ex[t] < 0 || ex[t] >= E) {
+            hir_error_set(e, "topk_idx row %lld holds %lld, not an expert id in "
+                          "[0, %lld)", (long long)t, (long long)ex[t], (long long)E);
+            goto out;
+        }
+        start[ex[t] + 1]++;
+    }
+    /* stable counting sort by expert: tokens for rank r are contiguous, in rank order */
+    for (int64_t k = 0; k < E; k++)
+        start[k + 1] += start[k];
+    for (int64_t t = 0; t < T; t++)
+        order[start[ex[t]]++] = t;
+    for (int64_t i = 0; i < T; i++) {
+        int64_t t = order[i];
+        sc[ex[t] / per]++;
+        moe_row_get(sx + (size_t)i * row, x, t);
+        sidx[i] = ex[t];
+        memcpy(sw + (size_t)i * ws, moe_col_ptr(&d->topk_weights, t), ws);
+        ssrc[i] = t;
+    }
+    if (moe_counts(be, size, sc, rcnt, e))
+        goto out;
+    int64_t R = 0;
+    for (int k = 0; k < size; k++)
+        R += rcnt[k];
+    int64_t shx[2] = {R, H}, shc[2] = {R, 1}, shn[1] = {size};
+    if (moe_alloc(be, &r->x, x->dtype, 2, shx, e) ||
+        moe_alloc(be, &r->topk_idx, HIR_DT_INT64, 2, shc, e) ||
+        moe_alloc(be, &r->topk_weights, d->topk_weights.dtype, 2, shc, e) ||
+        moe_alloc(be, &r->src_idx, HIR_DT_INT64, 1, &R, e) ||
+        moe_alloc(be, &r->send_counts, HIR_DT_INT64, 1, shn, e) ||
+        moe_alloc(be, &r->recv_counts, HIR_DT_INT64, 1, shn, e))
+        goto out;
+    memcpy(r->send_counts.data, sc, (size_t)size * sizeof *sc);
+    memcpy(r->recv_counts.data, rcnt, (size_t)size * sizeof *rcnt);
+    if (moe_exchange(be, size, sx, sc, r->x.data, rcnt, row, "tokens", e) ||
+        moe_exchange(be, size, (char *)sidx, sc, r->topk_idx.data, rcnt, 8,
+                     "expert ids", e) ||
+        moe_exchange(be, size, sw, sc, r->topk_weights.data, rcnt, ws, "weights", e) ||
+        moe_exchange(be, size, (char *)ssrc, sc, r->src_idx.data, rcnt, 8,
+                     "source rows", e))
+        goto out;
+    rc = 0;
+out:
+    if (rc)
+        moe_routed_free(be, r);
+    free(ex);
+    free(order);
+    free(start);
+    free(sc);
+    free(rcnt);
+    free(sidx);
+    free(ssrc);
+    free(sw);
+    free(sx);
+    return rc;
+}
+
+int cpu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e)
+{
+    (void)s;
+    int size;
+    moe_world(be, &size);
+    const hir_view *x = &c->x, *out = &c->out;
+    if (x->ndim != 2 || out->ndim != 2)
+        return hir_error_set(e, "in and out must be [R, H] and [T, H]");
+    int64_t R = x->shape[0], H = x->shape[1], T = out->shape[0];
+    if (out->shape[1] != H || out->dtype != x->dtype)
+        return hir_error_set(e, "out must be [%lld, %lld] %s like the tokens",
+                             (long long)T, (long long)H, hir_dtype_name(x->dtype));
+    if (moe_column(&c->src_idx, R, "src_idx", e))
+        return -1;
+    if (!hir_dtype_is_int(c->src_idx.dtype))
+        return hir_error_set(e, "src_idx must hold integers");
+    if (c->send_counts.ndim != 1 || c->send_counts.shape[0] != size ||
+        c->recv_counts.ndim != 1 || c->recv_counts.shape[0] != size)
+        return hir_error_set(e, "the Dispatch's token counts are not per rank of "
+                             "this job");
+    size_t es = hir_dtype_size(x->dtype), row = (size_t)H * es;
+    int rc = -1;
+    int64_t *sc = calloc((size_t)size, sizeof *sc), *rcnt = calloc((size_t)size, sizeof *rcnt);
+    int64_t *src = malloc((size_t)(R ? R : 1) * sizeof *src);
+    char *sx = (R && row > SIZE_MAX / (size_t)R) ? NULL : malloc((size_t)(R ? R : 1) * (row ? row : 1));
+    int64_t *bsrc = NULL;
+    char *bx = NULL;
+    if (!sc || !rcnt || !src || !sx) {
+        hir_error_set(e, "out of memory");
+        goto out;
+    }
+    /* back to the senders: what came from rank r returns to it */
+    cpu_load_i64(sc, c->recv_counts.data, c->recv_counts.dtype, c->recv_counts.stride[0], size);
+    cpu_load_i64(rcnt, c->send_counts.data, c->send_counts.dtype, c->send_counts.stride[0], size);
+    int64_t ns = 0, nb = 0;
+    for (int k = 0; k < size; k++) {
+        ns += sc[k];
+        nb += rcnt[k];
+    }
+    if (ns != R) {
+        hir_error_set(e, "%lld tokens, the Dispatch received %lld", (long long)R,
+                      (long long)ns);
+        goto out;
+    }
+    if (nb != T) {
+        hir_error_set(e, "out has %lld rows, the Dispatch sent %lld tokens",
+                      (long long)T, (long long)nb);
+        goto out;
+    }
+    for (int64_t i = 0; i < R; i++)
+        moe_row_get(sx + (size_t)i * row, x, i);
+    if (R)
+        cpu_load_i64(src, c->src_idx.data, c->src_idx.dtype, c->src_idx.stride[0], R);
+    bsrc = malloc((size_t)(T ? T : 1) * sizeof *bsrc);
+    bx = malloc((size_t)(T ? T : 1) * (row ? row : 1));
+    if (!bsrc || !bx) {
+        hir_error_set(e, "out of memory");
+        goto out;
+    }
+    if (moe_exchange(be, size, sx, sc, bx, rcnt, row, "tokens", e) ||
+        moe_exchange(be, size, (char *)src, sc, (char *)bsrc, rcnt, 8, "source rows", e))
+        goto out;
+    for (int64_t i = 0; i < T; i++) {
+        if (bsrc[i] < 0 || bsrc[i] >= T) {
+            hir_error_set(e, "a token came back for row %lld of %lld",
+                          (long long)bsrc[i], (long long)T);
+            goto out;
+        }
+        moe_row_put(out, bsrc[i], bx + (size_t)i * row);
+    }
+    rc = 0;
+out:
+    free(sc);
+    free(rcnt);
+    free(src);
+    free(sx);
+    free(bsrc);
+    free(bx);
+    return rc;
 }

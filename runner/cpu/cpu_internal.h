@@ -90,5 +90,8 @@ int  cpu_share_handles(hir_backend *be, const hir_p2p *list, int n, hir_error *e
 int  cpu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_error *e);
 void cpu_work_release(hir_backend *be, hir_work *w);
 int  cpu_synchronize(hir_backend *be, hir_error *e);
+int  cpu_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
+                      hir_moe_routed *r, hir_error *e);
+int  cpu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e);
 
 #endif

@@ -168,6 +168,22 @@ static int lz_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_wor
     return rc < 0 ? -1 : BASE(cb)->p2p_post(be, s, p, wk, e);
 }
 
+static int lz_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
+                           hir_moe_routed *r, hir_error *e)
+{
+    hir_cpu_backend *cb = cpu_of(be);
+    range rd[3] = {vr(&d->x), vr(&d->topk_idx), vr(&d->topk_weights)};
+    return touch(cb, rd, 3, NULL, 0, e) < 0 ? -1 : BASE(cb)->moe_dispatch(be, s, d, r, e);
+}
+
+static int lz_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e)
+{
+    hir_cpu_backend *cb = cpu_of(be);
+    range rd[4] = {vr(&c->x), vr(&c->src_idx), vr(&c->send_counts), vr(&c->recv_counts)};
+    range w = vr(&c->out);
+    return touch(cb, rd, 4, &w, 1, e) < 0 ? -1 : BASE(cb)->moe_combine(be, s, c, e);
+}
+
 /* Freeing memory a deferred GEMM reads: keep it until the backend goes. Freeing a deferred
  * output: that result can no longer be observed, drop it. */
 static void lz_free(hir_backend *be, void *ptr)
@@ -254,6 +270,10 @@ void cpu_lazy_install(hir_cpu_backend *cb)
     cb->lazy_ops.collective = lz_collective;
     cb->lazy_ops.p2p_post = lz_p2p_post;
     cb->lazy_ops.free = lz_free;
+    if (cb->base.ops->moe_dispatch)
+        cb->lazy_ops.moe_dispatch = lz_moe_dispatch;
+    if (cb->base.ops->moe_combine)
+        cb->lazy_ops.moe_combine = lz_moe_combine;
     cb->base.ops = &cb->lazy_ops;
 }
 

@@ -538,14 +538,19 @@ static int load_driver(hir_cu_driver *d, hir_error *e)
     return 0;
 }
 
-int hir_cuda_available(void)
+int hir_cuda_device_count(void)
 {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
         cudaGetLastError();
         return 0;
     }
-    return n > 0;
+    return n > 0 ? n : 0;
+}
+
+int hir_cuda_available(void)
+{
+    return hir_cuda_device_count() > 0;
 }
 
 int hir_backend_cuda_create(const hir_backend_config *cfg, hir_backend **out, hir_error *e)

@@ -82,9 +82,15 @@ static int check_peer(hir_cu_backend *cb, const hir_p2p *p, hir_error *e)
         return hir_error_set(e, "CUDA-IPC P2P: peer %d out of range (world of %d)", p->peer,
                              c->size), -1;
     if (!c->boot) return hir_error_set(e, "CUDA-IPC P2P needs the bootstrap channel"), -1;
-    if (hir_boot_node_id(c->boot, p->peer) != hir_boot_node_id(c->boot, c->rank))
-        return hir_error_set(e, "CUDA-IPC P2P: peer %d is on another node; CUDA IPC works "
-                                "within one node only (use backend=NCCL)", p->peer), -1;
+    int my_node = hir_boot_node(c->boot, c->rank), peer_node = hir_boot_node(c->boot, p->peer);
+    if (my_node != peer_node)
+        /* a program that mixes CUDA IPC within nodes and NCCL across them is not lowered yet */
+        return hir_error_set(e, "CUDA-IPC P2P: rank %d (node %d) and peer rank %d (node %d%s) "
+                                "are on different nodes; CUDA IPC works within one node only "
+                                "(use backend=NCCL for this communication)", c->rank, my_node,
+                             p->peer, peer_node,
+                             hir_boot_nodes_simulated(c->boot) ? ", simulated by "
+                                                                 "--simulate-nodes" : ""), -1;
     if (!hir_cu_view_contiguous(&p->buf) || hir_dtype_size(p->buf.dtype) == 0)
         return hir_error_set(e, "CUDA-IPC P2P: the buffer must be contiguous"), -1;
     return 0;

@@ -281,6 +281,34 @@ int hir_cu_nccl_collective(hir_backend *be, hir_stream *s, const hir_collective 
         }
         break;
     }
+    case HIR_COMM_ALLTOALL: {
+        /* NCCL has no all-to-all: one grouped send and receive per member, part i of the
+         * flat buffers to and from member i (hostir-2026.md §3.9) */
+        if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
+        size_t cnt = (size_t)hir_cu_numel(in);
+        if ((size_t)hir_cu_numel(out) != cnt || cnt % (size_t)n)
+            return hir_error_set(e, "AllToAll: input (%zu elements) and output (%lld) must have "
+                                    "equal sizes divisible by the team of %d", cnt,
+                                 (long long)hir_cu_numel(out), n), -1;
+        size_t part = cnt / (size_t)n, pbytes = part * es;
+        HIR_CK(e, nccl, ncclGroupStart());
+        int rc = 0;
+        for (int i = 0; i < n && !rc; i++) {
+            ncclResult_t st2 = ncclSend((char *)in->data + (size_t)i * pbytes, part * mult, dt, i,
+                                        comm, st);
+            if (st2 == ncclSuccess)
+                st2 = ncclRecv((char *)out->data + (size_t)i * pbytes, part * mult, dt, i, comm,
+                               st);
+            if (st2 != ncclSuccess)
+                rc = hir_cu_fail(e, "ncclSend/ncclRecv", ncclGetErrorString(st2), __FILE__,
+                                 __LINE__);
+        }
+        int st3 = ncclGroupEnd();
+        if (!rc && st3) rc = hir_cu_fail(e, "ncclGroupEnd", ncclGetErrorString(st3), __FILE__,
+                                         __LINE__);
+        if (rc) return -1;
+        break;
+    }
     default:
         return hir_error_set(e, "collective kind %d unknown", (int)c->kind), -1;
     }

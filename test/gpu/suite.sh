@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU test suite (ctest label `gpu`; test/gpu/ctest-gpu.sh runs it where a GPU is visible).
 #   test/gpu/suite.sh BIN_DIR OUT_DIR [TIER...]     TIER: headline shapes endurance evidence
+#                                                    nvfuser2026 (not in the default list)
 # BIN_DIR holds hir-gen, hir-opt, hir-run (and optionally lib/ or blas.tar.xz with OpenBLAS for
 # the CPU reference). Every case runs with --check; at the headline shape (AG+linear, m=32768,
 # k=16384, n=8192, bf16) the check is the randomized product check (--check-mode=auto), and
@@ -152,6 +153,28 @@ for tier in $tiers; do
     case_ evidence-shared-workspace-bench 4 info --streams=4 --bench=10 --warmup=2 -- $work/h4-defer.hir
     unset HIR_CUDA_SHARED_WORKSPACE
     case_ evidence-own-workspace-bench 4 pass --streams=4 --bench=10 --warmup=2 --vary-inputs -- $work/h4-defer.hir $work/h4.hir
+    ;;
+  nvfuser2026)
+    # The 2026 statements on the CUDA backend (docs/runner.md, "The 2026 statements"), each
+    # checked against the CPU reference of an equivalent 2025 program. NCCL needs one GPU per
+    # rank, so the multi-rank cases run only where enough GPUs are visible.
+    C=$here/../corpus/nvfuser-2026 I=$here/../lit/run/Inputs
+    ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    case_ cperm-team-of-one 1 pass -- $C/collective-permute-fec.hir $C/collective-permute-fec.hir
+    python3 $I/moe.py gen $work/moe1 --ranks 1 --tokens 9 --hidden 3 --experts 4
+    case_ moe-dispatch-refused 1 "error:does not route MoE tokens" --inputs=$work/moe1 -- $C/moe-dispatch-combine.hir
+    if [ "$ngpu" -ge 2 ]; then
+      case_ row-parallel-fec-d2 2 pass --bind i0=6 -- $C/row-parallel-allreduce-fec.hir $I/run2026-row-parallel-corpus-ref.hir
+      case_ row-parallel-fec-const-d2 2 pass --iters=3 --vary-inputs -- $I/run2026-row-parallel-fec.hir $I/run2026-row-parallel-ref.hir
+    else echo "| 2-rank NCCL cases | 2 | | | skipped: $ngpu GPU(s) visible | | |" >> "$res"; fi
+    if [ "$ngpu" -ge 4 ]; then
+      case_ mm-rs-reduce-mde-d4 4 pass -- $C/mm-rs-reduce-mde.hir $I/run2026-mm-rs-ref.hir
+      case_ mm-rs-team-reversed-d4 4 pass -- $I/run2026-mm-rs-team-reversed.hir $I/run2026-mm-rs-ref-team-reversed.hir
+      case_ cperm-ring-d4 4 pass --iters=3 --vary-inputs -- $I/run2026-cperm-ring.hir $I/run2026-allgather-ref.hir
+      case_ bcast-mde-d4 4 pass -- $I/run2026-bcast-mde.hir $I/run2026-allgather-ref.hir
+      case_ bcast-fec-d4 4 pass -- $I/run2026-bcast-fec.hir $I/run2026-allgather-ref.hir
+      case_ alltoall-d4 4 pass -- $I/run2026-alltoall.hir $I/run2026-alltoall-ref.hir
+    else echo "| 4-rank NCCL cases | 4 | | | skipped: $ngpu GPU(s) visible | | |" >> "$res"; fi
     ;;
   *) echo "unknown tier $tier"; fail=$((fail+1)) ;;
   esac

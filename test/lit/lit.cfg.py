@@ -46,6 +46,10 @@ if shutil.which("script"):
     config.available_features.add("script")
 # editors/ (TextMate grammar, vim syntax) and the headless vim that checks the latter
 config.substitutions.append(("%editors", os.path.join(os.path.dirname(__file__), "..", "..", "editors")))
+# matplotlib draws hir-run --bench-plot (bench/plot_bench.py); scripts/setup installs it
+import importlib.util
+if importlib.util.find_spec("matplotlib"):
+    config.available_features.add("matplotlib")
 if shutil.which("vim"):
     config.available_features.add("vim")
 if config.hir_have_cuda:

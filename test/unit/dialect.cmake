@@ -15,3 +15,7 @@ hir_add_unit_test(test_dialect_tables
 hir_add_unit_test(test_intops
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_intops.c
   LIBS hir::dialect)
+# parser/log.c: the %HostIrContainer programs of a log (prefixes, interleaving, trailers).
+hir_add_unit_test(test_parser_log
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_parser_log.c
+  LIBS hir::parser hir::dialect)

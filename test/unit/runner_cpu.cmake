@@ -33,6 +33,7 @@ hir_add_unit_test(test_interp_oom TIMEOUT 600
   LIBS hir::runner)
 target_compile_definitions(test_interp_oom PRIVATE
   HIR_RELIABILITY_INPUTS="${PROJECT_SOURCE_DIR}/test/lit/reliability/Inputs"
-  HIR_LIT_INPUTS="${PROJECT_SOURCE_DIR}/test/lit/Inputs")
+  HIR_LIT_INPUTS="${PROJECT_SOURCE_DIR}/test/lit/Inputs"
+  HIR_CORPUS="${PROJECT_SOURCE_DIR}/test/corpus")
 target_link_options(test_interp_oom PRIVATE
   "LINKER:--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc")

@@ -250,6 +250,95 @@ static void test_p2p(void)
               hir_bf16_to_f32(br2[1]));
 }
 
+/* AllToAll over the reversed team: part j of member i's input lands in part i of member j's
+ * output (team positions, not world ranks) */
+static void test_alltoall(void)
+{
+    float in[64 * 2], out[64 * 2];
+    int me = idx_of(R);
+    for (int j = 0; j < N; j++)
+        for (int k = 0; k < 2; k++)
+            in[j * 2 + k] = (float)(me * 1000 + j * 10 + k);
+    hir_view vi = vec(in, HIR_DT_FLOAT, 2 * N), vo = vec(out, HIR_DT_FLOAT, 2 * N);
+    hir_collective c = {HIR_COMM_ALLTOALL, HIR_BK_NCCL, team, N, me, -1, HIR_RED_SUM, &vi, &vo, 7};
+    OK(run(&c));
+    for (int i = 0; i < N; i++)
+        for (int k = 0; k < 2; k++)
+            CHECK(out[i * 2 + k] == (float)(i * 1000 + me * 10 + k), "out[%d] = %g", i * 2 + k,
+                  out[i * 2 + k]);
+    /* parts of unequal size are refused */
+    hir_view odd = vec(in, HIR_DT_FLOAT, 2 * N + 1), oddo = vec(out, HIR_DT_FLOAT, 2 * N + 1);
+    hir_collective bad = c;
+    bad.input = &odd;
+    bad.output = &oddo;
+    if (N > 1)
+        CHECK(run(&bad) != 0 && strstr(e.msg, "divisible"), "odd AllToAll: %s", e.msg);
+}
+
+/* MoE Dispatch then Combine: rank r holds T = 3 + r tokens; token t of rank r goes to expert
+ * (r + 2t) % E, E = 2N; received tokens come by sender rank, each sender's sorted by expert */
+static void test_moe(void)
+{
+    int64_t T = 3 + R, H = 2, E = 2 * N;
+    float x[64][2];
+    int64_t idx[64];
+    float w[64];
+    for (int64_t t = 0; t < T; t++) {
+        x[t][0] = (float)(R * 100 + t);
+        x[t][1] = (float)-(R * 100 + t);
+        idx[t] = (R + 2 * t) % E;
+        w[t] = (float)t / 8;
+    }
+    hir_moe_dispatch d;
+    memset(&d, 0, sizeof d);
+    int64_t xs[2] = {T, H}, cs[2] = {T, 1};
+    hir_view_init(&d.x, x, HIR_DT_FLOAT, 2, xs);
+    hir_view_init(&d.topk_idx, idx, HIR_DT_INT64, 2, cs);
+    hir_view_init(&d.topk_weights, w, HIR_DT_FLOAT, 2, cs);
+    d.num_experts = E;
+    hir_moe_routed r;
+    OK(be->ops->moe_dispatch(be, be->ops->stream_main(be), &d, &r, &e));
+    /* what rank R must receive, computed here */
+    int64_t R_want = 0;
+    for (int s = 0; s < N; s++) {
+        for (int64_t ex = 0; ex < E; ex++)
+            for (int64_t t = 0; t < 3 + s; t++)
+                if ((s + 2 * t) % E == ex && ex / 2 == R) {
+                    CHECK(R_want < r.x.shape[0], "fewer tokens than expected");
+                    if (R_want >= r.x.shape[0])
+                        continue;
+                    const float *got = (const float *)r.x.data + R_want * H;
+                    CHECK(got[0] == (float)(s * 100 + t) && got[1] == -(float)(s * 100 + t),
+                          "token %lld: %g %g", (long long)R_want, got[0], got[1]);
+                    CHECK(((int64_t *)r.src_idx.data)[R_want] == t, "src_idx");
+                    CHECK(((int64_t *)r.topk_idx.data)[R_want] == ex, "topk_idx");
+                    CHECK(((float *)r.topk_weights.data)[R_want] == (float)t / 8, "weights");
+                    R_want++;
+                }
+    }
+    CHECK(r.x.shape[0] == R_want, "received %lld tokens, expected %lld",
+          (long long)r.x.shape[0], (long long)R_want);
+    float back[64][2];
+    memset(back, 0, sizeof back);
+    hir_moe_combine c;
+    memset(&c, 0, sizeof c);
+    c.x = r.x;
+    c.src_idx = r.src_idx;
+    c.send_counts = r.send_counts;
+    c.recv_counts = r.recv_counts;
+    hir_view_init(&c.out, back, HIR_DT_FLOAT, 2, xs);
+    OK(be->ops->moe_combine(be, be->ops->stream_main(be), &c, &e));
+    CHECK(!memcmp(back, x, sizeof(float) * (size_t)(T * H)), "Combine did not return the tokens");
+    hir_view *vs[6] = {&r.x, &r.topk_idx, &r.topk_weights, &r.src_idx, &r.send_counts,
+                       &r.recv_counts};
+    for (int i = 0; i < 6; i++)
+        be->ops->free(be, vs[i]->data);
+    /* an expert id out of range is refused on the rank that holds it */
+    idx[0] = E;
+    CHECK(be->ops->moe_dispatch(be, be->ops->stream_main(be), &d, &r, &e) != 0 &&
+          strstr(e.msg, "not an expert id"), "bad expert id: %s", e.msg);
+}
+
 static void test_boot(hir_boot *b)
 {
     OK(hir_boot_barrier(b, &e));
@@ -269,6 +358,36 @@ static void test_boot(hir_boot *b)
             OK(hir_boot_exchange(b, peer, 5, &mine, &theirs, sizeof mine, &e));
             CHECK(theirs == 1000 + peer, "exchange got %ld", theirs);
         }
+    }
+}
+
+/* Node indices from MPI_COMM_TYPE_SHARED (every rank of this test shares one node), and the
+ * rule of simulated nodes: n divides the ranks, blocks of consecutive ranks. Run last: the
+ * simulation stays in effect (the CPU backend ignores nodes). */
+static void test_nodes(hir_boot *b)
+{
+    CHECK(hir_boot_node_count(b) == 1 && !hir_boot_nodes_simulated(b), "one real node");
+    for (int r = 0; r < N; r++)
+        CHECK(hir_boot_node(b, r) == 0 && hir_boot_node_id(b, r) == 0, "rank %d on node 0", r);
+    CHECK(hir_boot_node(b, N) == -1 && hir_boot_node(b, -1) == -1, "rank outside the world");
+    CHECK(hir_boot_node_local_rank(b) == R && hir_boot_node_local_size(b) == N, "node rank");
+    CHECK(hir_boot_simulate_nodes(b, 0, &e) < 0 && strstr(e.msg, "needs 1 to"), "n=0: %s", e.msg);
+    CHECK(hir_boot_simulate_nodes(b, N + 1, &e) < 0 && strstr(e.msg, "needs 1 to"),
+          "n=N+1: %s", e.msg);
+    if (N == 4) {
+        CHECK(hir_boot_simulate_nodes(b, 3, &e) < 0 && strstr(e.msg, "(4 % 3 = 1)"),
+              "n=3: %s", e.msg);
+        CHECK(hir_boot_node_count(b) == 1, "a refused simulation changed nothing");
+        OK(hir_boot_simulate_nodes(b, 2, &e));
+        CHECK(hir_boot_node_count(b) == 2 && hir_boot_nodes_simulated(b), "two nodes");
+        for (int r = 0; r < N; r++)
+            CHECK(hir_boot_node(b, r) == r / 2, "rank %d on node %d", r, hir_boot_node(b, r));
+        CHECK(hir_boot_node_local_rank(b) == R % 2 && hir_boot_node_local_size(b) == 2,
+              "simulated local rank %d of %d", hir_boot_node_local_rank(b),
+              hir_boot_node_local_size(b));
+        /* the real position, which picks the GPU, is unchanged */
+        CHECK(hir_boot_local_rank(b) == R && hir_boot_local_size(b) == N, "real local rank");
+        CHECK(hir_boot_node_id(b, 3) == 0, "the real node of rank 3");
     }
 }
 
@@ -346,7 +465,11 @@ int main(int argc, char **argv)
     test_rooted();
     test_subteam_and_sendrecv();
     test_p2p();
+    test_alltoall();
+    if (N <= 16)
+        test_moe();
     test_timeouts(b);
+    test_nodes(b);
     be->ops->destroy(be);
 
     int total = 0;

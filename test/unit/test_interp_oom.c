@@ -27,6 +27,9 @@
 #ifndef HIR_RELIABILITY_INPUTS
 #error "HIR_RELIABILITY_INPUTS (test/lit/reliability/Inputs) must be defined"
 #endif
+#ifndef HIR_CORPUS
+#error "HIR_CORPUS (test/corpus) must be defined"
+#endif
 #ifndef HIR_LIT_INPUTS
 #error "HIR_LIT_INPUTS (test/lit/Inputs) must be defined"
 #endif
@@ -176,6 +179,15 @@ static void test_bind_symbolic(void **state)
     sweep(&j);
 }
 
+/* 2026 statements: fresh ALLOCATE, a CollectivePermute on a team of one, Wait, Deallocate */
+static void test_collective_permute(void **state)
+{
+    (void)state;
+    job j = {HIR_CORPUS "/nvfuser-2026/collective-permute-fec.hir", NULL, HIR_DATA_RANDOM, NULL,
+             2, 1};
+    sweep(&j);
+}
+
 static void test_check_reference(void **state)
 {
     (void)state;
@@ -196,6 +208,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_allgather),
         cmocka_unit_test(test_int_ops),
         cmocka_unit_test(test_bind_symbolic),
+        cmocka_unit_test(test_collective_permute),
         cmocka_unit_test(test_check_reference),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

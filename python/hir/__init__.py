@@ -1,0 +1,371 @@
+"""hir — nvFuser Host IR (%HostIrContainer text) from Python, over libhir through ctypes.
+
+    p = hir.parse(text)                 # or hir.parse_file(path); raises hir.ParseError
+    str(p)                              # the program as nvFuser prints it
+    q = hir.opt(p, "stream-parallel")   # a new program; p is unchanged
+    (c,) = p.run(a, b)                  # one rank, CPU backend: NumPy arrays (or torch tensors)
+
+Errors are exceptions (HirError and its subclasses) carrying the diagnostics, each with file,
+line, column, severity, message and the rendered text hir-opt would print; the first error's
+file/line/column are also attributes of the exception. See docs/api.md.
+"""
+import ctypes
+
+import numpy as np
+
+from . import _capi
+from ._capi import Libraries
+
+__all__ = ["parse", "parse_file", "opt", "Program", "Diagnostic", "ValueInfo", "HirError",
+           "ParseError", "VerifyError", "PipelineError", "RunError", "MismatchError",
+           "version"]
+
+_libs = Libraries()
+_lib = _libs.core
+
+
+def version():
+    """The version of the loaded libhir ("0.1.0")."""
+    return _lib.hirc_version().decode()
+
+
+class Diagnostic:
+    """One diagnostic: severity ("error", "warning", "note"), file, line, column (1-based; 0 when
+    it has no location), message, and rendered (the text hir-opt prints for it)."""
+
+    __slots__ = ("severity", "file", "line", "column", "message", "rendered")
+
+    def __init__(self, severity, file, line, column, message, rendered):
+        self.severity, self.file, self.line, self.column = severity, file, line, column
+        self.message, self.rendered = message, rendered
+
+    def __repr__(self):
+        return "Diagnostic(%s, %s:%d:%d, %r)" % (self.severity, self.file, self.line,
+                                                 self.column, self.message)
+
+
+class HirError(Exception):
+    """A failed hir call. status is the hirc_status name; diagnostics the list reported; file,
+    line, column and message those of the first error (line and column 0 when unknown)."""
+
+    def __init__(self, status, diagnostics):
+        self.status = status
+        self.diagnostics = list(diagnostics)
+        first = next((d for d in self.diagnostics if d.severity == "error"), None)
+        self.file = first.file if first else None
+        self.line = first.line if first else 0
+        self.column = first.column if first else 0
+        self.message = first.message if first else status
+        text = "".join(d.rendered for d in self.diagnostics if d.severity != "note"
+                       and (d.severity == "error" or first is None))
+        super().__init__(text.rstrip("\n") or status)
+
+
+class ParseError(HirError):
+    """The text is not a valid program."""
+
+
+class VerifyError(HirError):
+    """The program does not verify."""
+
+
+class PipelineError(HirError):
+    """The pipeline text is wrong or a pass failed."""
+
+
+class RunError(HirError):
+    """The program could not run on one rank, or failed while running."""
+
+
+class MismatchError(HirError, ValueError):
+    """An input or output does not have the dtype or shape the program needs."""
+
+
+class FileError(HirError, OSError):
+    """A file could not be read."""
+
+
+_ERRORS = {
+    _capi.ERR_PARSE: ParseError, _capi.ERR_VERIFY: VerifyError,
+    _capi.ERR_PIPELINE: PipelineError, _capi.ERR_RUN: RunError,
+    _capi.ERR_MISMATCH: MismatchError, _capi.ERR_IO: FileError,
+}
+_SEVERITY = {_capi.NOTE: "note", _capi.WARNING: "warning", _capi.ERROR: "error"}
+
+
+def _s(b):
+    return b.decode("utf-8", "replace") if b is not None else None
+
+
+class _Diags:
+    """A hirc_diagnostics list for the length of one call."""
+
+    def __init__(self):
+        self.h = ctypes.c_void_p()
+        if _lib.hirc_diagnostics_create(ctypes.byref(self.h)) != _capi.OK:
+            raise MemoryError("hir: out of memory")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _lib.hirc_diagnostics_destroy(self.h)
+        self.h = None
+
+    def items(self):
+        out = []
+        d = _capi.Diagnostic()
+        for i in range(_lib.hirc_diagnostics_count(self.h)):
+            if _lib.hirc_diagnostics_get(self.h, i, ctypes.byref(d)) == _capi.OK:
+                out.append(Diagnostic(_SEVERITY.get(d.severity, "error"), _s(d.file), d.line,
+                                      d.column, _s(d.message), _s(d.rendered)))
+        return out
+
+    def check(self, status):
+        """Raise for a failed status; otherwise return the warnings reported."""
+        if status == _capi.OK:
+            return self.items()
+        if status == _capi.ERR_NO_MEMORY:
+            raise MemoryError("hir: out of memory")
+        name = _s(_lib.hirc_status_string(status))
+        if status == _capi.ERR_INVALID_ARGUMENT:
+            raise ValueError("hir: " + name + "".join("\n" + d.rendered for d in self.items()))
+        raise _ERRORS.get(status, HirError)(name, self.items())
+
+
+class ValueInfo:
+    """An input or output of a program: name as printed ("T0", "i3"), is_scalar, dtype (a
+    string: "float32", "bfloat16", ..., "other") and ndim (axes its buffer has)."""
+
+    __slots__ = ("name", "is_scalar", "dtype", "ndim")
+
+    def __init__(self, name, is_scalar, dtype, ndim):
+        self.name, self.is_scalar, self.dtype, self.ndim = name, is_scalar, dtype, ndim
+
+    def __repr__(self):
+        return "ValueInfo(%s, %s%s)" % (self.name, self.dtype,
+                                        "" if self.is_scalar else ", ndim=%d" % self.ndim)
+
+
+# hirc_dtype <-> NumPy. bfloat16 has no NumPy type: it is exchanged as its raw bits in uint16
+# arrays (torch tensors use torch.bfloat16).
+_NP = {
+    _capi.FLOAT32: np.float32, _capi.FLOAT64: np.float64, _capi.FLOAT16: np.float16,
+    _capi.BFLOAT16: np.uint16, _capi.BOOL: np.bool_, _capi.INT8: np.int8,
+    _capi.INT16: np.int16, _capi.INT32: np.int32, _capi.INT64: np.int64,
+    _capi.UINT8: np.uint8, _capi.UINT16: np.uint16, _capi.UINT32: np.uint32,
+    _capi.UINT64: np.uint64, _capi.INDEX: np.int64,
+}
+_FROM_NP = {np.dtype(np.float32): _capi.FLOAT32, np.dtype(np.float64): _capi.FLOAT64,
+            np.dtype(np.float16): _capi.FLOAT16, np.dtype(np.bool_): _capi.BOOL,
+            np.dtype(np.int8): _capi.INT8, np.dtype(np.int16): _capi.INT16,
+            np.dtype(np.int32): _capi.INT32, np.dtype(np.int64): _capi.INT64,
+            np.dtype(np.uint8): _capi.UINT8, np.dtype(np.uint16): _capi.UINT16,
+            np.dtype(np.uint32): _capi.UINT32, np.dtype(np.uint64): _capi.UINT64}
+
+
+def _torch():
+    import sys
+    return sys.modules.get("torch")
+
+
+def _torch_map(torch):
+    return {torch.float32: _capi.FLOAT32, torch.float64: _capi.FLOAT64,
+            torch.float16: _capi.FLOAT16, torch.bfloat16: _capi.BFLOAT16,
+            torch.bool: _capi.BOOL, torch.int8: _capi.INT8, torch.int16: _capi.INT16,
+            torch.int32: _capi.INT32, torch.int64: _capi.INT64, torch.uint8: _capi.UINT8}
+
+
+def _is_torch(x):
+    torch = _torch()
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+class Program:
+    """A parsed program. Make one with hir.parse or hir.parse_file."""
+
+    def __init__(self, handle):
+        self._h = handle
+
+    def __del__(self, _destroy=_lib.hirc_program_destroy):
+        # the default argument keeps the function reachable during interpreter shutdown
+        h, self._h = getattr(self, "_h", None), None
+        if h:
+            _destroy(h)
+
+    def __str__(self):
+        text = ctypes.c_void_p()
+        n = ctypes.c_size_t()
+        st = _lib.hirc_print(self._h, ctypes.byref(text), ctypes.byref(n))
+        if st != _capi.OK:
+            raise MemoryError("hir: printing failed: " + _s(_lib.hirc_status_string(st)))
+        try:
+            return ctypes.string_at(text, n.value).decode("utf-8", "replace")
+        finally:
+            _lib.hirc_free(text)
+
+    def __repr__(self):
+        return "<hir.Program %d input(s) -> %d output(s)>" % (len(self.inputs),
+                                                             len(self.outputs))
+
+    def copy(self):
+        """An independent copy; its diagnostics point into the same file until a pipeline has
+        rewritten the original."""
+        h = ctypes.c_void_p()
+        with _Diags() as d:
+            d.check(_lib.hirc_program_copy(self._h, d.h, ctypes.byref(h)))
+        return Program(h)
+
+    def verify(self):
+        """Run the verifier; raise VerifyError on errors, return the warnings (a list)."""
+        with _Diags() as d:
+            return d.check(_lib.hirc_verify(self._h, d.h))
+
+    def run_pipeline(self, pipeline):
+        """Run a pass pipeline on this program in place (see hir.opt)."""
+        with _Diags() as d:
+            return d.check(_lib.hirc_run_pipeline(self._h, pipeline.encode(), d.h))
+
+    def _info(self, fn, n):
+        out = []
+        v = _capi.ValueInfo()
+        for i in range(n):
+            if fn(self._h, i, ctypes.byref(v)) != _capi.OK:
+                raise MemoryError("hir: out of memory")
+            out.append(ValueInfo(_s(v.name), bool(v.is_scalar),
+                                 _s(_lib.hirc_dtype_name(v.dtype)), v.ndim))
+        return out
+
+    @property
+    def inputs(self):
+        return self._info(_lib.hirc_input_info, _lib.hirc_num_inputs(self._h))
+
+    @property
+    def outputs(self):
+        return self._info(_lib.hirc_output_info, _lib.hirc_num_outputs(self._h))
+
+    def run(self, *inputs, bindings=None, num_streams=0):
+        """Run the program once on one rank (CPU reference backend) and return its outputs as a
+        tuple: NumPy arrays, or torch tensors when any input is a torch tensor. inputs are
+        container inputs in order: arrays (or anything np.asarray takes) of the program's dtype
+        and shape, and Python ints for scalar inputs. bindings maps free scalars to values
+        ({"i0": 1024}); extents spelled as a bare symbol are taken from the inputs' shapes."""
+        rt = _libs.runtime
+        infos = self.inputs
+        if len(inputs) != len(infos):
+            raise TypeError("the program has %d input(s), %d given" % (len(infos), len(inputs)))
+        use_torch = any(_is_torch(x) for x in inputs)
+        keep = []
+        cin = (_capi.Tensor * max(1, len(inputs)))()
+        for i, (x, info) in enumerate(zip(inputs, infos)):
+            if info.is_scalar:
+                a = np.array([int(x)], dtype=np.int64).reshape(())
+                keep.append(a)
+                cin[i].data = a.ctypes.data
+                cin[i].dtype = _capi.INT64
+                cin[i].ndim = 0
+                continue
+            if _is_torch(x):
+                t = x.detach().to("cpu").contiguous()
+                keep.append(t)
+                tmap = _torch_map(_torch())
+                if t.dtype not in tmap:
+                    raise MismatchError("buffer does not match the program", [Diagnostic(
+                        "error", None, 0, 0, "input %s: torch dtype %s is not supported"
+                        % (info.name, t.dtype), "error: input %s: torch dtype %s is not "
+                        "supported\n" % (info.name, t.dtype))])
+                cin[i].data = t.data_ptr()
+                cin[i].dtype = tmap[t.dtype]
+                shape = tuple(t.shape)
+            else:
+                a = x if isinstance(x, np.ndarray) else np.asarray(x, dtype=_np_of(info.dtype))
+                a = np.ascontiguousarray(a)
+                keep.append(a)
+                dt = _FROM_NP.get(a.dtype, _capi.DTYPE_OTHER)
+                if dt == _capi.UINT16 and info.dtype == "bfloat16":
+                    dt = _capi.BFLOAT16          # raw bfloat16 bits
+                cin[i].data = a.ctypes.data
+                cin[i].dtype = dt
+                shape = a.shape
+            if len(shape) > _capi.MAX_DIMS:
+                raise ValueError("input %s has %d dimensions; at most %d"
+                                 % (info.name, len(shape), _capi.MAX_DIMS))
+            cin[i].ndim = len(shape)
+            for k, e in enumerate(shape):
+                cin[i].shape[k] = e
+        opts = _capi.RunOptions()
+        opts.num_streams = int(num_streams)
+        binds = list((bindings or {}).items())
+        cb = (_capi.Binding * max(1, len(binds)))()
+        for k, (name, value) in enumerate(binds):
+            cb[k].name = name.encode()
+            cb[k].value = int(value)
+        opts.bindings = cb
+        opts.nbindings = len(binds)
+        nout = _lib.hirc_num_outputs(self._h)
+        cout = (_capi.Tensor * max(1, nout))()
+        with _Diags() as d:
+            d.check(rt.hirc_output_shapes(self._h, cin, len(inputs), cout, nout,
+                                          ctypes.byref(opts), d.h))
+        results = []
+        for i in range(nout):
+            shape = tuple(cout[i].shape[k] for k in range(cout[i].ndim))
+            if use_torch:
+                torch = _torch()
+                inv = {v: k for k, v in _torch_map(torch).items()}
+                dt = cout[i].dtype if cout[i].dtype != _capi.INDEX else _capi.INT64
+                if dt not in inv:
+                    raise RunError("run error", [Diagnostic(
+                        "error", None, 0, 0, "output %d has dtype %s, which torch cannot hold"
+                        % (i, _s(_lib.hirc_dtype_name(dt))), "error: unsupported output dtype\n")])
+                r = torch.empty(shape, dtype=inv[dt])
+                cout[i].data = r.data_ptr()
+            else:
+                if cout[i].dtype not in _NP:
+                    raise RunError("run error", [Diagnostic(
+                        "error", None, 0, 0, "output %d has dtype %s, which NumPy cannot hold"
+                        % (i, _s(_lib.hirc_dtype_name(cout[i].dtype))),
+                        "error: unsupported output dtype\n")])
+                r = np.empty(shape, dtype=_NP[cout[i].dtype])
+                cout[i].data = r.ctypes.data
+            results.append(r)
+        with _Diags() as d:
+            d.check(rt.hirc_run(self._h, cin, len(inputs), cout, nout, ctypes.byref(opts), d.h))
+        return tuple(results)
+
+
+def _np_of(name):
+    for k, v in _NP.items():
+        if _s(_lib.hirc_dtype_name(k)) == name:
+            return v
+    return None
+
+
+def parse(text, filename="<string>"):
+    """Parse program text (str or bytes). Raises ParseError with the located diagnostics."""
+    data = text.encode() if isinstance(text, str) else bytes(text)
+    h = ctypes.c_void_p()
+    with _Diags() as d:
+        d.check(_lib.hirc_parse_string(data, len(data), filename.encode(), d.h, ctypes.byref(h)))
+    return Program(h)
+
+
+def parse_file(path):
+    """Read and parse a file. Raises FileError (an OSError) or ParseError."""
+    h = ctypes.c_void_p()
+    with _Diags() as d:
+        d.check(_lib.hirc_parse_file(str(path).encode(), d.h, ctypes.byref(h)))
+    return Program(h)
+
+
+def opt(program, pipeline, verify=True):
+    """Run a pass pipeline ("stream-parallel,backend{kind=cuda}": the grammar of hir-opt
+    --pass-pipeline) on a copy of program (Program.copy) and return the copy; program is
+    unchanged. The
+    program is verified first (VerifyError) unless verify is False; a bad pipeline or a failing
+    pass raises PipelineError."""
+    q = program.copy()
+    if verify:
+        q.verify()
+    q.run_pipeline(pipeline)
+    return q

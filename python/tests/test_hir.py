@@ -1,0 +1,218 @@
+"""Tests of the hir Python package (run by scripts/ci-install against an installed hir and by
+the ctest entry python.pytest against the build tree; docs/api.md)."""
+import os
+
+import numpy as np
+import pytest
+
+import hir
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CORPUS = os.path.join(ROOT, "test", "corpus")
+INPUTS = os.path.join(ROOT, "test", "lit", "Inputs")
+
+MATMUL = """%HostIrContainer { (T0_g_float[iS0{2}, iS1{3}] (DeviceMesh{0}), T1_g_float[iS2{3}, iS3{2}] (DeviceMesh{0})) -> (T2_g_float[iS4{2}, iS5{2}, rS6{3}] (DeviceMesh{0})) :
+  T2_g_float[iS4{2}, iS5{2}, rS6{3}] (DeviceMesh{0})
+     = matmul(T0_g_float[iS0{2}, iS1{3}] (DeviceMesh{0}),
+              T1_g_float[iS2{3}, iS3{2}] (DeviceMesh{0}))
+} // %HostIrContainer
+"""
+
+# an extent spelled as a bare symbol: its value comes from the input's shape
+COPY_SYMBOLIC = """%HostIrContainer { (T0_g_float[iS0{i0}, iS1{4}]) -> (T1_g_float[iS2{i0}, iS3{4}]) :
+  T1_g_float[iS2{i0}, iS3{4}] = ALLOCATE(buffer=T1_g_float[iS2{i0}, iS3{4}], mem_type=global, size=( i0 * 4 ), zero_init=false, resets_to_zero=false)
+  T1_g_float[iS2{i0}, iS3{4}]
+     = Set( T0_g_float[iS0{i0}, iS1{4}], cache_op=Streaming )
+} // %HostIrContainer
+"""
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def test_version():
+    assert hir.version() == "0.1.0"
+
+
+@pytest.mark.parametrize("name", ["ag-linear-input.hir", "ag-linear-cuda.hir",
+                                  "ag-linear-nccl.hir", "seed-pr5259.hir"])
+def test_corpus_prints_back_byte_for_byte(name):
+    path = os.path.join(CORPUS, name)
+    assert str(hir.parse_file(path)) == read(path)
+    assert str(hir.parse(read(path))) == read(path)
+
+
+def test_parse_error_carries_location():
+    lines = MATMUL.split("\n")
+    text = "\n".join(lines[:1] + ["  junk"] + lines[1:])
+    with pytest.raises(hir.ParseError) as ei:
+        hir.parse(text, "prog.hir")
+    e = ei.value
+    assert (e.file, e.line, e.column) == ("prog.hir", 2, 3)
+    assert e.message == "unknown statement 'junk'"
+    assert e.status == "parse error"
+    first = e.diagnostics[0]
+    assert first.severity == "error" and first.line == 2
+    assert first.rendered == "prog.hir:2:3: error: unknown statement 'junk'\n  junk\n  ^~~~\n"
+    assert str(e) == first.rendered.rstrip("\n")
+    assert isinstance(e, hir.HirError)
+
+
+def test_parse_file_missing():
+    with pytest.raises(hir.FileError) as ei:
+        hir.parse_file(os.path.join(CORPUS, "no-such-file.hir"))
+    assert isinstance(ei.value, OSError)
+    assert "no-such-file.hir" in str(ei.value)
+
+
+def test_verify_warning_and_error():
+    p = hir.parse_file(os.path.join(INPUTS, "run-bind-symbolic.hir"))
+    warnings = p.verify()                            # hir-opt's rule: undefined i0 is a warning
+    assert [(w.severity, w.line, w.column) for w in warnings] == [("warning", 3, 20)]
+    assert "use of undefined value 'i0'" in warnings[0].message
+
+
+def test_inputs_outputs():
+    p = hir.parse(MATMUL)
+    assert [(v.name, v.dtype, v.ndim, v.is_scalar) for v in p.inputs] == \
+        [("T0", "float32", 2, False), ("T1", "float32", 2, False)]
+    # the reduction axis rS6 is not stored
+    assert [(v.name, v.dtype, v.ndim) for v in p.outputs] == [("T2", "float32", 2)]
+
+
+def test_opt_returns_a_transformed_copy():
+    path = os.path.join(CORPUS, "ag-linear-input.hir")
+    p = hir.parse_file(path)
+    q = hir.opt(p, "stream-parallel")
+    assert str(p) == read(path)                      # the original is unchanged
+    assert "GetCurrentStream" in str(q) and "GetCurrentStream" not in str(p)
+    # the result is a program hir reads back the same
+    assert str(hir.parse(str(q))) == str(q)
+
+
+def test_opt_pipeline_with_options():
+    p = hir.parse_file(os.path.join(CORPUS, "ag-linear-input.hir"))
+    q = hir.opt(p, "stream-parallel,backend{kind=cuda}")
+    assert "cuda" in str(q).lower()
+
+
+def test_opt_bad_pipeline():
+    p = hir.parse(MATMUL)
+    with pytest.raises(hir.PipelineError) as ei:
+        hir.opt(p, "no-such-pass")
+    assert "unknown pass 'no-such-pass'" in str(ei.value)
+
+
+def test_run_matmul_numpy():
+    p = hir.parse(MATMUL)
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((2, 3)).astype(np.float32)
+    b = rng.standard_normal((3, 2)).astype(np.float32)
+    (c,) = p.run(a, b)
+    assert c.dtype == np.float32 and c.shape == (2, 2)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-6)
+    # inputs are not modified; lists are taken in the program's dtype
+    (c2,) = p.run(a.tolist(), b.tolist())
+    np.testing.assert_allclose(c2, a @ b, rtol=1e-5, atol=1e-6)
+
+
+def test_run_shape_and_dtype_mismatch():
+    p = hir.parse(MATMUL, "mm.hir")
+    a = np.ones((2, 3), np.float32)
+    with pytest.raises(hir.MismatchError) as ei:
+        p.run(a, np.ones((2, 3), np.float32))
+    assert "input T1: the program needs shape [3, 2], the buffer is [2, 3]" in str(ei.value)
+    assert isinstance(ei.value, ValueError)
+    with pytest.raises(hir.MismatchError) as ei:
+        p.run(a, np.ones((3, 2), np.float64))
+    assert "input T1: the program needs dtype float32" in str(ei.value)
+    with pytest.raises(TypeError):
+        p.run(a)
+
+
+def test_run_bare_symbolic_extent_from_shape():
+    p = hir.parse(COPY_SYMBOLIC)
+    for rows in (1, 3, 7):
+        a = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
+        (out,) = p.run(a)
+        np.testing.assert_array_equal(out, a)
+
+
+def test_run_bindings():
+    p = hir.parse_file(os.path.join(INPUTS, "run-bind-symbolic.hir"))
+    a = np.arange(24, dtype=np.float32).reshape(6, 4)
+    with pytest.raises(hir.VerifyError) as ei:
+        p.run(a)                                     # i0 is needed and not bound
+    assert (ei.value.line, ei.value.column) == (3, 20)
+    (out,) = p.run(a, bindings={"i0": 3})
+    np.testing.assert_array_equal(out, a)
+
+
+def test_run_refuses_other_devices():
+    p = hir.parse_file(os.path.join(CORPUS, "ag-linear-input.hir"))
+    x = [np.zeros((1, 128, 1024), np.uint16), np.zeros((1024, 1024), np.uint16),
+         np.zeros((1024,), np.uint16)]
+    with pytest.raises(hir.RunError) as ei:
+        p.run(*x)
+    assert "device 7" in str(ei.value)
+
+
+def test_run_torch():
+    torch = pytest.importorskip("torch")
+    p = hir.parse(MATMUL)
+    a = torch.randn(2, 3)
+    b = torch.randn(3, 2)
+    (c,) = p.run(a, b)
+    assert isinstance(c, torch.Tensor)
+    assert torch.allclose(c, a @ b, rtol=1e-5, atol=1e-6)
+
+
+def test_run_error_is_located():
+    # the CPU backend has no user kernels: the LaunchKernel statement (line 4) fails
+    p = hir.parse_file(os.path.join(INPUTS, "run-launch-kernel.hir"))
+    with pytest.raises(hir.RunError) as ei:
+        p.run(np.zeros((4,), np.float32))
+    e = ei.value
+    assert (os.path.basename(e.file), e.line, e.column) == ("run-launch-kernel.hir", 4, 3)
+    assert e.message.startswith("LaunchKernel: needs a kernel: group 3 has none")
+
+
+def test_run_dimension_mismatch():
+    p = hir.parse(COPY_SYMBOLIC, "copy.hir")
+    with pytest.raises(hir.MismatchError) as ei:
+        p.run(np.zeros((2, 4, 1), np.float32))
+    assert str(ei.value) == ("copy.hir: error: input T0: the program needs 2 dimension(s), "
+                             "the buffer has 3")
+
+
+BAD_SET = """%HostIrContainer { (T0_g_float[iS0{4}, iS2{8}]) -> () :
+  T1_g_double[iS1{4}, iS3{8}]
+     = Set( T0_g_float[iS0{4}, iS2{8}], cache_op=Streaming )
+} // %HostIrContainer
+"""
+
+
+def test_opt_verify_error_points_into_the_original():
+    p = hir.parse(BAD_SET, "bad.hir")
+    with pytest.raises(hir.VerifyError) as ei:
+        hir.opt(p, "canonicalize")
+    e = ei.value
+    assert (e.file, e.line, e.column) == ("bad.hir", 3, 13)
+    assert e.message == "Set: T0 has dtype float but the output T1 has dtype double"
+    notes = [d for d in e.diagnostics if d.severity == "note"]
+    assert [(n.file, n.line, n.message) for n in notes] == [("bad.hir", 2, "output T1 is here")]
+
+
+def test_copy_after_a_pipeline_is_named_so():
+    p = hir.parse(MATMUL, "mm.hir")
+    with pytest.raises(hir.MismatchError) as ei:
+        p.copy().run(np.zeros((2, 3), np.float32), np.zeros((2, 2), np.float32))
+    assert str(ei.value).startswith("mm.hir: error: input T1")
+    p.run_pipeline("canonicalize")
+    q = p.copy()
+    assert str(q) == str(p)
+    with pytest.raises(hir.MismatchError) as ei:
+        q.run(np.zeros((2, 3), np.float32), np.zeros((2, 2), np.float32))
+    assert str(ei.value).startswith("mm.hir (after passes): error: input T1")

@@ -1,0 +1,187 @@
+/* test_parser_log.c — parser/log.c: the %HostIrContainer programs of a log. Each case gives a
+ * log and checks the program texts found (prefixes removed, other lines left out), where their
+ * lines came from, and that the parser reads them with locations in the log. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dialect/hir.h"
+#include "parser/log.h"
+#include "parser/parser.h"
+
+#define PROG                                                                  \
+    "%HostIrContainer { (T0_g_float[iS0{8}]) -> (T1_g_float[iS1{8}]) :\n"    \
+    "  T1_g_float[iS1{8}]\n"                                                  \
+    "     = Set( T0_g_float[iS0{8}], cache_op=Streaming )\n"                  \
+    "} // %HostIrContainer\n"
+
+/* `prefix` before every line of PROG */
+static char *prefixed(const char *before, const char *prefix, const char *after)
+{
+    static const char prog[] = PROG;
+    size_t n = strlen(before) + strlen(after) + sizeof prog + 8 * (strlen(prefix) + 1);
+    char *out = calloc(1, n + 2), *w = out;
+    w += sprintf(w, "%s", before);
+    for (const char *l = prog; *l;) {
+        const char *e = strchr(l, '\n');
+        w += sprintf(w, "%s%.*s\n", prefix, (int)(e - l), l);
+        l = e + 1;
+    }
+    sprintf(w, "%s", after);
+    return out;
+}
+
+static void one_program_is_the_input(void **state)
+{
+    (void)state;
+    const char *text = "// RUN: hir-opt %s\n\n" PROG "\n// CHECK: x\n";
+    hir_log log;
+    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(log.n, 1);
+    assert_null(log.programs[0].text);       /* read as it is */
+    assert_int_equal(log.programs[0].header_line, 3);
+    hir_log_fini(&log);
+}
+
+static void text_around_is_left_out(void **state)
+{
+    (void)state;
+    char *text = prefixed("Fusion segments: 3\n\n", "", "=== next dump ===\nT3 = T1 + T2\n");
+    hir_log log;
+    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(log.n, 1);
+    assert_non_null(log.programs[0].text);
+    assert_string_equal(log.programs[0].text, PROG);
+    assert_int_equal(log.programs[0].line_base, 2);
+    hir_log_fini(&log);
+    free(text);
+}
+
+static void prefixes_are_removed_and_kept_for_locations(void **state)
+{
+    (void)state;
+    char *text = prefixed("[rank 0] starting\n", "[rank 0] ", "[rank 0] done\n");
+    hir_log log;
+    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(log.n, 1);
+    const hir_log_program *pr = &log.programs[0];
+    assert_string_equal(pr->text, PROG);
+    assert_int_equal(pr->nprefixes, 4);
+    assert_int_equal(pr->prefixes[1].len, 9);
+    assert_memory_equal(pr->prefixes[1].text, "[rank 0] ", 9);
+    assert_int_equal(pr->prefixes[1].line, 3);
+    /* a location in the program is a location in the log: line 3, after the prefix */
+    hir_source src;
+    hir_log_source(&log, 0, "run.log", text, strlen(text), &src);
+    int line, col;
+    hir_source_linecol(&src, strlen("%HostIrContainer { (T0_g_float[iS0{8}]) -> (T1_g_float[iS1{8}]) :\n  "), &line, &col);
+    assert_int_equal(line, 3);
+    assert_int_equal(col, 12);
+    hir_diag d;
+    hir_diag_init(&d, NULL);
+    hir_program *p = NULL;
+    assert_int_equal(hir_parse(&src, &d, &p), 0);
+    hir_program_free(p);
+    hir_diag_fini(&d);
+    hir_source_fini(&src);
+    hir_log_fini(&log);
+    free(text);
+}
+
+static void timestamps_differ_line_by_line(void **state)
+{
+    (void)state;
+    const char *text = "12:00:00.001 I: %HostIrContainer { (T0_g_float[iS0{8}]) -> (T1_g_float[iS1{8}]) :\n"
+                       "12:00:00.001 I:   T1_g_float[iS1{8}]\n"
+                       "12:00:00.002 I:      = Set( T0_g_float[iS0{8}], cache_op=Streaming )\n"
+                       "12:00:01.517 I: } // %HostIrContainer\n"
+                       "12:00:01.517 I: \n"
+                       "12:00:02.000 I: finished\n";
+    hir_log log;
+    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(log.n, 1);
+    assert_string_equal(log.programs[0].text, PROG);
+    hir_log_fini(&log);
+}
+
+static void interleaved_programs_are_told_apart(void **state)
+{
+    (void)state;
+    const char *text = "[1] %HostIrContainer { (T0_g_float[iS0{8}]) -> (T1_g_float[iS1{8}]) :\n"
+                       "[0] %HostIrContainer { (T0_g_float[iS0{8}]) -> (T1_g_float[iS1{8}]) :\n"
+                       "[0]   T1_g_float[iS1{8}]\n"
+                       "[1]   T1_g_float[iS1{8}]\n"
+                       "[1]      = Set( T0_g_float[iS0{8}], cache_op=Streaming )\n"
+                       "[0]      = Set( T0_g_float[iS0{8}], cache_op=Streaming )\n"
+                       "[0] } // %HostIrContainer\n"
+                       "[1] } // %HostIrContainer\n";
+    hir_log log;
+    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(log.n, 2);
+    assert_string_equal(log.programs[0].text, PROG);
+    assert_string_equal(log.programs[1].text, PROG);
+    /* the [0] program: its lines are 2, 3, 6, 7 of the log */
+    assert_int_equal(log.programs[1].prefixes[2].line, 6);
+    assert_int_equal(log.programs[1].prefixes[3].line, 7);
+    hir_log_fini(&log);
+}
+
+static void several_programs_and_a_trailer(void **state)
+{
+    (void)state;
+    const char *text = "\n" PROG "\nIndex definitions:\n  i3 = i1 * 2;\n\nrun 2\n\n" PROG "\nbye\n";
+    hir_log log;
+    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(log.n, 2);
+    assert_string_equal(log.programs[0].text, PROG "\nIndex definitions:\n  i3 = i1 * 2;\n");
+    assert_string_equal(log.programs[1].text, PROG);
+    assert_int_equal(log.programs[1].header_line, 12);
+    hir_log_fini(&log);
+}
+
+static void a_program_without_footer_ends_at_the_next(void **state)
+{
+    (void)state;
+    const char *text = "%HostIrContainer { (T0_g_float[iS0{8}]) -> (T1_g_float[iS1{8}]) :\n"
+                       "  T1_g_float[iS1{8}]\n" PROG;
+    hir_log log;
+    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(log.n, 2);
+    assert_string_equal(log.programs[0].text,
+                        "%HostIrContainer { (T0_g_float[iS0{8}]) -> (T1_g_float[iS1{8}]) :\n"
+                        "  T1_g_float[iS1{8}]\n");
+    assert_string_equal(log.programs[1].text, PROG);
+    hir_log_fini(&log);
+}
+
+static void no_program(void **state)
+{
+    (void)state;
+    hir_log log;
+    assert_int_equal(hir_log_find("hello\n", 6, &log), 0);
+    assert_int_equal(log.n, 0);
+    hir_log_fini(&log);
+    assert_int_equal(hir_log_find("", 0, &log), 0);
+    assert_int_equal(log.n, 0);
+    hir_log_fini(&log);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(one_program_is_the_input),
+        cmocka_unit_test(text_around_is_left_out),
+        cmocka_unit_test(prefixes_are_removed_and_kept_for_locations),
+        cmocka_unit_test(timestamps_differ_line_by_line),
+        cmocka_unit_test(interleaved_programs_are_told_apart),
+        cmocka_unit_test(several_programs_and_a_trailer),
+        cmocka_unit_test(a_program_without_footer_ends_at_the_next),
+        cmocka_unit_test(no_program),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
