@@ -1468,6 +1468,14 @@ static int program_lookups(hir_interp *it, const char **names, const char **inte
     return 0;
 }
 
+/* hir_block_walk: stops (false) at a loop whose index is ctx */
+static bool not_loop_index(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    return !((s->op == HIR_OP_FOR && s->u.kfor.index == ctx) ||
+             (s->op == HIR_OP_HOST_FOR && s->u.hfor.index == ctx));
+}
+
 int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *cfg,
                       hir_interp **out, hir_error *e)
 {
@@ -1523,6 +1531,16 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
         if (!s) {
             hir_interp_destroy(it);
             return hir_error_set(e, "--bind %s: the program has no scalar of that name", nm);
+        }
+        /* a value the run gives itself would shadow the binding, or the binding the program */
+        const char *why = s == it->sc_rank ? "the runner sets it to each rank's number"
+                          : s == it->sc_nstreams ? "the runner sets it (give --streams=N)"
+                          : s->def ? "the program defines it"
+                          : !hir_block_walk(&p->body, 0, not_loop_index, (void *)s)
+                          ? "it is the index of a loop of the program" : NULL;
+        if (why) {
+            hir_interp_destroy(it);
+            return hir_error_set(e, "--bind %s: %s", nm, why);
         }
         if (hir_interp_bind_scalar(it, s, cfg->binds[i].value, e)) {
             hir_interp_destroy(it);
