@@ -359,8 +359,8 @@ def parse_file(path):
 
 
 def opt(program, pipeline, verify=True):
-    """Run a pass pipeline ("stream-parallel,backend{kind=cuda}": the grammar of hir-opt
-    --pass-pipeline) on a copy of program (Program.copy) and return the copy; program is
+    """Run a pass pipeline ("stream-parallel,backend=cuda" or "stream-parallel{backend=cuda}":
+    the grammar of hir-opt --pass-pipeline) on a copy of program (Program.copy) and return the copy; program is
     unchanged. The
     program is verified first (VerifyError) unless verify is False; a bad pipeline or a failing
     pass raises PipelineError."""

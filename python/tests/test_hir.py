@@ -98,6 +98,15 @@ def test_opt_pipeline_with_options():
     assert "cuda" in str(q).lower()
 
 
+def test_opt_short_option_form():
+    # "stream-parallel,backend=cuda": the key=value item is an option of the pass before it
+    p = hir.parse_file(os.path.join(CORPUS, "ag-linear-input.hir"))
+    short = str(hir.opt(p, "stream-parallel,backend=cuda"))
+    braces = str(hir.opt(p, "stream-parallel{backend=cuda}"))
+    assert short == braces
+    assert "backend=CUDA" in short and "backend=NCCL" not in short
+
+
 def test_opt_bad_pipeline():
     p = hir.parse(MATMUL)
     with pytest.raises(hir.PipelineError) as ei:
