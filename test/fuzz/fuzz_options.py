@@ -152,7 +152,7 @@ def one(i, a, tools_opts, env, stats):
     make_files(d)
     # a value that is not valid UTF-8 (a lone surrogate) goes through as the byte it stood for
     argv = [os.path.join(a.tools, tool)] + [x.encode("utf-8", "surrogateescape") for x in args]
-    r = fuzzlib.run(argv, env, a.timeout, a.mem_mb, a.asan, cwd=d)
+    r = fuzzlib.run(argv, fuzzlib.env_for(env, tool), a.timeout, a.mem_mb, a.asan, cwd=d)
     bad = fuzzlib.judge(r, tool, check="--check" in " ".join(args))
     with stats.lock:
         stats.runs += 1

@@ -193,7 +193,8 @@ def one(i, a, seeds, words, env, stats):
     passes = rng.choice(PASS_PIPELINES)
     outp = os.path.join(work, "out%d.hir" % i)
     argv = [os.path.join(tools, "hir-opt"), prog] + passes + ["-o", outp]
-    r = fuzzlib.run(argv, env, a.timeout, a.mem_mb, a.asan)
+    opt_env = fuzzlib.env_for(env, "hir-opt")
+    r = fuzzlib.run(argv, opt_env, a.timeout, a.mem_mb, a.asan)
     with stats.lock:
         stats.opt_runs += 1
     bad = fuzzlib.judge(r, "hir-opt")
@@ -202,7 +203,7 @@ def one(i, a, seeds, words, env, stats):
         finding(bad, r, "hir-opt")
     accepted = r.rc == 0 and not bad
     if accepted and passes:
-        r2 = fuzzlib.run([os.path.join(tools, "hir-opt"), outp, "-o", os.devnull], env,
+        r2 = fuzzlib.run([os.path.join(tools, "hir-opt"), outp, "-o", os.devnull], opt_env,
                          a.timeout, a.mem_mb, a.asan)
         with stats.lock:
             stats.opt_runs += 1

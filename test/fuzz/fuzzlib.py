@@ -77,6 +77,16 @@ def environment(workdir, asan, mem_mb):
     return env
 
 
+def env_for(env, tool):
+    """env for one tool: only hir-run needs ASan's slow unwinder (Open MPI's leaks are matched by
+    library in test/lsan.supp, which takes whole stacks); the others run faster without it."""
+    if tool == "hir-run" or "ASAN_OPTIONS" not in env:
+        return env
+    e = dict(env)
+    e["ASAN_OPTIONS"] = e["ASAN_OPTIONS"].replace("fast_unwind_on_malloc=0", "fast_unwind_on_malloc=1")
+    return e
+
+
 class Result:
     def __init__(self, argv, rc, out, err, secs, timed_out, san):
         self.argv, self.rc, self.out, self.err = argv, rc, out, err
