@@ -135,6 +135,12 @@ struct hir_eval_frame {
 
 void hir_scalar_memo_init(hir_scalar_memo *m) { memset(m, 0, sizeof *m); }
 
+void hir_scalar_memo_init_in(hir_scalar_memo *m, hir_arena *oom)
+{
+    memset(m, 0, sizeof *m);
+    m->oom = oom;
+}
+
 void hir_scalar_memo_fini(hir_scalar_memo *m)
 {
     hir_map_fini(&m->at);
@@ -143,19 +149,24 @@ void hir_scalar_memo_fini(hir_scalar_memo *m)
     memset(m, 0, sizeof *m);
 }
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+/* Room for need items in *p (moved and *cap updated); -1, with *p as it was, when the memory
+ * cannot be had. */
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
-        return p;
+        return 0;
     size_t n = *cap ? *cap * 2 : 64;
     while (n < need)
         n *= 2;
-    p = realloc(p, n * elem);
-    if (!p)
-        hir_panic(__FILE__, __LINE__, "out of memory");
+    void *q = n <= SIZE_MAX / elem ? realloc(*p, n * elem) : NULL;
+    if (!q)
+        return -1;
+    *p = q;
     *cap = n;
-    return p;
+    return 0;
 }
+
+#define NO_REC SIZE_MAX   /* memo_rec: out of memory */
 
 /* The record of s, made on first sight (state 0). */
 static size_t memo_rec(hir_scalar_memo *m, const hir_scalar *s)
@@ -163,9 +174,10 @@ static size_t memo_rec(hir_scalar_memo *m, const hir_scalar *s)
     uintptr_t at = (uintptr_t)hir_map_get(&m->at, (uint64_t)(uintptr_t)s);
     if (at)
         return at - 1;
-    m->rec = grow(m->rec, &m->cap, m->n + 1, sizeof *m->rec);
+    if (grow((void **)&m->rec, &m->cap, m->n + 1, sizeof *m->rec) ||
+        hir_map_try_put(&m->at, (uint64_t)(uintptr_t)s, (void *)(uintptr_t)(m->n + 1)))
+        return NO_REC;
     m->rec[m->n] = (struct hir_scalar_memo_rec){0, 0};
-    hir_map_put(&m->at, (uint64_t)(uintptr_t)s, (void *)(uintptr_t)(m->n + 1));
     return m->n++;
 }
 
@@ -212,6 +224,8 @@ int hir_scalar_eval_memo(const hir_scalar *s, const hir_scalar_env *env, hir_sca
     for (;;) {
         /* c is a definition to evaluate: its memo, or a new frame */
         size_t ri = memo_rec(m, c);
+        if (ri == NO_REC)
+            goto oom;
         int64_t v = 0;
         bool have = false;
         switch (m->rec[ri].state) {
@@ -226,8 +240,9 @@ int hir_scalar_eval_memo(const hir_scalar *s, const hir_scalar_env *env, hir_sca
             fail(msg, msglen, "cyclic definition of", c);
             goto failed;
         default:
+            if (grow((void **)&m->stack, &m->scap, m->sn + 1, sizeof *m->stack))
+                goto oom;
             m->rec[ri].state = MEMO_ACTIVE;
-            m->stack = grow(m->stack, &m->scap, m->sn + 1, sizeof *m->stack);
             m->stack[m->sn++] = (struct hir_eval_frame){c, ri, 0, {0, 0, 0}};
             break;
         }
@@ -278,6 +293,15 @@ failed:
     while (m->sn > base)
         m->rec[m->stack[--m->sn].rec].state = MEMO_FAILED;
     return -1;
+oom:
+    /* nothing was learnt about the definitions being evaluated: they go back to unknown, so a
+     * later call evaluates them afresh */
+    while (m->sn > base)
+        m->rec[m->stack[--m->sn].rec].state = 0;
+    if (m->oom)
+        hir_arena_oom(m->oom);
+    fail(msg, msglen, "out of memory", NULL);
+    return HIR_ENOMEM;
 }
 
 int hir_scalar_eval(const hir_scalar *s, const hir_scalar_env *env, int64_t *out, char *msg,
@@ -306,19 +330,21 @@ typedef struct sstack {
     spair local[32];
 } sstack;
 
-static void sstack_push(sstack *st, const hir_scalar *a, const hir_scalar *b)
+/* false when the stack cannot grow (out of memory) */
+static bool sstack_push(sstack *st, const hir_scalar *a, const hir_scalar *b)
 {
     if (st->n == st->cap) {
         size_t cap = st->cap * 2;
         spair *p = st->items == st->local ? malloc(cap * sizeof *p) : realloc(st->items, cap * sizeof *p);
         if (!p)
-            hir_panic(__FILE__, __LINE__, "out of memory");
+            return false;
         if (st->items == st->local)
             memcpy(p, st->local, sizeof st->local);
         st->items = p;
         st->cap = cap;
     }
     st->items[st->n++] = (spair){a, b};
+    return true;
 }
 
 static void sstack_init(sstack *st)
@@ -345,13 +371,14 @@ static uint64_t pair_hash(spair p)
     return x ^ (x >> 29);
 }
 
-/* true if p was not in the set (and is now) */
+/* true if p was not in the set (and is now, unless the set could not grow: then the caller
+ * walks p again, which costs time, never correctness) */
 static bool pairset_add(pairset *ps, spair p)
 {
     if (2 * (ps->n + 1) > ps->cap) {
         pairset big = {calloc(ps->cap ? ps->cap * 2 : 64, sizeof(spair)), 0, ps->cap ? ps->cap * 2 : 64};
         if (!big.slot)
-            hir_panic(__FILE__, __LINE__, "out of memory");
+            return true;
         for (size_t i = 0; i < ps->cap; i++)
             if (ps->slot[i].a)
                 pairset_add(&big, ps->slot[i]);
@@ -414,8 +441,7 @@ bool hir_scalar_equal(const hir_scalar *a, const hir_scalar *b)
     sstack st;
     sstack_init(&st);
     pairset seen = {0};
-    bool eq = true;
-    sstack_push(&st, a, b);
+    bool eq = sstack_push(&st, a, b);
     while (eq && st.n) {
         spair p = st.items[--st.n];
         h = head_equal(p.a, p.b);
@@ -425,8 +451,8 @@ bool hir_scalar_equal(const hir_scalar *a, const hir_scalar *b)
         }
         if (!pairset_add(&seen, p))
             continue;
-        for (int i = p.a->def->nargs - 1; i >= 0; i--)
-            sstack_push(&st, p.a->def->args[i], p.b->def->args[i]);
+        for (int i = p.a->def->nargs - 1; i >= 0 && eq; i--)
+            eq = sstack_push(&st, p.a->def->args[i], p.b->def->args[i]);   /* false: not shown */
     }
     free(seen.slot);
     sstack_fini(&st);
@@ -440,8 +466,8 @@ bool hir_scalar_depends_on(const hir_scalar *s, const hir_scalar *leaf)
     hir_map seen;
     hir_map_init(&seen);
     bool found = false;
-    if (s)
-        sstack_push(&st, s, NULL);
+    if (s && !sstack_push(&st, s, NULL))
+        found = true;   /* out of memory: "may depend" */
     while (!found && st.n) {
         const hir_scalar *x = st.items[--st.n].a;
         if (x == leaf || (x->kind == HIR_SC_NAMED && leaf->kind == HIR_SC_NAMED && x->name == leaf->name)) {
@@ -450,10 +476,10 @@ bool hir_scalar_depends_on(const hir_scalar *s, const hir_scalar *leaf)
         }
         if (!x->def || hir_map_get(&seen, (uint64_t)(uintptr_t)x))
             continue;
-        hir_map_put(&seen, (uint64_t)(uintptr_t)x, (void *)x);
-        for (int i = x->def->nargs - 1; i >= 0; i--)
-            if (x->def->args[i])
-                sstack_push(&st, x->def->args[i], NULL);
+        (void)hir_map_try_put(&seen, (uint64_t)(uintptr_t)x, (void *)x);   /* else: walked again */
+        for (int i = x->def->nargs - 1; i >= 0 && !found; i--)
+            if (x->def->args[i] && !sstack_push(&st, x->def->args[i], NULL))
+                found = true;   /* out of memory: "may depend" */
     }
     hir_map_fini(&seen);
     sstack_fini(&st);

@@ -336,7 +336,8 @@ typedef struct hir_scalar_env {
     void *ctx;
 } hir_scalar_env;
 /* Evaluates s (int/bool semantics on int64, C truncating % and /; an overflow is an error,
- * see dialect/intops.h). On failure fills msg. Linear in the definitions reached. */
+ * see dialect/intops.h). On failure fills msg and returns -1, or HIR_ENOMEM when its tables
+ * could not grow (out of memory). Linear in the definitions reached. */
 int hir_scalar_eval(const hir_scalar *s, const hir_scalar_env *env, int64_t *out,
                     char *msg, size_t msglen);
 /* Evaluation of many scalars of one program: every definition reached is evaluated once and
@@ -349,17 +350,24 @@ typedef struct hir_scalar_memo {
     struct hir_eval_frame *stack;     /* explicit evaluation stack (no recursion) */
     size_t sn, scap;
     const hir_scalar *failed_at;      /* after a failure: the innermost named definition */
+    hir_arena *oom;                   /* NULL, or where running out of memory jumps */
 } hir_scalar_memo;
+/* hir_scalar_eval_memo returns HIR_ENOMEM when the memo's tables cannot grow; a memo made by
+ * hir_scalar_memo_init_in jumps to that arena's recovery point instead (hir_arena_oom). A
+ * failed growth leaves no record half made: the same call can be tried again. */
 void hir_scalar_memo_init(hir_scalar_memo *m);
+void hir_scalar_memo_init_in(hir_scalar_memo *m, hir_arena *oom);
 void hir_scalar_memo_fini(hir_scalar_memo *m);
 int  hir_scalar_eval_memo(const hir_scalar *s, const hir_scalar_env *env, hir_scalar_memo *m,
                           int64_t *out, char *msg, size_t msglen);
-/* Folds s to a constant if it depends on no free value. */
+/* Folds s to a constant if it depends on no free value (false also when out of memory; a
+ * caller that must tell the two apart uses hir_scalar_eval). */
 bool hir_scalar_const(const hir_scalar *s, int64_t *out);
 bool hir_scalar_is_literal(const hir_scalar *s);
-/* Structural equality of scalar expressions (names, numbers, ops). */
+/* Structural equality of scalar expressions (names, numbers, ops). Out of memory for its
+ * stack of pairs, it answers false ("not shown equal"), never aborts. */
 bool hir_scalar_equal(const hir_scalar *a, const hir_scalar *b);
-/* Does s depend on the named scalar / symbol `leaf`? */
+/* Does s depend on the named scalar / symbol `leaf`? Out of memory: true ("may depend"). */
 bool hir_scalar_depends_on(const hir_scalar *s, const hir_scalar *leaf);
 
 /* ------------------------------------------------------------------ print.c */

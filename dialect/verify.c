@@ -5,6 +5,8 @@
  * names the statement and the values involved on its own. */
 #include "dialect/hir.h"
 
+#include <limits.h>
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,25 +66,44 @@ static void undefine(vctx *v, const void *val) { hir_map_del(&v->defined, key(va
 
 static bool is_defined(vctx *v, const void *val) { return hir_map_get(&v->defined, key(val)) != NULL; }
 
-static void *grow_ptrs_sized(void *items, int *cap, int need, size_t elem)
+/* A table of the verifier with room for need items; when it cannot grow, the verifier jumps to
+ * the recovery point of oom (the program's arena): the table is left as it was, so it is freed
+ * there. */
+static void *grow_ptrs_sized(hir_arena *oom, void *items, int *cap, int need, size_t elem)
 {
     if (need <= *cap)
         return items;
-    int n = *cap ? *cap * 2 : 256;
-    while (n < need)
+    int n = *cap ? *cap : 128;
+    while (n < need) {
+        if (n > INT_MAX / 2)
+            hir_arena_oom(oom);
         n *= 2;
-    items = realloc(items, elem * (size_t)n);
-    if (!items)
-        hir_panic(__FILE__, __LINE__, "out of memory");
+    }
+    void *grown = realloc(items, elem * (size_t)n);
+    if (!grown)
+        hir_arena_oom(oom);
     *cap = n;
-    return items;
+    return grown;
 }
 
-static void *grow_ptrs(void *items, int *cap, int need) { return grow_ptrs_sized(items, cap, need, sizeof(void *)); }
+static void *grow_ptrs(vctx *v, void *items, int *cap, int need)
+{
+    return grow_ptrs_sized(v->p->arena, items, cap, need, sizeof(void *));
+}
+
+/* hir_scalar_const for the verifier: running out of memory jumps to its recovery point instead
+ * of counting as "not a constant" */
+static bool vconst(vctx *v, const hir_scalar *s, int64_t *out)
+{
+    int r = hir_scalar_eval(s, NULL, out, NULL, 0);
+    if (r == HIR_ENOMEM)
+        hir_arena_oom(v->p->arena);
+    return r == 0;
+}
 
 static void push_work(vctx *v, const hir_scalar *s)
 {
-    v->work = grow_ptrs(v->work, &v->capwork, v->nwork + 1);
+    v->work = grow_ptrs(v, v->work, &v->capwork, v->nwork + 1);
     v->work[v->nwork++] = s;
 }
 
@@ -234,7 +255,7 @@ static void check_scalar(vctx *v, const hir_scalar *root, hir_loc where)
         if (!s->def || hir_map_get(&v->visiting, key(s)))
             continue;
         hir_map_put(&v->visiting, key(s), (void *)s);
-        v->seen = grow_ptrs(v->seen, &v->capseen, nseen + 1);
+        v->seen = grow_ptrs(v, v->seen, &v->capseen, nseen + 1);
         v->seen[nseen++] = s;
         for (int i = s->def->nargs - 1; i >= 0; i--)
             push_work(v, s->def->args[i]);
@@ -280,8 +301,8 @@ static void use_tensor(vctx *v, const hir_stmt *s, const hir_tensor *t, hir_loc 
 }
 
 /* Runtime extents of a tensor: non-reduction logical axes, DID axes as 1. -1 = not constant. */
-static int runtime_shape(const hir_tensor *t, bool squeeze_did, int64_t *ext, const hir_iterdomain **ids,
-                         int max)
+static int runtime_shape(vctx *v, const hir_tensor *t, bool squeeze_did, int64_t *ext,
+                         const hir_iterdomain **ids, int max)
 {
     int n = 0;
     for (int i = 0; i < t->nloop && n < max; i++) {
@@ -292,7 +313,7 @@ static int runtime_shape(const hir_tensor *t, bool squeeze_did, int64_t *ext, co
             if (squeeze_did)
                 continue;
             ext[n] = 1;
-        } else if (!id->extent || !hir_scalar_const(id->extent, &ext[n]))
+        } else if (!id->extent || !vconst(v, id->extent, &ext[n]))
             ext[n] = -1;
         ids[n++] = id;
     }
@@ -361,7 +382,7 @@ static void check_linear(vctx *v, const hir_stmt *s)
         return;
     int64_t ea[MAXR], ew[MAXR], eb[MAXR], eo[MAXR];
     const hir_iterdomain *ia[MAXR], *iw[MAXR], *ib[MAXR], *io[MAXR];
-    int na = runtime_shape(a, false, ea, ia, MAXR), nw = runtime_shape(w, true, ew, iw, MAXR);
+    int na = runtime_shape(v, a, false, ea, ia, MAXR), nw = runtime_shape(v, w, true, ew, iw, MAXR);
     if (na < 1) {
         verr(v, in_loc(s, 0), "linear: input T%lld has no axes, expected [..., M, K]", (long long)a->number);
         return;
@@ -373,7 +394,7 @@ static void check_linear(vctx *v, const hir_stmt *s)
     if (both_const_differ(ea[na - 1], ew[1]))
         extent_mismatch(v, s, in_loc(s, 1), "K of the input and of the weight [N, K] differ", a, ea[na - 1], w, ew[1]);
     if (b) {
-        int nb = runtime_shape(b, true, eb, ib, MAXR);
+        int nb = runtime_shape(v, b, true, eb, ib, MAXR);
         if (nb != 1)
             verr(v, in_loc(s, 2), "linear: bias T%lld has %d axes, expected 1 ([N])", (long long)b->number, nb);
         else if (both_const_differ(eb[0], ew[0]))
@@ -391,7 +412,7 @@ static void check_linear(vctx *v, const hir_stmt *s)
             continue;
         if (hir_ptype_is_device(id->ptype))
             eo[no] = 1;
-        else if (!hir_scalar_const(id->extent, &eo[no]))
+        else if (!vconst(v, id->extent, &eo[no]))
             eo[no] = -1;
         io[no++] = id;
     }
@@ -407,7 +428,7 @@ static void check_linear(vctx *v, const hir_stmt *s)
         extent_mismatch(v, s, out_loc(s), "N of the output and of the weight [N, K] differ", o, eo[na - 1], w, ew[0]);
     const hir_iterdomain *rk = reduction_axis(o);
     int64_t k;
-    if (rk && rk->extent && hir_scalar_const(rk->extent, &k) && both_const_differ(k, ew[1]))
+    if (rk && rk->extent && vconst(v, rk->extent, &k) && both_const_differ(k, ew[1]))
         extent_mismatch(v, s, out_loc(s), "the reduction axis of the output and K of the weight differ", o, k, w, ew[1]);
     (void)io;
     (void)iw;
@@ -423,7 +444,7 @@ static void check_matmul(vctx *v, const hir_stmt *s)
     }
     int64_t ea[MAXR], eb[MAXR], eo[MAXR];
     const hir_iterdomain *ia[MAXR], *ib[MAXR], *io[MAXR];
-    int na = runtime_shape(a, false, ea, ia, MAXR), nb = runtime_shape(b, false, eb, ib, MAXR);
+    int na = runtime_shape(v, a, false, ea, ia, MAXR), nb = runtime_shape(v, b, false, eb, ib, MAXR);
     if (na < 1 || nb < 1) {
         verr(v, s->loc, "matmul: operands must have at least one axis");
         return;
@@ -433,7 +454,7 @@ static void check_matmul(vctx *v, const hir_stmt *s)
         extent_mismatch(v, s, in_loc(s, 1), "K of A [..., M, K] and of B [..., K, N] differ", a, ea[na - 1], b, kb);
     if (!o || na < 2 || nb < 2)
         return;
-    int no = runtime_shape(o, false, eo, io, MAXR);
+    int no = runtime_shape(v, o, false, eo, io, MAXR);
     int want = na > nb ? na : nb;
     if (no != want) {
         verr(v, out_loc(s), "matmul: output T%lld has %d axes, expected %d", (long long)o->number, no, want);
@@ -572,7 +593,7 @@ static void check_team(vctx *v, const hir_stmt *s, const hir_comm *c)
         return;
     member *m = malloc(sizeof *m * (size_t)c->nteam);
     if (!m)
-        hir_panic(__FILE__, __LINE__, "out of memory");
+        hir_arena_oom(v->p->arena);   /* nothing of this function's to free */
     for (int i = 0; i < c->nteam; i++)
         m[i] = (member){c->team[i], i};
     qsort(m, (size_t)c->nteam, sizeof *m, by_dev);
@@ -677,7 +698,10 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
         char why[128];
         int64_t ignored;
         hir_scalar_env any = {bind_any, NULL};
-        if (hir_scalar_eval(id->extent, &any, &ignored, why, sizeof why) &&
+        int er = hir_scalar_eval(id->extent, &any, &ignored, why, sizeof why);
+        if (er == HIR_ENOMEM)
+            hir_arena_oom(v->p->arena);
+        if (er &&
             (strstr(why, "not supported") || strstr(why, "unknown function") || strstr(why, "floating-point")))
         {
             char sp[64];
@@ -687,7 +711,7 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
                  (long long)id->number, why);
         }
         int64_t e;
-        if (hir_scalar_const(id->extent, &e) && e < 0) {
+        if (vconst(v, id->extent, &e) && e < 0) {
             char buf[32];
             snprintf(buf, sizeof buf, "%lld", (long long)e);
             verr(v, find_in(s->loc, buf), "FOR: loop extent %lld is negative", (long long)e);
@@ -952,6 +976,7 @@ typedef struct tnode {
 typedef struct tframe { int node, next; } tframe;
 
 typedef struct tarjan {
+    hir_arena *oom;              /* where a table that cannot grow jumps (check_cycles) */
     hir_map at;                  /* scalar pointer -> 1 + index into nodes */
     tnode *nodes;
     int n, cap;
@@ -968,12 +993,12 @@ static int tarjan_node(tarjan *t, const hir_scalar *s)
     uintptr_t at = (uintptr_t)hir_map_get(&t->at, key(s));
     if (at)
         return (int)at - 1;
-    t->nodes = grow_ptrs_sized(t->nodes, &t->cap, t->n + 1, sizeof *t->nodes);
+    t->nodes = grow_ptrs_sized(t->oom, t->nodes, &t->cap, t->n + 1, sizeof *t->nodes);
     t->nodes[t->n] = (tnode){s, t->n, t->n, true, false};
     hir_map_put(&t->at, key(s), (void *)(uintptr_t)(t->n + 1));
-    t->stack = grow_ptrs_sized(t->stack, &t->capstack, t->nstack + 1, sizeof *t->stack);
+    t->stack = grow_ptrs_sized(t->oom, t->stack, &t->capstack, t->nstack + 1, sizeof *t->stack);
     t->stack[t->nstack++] = t->n;
-    t->calls = grow_ptrs_sized(t->calls, &t->capcalls, t->ncalls + 1, sizeof *t->calls);
+    t->calls = grow_ptrs_sized(t->oom, t->calls, &t->capcalls, t->ncalls + 1, sizeof *t->calls);
     t->calls[t->ncalls++] = (tframe){t->n, 0};
     return t->n++;
 }
@@ -1008,8 +1033,8 @@ static void tarjan_component(tarjan *t, int root)
     }
     if (!rep || (members == 1 && !t->nodes[root].self_loop))
         return;
-    t->reps = grow_ptrs_sized(t->reps, &t->capreps, t->nreps + 1, sizeof *t->reps);
-    t->sizes = grow_ptrs_sized(t->sizes, &t->capsizes, t->nreps + 1, sizeof *t->sizes);
+    t->reps = grow_ptrs_sized(t->oom, t->reps, &t->capreps, t->nreps + 1, sizeof *t->reps);
+    t->sizes = grow_ptrs_sized(t->oom, t->sizes, &t->capsizes, t->nreps + 1, sizeof *t->sizes);
     t->reps[t->nreps] = rep;
     t->sizes[t->nreps++] = size;
 }
@@ -1047,40 +1072,60 @@ static void tarjan_from(tarjan *t, const hir_scalar *root)
     }
 }
 
+static void tarjan_fini(tarjan *t)
+{
+    hir_map_fini(&t->at);
+    free(t->nodes);
+    free(t->stack);
+    free(t->calls);
+    free(t->reps);
+    free(t->sizes);
+}
+
+/* Its tables are freed here when one cannot grow; then the jump goes on to the verifier's
+ * recovery point. The state lives on the heap (nothing changed after setjmp is automatic). */
 static void check_cycles(vctx *v)
 {
-    tarjan t = {0};
-    hir_map_init(&t.at);
+    tarjan *t = calloc(1, sizeof *t);
+    if (!t)
+        hir_arena_oom(v->p->arena);
+    t->oom = v->p->arena;
+    hir_map_init_in(&t->at, v->p->arena);
+    jmp_buf jb;
+    jmp_buf *outer = hir_arena_on_oom(v->p->arena, &jb);
+    if (setjmp(jb)) {
+        hir_arena_on_oom(v->p->arena, outer);
+        tarjan_fini(t);
+        free(t);
+        hir_arena_oom(v->p->arena);
+    }
     const hir_map *maps[2] = {&v->p->symbols, &v->p->named};
     for (int m = 0; m < 2; m++)
         for (size_t i = 0; i < maps[m]->cap; i++)
             if (maps[m]->keys[i] != UINT64_MAX && maps[m]->vals[i])
-                tarjan_from(&t, maps[m]->vals[i]);
+                tarjan_from(t, maps[m]->vals[i]);
+    hir_arena_on_oom(v->p->arena, outer);
     /* report in text order */
-    for (int i = 1; i < t.nreps; i++)
-        for (int j = i; j > 0 && named_before(t.reps[j], t.reps[j - 1]); j--) {
-            const hir_scalar *r = t.reps[j];
-            t.reps[j] = t.reps[j - 1];
-            t.reps[j - 1] = r;
-            int z = t.sizes[j];
-            t.sizes[j] = t.sizes[j - 1];
-            t.sizes[j - 1] = z;
+    for (int i = 1; i < t->nreps; i++)
+        for (int j = i; j > 0 && named_before(t->reps[j], t->reps[j - 1]); j--) {
+            const hir_scalar *r = t->reps[j];
+            t->reps[j] = t->reps[j - 1];
+            t->reps[j - 1] = r;
+            int z = t->sizes[j];
+            t->sizes[j] = t->sizes[j - 1];
+            t->sizes[j - 1] = z;
         }
-    for (int i = 0; i < t.nreps; i++) {
+    for (int i = 0; i < t->nreps; i++) {
         char nm[64];
-        scalar_name(t.reps[i], nm, sizeof nm);
-        if (t.sizes[i] > 1)
-            verr(v, t.reps[i]->def_loc, "the definition of '%s' depends on itself (a cycle through %d definitions)",
-                 nm, t.sizes[i]);
+        scalar_name(t->reps[i], nm, sizeof nm);
+        if (t->sizes[i] > 1)
+            verr(v, t->reps[i]->def_loc, "the definition of '%s' depends on itself (a cycle through %d definitions)",
+                 nm, t->sizes[i]);
         else
-            verr(v, t.reps[i]->def_loc, "the definition of '%s' depends on itself", nm);
+            verr(v, t->reps[i]->def_loc, "the definition of '%s' depends on itself", nm);
     }
-    hir_map_fini(&t.at);
-    free(t.nodes);
-    free(t.stack);
-    free(t.calls);
-    free(t.reps);
-    free(t.sizes);
+    tarjan_fini(t);
+    free(t);
 }
 
 static bool collect_defs(hir_stmt *s, int depth, void *ctx)
@@ -1123,7 +1168,7 @@ int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d)
     hir_map_init_in(&v->comm_stmt, p->arena);
     hir_map_init_in(&v->inputs, p->arena);
     hir_map_init_in(&v->deallocated, p->arena);
-    hir_scalar_memo_init(&v->consts);
+    hir_scalar_memo_init_in(&v->consts, p->arena);
     jmp_buf oom;
     jmp_buf *outer = hir_arena_on_oom(p->arena, &oom);
     if (setjmp(oom)) {

@@ -3,6 +3,7 @@
 #ifndef HIR_PARSE_INTERNAL_H
 #define HIR_PARSE_INTERNAL_H
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -49,6 +50,7 @@ struct hir_lexstate {
     bool need_newline;           /* a token was returned since the last NEWLINE */
     bool at_eof;
     hir_yyltype dedent_loc;
+    jmp_buf *fatal;              /* hir_lex_init: where flex's YY_FATAL_ERROR (out of memory) goes */
 };
 
 hir_loc hir_parse_loc(hir_parse_ctx *ctx, uint32_t begin, uint32_t end);

@@ -4,6 +4,7 @@
  * The interpreter's statement hook counts statements, GEMM FLOPs and streams and feeds the
  * trace (runner/trace.c); hir_bench_program drives both for hir_run_job, capturing a run into
  * a CUDA graph for --graph. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -436,8 +437,8 @@ static void json_str(FILE *f, const char *s)
 int hir_bench_write_json(const char *path, const hir_bench_result *r, const hir_bench_meta *m,
                          hir_error *e)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return hir_error_set(e, "bench: cannot write %s", path);
+    FILE *f = hir_fopen_write(path);
+    if (!f) return hir_error_set(e, "bench: cannot write %s: %s", path, hir_open_strerror(errno));
     hir_bench_meta none = {0};
     if (!m) m = &none;
     fprintf(f, "{\n  \"program\": ");

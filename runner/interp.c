@@ -2,6 +2,7 @@
  * and scalar bindings, control flow, streams, communication and the allocation cache. Tensor
  * arithmetic and views live in interp_ops.c; every device action goes through the backend. */
 #include <inttypes.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,19 +129,33 @@ void interp_buf_unref(hir_interp *it, rt_buf *b)
     }
 }
 
-void interp_bind(hir_interp *it, const hir_tensor *t, const hir_view *v, rt_buf *buf)
+/* The interpreter's own tables (bindings, scalar slots, caches, posted work) are plain malloc'd
+ * maps: when one cannot grow, the statement fails with this error and the run ends cleanly
+ * (issue 14 F18); nothing is left half-recorded. */
+static int interp_oom(hir_interp *it, hir_error *e, const char *what, const char *name)
+{
+    return interp_fail(it, e, "out of memory (while %s%s%s)", what, name ? " " : "",
+                       name ? name : "");
+}
+
+int interp_bind(hir_interp *it, const hir_tensor *t, const hir_view *v, rt_buf *buf,
+                hir_error *e)
 {
     rt_val *val = hir_map_get(&it->tensors, (uintptr_t)t);
     if (!val) {
         val = calloc(1, sizeof *val);
-        hir_assert(val);
-        hir_map_put(&it->tensors, (uintptr_t)t, val);
+        if (!val || hir_map_try_put(&it->tensors, (uintptr_t)t, val)) {
+            free(val);
+            char tn[32];
+            return interp_oom(it, e, "binding", interp_tname(t, tn, sizeof tn));
+        }
     }
     if (buf)
         buf->refs++;
     interp_buf_unref(it, val->buf);   /* after the ref: rebinding to the same buffer */
     val->v = *v;
     val->buf = buf;
+    return 0;
 }
 
 void interp_unbind(hir_interp *it, const hir_tensor *t)
@@ -230,10 +245,13 @@ int interp_bind_new(hir_interp *it, const hir_tensor *t, int ndim, const int64_t
     int collision = r && (r->stmt != it->stmt || r->t != t);
     if (!r) {
         r = calloc(1, sizeof *r);
-        hir_assert(r);
+        if (!r || hir_map_try_put(&it->result_cache, key, r)) {
+            free(r);
+            char tn[32];
+            return interp_oom(it, e, "keeping the result", interp_tname(t, tn, sizeof tn));
+        }
         r->stmt = it->stmt;
         r->t = t;
-        hir_map_put(&it->result_cache, key, r);
     }
     rt_buf *b = NULL;
     int k = -1;
@@ -262,11 +280,11 @@ int interp_bind_new(hir_interp *it, const hir_tensor *t, int ndim, const int64_t
         }
     }
     nv.data = b->ptr;
-    interp_bind(it, t, &nv, b);
+    int rc = interp_bind(it, t, &nv, b, e);
     interp_buf_unref(it, b);
-    if (v)
+    if (!rc && v)
         *v = nv;
-    return 0;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- scalars */
@@ -277,15 +295,27 @@ static uint64_t scalar_key(const hir_scalar *s)
     return s->kind == HIR_SC_NAMED ? (uintptr_t)s->name : (uintptr_t)s;
 }
 
+/* s's slot in m, made on first use; NULL when it cannot be made (out of memory) */
 static rt_scalar *scalar_slot(hir_map *m, const hir_scalar *s)
 {
     rt_scalar *r = hir_map_get(m, scalar_key(s));
     if (!r) {
         r = calloc(1, sizeof *r);
-        hir_assert(r);
-        hir_map_put(m, scalar_key(s), r);
+        if (!r || hir_map_try_put(m, scalar_key(s), r)) {
+            free(r);
+            return NULL;
+        }
     }
     return r;
+}
+
+static const char *scalar_name(const hir_scalar *s, char *buf, size_t n)
+{
+    if (s->kind == HIR_SC_SYMBOL && s->name)
+        snprintf(buf, n, "%s%" PRId64, s->name, s->number);
+    else
+        snprintf(buf, n, "%s", s->name ? s->name : "a scalar");
+    return buf;
 }
 
 static void scalars_clear(hir_map *m)
@@ -316,8 +346,12 @@ int interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e)
 {
     hir_scalar_env env = {env_lookup, it};
     char msg[256];
-    if (hir_scalar_eval(s, &env, v, msg, sizeof msg) == 0)
+    int rc = hir_scalar_eval(s, &env, v, msg, sizeof msg);
+    if (rc == 0)
         return 0;
+    char sn[96];
+    if (rc == HIR_ENOMEM)
+        return interp_oom(it, e, "evaluating", scalar_name(s, sn, sizeof sn));
     char *str = hir_scalar_str_inline(s);
     interp_fail(it, e, "cannot evaluate %s: %s", str ? str : "scalar", msg);
     free(str);
@@ -326,18 +360,24 @@ int interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e)
 
 int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e)
 {
-    (void)e;
     rt_scalar *r = scalar_slot(&it->user_scalars, s);
+    char sn[96];
+    if (!r)
+        return interp_oom(it, e, "binding", scalar_name(s, sn, sizeof sn));
     r->v = v;
     r->bound = 1;
     return 0;
 }
 
-static void bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v)
+static int bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e)
 {
     rt_scalar *r = scalar_slot(&it->scalars, s);
+    char sn[96];
+    if (!r)
+        return interp_oom(it, e, "binding", scalar_name(s, sn, sizeof sn));
     r->v = v;
     r->bound = 1;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- shapes */
@@ -421,7 +461,11 @@ int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_erro
                                    interp_tname(t, tn, sizeof tn), hir_ptype_name(id->ptype),
                                    t->mesh->ndims);
             int64_t n = t->mesh->dims[md], ext = 0;
-            if (!hir_scalar_const(id->extent, &ext))
+            int cr = hir_scalar_eval(id->extent, NULL, &ext, NULL, 0);
+            if (cr == HIR_ENOMEM)
+                return interp_oom(it, e, "evaluating the extent of",
+                                  interp_tname(t, tn, sizeof tn));
+            if (cr)
                 ext = n;
             if (ext != n)
                 return interp_fail(it, e, "%s: %s axis of extent %" PRId64
@@ -487,7 +531,8 @@ static int stream_resolve(hir_interp *it, const hir_stream_ref *r, int create, h
             return interp_fail(it, e, "Stream %" PRId64 " was never captured or set", r->number);
         if (it->be->ops->stream_get(it->be, HIR_STREAM_OBJECT_KEY_BASE + r->number, &s, e))
             return backend_fail(it, e);
-        hir_map_put(&it->obj_streams, (uint64_t)r->number, s);
+        if (hir_map_try_put(&it->obj_streams, (uint64_t)r->number, s))
+            return interp_oom(it, e, "recording a stream", NULL);
     }
     *out = s;
     return 0;
@@ -527,16 +572,26 @@ static void held_release(hir_interp *it, int64_t number)
     free(h);
 }
 
-static void held_keep(hir_interp *it, int64_t number, const hir_tensor *a, const hir_tensor *b)
+/* -1 with e set when the buffers cannot be held (out of memory): the work posted under number
+ * is ended first, so nothing in flight uses a buffer that a Deallocate may free */
+static int held_keep(hir_interp *it, int64_t number, const hir_tensor *a, const hir_tensor *b,
+                     hir_error *e)
 {
     held_release(it, number);
     rt_held *h = calloc(1, sizeof *h);
-    hir_assert(h);
+    if (!h || hir_map_try_put(&it->held, (uint64_t)number, h)) {
+        free(h);
+        hir_work *w = hir_map_get(&it->works, (uint64_t)number);
+        if (w && w != WORK_SKIPPED)
+            it->be->ops->work_release(it->be, w);
+        hir_map_del(&it->works, (uint64_t)number);
+        return interp_oom(it, e, "holding the buffers of posted communication", NULL);
+    }
     const hir_tensor *ts[2] = {a, b};
     for (int i = 0; i < 2; i++)
         if ((h->b[i] = tensor_buf(it, ts[i])))
             h->b[i]->refs++;
-    hir_map_put(&it->held, (uint64_t)number, h);
+    return 0;
 }
 
 static void held_release_all(hir_interp *it)
@@ -553,12 +608,20 @@ static void held_release_all(hir_interp *it)
     hir_map_init(&it->held);
 }
 
-static void record_work(hir_interp *it, int64_t number, hir_work *w)
+/* Remembers w for Wait Communication <number>; when it cannot be remembered, w is ended now
+ * (hir_interp_destroy could not find it) and the statement fails. */
+static int record_work(hir_interp *it, int64_t number, hir_work *w, hir_error *e)
 {
     hir_work *old = hir_map_get(&it->works, (uint64_t)number);
     if (old && old != WORK_SKIPPED)
         it->be->ops->work_release(it->be, old);
-    hir_map_put(&it->works, (uint64_t)number, w);
+    if (hir_map_try_put(&it->works, (uint64_t)number, w)) {
+        hir_map_del(&it->works, (uint64_t)number);   /* old is released: forget it */
+        if (w && w != WORK_SKIPPED)
+            it->be->ops->work_release(it->be, w);
+        return interp_oom(it, e, "recording posted communication", NULL);
+    }
+    return 0;
 }
 
 static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
@@ -568,8 +631,7 @@ static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (c->team_truncated)
         return interp_fail(it, e, "the team was printed truncated (\" ...\"): members unknown");
     if (my < 0) {
-        record_work(it, c->number, WORK_SKIPPED);
-        return 0;
+        return record_work(it, c->number, WORK_SKIPPED, e);
     }
     int team[1024];
     if (c->nteam > 1024)
@@ -647,9 +709,10 @@ static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
     hir_work *w = NULL;
     if (it->be->ops->collective(it->be, it->cur, &col, &w, e))
         return backend_fail(it, e);
-    record_work(it, c->number, w ? w : WORK_SKIPPED);
+    if (record_work(it, c->number, w ? w : WORK_SKIPPED, e))
+        return -1;
     if (w)
-        held_keep(it, c->number, have_in ? c->input : NULL, have_out ? c->output : NULL);
+        return held_keep(it, c->number, have_in ? c->input : NULL, have_out ? c->output : NULL, e);
     return 0;
 }
 
@@ -679,8 +742,8 @@ static int exec_p2p(hir_interp *it, const hir_stmt *s, hir_error *e)
         return backend_fail(it, e);
     (p.is_send ? it->p2p_sent : it->p2p_recvd)[p.peer]++;
     if (!it->in_group)
-        record_work(it, s->u.comm->number, w);
-    else if (w)
+        return record_work(it, s->u.comm->number, w, e);
+    if (w)
         it->be->ops->work_release(it->be, w);
     return 0;
 }
@@ -738,6 +801,7 @@ static int int_lit(const hir_scalar *s, int64_t *v)
  * variable x and the same integer constants t and n in both. */
 static int ring_match(const hir_comm *c, const hir_scalar **x, int64_t *n)
 {
+    int cr;
     const hir_sexpr *m, *a, *m2, *a2, *d2;
     int64_t n1, t1, n2, n3, t2, k;
     if (!(m = bin_def(c->recv_peer, HIR_BIN_MOD)) || !int_lit(m->args[1], &n1) ||
@@ -749,8 +813,10 @@ static int ring_match(const hir_comm *c, const hir_scalar **x, int64_t *n)
         return 0;
     const hir_scalar *xr = a->args[0], *xs = d2->args[1];
     if (n1 != n2 || n2 != n3 || t1 != t2 || n1 <= 0 || !xr || !xs ||
-        !(xr == xs || hir_scalar_equal(xr, xs)) || hir_scalar_const(xr, &k))
+        !(xr == xs || hir_scalar_equal(xr, xs)))
         return 0;
+    if ((cr = hir_scalar_eval(xr, NULL, &k, NULL, 0)) != -1)
+        return cr == HIR_ENOMEM ? -1 : 0;   /* a constant is no loop variable */
     *x = xr;
     *n = n1;
     return 1;
@@ -775,23 +841,26 @@ static rt_ring *find_ring(hir_interp *it, const hir_block *b, const hir_scalar *
     return NULL;
 }
 
-static void mark_shards(hir_interp *it, const hir_block *b, rt_ring *r)
+/* -1: out of memory */
+static int mark_shards(hir_interp *it, const hir_block *b, rt_ring *r)
 {
     for (int i = 0; i < hir_block_size(b); i++) {
         const hir_stmt *s = hir_block_at(b, i);
-        if (s->op == HIR_OP_SHARD_BY_STREAM && !hir_map_get(&it->swizzled, (uintptr_t)s))
-            hir_map_put(&it->swizzled, (uintptr_t)s, r);
-        mark_shards(it, &s->body, r);
-        mark_shards(it, &s->else_body, r);
+        if (s->op == HIR_OP_SHARD_BY_STREAM && !hir_map_get(&it->swizzled, (uintptr_t)s) &&
+            hir_map_try_put(&it->swizzled, (uintptr_t)s, r))
+            return -1;
+        if (mark_shards(it, &s->body, r) || mark_shards(it, &s->else_body, r))
+            return -1;
     }
+    return 0;
 }
 
 /* Once per interpreter: the program's generation, the ring steps and the swizzled
- * ShardByStreams of their loops. */
-static void scan_2026(hir_interp *it, const hir_block *b, int depth)
+ * ShardByStreams of their loops. -1: out of memory. */
+static int scan_2026(hir_interp *it, const hir_block *b, int depth)
 {
     if (depth > HIR_MAX_NESTING)
-        return;   /* exec_block refuses such a program before anything runs */
+        return 0;   /* exec_block refuses such a program before anything runs */
     for (int i = 0; i < hir_block_size(b); i++) {
         const hir_stmt *s = hir_block_at(b, i);
         if (s->form == HIR_FORM_2026 || s->op == HIR_OP_HIR_ALLOCATE || s->op == HIR_OP_CPERM ||
@@ -800,23 +869,28 @@ static void scan_2026(hir_interp *it, const hir_block *b, int depth)
             it->form2026 = 1;
         const hir_scalar *x;
         int64_t n;
-        if (s->op == HIR_OP_CPERM && s->u.comm && ring_match(s->u.comm, &x, &n) &&
-            n == s->u.comm->nteam) {
+        int m = s->op == HIR_OP_CPERM && s->u.comm ? ring_match(s->u.comm, &x, &n) : 0;
+        if (m < 0)
+            return -1;
+        if (m && n == s->u.comm->nteam) {
             rt_ring *r = calloc(1, sizeof *r);
-            hir_assert(r);
+            if (!r || hir_map_try_put(&it->rings, (uintptr_t)s, r)) {
+                free(r);
+                return -1;
+            }
             r->x = x;
             r->n = n;
             r->pos = team_index(s->u.comm->team, s->u.comm->nteam, it->cfg.rank);
-            hir_map_put(&it->rings, (uintptr_t)s, r);
         }
-        scan_2026(it, &s->body, depth + 1);
-        scan_2026(it, &s->else_body, depth + 1);
+        if (scan_2026(it, &s->body, depth + 1) || scan_2026(it, &s->else_body, depth + 1))
+            return -1;
         const hir_scalar *idx = s->op == HIR_OP_FOR ? s->u.kfor.index
                                 : s->op == HIR_OP_HOST_FOR ? s->u.hfor.index : NULL;
         rt_ring *r;
-        if (idx && (r = find_ring(it, &s->body, idx)))
-            mark_shards(it, &s->body, r);
+        if (idx && (r = find_ring(it, &s->body, idx)) && mark_shards(it, &s->body, r))
+            return -1;
     }
+    return 0;
 }
 
 static int exec_cperm(hir_interp *it, const hir_stmt *s, hir_error *e)
@@ -825,10 +899,8 @@ static int exec_cperm(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (c->team_truncated)
         return interp_fail(it, e, "the team was printed truncated (\" ...\"): members unknown");
     int my = team_index(c->team, c->nteam, it->cfg.rank);
-    if (my < 0) {
-        record_work(it, c->number, WORK_SKIPPED);
-        return 0;
-    }
+    if (my < 0)
+        return record_work(it, c->number, WORK_SKIPPED, e);
     for (int i = 0; i < c->nteam; i++)
         if (c->team[i] < 0 || c->team[i] >= it->cfg.size)
             return interp_fail(it, e, "team member %" PRId64 " is not a rank of this job (%d ranks)",
@@ -874,8 +946,7 @@ static int exec_cperm(hir_interp *it, const hir_stmt *s, hir_error *e)
         }
         if (hir_view_numel(&out) && it->be->ops->copy(it->be, it->cur, &out, &src, e))
             return backend_fail(it, e);
-        record_work(it, c->number, WORK_SKIPPED);
-        return 0;
+        return record_work(it, c->number, WORK_SKIPPED, e);
     }
     if (it->in_group)
         return interp_fail(it, e, "CollectivePermute inside StartCoalescing is not supported");
@@ -895,9 +966,10 @@ static int exec_cperm(hir_interp *it, const hir_stmt *s, hir_error *e)
             it->be->ops->work_release(it->be, w);
         return backend_fail(it, e);
     }
-    record_work(it, c->number, w ? w : WORK_SKIPPED);
+    if (record_work(it, c->number, w ? w : WORK_SKIPPED, e))
+        return -1;
     if (w)
-        held_keep(it, c->number, c->input, c->output);
+        return held_keep(it, c->number, c->input, c->output, e);
     return 0;
 }
 
@@ -918,11 +990,16 @@ static void moe_free(hir_interp *it, rt_moe *m)
     free(m);
 }
 
-/* backend memory handed over by the backend (hir_moe_routed) */
-static rt_buf *buf_adopt(void *ptr, const hir_view *v)
+/* backend memory handed over by the backend (hir_moe_routed); when no record can be made for
+ * it (out of memory), the memory goes back to the backend and the result is NULL */
+static rt_buf *buf_adopt(hir_interp *it, void *ptr, const hir_view *v)
 {
     rt_buf *b = calloc(1, sizeof *b);
-    hir_assert(b);
+    if (!b) {
+        if (ptr)
+            it->be->ops->free(it->be, ptr);
+        return NULL;
+    }
     b->ptr = ptr;
     b->bytes = hir_view_bytes(v);
     b->refs = 1;
@@ -930,7 +1007,7 @@ static rt_buf *buf_adopt(void *ptr, const hir_view *v)
 }
 
 /* Outputs with data-dependent sizes: free symbols among t's extents take the runtime sizes. */
-static void bind_extents(hir_interp *it, const hir_tensor *t, const hir_view *v)
+static int bind_extents(hir_interp *it, const hir_tensor *t, const hir_view *v, hir_error *e)
 {
     int d = 0;
     for (int k = 0; k < t->nloop && d < v->ndim; k++) {
@@ -939,10 +1016,11 @@ static void bind_extents(hir_interp *it, const hir_tensor *t, const hir_view *v)
             continue;
         int64_t cur;
         if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&
-            env_lookup(it, id->extent, &cur) != 0)
-            bind_scalar(it, id->extent, v->shape[d]);
+            env_lookup(it, id->extent, &cur) != 0 && bind_scalar(it, id->extent, v->shape[d], e))
+            return -1;
         d++;
     }
+    return 0;
 }
 
 static int bind_routed(hir_interp *it, const hir_tensor *t, const rt_moe *m, int k,
@@ -957,9 +1035,9 @@ static int bind_routed(hir_interp *it, const hir_tensor *t, const rt_moe *m, int
     if (nd != m->v[k].ndim)
         return interp_fail(it, e, "%s has %d axes; the Dispatch's %s have %d",
                            interp_tname(t, tn, sizeof tn), nd, what, m->v[k].ndim);
-    interp_bind(it, t, &m->v[k], m->buf[k]);
-    bind_extents(it, t, &m->v[k]);
-    return 0;
+    if (interp_bind(it, t, &m->v[k], m->buf[k], e))
+        return -1;
+    return bind_extents(it, t, &m->v[k], e);
 }
 
 static int exec_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
@@ -977,19 +1055,33 @@ static int exec_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
     hir_moe_routed r;
     if (it->be->ops->moe_dispatch(it->be, it->cur, &d, &r, e))
         return backend_fail(it, e);
-    rt_moe *m = calloc(1, sizeof *m);
-    hir_assert(m);
     const hir_view *vs[6] = {&r.x, &r.topk_idx, &r.topk_weights, &r.src_idx, &r.send_counts,
                              &r.recv_counts};
+    rt_moe *m = calloc(1, sizeof *m);
+    bool lost = !m;
     for (int i = 0; i < 6; i++) {
+        if (lost) {   /* the routed memory goes back to the backend */
+            if (vs[i]->data)
+                it->be->ops->free(it->be, vs[i]->data);
+            continue;
+        }
         m->v[i] = *vs[i];
-        m->buf[i] = buf_adopt(vs[i]->data, vs[i]);
+        lost = !(m->buf[i] = buf_adopt(it, vs[i]->data, vs[i]));
     }
-    m->tokens = d.x.shape[0];
-    rt_moe *old = hir_map_get(&it->moe, (uintptr_t)s);
-    if (old)
-        moe_free(it, old);
-    hir_map_put(&it->moe, (uintptr_t)s, m);
+    if (!lost) {
+        m->tokens = d.x.shape[0];
+        rt_moe *old = hir_map_get(&it->moe, (uintptr_t)s);
+        if (hir_map_try_put(&it->moe, (uintptr_t)s, m)) {
+            lost = true;
+        } else if (old) {
+            moe_free(it, old);
+        }
+    }
+    if (lost) {
+        if (m)
+            moe_free(it, m);
+        return interp_oom(it, e, "keeping the tokens a Dispatch routed", NULL);
+    }
     if (bind_routed(it, s->out, m, 0, "received tokens", e) ||
         bind_routed(it, s->u.moe.hidden[0], m, 2, "received topk_weights", e) ||
         bind_routed(it, s->u.moe.hidden[1], m, 3, "src_idx", e))
@@ -1022,8 +1114,7 @@ static int exec_combine(hir_interp *it, const hir_stmt *s, hir_error *e)
         return -1;
     if (it->be->ops->moe_combine(it->be, it->cur, &c, e))
         return backend_fail(it, e);
-    bind_extents(it, s->out, &c.out);
-    return 0;
+    return bind_extents(it, s->out, &c.out, e);
 }
 
 /* ---------------------------------------------------------------- fresh ALLOCATE */
@@ -1080,7 +1171,11 @@ static int exec_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (!b) {
         if (!(b = interp_buf_new(it, bytes, e)))
             return -1;
-        hir_map_put(&it->alloc_cache, (uintptr_t)s, b);
+        if (hir_map_try_put(&it->alloc_cache, (uintptr_t)s, b)) {
+            interp_buf_unref(it, b);
+            char tn[32];
+            return interp_oom(it, e, "caching the allocation of", interp_tname(s->out, tn, sizeof tn));
+        }
         v.data = b->ptr;
         /* zero_init only on a fresh buffer, as nvFuser's cache does */
         if (s->u.alloc.zero_init && hir_view_numel(&v) &&
@@ -1088,8 +1183,7 @@ static int exec_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
             return backend_fail(it, e);
     }
     v.data = b->ptr;
-    interp_bind(it, s->out, &v, b);
-    return 0;
+    return interp_bind(it, s->out, &v, b, e);
 }
 
 static int exec_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
@@ -1148,8 +1242,7 @@ static void trace_stmt(hir_interp *it, const hir_stmt *s)
         fputs(what, it->cfg.trace);
     }
     int64_t v;
-    hir_scalar *si = hir_scalar_named(it->p, "streamIdx");
-    if (env_lookup(it, si, &v) == 0)
+    if (it->sc_stream_idx && env_lookup(it, it->sc_stream_idx, &v) == 0)
         fprintf(it->cfg.trace, "   [streamIdx=%" PRId64 "]", v);
     fputc('\n', it->cfg.trace);
 }
@@ -1163,10 +1256,13 @@ static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64
                            " iterations (HIR_MAX_LOOP_TRIPS), refused before its first",
                            start, stop, (int64_t)HIR_MAX_LOOP_TRIPS);
     rt_scalar *slot = scalar_slot(&it->scalars, idx);
+    char sn[96];
+    if (!slot)
+        return interp_oom(it, e, "binding", scalar_name(idx, sn, sizeof sn));
     rt_scalar saved = *slot;
     it->loops++;
     for (int64_t i = start; i < stop; i++) {
-        slot = scalar_slot(&it->scalars, idx);
+        slot = scalar_slot(&it->scalars, idx);   /* the body may have grown the table */
         slot->v = i;
         slot->bound = 1;
         if (exec_block(it, body, e)) {
@@ -1207,8 +1303,9 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
     case HIR_OP_GET_STREAM:
         if (s->u.stream.number < 0) {
             rc = interp_fail(it, e, "GetCurrentStream into an indexed stream is not supported");
-        } else if (!hir_map_get(&it->obj_streams, (uint64_t)s->u.stream.number)) {
-            hir_map_put(&it->obj_streams, (uint64_t)s->u.stream.number, it->cur);
+        } else if (!hir_map_get(&it->obj_streams, (uint64_t)s->u.stream.number) &&
+                   hir_map_try_put(&it->obj_streams, (uint64_t)s->u.stream.number, it->cur)) {
+            rc = interp_oom(it, e, "recording a stream", NULL);
         }
         break;
     case HIR_OP_SET_STREAM:
@@ -1289,7 +1386,7 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
         if (it->be->ops->group_end(it->be, it->cur, &w, e))
             rc = backend_fail(it, e);
         else
-            record_work(it, s->u.comm->number, w ? w : WORK_SKIPPED);
+            rc = record_work(it, s->u.comm->number, w ? w : WORK_SKIPPED, e);
         break;
     }
     case HIR_OP_SHARE_HANDLES: rc = exec_share(it, s, e); break;
@@ -1321,7 +1418,7 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
         if ((rc = interp_eval(it, &tmp, &v, e)))
             break;
         if (!s->sout->def)
-            bind_scalar(it, s->sout, v);
+            rc = bind_scalar(it, s->sout, v, e);
         break;
     }
     default:
@@ -1350,6 +1447,35 @@ static int exec_block(hir_interp *it, const hir_block *b, hir_error *e)
 
 /* ---------------------------------------------------------------- API */
 
+/* The named scalars the interpreter binds itself (made if the program never names them) and the
+ * interned --bind names live in the program's arena, which has no recovery point once the
+ * program is accepted: this one makes running out of memory there an error. Only heap objects
+ * are changed between setjmp and a jump. */
+static int program_lookups(hir_interp *it, const char **names, const char **interned, int n)
+{
+    jmp_buf jb;
+    jmp_buf *outer = hir_arena_on_oom(it->p->arena, &jb);
+    if (setjmp(jb)) {
+        hir_arena_on_oom(it->p->arena, outer);
+        return -1;
+    }
+    it->sc_rank = hir_scalar_named(it->p, "rank");
+    it->sc_nstreams = hir_scalar_named(it->p, "numberOfStreams");
+    it->sc_stream_idx = hir_scalar_named(it->p, "streamIdx");
+    for (int i = 0; i < n; i++)
+        interned[i] = hir_program_intern(it->p, names[i]);
+    hir_arena_on_oom(it->p->arena, outer);
+    return 0;
+}
+
+/* hir_block_walk: stops (false) at a loop whose index is ctx */
+static bool not_loop_index(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    return !((s->op == HIR_OP_FOR && s->u.kfor.index == ctx) ||
+             (s->op == HIR_OP_HOST_FOR && s->u.hfor.index == ctx));
+}
+
 int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *cfg,
                       hir_interp **out, hir_error *e)
 {
@@ -1372,17 +1498,25 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
     hir_map_init(&it->swizzled);
     hir_map_init(&it->held);
     hir_map_init(&it->moe);
-    scan_2026(it, &p->body, 0);
     int n = it->cfg.size > 0 ? it->cfg.size : 1;
     it->p2p_sent = calloc((size_t)n, sizeof *it->p2p_sent);
     it->p2p_recvd = calloc((size_t)n, sizeof *it->p2p_recvd);
-    if (!it->p2p_sent || !it->p2p_recvd) {
+    if (!it->p2p_sent || !it->p2p_recvd || scan_2026(it, &p->body, 0)) {
         hir_interp_destroy(it);
-        return hir_error_set(e, "out of host memory");
+        return hir_error_set(e, "out of memory (while making the interpreter's tables)");
     }
     it->cur = be->ops->stream_main(be);
+    const char *names[64], *interned[64];
+    int nb = cfg->nbinds < 64 ? cfg->nbinds : 64;
+    for (int i = 0; i < nb; i++)
+        names[i] = cfg->binds[i].name;
+    if (cfg->nbinds > 64 || program_lookups(it, names, interned, nb)) {
+        hir_interp_destroy(it);
+        return hir_error_set(e, "%s", cfg->nbinds > 64 ? "more than 64 --bind"
+                             : "out of memory (while looking up the program's named scalars)");
+    }
     /* user bindings by printed name: symbols i<k>/b<k>/..., or named scalars */
-    for (int i = 0; i < cfg->nbinds; i++) {
+    for (int i = 0; i < nb; i++) {
         const char *nm = cfg->binds[i].name;
         const hir_scalar *s = NULL;
         size_t pl = strcspn(nm, "0123456789");
@@ -1392,15 +1526,26 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
             if (c && c->name && strlen(c->name) == pl && !strncmp(c->name, nm, pl))
                 s = c;
         }
-        if (!s) {
-            const char *in = hir_program_intern(p, nm);
-            s = hir_map_get(&p->named, (uintptr_t)in);
-        }
+        if (!s)
+            s = hir_map_get(&p->named, (uintptr_t)interned[i]);
         if (!s) {
             hir_interp_destroy(it);
             return hir_error_set(e, "--bind %s: the program has no scalar of that name", nm);
         }
-        hir_interp_bind_scalar(it, s, cfg->binds[i].value, e);
+        /* a value the run gives itself would shadow the binding, or the binding the program */
+        const char *why = s == it->sc_rank ? "the runner sets it to each rank's number"
+                          : s == it->sc_nstreams ? "the runner sets it (give --streams=N)"
+                          : s->def ? "the program defines it"
+                          : !hir_block_walk(&p->body, 0, not_loop_index, (void *)s)
+                          ? "it is the index of a loop of the program" : NULL;
+        if (why) {
+            hir_interp_destroy(it);
+            return hir_error_set(e, "--bind %s: %s", nm, why);
+        }
+        if (hir_interp_bind_scalar(it, s, cfg->binds[i].value, e)) {
+            hir_interp_destroy(it);
+            return -1;
+        }
     }
     *out = it;
     return 0;
@@ -1475,7 +1620,8 @@ static int bind_inputs(hir_interp *it, const hir_view *inputs, hir_error *e)
         if (sc) {
             if (inputs[i].ndim != 0 || !inputs[i].data)
                 return interp_fail(it, e, "scalar input %d needs a value", i);
-            bind_scalar(it, sc, *(const int64_t *)inputs[i].data);
+            if (bind_scalar(it, sc, *(const int64_t *)inputs[i].data, e))
+                return -1;
             continue;
         }
         hir_tensor *t = hir_value_tensor(v);
@@ -1493,15 +1639,17 @@ static int bind_inputs(hir_interp *it, const hir_view *inputs, hir_error *e)
                                    ", the program expects %" PRId64,
                                    interp_tname(t, tn, sizeof tn), d, inputs[i].shape[d],
                                    sh.local[d]);
-        interp_bind(it, t, &inputs[i], NULL);
+        if (interp_bind(it, t, &inputs[i], NULL, e))
+            return -1;
         /* extents named by symbols take the global size (§2.2) */
         int d = 0;
         for (int k = 0; k < t->nloop; k++) {
             const hir_iterdomain *id = interp_axes(it, t)[k];
             if (!axis_is_runtime(id))
                 continue;
-            if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def)
-                bind_scalar(it, id->extent, sh.global[d]);
+            if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&
+                bind_scalar(it, id->extent, sh.global[d], e))
+                return -1;
             d++;
         }
     }
@@ -1517,9 +1665,9 @@ int hir_interp_run(hir_interp *it, const hir_view *inputs, hir_error *e)
     it->cur = it->be->ops->stream_main(it->be);
     it->in_group = 0;
     it->loops = 0;
-    bind_scalar(it, hir_scalar_named(it->p, "rank"), it->cfg.rank);
-    bind_scalar(it, hir_scalar_named(it->p, "numberOfStreams"), it->cfg.num_streams);
-    if (bind_inputs(it, inputs, e))
+    if (bind_scalar(it, it->sc_rank, it->cfg.rank, e) ||
+        bind_scalar(it, it->sc_nstreams, it->cfg.num_streams, e) ||
+        bind_inputs(it, inputs, e))
         return -1;
     if (exec_block(it, &it->p->body, e))
         return -1;

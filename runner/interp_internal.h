@@ -48,6 +48,7 @@ struct hir_interp {
     const hir_stmt *stmt;   /* statement being executed (for messages) */
     int depth;
     uint64_t run_no;        /* runs started, for the result cache's per-run occurrence slots */
+    hir_scalar *sc_rank, *sc_nstreams, *sc_stream_idx;   /* the named scalars bound by runs */
     /* 2026 statements (hostir-2026.md §3) */
     int form2026;           /* the program is in 2026 syntax: a constant root= is a team position */
     hir_map rings;          /* CollectivePermute hir_stmt* -> rt_ring* (recognised ring steps) */
@@ -72,8 +73,10 @@ int  interp_fail(hir_interp *it, hir_error *e, const char *fmt, ...)
 int  interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e);
 int  interp_get(hir_interp *it, const hir_tensor *t, hir_view *v, hir_error *e);
 int  interp_bound(hir_interp *it, const hir_tensor *t, hir_view *v);   /* 1 when bound */
-/* bind t to v (buf may be NULL; takes a new reference) */
-void interp_bind(hir_interp *it, const hir_tensor *t, const hir_view *v, rt_buf *buf);
+/* bind t to v (buf may be NULL; takes a new reference); -1 with e set when the binding
+ * table cannot grow (out of memory) */
+int  interp_bind(hir_interp *it, const hir_tensor *t, const hir_view *v, rt_buf *buf,
+                 hir_error *e);
 void interp_unbind(hir_interp *it, const hir_tensor *t);
 rt_buf *interp_buf_new(hir_interp *it, size_t bytes, hir_error *e);
 void interp_buf_unref(hir_interp *it, rt_buf *b);

@@ -832,7 +832,13 @@ static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, lo
                 tot.want = c->want;
             }
         }
-        int ok = !nfail && !tot.mismatches && tot.n > 0 && !tot.fv_bad_rows;
+        /* an output with no elements (an extent bound to 0) has nothing to compare; any other
+         * output that no rank compared fails the check */
+        int64_t global = 1;
+        for (int d = 0; d < got->shard[i].ndim; d++)
+            global = got->shard[i].global[d] ? global : 0;
+        int empty = global == 0;
+        int ok = !nfail && !tot.mismatches && (tot.n > 0 || empty) && !tot.fv_bad_rows;
         pass &= ok;
         if (rank == 0) {
             char nm[64], rn[64];
@@ -873,7 +879,9 @@ static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, lo
             if (nfail)
                 fprintf(o->out, "check:   %d rank(s) could not compare this output (see "
                         "stderr)\n", nfail);
-            if (!nfail && tot.n == 0)
+            if (!nfail && tot.n == 0 && empty)
+                fprintf(o->out, "check:   the output has no elements: nothing to compare\n");
+            else if (!nfail && tot.n == 0)
                 fprintf(o->out, "check:   no rank holds a region of this output that the "
                         "reference also holds\n");
         }

@@ -145,10 +145,8 @@ int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_error *e)
                            s->u.sel.axis->number, interp_tname(in, tn, sizeof tn));
     /* a reduction axis has no runtime dimension: the output is the input unchanged
      * (hostir-2026.md §3.14, the MDE reduce-scatter's selection of the reduced buffer) */
-    if (s->u.sel.axis->itype == HIR_IT_REDUCTION) {
-        interp_bind(it, s->out, &v, buf_of(it, in));
-        return 0;
-    }
+    if (s->u.sel.axis->itype == HIR_IT_REDUCTION)
+        return interp_bind(it, s->out, &v, buf_of(it, in), e);
     int a = interp_rt_pos(it, in, pos);
     if (a >= v.ndim)
         return interp_fail(it, e, "axis position %d outside the %d dimensions of %s", a, v.ndim,
@@ -164,8 +162,7 @@ int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_error *e)
                            idx, v.shape[a], a, interp_tname(in, tn, sizeof tn));
     v.data = elem_ptr(&v, a, idx);
     view_drop_dim(&v, a);
-    interp_bind(it, s->out, &v, buf_of(it, in));
-    return 0;
+    return interp_bind(it, s->out, &v, buf_of(it, in), e);
 }
 
 int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
@@ -202,8 +199,7 @@ int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
     int64_t start = x * cs < n ? x * cs : n, size = n - start < cs ? n - start : cs;
     v.data = elem_ptr(&v, a, start);
     v.shape[a] = size;
-    interp_bind(it, s->out, &v, buf_of(it, in));
-    return 0;
+    return interp_bind(it, s->out, &v, buf_of(it, in), e);
 }
 
 int ops_slice(hir_interp *it, const hir_stmt *s, hir_error *e)
@@ -233,8 +229,7 @@ int ops_slice(hir_interp *it, const hir_stmt *s, hir_error *e)
     hir_view o;
     if (interp_bound(it, s->out, &o))
         return copy_into(it, &o, &v, e);
-    interp_bind(it, s->out, &v, buf_of(it, in));
-    return 0;
+    return interp_bind(it, s->out, &v, buf_of(it, in), e);
 }
 
 int ops_view(hir_interp *it, const hir_stmt *s, hir_error *e)
@@ -268,17 +263,16 @@ int ops_view(hir_interp *it, const hir_stmt *s, hir_error *e)
     }
     if (hir_view_is_contiguous(&v)) {
         want.data = v.data;
-        interp_bind(it, s->out, &want, buf_of(it, in));
-        return 0;
+        return interp_bind(it, s->out, &want, buf_of(it, in), e);
     }
     hir_view c;
     rt_buf *b;
     if (ops_materialize(it, &v, &c, &b, e))
         return -1;
     want.data = c.data;
-    interp_bind(it, s->out, &want, b);
+    int rc = interp_bind(it, s->out, &want, b, e);
     interp_buf_unref(it, b);
-    return 0;
+    return rc;
 }
 
 /* broadcast (flags over output axes: true = new axis) and squeeze (flags over input axes:
@@ -326,8 +320,7 @@ int ops_flags(hir_interp *it, const hir_stmt *s, hir_error *e)
     hir_view o;
     if (interp_bound(it, s->out, &o))
         return copy_into(it, &o, &r, e);
-    interp_bind(it, s->out, &r, buf_of(it, in));
-    return 0;
+    return interp_bind(it, s->out, &r, buf_of(it, in), e);
 }
 
 /* ---------------------------------------------------------------- Set */
@@ -463,8 +456,7 @@ int ops_set(hir_interp *it, const hir_stmt *s, hir_error *e)
             return -1;
         return copy_into(it, &c, &v, e);
     }
-    interp_bind(it, tout, &v, buf_of(it, tin));
-    return 0;
+    return interp_bind(it, tout, &v, buf_of(it, tin), e);
 }
 
 /* ---------------------------------------------------------------- GEMM */

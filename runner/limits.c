@@ -87,11 +87,21 @@ static int shard_bytes(limit_walk *w, const hir_tensor *t, hir_loc loc, uint64_t
     return 0;
 }
 
+/* the walk's tables could not grow: the check fails on this rank, and so does the job */
+static int out_of_memory(limit_walk *w)
+{
+    snprintf(w->r->msg, sizeof w->r->msg,
+             "out of memory (while adding up the program's memory needs)");
+    w->r->status = 1;
+    return -1;
+}
+
 static int count(limit_walk *w, const hir_tensor *t, hir_loc loc, uint64_t *bucket)
 {
     if (!t || hir_map_get(&w->seen, (uintptr_t)t))
         return 0;
-    hir_map_put(&w->seen, (uintptr_t)t, (void *)t);
+    if (hir_map_try_put(&w->seen, (uintptr_t)t, (void *)t))
+        return out_of_memory(w);
     uint64_t b;
     if (shard_bytes(w, t, loc, &b))
         return -1;
@@ -102,8 +112,9 @@ static int count(limit_walk *w, const hir_tensor *t, hir_loc loc, uint64_t *buck
 static bool mark_storage(hir_stmt *s, int depth, void *ctx)
 {
     limit_walk *w = ctx;
-    if (s->out && (s->op == HIR_OP_ALLOCATE || (hir_ops[s->op].flags & HIR_OPF_VIEW)))
-        hir_map_put(&w->storage, (uintptr_t)s->out, s->out);
+    if (s->out && (s->op == HIR_OP_ALLOCATE || (hir_ops[s->op].flags & HIR_OPF_VIEW)) &&
+        hir_map_try_put(&w->storage, (uintptr_t)s->out, s->out))
+        return out_of_memory(w) == 0;
     return true;
 }
 
@@ -127,19 +138,18 @@ static void measure(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *b
     hir_map_init(&w.storage);
     hir_error e = {{0}, -1};
     /* extents may use rank and numberOfStreams; the run binds them to these same values */
-    hir_interp_bind_scalar(it, hir_scalar_named(p, "rank"), it->cfg.rank, &e);
-    hir_interp_bind_scalar(it, hir_scalar_named(p, "numberOfStreams"), it->cfg.num_streams, &e);
+    if (hir_interp_bind_scalar(it, it->sc_rank, it->cfg.rank, &e) ||
+        hir_interp_bind_scalar(it, it->sc_nstreams, it->cfg.num_streams, &e))
+        out_of_memory(&w);
     for (int i = 0; i < p->inputs.n && !r->status; i++) {
         hir_tensor *t = hir_value_tensor(p->inputs.items[i]);
-        if (t) {
-            hir_map_put(&w.storage, (uintptr_t)t, t);
+        if (t && hir_map_try_put(&w.storage, (uintptr_t)t, t))
+            out_of_memory(&w);
+        else if (t)
             count(&w, t, t->loc, &r->inputs);
-        }
     }
-    if (!r->status) {
-        hir_block_walk(&p->body, 0, mark_storage, &w);
+    if (!r->status && hir_block_walk(&p->body, 0, mark_storage, &w))
         hir_block_walk(&p->body, 0, count_stmt, &w);
-    }
     hir_map_fini(&w.seen);
     hir_map_fini(&w.storage);
     if (r->status)

@@ -2,6 +2,7 @@
  * device spans from backend event pairs on the statement's stream (resolved against a base
  * event recorded on the main stream right after a barrier), merged on rank 0 over the
  * bootstrap. Records are fixed-size PODs so they travel between ranks as plain bytes. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,8 +330,8 @@ int hir_trace_write(hir_trace *t, const char *path, hir_error *e)
         free(junk);
         return 0;
     }
-    FILE *f = fopen(path, "w");
-    if (!f) return hir_error_set(e, "trace: cannot write %s", path);
+    FILE *f = hir_fopen_write(path);
+    if (!f) return hir_error_set(e, "trace: cannot write %s: %s", path, hir_open_strerror(errno));
     int first = 1, rc = 0;
     fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"tool\":\"hir-run --trace\","
                "\"ranks\":%d,\"backend\":\"%s\"},\"traceEvents\":[", size, backend);

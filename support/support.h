@@ -8,10 +8,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Broken invariants abort with file and line; user mistakes never get here. */
 #define hir_assert(c) ((c) ? (void)0 : hir_panic(__FILE__, __LINE__, #c))
 _Noreturn void hir_panic(const char *file, int line, const char *what);
+
+/* ------------------------------------------------------------------ file.c */
+
+/* fopen(path, "w") for an output that may be a FIFO or a device: a FIFO that no process reads
+ * is an error (errno ENXIO) at once instead of a wait without end. NULL with errno set. */
+FILE       *hir_fopen_write(const char *path);
+/* strerror(err), with ENXIO said as what it means after hir_fopen_write */
+const char *hir_open_strerror(int err);
 
 /* ------------------------------------------------------------------ hash.c */
 

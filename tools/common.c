@@ -1,6 +1,7 @@
 /* common.c — --version and --color for the tools (common.h). */
 #include "tools/common.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,4 +37,52 @@ bool hir_tool_use_color(hir_color_mode mode, FILE *f)
     const char *term = getenv("TERM");
     const char *no = getenv("NO_COLOR");
     return isatty(fileno(f)) && term && *term && strcmp(term, "dumb") && !(no && *no);
+}
+
+/* msg made printable on one line: control bytes and DEL as \xNN, cut after `max` bytes */
+static void print_line(FILE *f, const char *msg, size_t max)
+{
+    size_t n = 0;
+    for (const unsigned char *c = (const unsigned char *)msg; *c; c++) {
+        if (n >= max) {
+            fputs("...", f);
+            break;
+        }
+        if (*c < 0x20 || *c == 0x7f) {
+            fprintf(f, "\\x%02x", *c);
+            n += 4;
+        } else {
+            fputc(*c, f);
+            n++;
+        }
+    }
+}
+
+static void vline(const char *tool, const char *kind, const char *tail, const char *fmt,
+                  va_list ap)
+{
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fprintf(stderr, "%s: %s", tool, kind);
+    print_line(stderr, msg, 300);
+    fprintf(stderr, "%s\n", tail);
+}
+
+int hir_tool_usage_error(const char *tool, const char *fmt, ...)
+{
+    char tail[80];
+    snprintf(tail, sizeof tail, " (see %s --help)", tool);
+    va_list ap;
+    va_start(ap, fmt);
+    vline(tool, "", tail, fmt, ap);
+    va_end(ap);
+    return 2;
+}
+
+void hir_tool_error(const char *tool, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vline(tool, "error: ", "", fmt, ap);
+    va_end(ap);
 }

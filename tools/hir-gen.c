@@ -40,7 +40,7 @@ static int parse_int(const char *opt, const char *s, int64_t *v)
     char why[128];
     long long x;
     if (hir_opt_int(s, INT64_MIN, INT64_MAX, &x, why, sizeof why)) {
-        fprintf(stderr, "hir-gen: error: %s needs an integer, not '%s' (%s)\n", opt, s, why);
+        hir_tool_error("hir-gen", "%s needs an integer, not '%s' (%s)", opt, s, why);
         return -1;
     }
     *v = x;
@@ -50,8 +50,8 @@ static int parse_int(const char *opt, const char *s, int64_t *v)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        usage(stderr);
-        return 1;
+        hir_tool_error("hir-gen", "no kind given (see hir-gen --help)");
+        return 2;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(stdout);
@@ -66,8 +66,8 @@ int main(int argc, char **argv)
     g.dtype = HIR_DT_BFLOAT;
     g.bias = true;
     if (hir_gen_kind_parse(argv[1], &g.kind)) {
-        fprintf(stderr, "hir-gen: error: unknown kind '%s' (expected ag-linear, ag-matmul, linear or matmul)\n", argv[1]);
-        return 1;
+        hir_tool_error("hir-gen", "unknown kind '%s' (expected ag-linear, ag-matmul, linear or matmul)", argv[1]);
+        return 2;
     }
     bool have[3] = {false, false, false};
     const char *output = NULL;
@@ -77,8 +77,8 @@ int main(int argc, char **argv)
                      : !strcmp(a, "--d") ? &g.d : NULL;
         if (dst || !strcmp(a, "--dtype") || !strcmp(a, "-o")) {
             if (i + 1 == argc) {
-                fprintf(stderr, "hir-gen: error: %s needs a value\n", a);
-                return 1;
+                hir_tool_error("hir-gen", "%s needs a value", a);
+                return 2;
             }
             const char *v = argv[++i];
             if (dst) {
@@ -96,8 +96,8 @@ int main(int argc, char **argv)
             } else if (!strcmp(v, "fp32")) {
                 g.dtype = HIR_DT_FLOAT;
             } else {
-                fprintf(stderr, "hir-gen: error: unknown --dtype '%s' (expected bf16, fp16 or fp32)\n", v);
-                return 1;
+                hir_tool_error("hir-gen", "unknown --dtype '%s' (expected bf16, fp16 or fp32)", v);
+                return 2;
             }
         } else if (!strcmp(a, "--no-bias")) {
             g.bias = false;
@@ -105,21 +105,22 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         } else {
-            fprintf(stderr, "hir-gen: error: unknown option '%s' (see --help)\n", a);
-            return 1;
+            hir_tool_error("hir-gen", "unknown option '%s' (see --help)", a);
+            return 2;
         }
     }
     if (!have[0] || !have[1] || !have[2]) {
-        fprintf(stderr, "hir-gen: error: --m, --k and --n are required\n");
-        return 1;
+        hir_tool_error("hir-gen", "--m, --k and --n are required");
+        return 2;
     }
     if (g.kind == HIR_GEN_AG_MATMUL || g.kind == HIR_GEN_MATMUL)
         g.bias = false;
     char err[256];
     hir_program *p;
-    if (hir_gen_program(&g, &p, err, sizeof err)) {
-        fprintf(stderr, "hir-gen: error: %s\n", err);
-        return 1;
+    int grc = hir_gen_program(&g, &p, err, sizeof err);
+    if (grc) {
+        hir_tool_error("hir-gen", "%s", err);
+        return grc == HIR_ENOMEM ? 1 : 2;   /* sizes the generator cannot make: a usage error */
     }
     /* printed into memory, then written with every byte checked; -o FILE is replaced only by
      * a complete output (tools/outfile.c) */
@@ -127,17 +128,17 @@ int main(int argc, char **argv)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) {
-        fprintf(stderr, "hir-gen: error: out of memory\n");
+        hir_tool_error("hir-gen", "out of memory");
         hir_program_free(p);
         return 1;
     }
     hir_program_print(p, f);
     int rc = 0;
     if (fclose(f)) {
-        fprintf(stderr, "hir-gen: error: out of memory\n");
+        hir_tool_error("hir-gen", "out of memory");
         rc = 1;
     } else if (hir_tool_write_output(output, buf, len, err, sizeof err)) {
-        fprintf(stderr, "hir-gen: error: %s\n", err);
+        hir_tool_error("hir-gen", "%s", err);
         rc = 1;
     }
     free(buf);

@@ -1,5 +1,6 @@
 /* hir-opt — read a %HostIrContainer program, verify it, run passes, print it back.
  * A thin driver over the parser, verifier and pass libraries (mlir-opt style). */
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "passes/passes.h"
 #include "tools/common.h"
 #include "tools/opt_report.h"
+#include "tools/opts.h"
 #include "tools/outfile.h"
 
 typedef struct options {
@@ -96,7 +98,7 @@ static int process(hir_source *src, options *o, const hir_pipeline *pl, FILE *ou
     hir_program_free(p);
     if (rc == HIR_ENOMEM) {
         hir_diag_flush(d);        /* what was said before memory ran out */
-        fprintf(stderr, "hir-opt: error: out of memory (while %s %s)\n", doing, src->name);
+        hir_tool_error("hir-opt", "out of memory (while %s %s)", doing, src->name);
         return rc;
     }
     return rc ? -1 : 0;
@@ -162,22 +164,26 @@ int main(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "-o")) {
             if (++i == argc) {
-                fprintf(stderr, "hir-opt: error: -o needs a file name\n");
+                hir_tool_error("hir-opt", "-o needs a file name");
                 goto fail;
             }
             o.output = argv[i];
         } else if (!strcmp(a, "--bind") || !strncmp(a, "--bind=", 7)) {
             const char *x = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : NULL);
             const char *eq = x ? strchr(x, '=') : NULL;
-            char *end = NULL;
-            if (eq)
-                (void)strtoll(eq + 1, &end, 10);
-            if (!eq || eq == x || !end || end == eq + 1 || *end || o.nbound == 64 ||
-                eq - x >= (ptrdiff_t)sizeof o.bound_names[0]) {
-                fprintf(stderr, "hir-opt: error: --bind needs NAME=INTEGER, not '%s'\n", x ? x : "");
+            long long val;
+            char why[128];
+            if (!eq || eq == x || hir_opt_int(eq + 1, LLONG_MIN, LLONG_MAX, &val, why, sizeof why) ||
+                o.nbound == 64 || eq - x >= (ptrdiff_t)sizeof o.bound_names[0]) {
+                hir_tool_error("hir-opt", "--bind needs NAME=INTEGER, not '%s'", x ? x : "");
                 goto fail;
             }
             snprintf(o.bound_names[o.nbound], sizeof o.bound_names[0], "%.*s", (int)(eq - x), x);
+            for (int k = 0; k < o.nbound; k++)
+                if (!strcmp(o.bound_names[k], o.bound_names[o.nbound])) {
+                    hir_tool_error("hir-opt", "--bind gives '%s' a second value", o.bound_names[k]);
+                    goto fail;
+                }
             o.bound[o.nbound] = o.bound_names[o.nbound];
             o.nbound++;
             o.popts.bound = o.bound;
@@ -189,7 +195,7 @@ int main(int argc, char **argv)
             } else if (!strcmp(x, "2026")) {
                 o.print_form = HIR_FORM_2026;
             } else {
-                fprintf(stderr, "hir-opt: error: --print-form takes 2025 or 2026, not '%s'\n", x);
+                hir_tool_error("hir-opt", "--print-form takes 2025 or 2026, not '%s'", x);
                 goto fail;
             }
         } else if (!strncmp(a, "--container=", 12) || !strcmp(a, "--container")) {
@@ -197,7 +203,7 @@ int main(int argc, char **argv)
             char *end = NULL;
             long v = *x >= '0' && *x <= '9' ? strtol(x, &end, 10) : 0;
             if (v < 1 || !end || *end || v > 1000000000L) {
-                fprintf(stderr, "hir-opt: error: --container takes a program number from 1, not '%s'\n", x);
+                hir_tool_error("hir-opt", "--container takes a program number from 1, not '%s'", x);
                 goto fail;
             }
             o.container = v;
@@ -215,14 +221,14 @@ int main(int argc, char **argv)
             o.statistics = true;
         } else if (!strncmp(a, "--color=", 8)) {
             if (hir_tool_color_parse(a + 8, &o.color)) {
-                fprintf(stderr, "hir-opt: error: --color takes auto, always or never, not '%s'\n", a + 8);
+                hir_tool_error("hir-opt", "--color takes auto, always or never, not '%s'", a + 8);
                 goto fail;
             }
         } else if (!strncmp(a, "--print-ir-before=", 18) || !strncmp(a, "--print-ir-after=", 17)) {
             bool before = a[11] == 'b';
             const char *sel = a + (before ? 18 : 17);
             if (hir_opt_check_selector(before ? "--print-ir-before" : "--print-ir-after", sel, err, sizeof err)) {
-                fprintf(stderr, "hir-opt: error: %s\n", err);
+                hir_tool_error("hir-opt", "%s", err);
                 goto fail;
             }
             *(before ? &o.popts.print_before : &o.popts.print_after) = sel;
@@ -233,7 +239,7 @@ int main(int argc, char **argv)
         } else if (!strncmp(a, "--pass-pipeline", 15) && (a[15] == '=' || a[15] == 0)) {
             const char *text = a[15] == '=' ? a + 16 : (i + 1 < argc ? argv[++i] : "");
             if (hir_pipeline_parse(&pl, text, err, sizeof err)) {
-                fprintf(stderr, "hir-opt: error: %s\n", err);
+                hir_tool_error("hir-opt", "%s", err);
                 goto fail;
             }
         } else if (!strncmp(a, "--", 2) && a[2]) {
@@ -241,7 +247,7 @@ int main(int argc, char **argv)
             const char *eq = strchr(a + 2, '=');
             size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
             if (n >= sizeof name) {
-                fprintf(stderr, "hir-opt: error: unknown option '%s'\n", a);
+                hir_tool_error("hir-opt", "unknown option '%s'", a);
                 goto fail;
             }
             memcpy(name, a + 2, n);
@@ -249,19 +255,19 @@ int main(int argc, char **argv)
             const hir_pass_info *p = hir_pass_find(name);
             if (!p) {
                 hir_opt_unknown_option(a, err, sizeof err);
-                fprintf(stderr, "hir-opt: error: %s\n", err);
+                hir_tool_error("hir-opt", "%s", err);
                 goto fail;
             }
             if (hir_pipeline_add(&pl, p, eq ? eq + 1 : NULL, err, sizeof err)) {
-                fprintf(stderr, "hir-opt: error: %s\n", err);
+                hir_tool_error("hir-opt", "%s", err);
                 goto fail;
             }
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "hir-opt: error: unknown option '%s' (see --help)\n", a);
+            hir_tool_error("hir-opt", "unknown option '%s' (see --help)", a);
             goto fail;
         } else {
             if (o.input) {
-                fprintf(stderr, "hir-opt: error: more than one input file ('%s' and '%s')\n", o.input, a);
+                hir_tool_error("hir-opt", "more than one input file ('%s' and '%s')", o.input, a);
                 goto fail;
             }
             o.input = a;
@@ -273,23 +279,23 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!o.input) {
-        fprintf(stderr, "hir-opt: error: no input file (use '-' for stdin; see --help)\n");
+        hir_tool_error("hir-opt", "no input file (use '-' for stdin; see --help)");
         goto fail;
     }
     if (hir_pipeline_check(&pl, err, sizeof err)) {
-        fprintf(stderr, "hir-opt: error: %s\n", err);
+        hir_tool_error("hir-opt", "%s", err);
         goto fail;
     }
     hir_pipeline_lint(&pl, warn_pipeline, stderr);
     if (o.container && o.split) {
-        fprintf(stderr, "hir-opt: error: --container and --split-input-file do not go together\n");
+        hir_tool_error("hir-opt", "--container and --split-input-file do not go together");
         goto fail;
     }
 
     char *text;
     size_t len;
     if (hir_read_file(o.input, &text, &len, err, sizeof err)) {
-        fprintf(stderr, "hir-opt: error: %s\n", err);
+        hir_tool_error("hir-opt", "%s", err);
         hir_pipeline_fini(&pl);
         return 1;
     }
@@ -299,7 +305,7 @@ int main(int argc, char **argv)
     size_t outlen = 0;
     FILE *out = open_memstream(&outbuf, &outlen);
     if (!out) {
-        fprintf(stderr, "hir-opt: error: out of memory\n");
+        hir_tool_error("hir-opt", "out of memory");
         goto fail;
     }
 
@@ -309,7 +315,7 @@ int main(int argc, char **argv)
         /* The input may be a log: every %HostIrContainer in it, or the --container'th */
         hir_log log;
         if (hir_log_find(text, len, &log)) {
-            fprintf(stderr, "hir-opt: error: out of memory (while reading %s)\n", name);
+            hir_tool_error("hir-opt", "out of memory (while reading %s)", name);
             fclose(out);
             free(outbuf);
             free(text);
@@ -318,10 +324,10 @@ int main(int argc, char **argv)
         }
         if (o.container > log.n) {
             if (log.n)
-                fprintf(stderr, "hir-opt: error: --container=%ld, but %s holds %d %%HostIrContainer program%s\n",
+                hir_tool_error("hir-opt", "--container=%ld, but %s holds %d %%HostIrContainer program%s",
                         o.container, name, log.n, log.n == 1 ? "" : "s");
             else
-                fprintf(stderr, "hir-opt: error: --container=%ld, but %s holds no %%HostIrContainer program\n",
+                hir_tool_error("hir-opt", "--container=%ld, but %s holds no %%HostIrContainer program",
                         o.container, name);
             hir_log_fini(&log);
             fclose(out);
@@ -361,7 +367,7 @@ int main(int argc, char **argv)
                 /* the whole file already ends with the two NULs the scanner needs: no copy */
                 char *chunk = o.split ? malloc(end - start + 2) : text;
                 if (!chunk) {
-                    fprintf(stderr, "hir-opt: error: out of memory (while splitting %s)\n", name);
+                    hir_tool_error("hir-opt", "out of memory (while splitting %s)", name);
                     fclose(out);
                     free(outbuf);
                     free(text);
@@ -394,7 +400,7 @@ int main(int argc, char **argv)
         hir_opt_print_timing(stderr, &o.times, &pl, &o.stats);
     hir_pipeline_fini(&pl);
     if (lost) {
-        fprintf(stderr, "hir-opt: error: out of memory (while printing %s)\n", name);
+        hir_tool_error("hir-opt", "out of memory (while printing %s)", name);
         free(outbuf);
         return 1;
     }
@@ -405,7 +411,7 @@ int main(int argc, char **argv)
     }
     /* every byte checked; -o FILE is replaced only by a complete output (tools/outfile.c) */
     if (hir_tool_write_output(o.output, outbuf, outlen, err, sizeof err)) {
-        fprintf(stderr, "hir-opt: error: %s\n", err);
+        hir_tool_error("hir-opt", "%s", err);
         free(outbuf);
         return 1;
     }

@@ -565,11 +565,12 @@ static int reduce_folds(reducer *r)
 
 /* ------------------------------------------------------------------ command line */
 
+/* one printable line (tools/common.c: control bytes escaped, long text cut), exit status 2 */
 static int usage_error(const char *fmt, const char *arg)
 {
-    fputs("hir-reduce: error: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs(" (see --help)\n", stderr);
+    char msg[512];
+    snprintf(msg, sizeof msg, fmt, arg);
+    hir_tool_error("hir-reduce", "%s (see --help)", msg);
     return 2;
 }
 

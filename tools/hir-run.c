@@ -105,18 +105,26 @@ static int draw_plot(const char *json, const char *plot)
     return 0;
 }
 
+/* A bad command line: one line on stderr, exit status 2 (tools/common.c) */
 static int bad(const char *what, const char *arg)
 {
-    fprintf(stderr, "hir-run: %s: '%s'\n%s", what, arg, usage);
-    return 2;
+    if (!*arg)
+        return hir_tool_usage_error("hir-run", "%s", what);
+    return hir_tool_usage_error("hir-run", "%s: '%s'", what, arg);
 }
 
 /* a numeric value outside its range (tools/opts.c says which range) */
 static int bad_num(const char *opt, const char *arg, const char *why)
 {
-    fprintf(stderr, "hir-run: %s needs %s: '%s'\n%s", opt, why, arg, usage);
-    return 2;
+    return hir_tool_usage_error("hir-run", "%s needs %s: '%s'", opt, why, arg);
 }
+
+/* the options that take a value (value_of below): one given last, without it, is named */
+static const char *const valued[] = {
+    "--simulate-nodes", "--device", "--streams", "--timeout", "--seed", "--inputs", "--bind",
+    "--container", "--save-outputs", "--iters", "--p2p-protocol", "--check-mode",
+    "--check-vectors", "--kernel", "--bench-json", "--bench-plot", "--warmup", "--trace",
+    "--progress-after", NULL};
 
 /* the value of "--name=V" or "--name V" (advancing *i) */
 static const char *value_of(int argc, char **argv, int *i, const char *name)
@@ -189,6 +197,9 @@ int main(int argc, char **argv)
                 o.nbinds == 64 || eq - x >= (ptrdiff_t)sizeof bind_names[0])
                 return bad("--bind needs NAME=INTEGER", x);
             snprintf(bind_names[o.nbinds], sizeof bind_names[0], "%.*s", (int)(eq - x), x);
+            for (int k = 0; k < o.nbinds; k++)
+                if (!strcmp(bind_names[k], bind_names[o.nbinds]))
+                    return bad("--bind gives this name a second value", x);
             binds[o.nbinds].name = bind_names[o.nbinds];
             binds[o.nbinds++].value = v;
         } else if ((x = value_of(argc, argv, &i, "--container"))) {
@@ -277,6 +288,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
             o.verbose = 1;
         } else if (a[0] == '-' && a[1]) {
+            for (int k = 0; valued[k]; k++)
+                if (!strcmp(a, valued[k]))
+                    return bad("a value must follow", a);
             return bad("unknown option", a);
         } else if (o.program) {
             return bad("more than one program given", a);

@@ -1,6 +1,8 @@
 /* outfile.c — checked, all-or-nothing output for the tools (outfile.h). */
 #include "tools/outfile.h"
 
+#include "support/support.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +39,9 @@ int hir_tool_write_output(const char *path, const char *buf, size_t len, char *e
     }
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        /* a device or a pipe (/dev/null, /dev/stdout): no temporary name to rename */
-        FILE *f = fopen(path, "wb");
+        /* a device or a pipe (/dev/null, /dev/stdout): no temporary name to rename; a FIFO
+         * that no process reads is an error, not a wait without end */
+        FILE *f = hir_fopen_write(path);
         int ok = f && fwrite(buf, 1, len, f) == len;
         int saved = errno;
         if (f && fclose(f) && ok) {
@@ -46,7 +49,7 @@ int hir_tool_write_output(const char *path, const char *buf, size_t len, char *e
             saved = errno;
         }
         if (!ok) {
-            snprintf(err, errlen, "cannot write '%s': %s", path, strerror(saved));
+            snprintf(err, errlen, "cannot write '%s': %s", path, hir_open_strerror(saved));
             return -1;
         }
         return 0;

@@ -286,9 +286,9 @@ static int cpu_alloc(hir_backend *be, size_t bytes, void **ptr, hir_error *e)
 {
     /* 64-byte alignment: what a vectorized BLAS likes, and never less than any dtype needs */
     size_t rounded = (bytes + 63) & ~(size_t)63;
-    void *p = aligned_alloc(64, rounded ? rounded : 64);
+    void *p = bytes <= SIZE_MAX - 63 ? aligned_alloc(64, rounded ? rounded : 64) : NULL;
     if (!p)
-        return hir_error_set(e, "aligned_alloc: cannot allocate %zu bytes", bytes);
+        return hir_error_set(e, "out of host memory (cannot allocate %zu bytes)", bytes);
     *ptr = p;
     return 0;
 }

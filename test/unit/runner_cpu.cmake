@@ -24,3 +24,16 @@ set_tests_properties(unit.test_cpu_comm_singleton PROPERTIES TIMEOUT 30)
 hir_add_unit_test(test_launch NO_CMOCKA TIMEOUT 60
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_launch.c
   LIBS hir::rtcore)
+
+# Out of memory anywhere in a one-rank hir-run job (issue 14 F18): hir_run_job with the k-th
+# allocation of hir's code refused, for every k. The allocator is wrapped at link time, so only
+# the objects linked into the test (hir's static libraries) see the refusals.
+hir_add_unit_test(test_interp_oom TIMEOUT 600
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_interp_oom.c
+  LIBS hir::runner)
+target_compile_definitions(test_interp_oom PRIVATE
+  HIR_RELIABILITY_INPUTS="${PROJECT_SOURCE_DIR}/test/lit/reliability/Inputs"
+  HIR_LIT_INPUTS="${PROJECT_SOURCE_DIR}/test/lit/Inputs"
+  HIR_CORPUS="${PROJECT_SOURCE_DIR}/test/corpus")
+target_link_options(test_interp_oom PRIVATE
+  "LINKER:--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc")
