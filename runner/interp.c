@@ -1358,6 +1358,7 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
         break;
     case HIR_OP_LINEAR: rc = ops_linear(it, s, e); break;
     case HIR_OP_MATMUL: rc = ops_matmul(it, s, e); break;
+    case HIR_OP_SDPA: rc = ops_sdpa(it, s, e); break;
     case HIR_OP_UNARY: case HIR_OP_BINARY: case HIR_OP_TERNARY:
         rc = ops_elementwise(it, s, e);
         break;
