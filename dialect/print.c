@@ -343,6 +343,71 @@ static void out_head(const hir_stmt *s, int level, out *f)
 
 static hir_tensor *in_tensor(const hir_stmt *s, int i) { return hir_value_tensor(s->in[i]); }
 
+/* the keyword of s in its form (2026 spells some differently: view -> reshape) */
+static const char *stmt_keyword(const hir_stmt *s)
+{
+    const hir_opinfo *info = &hir_ops[s->op];
+    return s->form == HIR_FORM_2026 && info->keyword2026 ? info->keyword2026 : info->keyword;
+}
+
+/* sdpa: four output lines at `level`, the arguments at level + 1 (docs/language.md, "sdpa") */
+static void print_sdpa(const hir_stmt *s, int level, out *f)
+{
+    /* four output lines at `level`, the arguments at level + 1 (docs/language.md, "sdpa") */
+    const hir_tensor *outs[4] = {s->out, s->u.sdpa.extra[0], s->u.sdpa.extra[1],
+                                 s->u.sdpa.extra[2]};
+    for (int i = 0; i < 4; i++) {
+        indent(f, level);
+        o_tensor_print(outs[i], f);
+        if (i < 3)
+            o_c(f, ',');
+        o_c(f, '\n');
+    }
+    indent(f, level + 1);
+    PUT(f, " = sdpa(");
+    value_print(s->in[0], f);
+    PUT(f, ",\n");
+    int k = 1;
+    for (; k < 3 + s->u.sdpa.has_bias + s->u.sdpa.has_mask; k++) {
+        indent(f, level + 1);
+        spaces(f, 10);
+        if (k == 3)
+            put_str(f, s->u.sdpa.has_bias ? "bias=" : "mask=");
+        else if (k == 4)
+            PUT(f, "mask=");
+        value_print(s->in[k], f);
+        PUT(f, ",\n");
+    }
+    bool y26 = s->form == HIR_FORM_2026;
+    indent(f, level + 1);
+    spaces(f, 10);
+    PUT(f, "dropout_p = ");
+    value_print(s->in[k++], f);
+    PUT(f, ",\n");
+    indent(f, level + 1);
+    spaces(f, 10);
+    put_str(f, y26 ? "is_causal=" : "is_causal = ");
+    value_print(s->in[k++], f);
+    if (y26) {
+        PUT(f, ",\n");
+        if (s->u.sdpa.has_scale) {
+            indent(f, level + 1);
+            spaces(f, 10);
+            PUT(f, "scale=");
+            value_print(s->in[k], f);
+            PUT(f, ",\n");
+        }
+    } else if (s->u.sdpa.has_scale) {
+        indent(f, level + 1);
+        PUT(f, ",\n");
+        spaces(f, 10);
+        PUT(f, "scale = ");
+        value_print(s->in[k], f);
+    }
+    indent(f, level + 1);
+    PUT(f, ")\n");
+}
+
 static void o_stmt_print(const hir_stmt *s, int level, out *f)
 {
     const hir_opinfo *info = &hir_ops[s->op];
@@ -571,8 +636,7 @@ static void o_stmt_print(const hir_stmt *s, int level, out *f)
         indent(f, level);
         o_tensor_print(s->out, f);
         PUT(f, " = ");
-        put_str(f, s->form == HIR_FORM_2026 && info->keyword2026 ? info->keyword2026 : info->keyword);
-        PUT(f, "( ");
+        o_printf(f, "%s( ", stmt_keyword(s));
         o_tensor_print(in_tensor(s, 0), f);
         PUT(f, " )\n");
         return;
@@ -728,62 +792,7 @@ static void o_stmt_print(const hir_stmt *s, int level, out *f)
         o_tensor_print(s->out, f);
         PUT(f, ")\n");
         return;
-    case HIR_FMT_SDPA: {
-        /* four output lines at `level`, the arguments at level + 1 (docs/language.md, "sdpa") */
-        const hir_tensor *outs[4] = {s->out, s->u.sdpa.extra[0], s->u.sdpa.extra[1],
-                                     s->u.sdpa.extra[2]};
-        for (int i = 0; i < 4; i++) {
-            indent(f, level);
-            o_tensor_print(outs[i], f);
-            if (i < 3)
-                o_c(f, ',');
-            o_c(f, '\n');
-        }
-        indent(f, level + 1);
-        PUT(f, " = sdpa(");
-        value_print(s->in[0], f);
-        PUT(f, ",\n");
-        int k = 1;
-        for (; k < 3 + s->u.sdpa.has_bias + s->u.sdpa.has_mask; k++) {
-            indent(f, level + 1);
-            spaces(f, 10);
-            if (k == 3)
-                put_str(f, s->u.sdpa.has_bias ? "bias=" : "mask=");
-            else if (k == 4)
-                PUT(f, "mask=");
-            value_print(s->in[k], f);
-            PUT(f, ",\n");
-        }
-        bool y26 = s->form == HIR_FORM_2026;
-        indent(f, level + 1);
-        spaces(f, 10);
-        PUT(f, "dropout_p = ");
-        value_print(s->in[k++], f);
-        PUT(f, ",\n");
-        indent(f, level + 1);
-        spaces(f, 10);
-        put_str(f, y26 ? "is_causal=" : "is_causal = ");
-        value_print(s->in[k++], f);
-        if (y26) {
-            PUT(f, ",\n");
-            if (s->u.sdpa.has_scale) {
-                indent(f, level + 1);
-                spaces(f, 10);
-                PUT(f, "scale=");
-                value_print(s->in[k], f);
-                PUT(f, ",\n");
-            }
-        } else if (s->u.sdpa.has_scale) {
-            indent(f, level + 1);
-            PUT(f, ",\n");
-            spaces(f, 10);
-            PUT(f, "scale = ");
-            value_print(s->in[k], f);
-        }
-        indent(f, level + 1);
-        PUT(f, ")\n");
-        return;
-    }
+    case HIR_FMT_SDPA: print_sdpa(s, level, f); return;
     case HIR_FMT_SCALARDEF:
         indent(f, level);
         o_scalar_print_ref(s->sout, f);

@@ -1358,7 +1358,6 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
         break;
     case HIR_OP_LINEAR: rc = ops_linear(it, s, e); break;
     case HIR_OP_MATMUL: rc = ops_matmul(it, s, e); break;
-    case HIR_OP_SDPA: rc = ops_sdpa(it, s, e); break;
     case HIR_OP_UNARY: case HIR_OP_BINARY: case HIR_OP_TERNARY:
         rc = ops_elementwise(it, s, e);
         break;
@@ -1423,7 +1422,7 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
         break;
     }
     default:
-        rc = interp_fail(it, e, "statement kind not supported by the runner");
+        rc = ops_other(it, s, e);
     }
     it->stmt = s;
     if (it->cfg.on_stmt)
