@@ -61,7 +61,7 @@ for i, (N, H, L, S, E, Ev, dt, causal, scale) in enumerate(cases):
     err_t = (out - ref_t).abs().max().item()
     tol = {torch.float32: 1e-4, torch.float16: 4e-3, torch.bfloat16: 3e-2}[dt]
     line = 'case %d %s N=%d H=%d L=%d S=%d E=%d Ev=%d causal=%s scale=%s: max|hir - torch(float)| %.2e, max|hir - torch(%s, cuda)| %.2e' % (
-        i, DT[dt], N, H, L, S, E, Ev, causal, scale, err, err_t, DT[dt], err_t)
+        i, DT[dt], N, H, L, S, E, Ev, causal, scale, err, DT[dt], err_t)
     good = err <= tol and err_t <= 2 * tol
     try:
         eo = torch.ops.aten._scaled_dot_product_efficient_attention(q.float(), k.float(), v.float(), None, True,
