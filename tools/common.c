@@ -79,10 +79,16 @@ int hir_tool_usage_error(const char *tool, const char *fmt, ...)
     return 2;
 }
 
+/* Through the diagnostic engine: a diagnostic without a location, the tool's name as prefix. */
 void hir_tool_error(const char *tool, const char *fmt, ...)
 {
+    hir_diag d;
+    hir_diag_init(&d, stderr);
+    hir_diag_set_prefix(&d, "%s", tool);
     va_list ap;
     va_start(ap, fmt);
-    vline(tool, "error: ", "", fmt, ap);
+    hir_diag_vemit(&d, HIR_ERROR, (hir_loc){0}, fmt, ap);
     va_end(ap);
+    hir_diag_flush(&d);
+    hir_diag_fini(&d);
 }

@@ -31,6 +31,7 @@ typedef struct options {
     int nbound;
     int print_form;              /* --print-form=2025|2026: HIR_FORM_*, or -1 */
     long container;              /* --container=N (1-based), 0: every program of the input */
+    hir_diag tool;               /* errors about the command line: "hir-opt: error: ..." */
 } options;
 
 static void usage(FILE *f)
@@ -71,7 +72,11 @@ static void usage(FILE *f)
 
 static void list_passes(FILE *f) { hir_pass_list(f); }
 
-static void warn_pipeline(const char *msg, void *ctx) { fprintf(ctx, "hir-opt: warning: %s\n", msg); }
+static void warn_pipeline(const char *msg, void *ctx)
+{
+    hir_diag_emit(ctx, HIR_WARNING, (hir_loc){0}, "%s", msg);
+    hir_diag_flush(ctx);
+}
 
 /* One input (or one split part): parse, verify, run the pipeline, print into `out`. */
 static int process(hir_source *src, options *o, const hir_pipeline *pl, FILE *out,
@@ -220,7 +225,7 @@ static bool simple_flag(options *o, const char *a, bool *list)
 }
 
 /* --PASS[=VALUE]: a pass of the registry added to the pipeline. */
-static int parse_pass_flag(hir_pipeline *pl, const char *a)
+static int parse_pass_flag(hir_pipeline *pl, const char *a, hir_diag *tool)
 {
     char name[128], err[512];
     const char *eq = strchr(a + 2, '=');
@@ -237,10 +242,8 @@ static int parse_pass_flag(hir_pipeline *pl, const char *a)
         hir_tool_error("hir-opt", "%s", err);
         return ARGS_USAGE;
     }
-    if (hir_pipeline_add(pl, p, eq ? eq + 1 : NULL, err, sizeof err)) {
-        hir_tool_error("hir-opt", "%s", err);
+    if (hir_pipeline_add(pl, p, eq ? eq + 1 : NULL, tool))
         return ARGS_USAGE;
-    }
     return ARGS_RUN;
 }
 
@@ -270,12 +273,10 @@ static int valued_flag(options *o, hir_pipeline *pl, int argc, char **argv, int 
         *(before ? &o->popts.print_before : &o->popts.print_after) = sel;
     } else if (!strncmp(a, "--pass-pipeline", 15) && (a[15] == '=' || a[15] == 0)) {
         const char *text = a[15] == '=' ? a + 16 : (*i + 1 < argc ? argv[++*i] : "");
-        if (hir_pipeline_parse(pl, text, err, sizeof err)) {
-            hir_tool_error("hir-opt", "%s", err);
+        if (hir_pipeline_parse(pl, text, &o->tool))
             return ARGS_USAGE;
-        }
     } else if (!strncmp(a, "--", 2) && a[2]) {
-        return parse_pass_flag(pl, a);
+        return parse_pass_flag(pl, a, &o->tool);
     } else if (a[0] == '-' && a[1]) {
         hir_tool_error("hir-opt", "unknown option '%s' (see --help)", a);
         return ARGS_USAGE;
@@ -317,16 +318,13 @@ static int parse_args(options *o, hir_pipeline *pl, int argc, char **argv, bool 
 /* What is left once the flags are read: the input named, the pipeline checked. */
 static int check_args(options *o, hir_pipeline *pl)
 {
-    char err[512];
     if (!o->input) {
         hir_tool_error("hir-opt", "no input file (use '-' for stdin; see --help)");
         return ARGS_USAGE;
     }
-    if (hir_pipeline_check(pl, err, sizeof err)) {
-        hir_tool_error("hir-opt", "%s", err);
+    if (hir_pipeline_check(pl, &o->tool))
         return ARGS_USAGE;
-    }
-    hir_pipeline_lint(pl, warn_pipeline, stderr);
+    hir_pipeline_lint(pl, warn_pipeline, &o->tool);
     if (o->container && o->split) {
         hir_tool_error("hir-opt", "--container and --split-input-file do not go together");
         return ARGS_USAGE;
@@ -441,6 +439,8 @@ int main(int argc, char **argv)
     o.popts.dump = stderr;
     o.popts.stats = &o.stats;
     o.times.start = hir_opt_now();
+    hir_diag_init(&o.tool, stderr);
+    hir_diag_set_prefix(&o.tool, "hir-opt");
     hir_pipeline pl = {0};
     bool list = false;
 
@@ -456,6 +456,7 @@ int main(int argc, char **argv)
         args = check_args(&o, &pl);
     if (args != ARGS_RUN) {
         hir_pipeline_fini(&pl);
+        hir_diag_fini(&o.tool);
         return args == ARGS_DONE ? 0 : 2;
     }
 
@@ -464,6 +465,7 @@ int main(int argc, char **argv)
     if (hir_read_file(o.input, &text, &len, err, sizeof err)) {
         hir_tool_error("hir-opt", "%s", err);
         hir_pipeline_fini(&pl);
+        hir_diag_fini(&o.tool);
         return 1;
     }
     const char *name = strcmp(o.input, "-") ? o.input : "<stdin>";
@@ -474,6 +476,7 @@ int main(int argc, char **argv)
         hir_tool_error("hir-opt", "out of memory");
         free(text);
         hir_pipeline_fini(&pl);
+        hir_diag_fini(&o.tool);
         return 2;
     }
     int failures = o.split ? run_split(&o, &pl, name, text, len, out)
@@ -482,6 +485,7 @@ int main(int argc, char **argv)
     free(text);
     int rc = failures < 0 ? 1 : finish(&o, &pl, name, failures, lost, outbuf, outlen);
     hir_pipeline_fini(&pl);
+    hir_diag_fini(&o.tool);
     free(outbuf);
     return rc;
 }
