@@ -134,7 +134,8 @@ void hir_diag_fini(hir_diag *d)
 
 static const char *sev_name(hir_severity s)
 {
-    return s == HIR_ERROR ? "error" : s == HIR_WARNING ? "warning" : "note";
+    return s == HIR_ERROR ? "error" : s == HIR_WARNING ? "warning"
+         : s == HIR_INTERNAL ? "internal error" : "note";
 }
 
 /* ANSI escapes of the coloured form (clang's colours: error red, warning magenta, note cyan,
@@ -145,7 +146,7 @@ static const char *sev_name(hir_severity s)
 
 static const char *sev_color(hir_severity s)
 {
-    return s == HIR_ERROR ? "\033[1;31m" : s == HIR_WARNING ? "\033[1;35m" : "\033[1;36m";
+    return s >= HIR_ERROR ? "\033[1;31m" : s == HIR_WARNING ? "\033[1;35m" : "\033[1;36m";
 }
 
 /* Prints one line of source with a caret under [begin, end) (clipped to the line). Very long

@@ -44,7 +44,8 @@ typedef struct hir_loc {
     uint32_t begin, end;         /* [begin, end) byte offsets */
 } hir_loc;
 
-typedef enum hir_severity { HIR_NOTE, HIR_WARNING, HIR_ERROR } hir_severity;
+/* HIR_INTERNAL: a broken invariant ("internal error"), printed by hir_panic only. */
+typedef enum hir_severity { HIR_NOTE, HIR_WARNING, HIR_ERROR, HIR_INTERNAL } hir_severity;
 
 typedef struct hir_diag_entry {
     hir_severity sev;

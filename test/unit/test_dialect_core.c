@@ -211,6 +211,8 @@ static void diag_prefix_and_one_line(void **state)
     size_t n = hir_diag_format_line(line, sizeof line, "hir-opt", HIR_ERROR, longmsg);
     assert_int_equal(n, strlen("hir-opt: error: ") + 300 + 4);
     assert_string_equal(line + n - 4, "...\n");
+    hir_diag_format_line(line, sizeof line, "map.c:12", HIR_INTERNAL, "n < cap");  /* hir_panic's */
+    assert_string_equal(line, "map.c:12: internal error: n < cap\n");
     n = hir_diag_format_line(line, 8, "hir-opt", HIR_ERROR, "x");   /* cut, still terminated */
     assert_int_equal(n, 7);
     assert_string_equal(line, "hir-opt");
