@@ -227,7 +227,7 @@ static bool simple_flag(options *o, const char *a, bool *list)
 /* --PASS[=VALUE]: a pass of the registry added to the pipeline. */
 static int parse_pass_flag(hir_pipeline *pl, const char *a, hir_diag *tool)
 {
-    char name[128], err[512];
+    char name[128];
     const char *eq = strchr(a + 2, '=');
     size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
     if (n >= sizeof name) {
@@ -238,8 +238,7 @@ static int parse_pass_flag(hir_pipeline *pl, const char *a, hir_diag *tool)
     name[n] = 0;
     const hir_pass_info *p = hir_pass_find(name);
     if (!p) {
-        hir_opt_unknown_option(a, err, sizeof err);
-        hir_tool_error("hir-opt", "%s", err);
+        hir_opt_unknown_option(a, tool);
         return ARGS_USAGE;
     }
     if (hir_pipeline_add(pl, p, eq ? eq + 1 : NULL, tool))
@@ -251,7 +250,6 @@ static int parse_pass_flag(hir_pipeline *pl, const char *a, hir_diag *tool)
 static int valued_flag(options *o, hir_pipeline *pl, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
-    char err[512];
     if (!strcmp(a, "-o")) {
         if (++*i == argc) {
             hir_tool_error("hir-opt", "-o needs a file name");
@@ -266,10 +264,8 @@ static int valued_flag(options *o, hir_pipeline *pl, int argc, char **argv, int 
     } else if (!strncmp(a, "--print-ir-before=", 18) || !strncmp(a, "--print-ir-after=", 17)) {
         bool before = a[11] == 'b';
         const char *sel = a + (before ? 18 : 17);
-        if (hir_opt_check_selector(before ? "--print-ir-before" : "--print-ir-after", sel, err, sizeof err)) {
-            hir_tool_error("hir-opt", "%s", err);
+        if (hir_opt_check_selector(before ? "--print-ir-before" : "--print-ir-after", sel, &o->tool))
             return ARGS_USAGE;
-        }
         *(before ? &o->popts.print_before : &o->popts.print_after) = sel;
     } else if (!strncmp(a, "--pass-pipeline", 15) && (a[15] == '=' || a[15] == 0)) {
         const char *text = a[15] == '=' ? a + 16 : (*i + 1 < argc ? argv[++*i] : "");
