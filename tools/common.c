@@ -79,16 +79,15 @@ int hir_tool_usage_error(const char *tool, const char *fmt, ...)
     return 2;
 }
 
-/* Through the diagnostic engine: a diagnostic without a location, the tool's name as prefix. */
+/* The diagnostic engine's one-line form (hir_diag_format_line), formatted on the stack so that
+ * the message survives when memory has run out. */
 void hir_tool_error(const char *tool, const char *fmt, ...)
 {
-    hir_diag d;
-    hir_diag_init(&d, stderr);
-    hir_diag_set_prefix(&d, "%s", tool);
+    char msg[1024], line[1400];
     va_list ap;
     va_start(ap, fmt);
-    hir_diag_vemit(&d, HIR_ERROR, (hir_loc){0}, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    hir_diag_flush(&d);
-    hir_diag_fini(&d);
+    hir_diag_format_line(line, sizeof line, tool, HIR_ERROR, msg);
+    fputs(line, stderr);
 }
