@@ -22,7 +22,9 @@
 #include "passes/ir_util.h"
 #include "passes/passes.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 typedef struct exchange {
     hir_stmt *loop, *cond;
@@ -218,6 +220,69 @@ static bool strip_block(bk *c, hir_block *b)
 
 extern const hir_pass_option hir_opts_backend[];
 
+/* kind=auto, mixed case: the else-branch of an exchange in the CUDA form becomes
+ *   StartCoalescing
+ *   IF Manual ( ( send_peer / K ) == ( rank / K ) ): send (CUDA)  ELSE: send (NCCL)
+ *   IF Manual ( ( recv_peer / K ) == ( rank / K ) ): recv (CUDA)  ELSE: recv (NCCL)
+ *   EndCoalescing e
+ *   Wait Communication e
+ * with K ranks per node: each half picks its transport per iteration from its own peer (a
+ * ring's send and receive peers can lie on different nodes in the same iteration), the text
+ * says which one runs, and the one group keeps the NCCL halves of all ranks from waiting on
+ * each other in a cycle. The CUDA halves keep their numbers; the NCCL twins are new. */
+static void to_mixed(bk *c, exchange *x, hir_scalar *per_node, hir_scalar *rank_node)
+{
+    hir_program *p = c->p;
+    hir_block *e = &x->cond->else_body;
+    e->stmts.n = 0;
+    hir_block_append(p, e, hir_stmt_new(p, HIR_OP_START_COAL));
+    hir_comm *half[2] = {x->send, x->recv};
+    for (int i = 0; i < 2; i++) {
+        hir_comm *ipc = half[i];
+        hir_comm *net = hir_comm_new(p, HIR_OP_P2P);
+        net->is_send = ipc->is_send;
+        net->buffer = ipc->buffer;
+        net->peer = ipc->peer;
+        net->backend = HIR_BK_NCCL;
+        ipc->backend = HIR_BK_CUDA;
+        hir_scalar *peer_node = pu_index(p, HIR_BIN_DIV, ipc->peer, per_node);
+        hir_stmt *pick = pu_if(p, pu_anon(p, HIR_BIN_EQ, peer_node, rank_node));
+        hir_block_append(p, &pick->body, pu_comm_stmt(p, ipc));
+        hir_block_append(p, &pick->else_body, pu_comm_stmt(p, net));
+        hir_block_append(p, e, pick);
+    }
+    hir_comm *end = hir_comm_new(p, HIR_OP_END_COAL);
+    hir_block_append(p, e, pu_comm_stmt(p, end));
+    hir_block_append(p, e, pu_wait(p, end));
+}
+
+/* kind=auto: nodes= as a positive whole number, or -1 after a diagnostic */
+static int64_t auto_nodes(const hir_pass_args *args, hir_diag *d)
+{
+    const char *v = hir_pass_opt(hir_opts_backend, args, "nodes");
+    if (!v) {
+        hir_diag_emit(d, HIR_ERROR, (hir_loc){0},
+                      "backend: kind=auto needs nodes=N (the number of nodes the program will run "
+                      "on; node k holds the k-th block of consecutive ranks), e.g. "
+                      "--backend=auto,nodes=2 or 'backend{kind=auto nodes=2}'");
+        return -1;
+    }
+    char *end;
+    double n = strtod(v, &end);
+    if (*end || !(n >= 1) || n > 1e9 || n != (double)(int64_t)n) {
+        hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: nodes=%s is not a whole number of nodes (1 or more)", v);
+        return -1;
+    }
+    return (int64_t)n;
+}
+
+/* the number of ranks of a ring loop (its constant extent), or -1 */
+static int64_t ring_size(const exchange *x)
+{
+    int64_t n;
+    return hir_scalar_const(x->loop->u.kfor.id->extent, &n) && n > 0 ? n : -1;
+}
+
 int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
 {
     bk c = {p, d, HIR_BK_NCCL, NULL, 0, 0};
@@ -226,9 +291,36 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
         hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: missing kind (use --backend=nccl or --backend=cuda)");
         return -1;
     }
-    if (pu_backend_choose(p, kind, "backend", d, &c.kind))
+    int64_t nodes = 0;        /* kind=auto: the number of nodes; 0 otherwise */
+    if (!strcasecmp(kind, "auto")) {
+        if ((nodes = auto_nodes(args, d)) < 0)
+            return -1;
+        if (hir_pass_arg(args, "protocol", NULL)) {
+            hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: protocol= applies to kind=cuda only");
+            return -1;
+        }
+        c.kind = HIR_BK_CUDA;  /* first every exchange in the CUDA form, then split by node */
+    } else if (hir_pass_arg(args, "nodes", NULL)) {
+        hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: nodes= applies to kind=auto only");
+        return -1;
+    } else if (pu_backend_choose(p, kind, "backend", d, &c.kind))
         return -1;
     hir_block_walk(&p->body, 0, find_exchanges, &c);
+    if (nodes) {
+        /* the node assignment must fit every ring before anything changes */
+        for (int i = 0; i < c.nex; i++) {
+            int64_t n = ring_size(&c.ex[i]);
+            if (n < 0 || n % nodes) {
+                hir_diag_emit(d, HIR_ERROR, pu_loc(p, c.ex[i].loop),
+                              n < 0 ? "backend: kind=auto needs a ring loop of constant extent (the "
+                                      "number of ranks) to assign ranks to %lld nodes"
+                                    : "backend: kind=auto: %lld nodes do not split the %lld ranks "
+                                      "of this ring into equal blocks",
+                              (long long)nodes, (long long)n);
+                return -1;
+            }
+        }
+    }
     check k = {&c, 0};
     hir_block_walk(&p->body, 0, check_p2p, &k);
     if (k.rc)
@@ -292,19 +384,67 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
         pu_prune_index_defs(p, &old);
     hir_map_fini(&old);
 
+    if (nodes) {
+        /* one node: every pair shares it and the CUDA form stays; one rank per node: every
+         * pair crosses nodes, so the NCCL form, as kind=nccl gives it; else mixed */
+        int64_t size = c.nex ? ring_size(&c.ex[0]) : 0;
+        bool all_net = true;
+        for (int i = 0; i < c.nex; i++)
+            all_net &= ring_size(&c.ex[i]) == nodes;
+        if (c.nex && all_net) {
+            hir_map_init_in(&old, p->arena);
+            for (int i = 0; i < c.nex; i++) {
+                exchange *x = &c.ex[i];
+                pu_mark_symbols(&old, x->recv->peer);
+                pu_mark_symbols(&old, x->send->peer);
+                if (i == 0 || x->loop != c.ex[i - 1].loop)
+                    reindex(x->loop, x->recv->peer, x->loop->u.kfor.index);
+                to_nccl(&c, x);
+            }
+            c.kind = HIR_BK_NCCL;
+            strip_block(&c, &p->body);
+            pu_prune_index_defs(p, &old);
+            hir_map_fini(&old);
+        } else if (nodes > 1) {
+            hir_scalar *rank = hir_scalar_named(p, "rank");
+            hir_stmt *loop = NULL;
+            hir_scalar *per_node = NULL, *rank_node = NULL;
+            for (int i = 0; i < c.nex; i++) {
+                exchange *x = &c.ex[i];
+                if (x->loop != loop || ring_size(x) != size) {
+                    size = ring_size(x);
+                    per_node = hir_scalar_int(p, size / nodes);
+                    rank_node = pu_index(p, HIR_BIN_DIV, rank, per_node);
+                    loop = x->loop;
+                }
+                to_mixed(&c, x, per_node, rank_node);
+            }
+            /* ShareMemHandles of these pairs (also hoisted ones) named both halves of a pair
+             * whose halves now each run only where their peer shares the node */
+            strip_block(&c, &p->body);
+        }
+    }
+
     /* collectives */
     for (size_t i = 0; i < p->comms.cap; i++) {
         hir_comm *m = p->comms.vals[i];
         if (p->comms.keys[i] == UINT64_MAX || !m || m->op != HIR_OP_COMMUNICATION)
             continue;
-        if (c.kind == HIR_BK_NCCL || m->type == HIR_COMM_ALLGATHER || m->type == HIR_COMM_BROADCAST)
+        if (nodes)
+            m->backend = HIR_BK_NCCL;  /* kind=auto: collectives go to NCCL */
+        else if (c.kind == HIR_BK_NCCL || m->type == HIR_COMM_ALLGATHER || m->type == HIR_COMM_BROADCAST)
             m->backend = c.kind;
     }
     return 0;
 }
 
 const hir_pass_option hir_opts_backend[] = {
-    {"kind", HIR_PASS_OPT_ENUM, "nccl|cuda", NULL, "the backend to use", true},
+    {"kind", HIR_PASS_OPT_ENUM, "nccl|cuda|auto", NULL,
+     "the backend to use; auto: CUDA IPC for P2P pairs within a node, NCCL across nodes and for "
+     "collectives (needs nodes=)", true},
+    {"nodes", HIR_PASS_OPT_NUMBER, NULL, NULL,
+     "kind=auto: the number of nodes; node k holds the k-th block of size/nodes consecutive "
+     "ranks (what hir-run --simulate-nodes=N and mpirun --map-by slot give)", false},
     {"protocol", HIR_PASS_OPT_ENUM, "get|put", NULL,
      "kind=cuda: order every CUDA-IPC exchange for hir-run --p2p-protocol (default: CUDA "
      "exchanges keep their order, rewritten ones take get's)", false},
