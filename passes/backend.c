@@ -29,7 +29,11 @@
 typedef struct exchange {
     hir_stmt *loop, *cond;
     hir_comm *recv, *send;
-    bool cuda;                   /* current form */
+    bool cuda;                   /* current form (the kind=auto form counts as CUDA) */
+    /* the kind=auto form: the NCCL twins of send and recv, the IFs that pick between the
+     * twins, and the EndCoalescing that closes the group (all NULL in the other forms) */
+    hir_comm *send_net, *recv_net, *end;
+    hir_stmt *pick[2];
 } exchange;
 
 typedef struct bk {
@@ -49,7 +53,24 @@ static bool is_p2p(hir_stmt *s, bool send)
 
 static bool is_wait(hir_stmt *s, hir_comm *c) { return s && s->op == HIR_OP_WAIT && s->u.wait.number == c->number; }
 
-/* Recognises the exchange shapes of the header comment. */
+/* A half of the kind=auto form: `IF Manual pred: P2P (CUDA) ELSE: P2P (NCCL)`, both of one
+ * direction, buffer and peer. */
+static bool mixed_half(hir_stmt *s, bool send, hir_comm **ipc, hir_comm **net)
+{
+    if (!s || s->op != HIR_OP_IF || hir_block_size(&s->body) != 1 || hir_block_size(&s->else_body) != 1)
+        return false;
+    hir_stmt *a = hir_block_at(&s->body, 0), *b = hir_block_at(&s->else_body, 0);
+    if (!is_p2p(a, send) || !is_p2p(b, send))
+        return false;
+    hir_comm *i = a->u.comm, *n = b->u.comm;
+    if (i->backend != HIR_BK_CUDA || n->backend != HIR_BK_NCCL || i->buffer != n->buffer || i->peer != n->peer)
+        return false;
+    *ipc = i;
+    *net = n;
+    return true;
+}
+
+/* Recognises the exchange shapes of the header comment and the kind=auto form (to_mixed). */
 static bool match(hir_stmt *cond, exchange *x)
 {
     hir_block *t = &cond->body, *e = &cond->else_body;
@@ -66,6 +87,13 @@ static bool match(hir_stmt *cond, exchange *x)
         x->recv = at(e, 1)->u.comm;
         x->send = at(e, 2)->u.comm;
         x->cuda = false;
+    } else if (ne == 5 && at(e, 0)->op == HIR_OP_START_COAL && mixed_half(at(e, 1), true, &x->send, &x->send_net) &&
+               mixed_half(at(e, 2), false, &x->recv, &x->recv_net) && at(e, 3)->op == HIR_OP_END_COAL &&
+               is_wait(at(e, 4), at(e, 3)->u.comm)) {
+        x->cuda = true;
+        x->end = at(e, 3)->u.comm;
+        x->pick[0] = at(e, 1);
+        x->pick[1] = at(e, 2);
     } else {
         int k = ne == 5 && at(e, 0)->op == HIR_OP_SHARE_HANDLES ? 1 : 0;
         if (ne != 4 + k)
@@ -110,7 +138,7 @@ static bool find_exchanges(hir_stmt *s, int depth, void *ctx)
 static bool recognised(bk *c, const hir_comm *m)
 {
     for (int i = 0; i < c->nex; i++)
-        if (c->ex[i].recv == m || c->ex[i].send == m)
+        if (c->ex[i].recv == m || c->ex[i].send == m || c->ex[i].recv_net == m || c->ex[i].send_net == m)
             return true;
     return false;
 }
@@ -172,7 +200,7 @@ static void to_nccl(bk *c, exchange *x)
     hir_block_append(p, e, hir_stmt_new(p, HIR_OP_START_COAL));
     hir_block_append(p, e, pu_comm_stmt(p, x->recv));
     hir_block_append(p, e, pu_comm_stmt(p, x->send));
-    hir_comm *end = hir_comm_new(p, HIR_OP_END_COAL);
+    hir_comm *end = x->end ? x->end : hir_comm_new(p, HIR_OP_END_COAL);
     hir_block_append(p, e, pu_comm_stmt(p, end));
     hir_block_append(p, e, pu_wait(p, end));
 }
@@ -236,22 +264,22 @@ static void to_mixed(bk *c, exchange *x, hir_scalar *per_node, hir_scalar *rank_
     hir_block *e = &x->cond->else_body;
     e->stmts.n = 0;
     hir_block_append(p, e, hir_stmt_new(p, HIR_OP_START_COAL));
-    hir_comm *half[2] = {x->send, x->recv};
+    hir_comm *half[2] = {x->send, x->recv}, *twin[2] = {x->send_net, x->recv_net};
     for (int i = 0; i < 2; i++) {
         hir_comm *ipc = half[i];
-        hir_comm *net = hir_comm_new(p, HIR_OP_P2P);
+        hir_comm *net = twin[i] ? twin[i] : hir_comm_new(p, HIR_OP_P2P);   /* again: same numbers */
         net->is_send = ipc->is_send;
         net->buffer = ipc->buffer;
         net->peer = ipc->peer;
         net->backend = HIR_BK_NCCL;
         ipc->backend = HIR_BK_CUDA;
-        hir_scalar *peer_node = pu_index(p, HIR_BIN_DIV, ipc->peer, per_node);
+        hir_scalar *peer_node = pu_anon(p, HIR_BIN_DIV, ipc->peer, per_node);
         hir_stmt *pick = pu_if(p, pu_anon(p, HIR_BIN_EQ, peer_node, rank_node));
         hir_block_append(p, &pick->body, pu_comm_stmt(p, ipc));
         hir_block_append(p, &pick->else_body, pu_comm_stmt(p, net));
         hir_block_append(p, e, pick);
     }
-    hir_comm *end = hir_comm_new(p, HIR_OP_END_COAL);
+    hir_comm *end = x->end ? x->end : hir_comm_new(p, HIR_OP_END_COAL);
     hir_block_append(p, e, pu_comm_stmt(p, end));
     hir_block_append(p, e, pu_wait(p, end));
 }
@@ -264,7 +292,7 @@ static int64_t auto_nodes(const hir_pass_args *args, hir_diag *d)
         hir_diag_emit(d, HIR_ERROR, (hir_loc){0},
                       "backend: kind=auto needs nodes=N (the number of nodes the program will run "
                       "on; node k holds the k-th block of consecutive ranks), e.g. "
-                      "--backend=auto,nodes=2 or 'backend{kind=auto nodes=2}'");
+                      "--pass-pipeline='backend{kind=auto nodes=2}'");
         return -1;
     }
     char *end;
@@ -333,6 +361,18 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
     bool any = false;
     for (int i = 0; i < c.nex; i++) {
         exchange *x = &c.ex[i];
+        if (x->end) {
+            /* the kind=auto form: its node tests go; as CUDA it keeps its ring peers */
+            pu_mark_symbols(&old, x->pick[0]->u.cond.pred);
+            pu_mark_symbols(&old, x->pick[1]->u.cond.pred);
+            if (c.kind == HIR_BK_CUDA) {
+                hir_scalar *pred = x->cond->u.cond.pred;   /* already send_peer == rank */
+                to_cuda(&c, x, x->recv->peer, x->send->peer);
+                x->cond->u.cond.pred = pred;
+                any = true;
+                continue;
+            }
+        }
         if (x->cuda == (c.kind == HIR_BK_CUDA))
             continue;
         any = true;
@@ -414,7 +454,7 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
                 if (x->loop != loop || ring_size(x) != size) {
                     size = ring_size(x);
                     per_node = hir_scalar_int(p, size / nodes);
-                    rank_node = pu_index(p, HIR_BIN_DIV, rank, per_node);
+                    rank_node = pu_anon(p, HIR_BIN_DIV, rank, per_node);
                     loop = x->loop;
                 }
                 to_mixed(&c, x, per_node, rank_node);
