@@ -248,6 +248,17 @@ static bool strip_block(bk *c, hir_block *b)
 
 extern const hir_pass_option hir_opts_backend[];
 
+/* s as an unnamed expression down to named scalars and literals: a node test prints the same
+ * whether the peer's symbols were made by a pass (printed inline) or read from the text
+ * (printed by name), so piping between passes gives what one pipeline gives. */
+static hir_scalar *expanded(hir_program *p, hir_scalar *s, int depth)
+{
+    if (!s || !s->def || depth > 64 || s->def->kind != HIR_SX_BINARY || s->def->nargs != 2)
+        return s;
+    return pu_anon(p, (hir_binary_op)s->def->op, expanded(p, s->def->args[0], depth + 1),
+                   expanded(p, s->def->args[1], depth + 1));
+}
+
 /* kind=auto, mixed case: the else-branch of an exchange in the CUDA form becomes
  *   StartCoalescing
  *   IF Manual ( ( send_peer / K ) == ( rank / K ) ): send (CUDA)  ELSE: send (NCCL)
@@ -273,7 +284,7 @@ static void to_mixed(bk *c, exchange *x, hir_scalar *per_node, hir_scalar *rank_
         net->peer = ipc->peer;
         net->backend = HIR_BK_NCCL;
         ipc->backend = HIR_BK_CUDA;
-        hir_scalar *peer_node = pu_anon(p, HIR_BIN_DIV, ipc->peer, per_node);
+        hir_scalar *peer_node = pu_anon(p, HIR_BIN_DIV, expanded(p, ipc->peer, 0), per_node);
         hir_stmt *pick = pu_if(p, pu_anon(p, HIR_BIN_EQ, peer_node, rank_node));
         hir_block_append(p, &pick->body, pu_comm_stmt(p, ipc));
         hir_block_append(p, &pick->else_body, pu_comm_stmt(p, net));
