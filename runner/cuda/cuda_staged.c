@@ -81,6 +81,11 @@ static int run_staged(hir_cu_backend *cb, hir_stream *s, const hir_p2p *list, in
                       hir_error *e)
 {
     if (n == 0) return 0;
+    cudaStreamCaptureStatus cap_st = cudaStreamCaptureStatusNone;
+    HIR_CK(e, cuda, cudaStreamIsCapturing(s->s, &cap_st));
+    if (cap_st != cudaStreamCaptureStatusNone)
+        return hir_error_set(e, "host-staged P2P blocks the host, so it cannot be captured into a "
+                                "CUDA graph (run without --graph)"), -1;
     /* the data of every send is what the stream has computed so far */
     if (drain(cb, s, e) < 0) return -1;
     int *peers = calloc((size_t)n, sizeof *peers), np = 0, rc = -1;
