@@ -81,7 +81,7 @@ static int run_staged(hir_cu_backend *cb, hir_stream *s, const hir_p2p *list, in
                       hir_error *e)
 {
     if (n == 0) return 0;
-    cudaStreamCaptureStatus cap_st = cudaStreamCaptureStatusNone;
+    enum cudaStreamCaptureStatus cap_st = cudaStreamCaptureStatusNone;
     HIR_CK(e, cuda, cudaStreamIsCapturing(s->s, &cap_st));
     if (cap_st != cudaStreamCaptureStatusNone)
         return hir_error_set(e, "host-staged P2P blocks the host, so it cannot be captured into a "
