@@ -348,6 +348,14 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
                 return -1;
             }
         }
+        /* one node: every pair shares it, the CUDA form as kind=cuda gives it; one rank a
+         * node: every pair crosses nodes, the NCCL form as kind=nccl gives it; else the CUDA
+         * form first, split by node below */
+        bool all_net = c.nex > 0;
+        for (int i = 0; i < c.nex; i++)
+            all_net &= ring_size(&c.ex[i]) == nodes;
+        if (all_net)
+            c.kind = HIR_BK_NCCL;
     }
     check k = {&c, 0};
     hir_block_walk(&p->body, 0, check_p2p, &k);
@@ -424,45 +432,22 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
         pu_prune_index_defs(p, &old);
     hir_map_fini(&old);
 
-    if (nodes) {
-        /* one node: every pair shares it and the CUDA form stays; one rank per node: every
-         * pair crosses nodes, so the NCCL form, as kind=nccl gives it; else mixed */
-        int64_t size = c.nex ? ring_size(&c.ex[0]) : 0;
-        bool all_net = true;
-        for (int i = 0; i < c.nex; i++)
-            all_net &= ring_size(&c.ex[i]) == nodes;
-        if (c.nex && all_net) {
-            hir_map_init_in(&old, p->arena);
-            for (int i = 0; i < c.nex; i++) {
-                exchange *x = &c.ex[i];
-                pu_mark_symbols(&old, x->recv->peer);
-                pu_mark_symbols(&old, x->send->peer);
-                if (i == 0 || x->loop != c.ex[i - 1].loop)
-                    reindex(x->loop, x->recv->peer, x->loop->u.kfor.index);
-                to_nccl(&c, x);
+    if (nodes > 1 && c.kind == HIR_BK_CUDA) {
+        hir_scalar *rank = hir_scalar_named(p, "rank");
+        hir_stmt *loop = NULL;
+        hir_scalar *per_node = NULL, *rank_node = NULL;
+        for (int i = 0; i < c.nex; i++) {
+            exchange *x = &c.ex[i];
+            if (x->loop != loop) {
+                per_node = hir_scalar_int(p, ring_size(x) / nodes);
+                rank_node = pu_anon(p, HIR_BIN_DIV, rank, per_node);
+                loop = x->loop;
             }
-            c.kind = HIR_BK_NCCL;
-            strip_block(&c, &p->body);
-            pu_prune_index_defs(p, &old);
-            hir_map_fini(&old);
-        } else if (nodes > 1) {
-            hir_scalar *rank = hir_scalar_named(p, "rank");
-            hir_stmt *loop = NULL;
-            hir_scalar *per_node = NULL, *rank_node = NULL;
-            for (int i = 0; i < c.nex; i++) {
-                exchange *x = &c.ex[i];
-                if (x->loop != loop || ring_size(x) != size) {
-                    size = ring_size(x);
-                    per_node = hir_scalar_int(p, size / nodes);
-                    rank_node = pu_anon(p, HIR_BIN_DIV, rank, per_node);
-                    loop = x->loop;
-                }
-                to_mixed(&c, x, per_node, rank_node);
-            }
-            /* ShareMemHandles of these pairs (also hoisted ones) named both halves of a pair
-             * whose halves now each run only where their peer shares the node */
-            strip_block(&c, &p->body);
+            to_mixed(&c, x, per_node, rank_node);
         }
+        /* ShareMemHandles of these pairs (also hoisted ones) named both halves of a pair
+         * whose halves now each run only where their peer shares the node */
+        strip_block(&c, &p->body);
     }
 
     /* collectives */

@@ -252,6 +252,10 @@ static hir_run_status load_program(const char *path, const char *role, int conta
     }
     if (hir_check_meshes(l->p, size, &he))
         return refuse(e, rank, "%s: %s", path, he.msg);
+    if (hir_check_node_assignment(l->p, boot, &he)) {   /* the message names the statement */
+        hir_error_set(e, "rank %d: %s", rank, he.msg);
+        return HIR_RUN_REFUSED;
+    }
     return HIR_RUN_OK;
 }
 

@@ -147,6 +147,10 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
  * be exactly {0, ..., size-1}; a program that names no device runs replicated on every rank.
  * Returns 0 or -1 with the reason. */
 int hir_check_meshes(hir_program *p, int size, hir_error *e);
+/* The node rule of backend{kind=auto} programs: every node test `( x / K ) == ( rank / K )`
+ * that picks a CUDA-IPC or an NCCL P2P assumes nodes of K consecutive ranks; the job's
+ * topology (real or --simulate-nodes) must be exactly that. Returns 0 or -1 with the reason. */
+int hir_check_node_assignment(hir_program *p, const hir_boot *boot, hir_error *e);
 /* Reports (on `err`) blocks whose CUDA-IPC send/recv order cannot complete under the protocol
  * when every rank runs the block (Get needs send before recv, Put recv before send;
  * hostir-format.md 4.6): an error for the pipeline's exchange (an IF directly in a kernel-IR

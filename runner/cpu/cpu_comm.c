@@ -12,11 +12,15 @@
 #include "runner/convert.h"
 #include "runner/cpu/cpu_internal.h"
 
-/* One tag for all P2P traffic on the backend's private world communicator: like NCCL,
- * sends and receives between a pair match in posting order (MPI's non-overtaking rule for
- * one (source, tag, communicator)), and the tag carries no other meaning. */
+/* One tag per transport for P2P traffic on the backend's private world communicator: like
+ * NCCL, sends and receives between a pair match in posting order (MPI's non-overtaking rule
+ * for one (source, tag, communicator)). The tag says only which transport the program named:
+ * a send over CUDA IPC never matches a receive over NCCL (on the GPUs they could not meet
+ * either), so a program whose two sides of a pair disagree on the transport hangs here too
+ * and fails at the --timeout instead of passing on the CPU. */
 #define HIR_P2P_TAG 0
 #define HIR_SENDRECV_TAG 1
+#define HIR_P2P_IPC_TAG 2           /* backend=CUDA */
 
 struct hir_cpu_comm {
     int have_mpi;
@@ -583,8 +587,9 @@ int cpu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **wp
     int rc;
     if (stage(w, &p->buf, p->buf.dtype, p->is_send, !p->is_send, &buf, e))
         goto fail;
-    rc = p->is_send ? MPI_Isend(buf, (int)n, mt, p->peer, HIR_P2P_TAG, cc->world, &r)
-                    : MPI_Irecv(buf, (int)n, mt, p->peer, HIR_P2P_TAG, cc->world, &r);
+    int tag = p->transport == HIR_BK_CUDA ? HIR_P2P_IPC_TAG : HIR_P2P_TAG;
+    rc = p->is_send ? MPI_Isend(buf, (int)n, mt, p->peer, tag, cc->world, &r)
+                    : MPI_Irecv(buf, (int)n, mt, p->peer, tag, cc->world, &r);
     if (rc != MPI_SUCCESS) {
         hir_mpi_error(e, p->is_send ? "MPI_Isend" : "MPI_Irecv", rc);
         goto fail;
