@@ -182,7 +182,7 @@ for tier in $tiers; do
     if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -lt 8 ]; then
       case_ auto-d8-nodes2-nccl-shared-gpu 8 "error:NCCL cannot run two ranks on one GPU" --simulate-nodes=2 -- $work/topo8-n2.hir $work/topo8.hir
     fi
-    case_ auto-d8-nodes2-run-on-4 8 "error:${HIR_SUITE_TOPO_REFUSAL:-node assignment\|different nodes}" --simulate-nodes=4 $HS -- $work/topo8-n2.hir $work/topo8.hir
+    case_ auto-d8-nodes2-run-on-4 8 "error:${HIR_SUITE_TOPO_REFUSAL:-the program picks CUDA IPC or NCCL by nodes of}" --simulate-nodes=4 $HS -- $work/topo8-n2.hir $work/topo8.hir
     ;;
   nvfuser2026)
     # The 2026 statements on the CUDA backend (docs/runner.md, "The 2026 statements"), each
