@@ -176,7 +176,7 @@ for tier in $tiers; do
     case_ auto-d4-nodes2 4 pass --simulate-nodes=2 $HS "${V[@]}" -- $work/topo4-n2.hir $work/topo4.hir
     case_ auto-d8-nodes8-all-staged 8 pass --simulate-nodes=8 $HS "${V[@]}" -- $work/topo8-n8.hir $work/topo8.hir
     case_ auto-d4-nodes1-all-ipc 4 pass "${V[@]}" -- $work/topo4-n1.hir $work/topo4.hir
-    case_ auto-d8-nodes2-repeat-50 8 pass --simulate-nodes=2 $HS --iters=50 --vary-inputs -- $work/topo8-n2.hir $work/topo8.hir
+    case_ auto-d8-nodes2-repeat-20 8 pass --simulate-nodes=2 $HS --iters=20 --vary-inputs -- $work/topo8-n2.hir $work/topo8.hir
     # refusals: NCCL itself with ranks sharing a GPU; CUDA IPC across the nodes of a run whose
     # nodes are smaller than the program was lowered for
     if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -lt 8 ]; then
