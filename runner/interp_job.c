@@ -1021,6 +1021,7 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     bc.num_streams = o->num_streams;
     bc.timeout = o->timeout;
     bc.p2p_protocol = o->p2p_protocol;
+    bc.p2p_host_staged = o->p2p_host_staged;
     hir_backend *be = NULL, *cpu = NULL;
     st = HIR_RUN_FAILED;
     int is_cpu = !strcmp(dev, "cpu");

@@ -103,6 +103,7 @@ typedef struct hir_run_options {
     int vary_inputs;                 /* alternate two input sets run to run, poison outputs */
     int iters;                       /* >= 1 */
     hir_p2p_protocol p2p_protocol;
+    int p2p_host_staged;             /* --nccl-p2p=host-staged (CUDA backend) */
     int verbose;
     /* a progress line on rank 0's stderr (ranks, iteration, elapsed), shown once a run has
      * taken 2 s and refreshed 4 times a second: 1 on, 0 off (hir-run --progress decides: by

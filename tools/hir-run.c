@@ -50,6 +50,9 @@ static const char usage[] =
     "  --iters=N              run the program N times back to back (default 1); with\n"
     "                         --bench, the number of timed iterations (default 50)\n"
     "  --p2p-protocol=get|put CUDA-IPC P2P protocol (default get)\n"
+    "  --nccl-p2p=nccl|host-staged  how the CUDA device runs P2P with backend=NCCL: through\n"
+    "                         NCCL (default), or host-staged: copy to host, send over MPI,\n"
+    "                         copy back (for ranks sharing one GPU, which NCCL refuses)\n"
     "  --kernel GROUP=FILE    kernel for LaunchKernel group GROUP (--device=cuda)\n"
     "  --bench                time the program: --warmup runs, then --iters timed ones, a\n"
     "                         barrier and CUDA events (clock on cpu) around each; reports\n"
@@ -122,7 +125,7 @@ static int bad_num(const char *opt, const char *arg, const char *why)
 /* the options that take a value (value_of below): one given last, without it, is named */
 static const char *const valued[] = {
     "--simulate-nodes", "--device", "--streams", "--timeout", "--seed", "--inputs", "--bind",
-    "--container", "--save-outputs", "--iters", "--p2p-protocol", "--check-mode",
+    "--container", "--save-outputs", "--iters", "--p2p-protocol", "--nccl-p2p", "--check-mode",
     "--check-vectors", "--kernel", "--bench-json", "--bench-plot", "--warmup", "--trace",
     "--progress-after", NULL};
 
@@ -227,6 +230,13 @@ int main(int argc, char **argv)
                 o.p2p_protocol = HIR_P2P_PUT;
             else
                 return bad("--p2p-protocol is get or put", x);
+        } else if ((x = value_of(argc, argv, &i, "--nccl-p2p"))) {
+            if (!strcmp(x, "nccl"))
+                o.p2p_host_staged = 0;
+            else if (!strcmp(x, "host-staged"))
+                o.p2p_host_staged = 1;
+            else
+                return bad("--nccl-p2p is nccl or host-staged", x);
         } else if ((x = value_of(argc, argv, &i, "--check-mode"))) {
             if (!strcmp(x, "auto"))
                 o.check_mode = HIR_CHECK_AUTO;
