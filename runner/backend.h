@@ -164,8 +164,16 @@ typedef struct hir_device_info {
     double peak_tflops_16, peak_tflops_32, peak_tflops_64;
 } hir_device_info;
 
+/* Capabilities of a backend (hir_backend_ops.caps), so callers ask the table, not the name. */
+enum {
+    HIR_CAP_HOST_MEMORY = 1u << 0,   /* its buffers are host memory (limits count them per node) */
+};
+
+struct hir_deferred_gemm;
+
 typedef struct hir_backend_ops {
     const char *name;                       /* "cpu", "cuda" */
+    unsigned caps;                          /* HIR_CAP_* */
     void (*destroy)(hir_backend *be);
 
     /* memory: plain device (or host) allocations, zero-filled only when asked */
@@ -240,6 +248,13 @@ typedef struct hir_backend_ops {
     int  (*moe_dispatch)(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
                          hir_moe_routed *r, hir_error *e);
     int  (*moe_combine)(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e);
+    /* Randomized checking (NULL: the backend defers no GEMM; see hir_deferred_gemm below).
+     * take_deferred hands over the GEMMs still deferred (a malloc'd array for the caller to
+     * free); from then on the backend forgets them, and their operand memory stays valid until
+     * the backend is destroyed. gemm_now computes a deferred GEMM after all (exactly, into its
+     * output region). */
+    int  (*take_deferred)(hir_backend *be, struct hir_deferred_gemm **list, int *n, hir_error *e);
+    int  (*gemm_now)(hir_backend *be, const struct hir_deferred_gemm *d, hir_error *e);
 } hir_backend_ops;
 
 struct hir_backend {
@@ -262,11 +277,8 @@ typedef struct hir_deferred_gemm {
     int has_bias;
 } hir_deferred_gemm;
 
-/* Take the GEMMs still deferred (a malloc'd array for the caller to free); from then on the
- * backend forgets them, and their operand memory stays valid until the backend is destroyed. */
-int hir_cpu_take_deferred(hir_backend *be, hir_deferred_gemm **list, int *n, hir_error *e);
-/* Compute a deferred GEMM after all (exactly, into its output region). */
-int hir_cpu_gemm_now(hir_backend *be, const hir_deferred_gemm *d, hir_error *e);
+/* The GEMMs still deferred are reached through the backend table (ops->take_deferred,
+ * ops->gemm_now); a backend without them defers nothing. */
 
 /* Freivalds' check of a claimed product: g->out holds the result to verify (host memory, any
  * float dtype); g->a, g->b, g->bias are the true operands. For `vectors` random ±1 vectors r

@@ -163,7 +163,7 @@ static void measure(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *b
         return;
     }
     r->avail = avail;
-    r->node = strcmp(be->ops->name, "cpu") ? (uint64_t)it->cfg.rank : hir_boot_node_id(boot,
+    r->node = !(be->ops->caps & HIR_CAP_HOST_MEMORY) ? (uint64_t)it->cfg.rank : hir_boot_node_id(boot,
                                                                                         it->cfg.rank);
 }
 
@@ -220,7 +220,7 @@ hir_run_status hir_limits_check(hir_interp *it, hir_program *p, hir_backend *be,
                      sharing, tot);
         hir_error_set(e, "rank %d: program needs %s of %s memory for its allocations (inputs "
                       "%s, ALLOCATE %s, results %s)%s, %s available", r, n,
-                      strcmp(be->ops->name, "cpu") ? "device" : "host", in, al, re, shared, a);
+                      be->ops->caps & HIR_CAP_HOST_MEMORY ? "host" : "device", in, al, re, shared, a);
         st = HIR_RUN_REFUSED;
     }
     free(all);

@@ -411,6 +411,7 @@ static void cpu_destroy(hir_backend *be)
 
 static const hir_backend_ops cpu_ops = {
     .name = "cpu",
+    .caps = HIR_CAP_HOST_MEMORY,
     .destroy = cpu_destroy,
     .alloc = cpu_alloc,
     .free = cpu_free,
@@ -441,6 +442,8 @@ static const hir_backend_ops cpu_ops = {
     .work_release = cpu_work_release,
     .moe_dispatch = cpu_moe_dispatch,
     .moe_combine = cpu_moe_combine,
+    .take_deferred = cpu_take_deferred,
+    .gemm_now = cpu_gemm_now,
 };
 
 int hir_backend_cpu_create(const hir_backend_config *cfg, hir_backend **out, hir_error *e)
