@@ -322,6 +322,72 @@ static int64_t ring_size(const exchange *x)
     return hir_scalar_const(x->loop->u.kfor.id->extent, &n) && n > 0 ? n : -1;
 }
 
+/* --backend's kind (and, for auto, nodes=) into c->kind and *nodes; -1 after a diagnostic */
+static int choose_kind(bk *c, const char *kind, const hir_pass_args *args, int64_t *nodes)
+{
+    if (!strcasecmp(kind, "auto")) {
+        if ((*nodes = auto_nodes(args, c->d)) < 0)
+            return -1;
+        if (hir_pass_arg(args, "protocol", NULL)) {
+            hir_diag_emit(c->d, HIR_ERROR, (hir_loc){0}, "backend: protocol= applies to kind=cuda only");
+            return -1;
+        }
+        c->kind = HIR_BK_CUDA;  /* first every exchange in the CUDA form, then split by node */
+        return 0;
+    }
+    if (hir_pass_arg(args, "nodes", NULL)) {
+        hir_diag_emit(c->d, HIR_ERROR, (hir_loc){0}, "backend: nodes= applies to kind=auto only");
+        return -1;
+    }
+    return pu_backend_choose(c->p, kind, "backend", c->d, &c->kind) ? -1 : 0;
+}
+
+/* kind=auto: the node assignment must fit every ring before anything changes (-1 after a
+ * diagnostic). One node: every pair shares it, the CUDA form as kind=cuda gives it; one rank
+ * a node: every pair crosses nodes, the NCCL form as kind=nccl gives it (c->kind becomes
+ * NCCL); else the CUDA form first, split by node afterwards. */
+static int auto_fit(bk *c, int64_t nodes)
+{
+    bool all_net = c->nex > 0;
+    for (int i = 0; i < c->nex; i++) {
+        int64_t n = ring_size(&c->ex[i]);
+        if (n < 0 || n % nodes) {
+            hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, c->ex[i].loop),
+                          n < 0 ? "backend: kind=auto needs a ring loop of constant extent (the "
+                                  "number of ranks) to assign ranks to %lld nodes"
+                                : "backend: kind=auto: %lld nodes do not split the %lld ranks "
+                                  "of this ring into equal blocks",
+                          (long long)nodes, (long long)n);
+            return -1;
+        }
+        all_net &= n == nodes;
+    }
+    if (all_net)
+        c->kind = HIR_BK_NCCL;
+    return 0;
+}
+
+/* kind=auto with 1 < nodes < ranks: every exchange (now in the CUDA form) into to_mixed's */
+static void split_by_node(bk *c, int64_t nodes)
+{
+    hir_program *p = c->p;
+    hir_scalar *rank = hir_scalar_named(p, "rank");
+    hir_stmt *loop = NULL;
+    hir_scalar *per_node = NULL, *rank_node = NULL;
+    for (int i = 0; i < c->nex; i++) {
+        exchange *x = &c->ex[i];
+        if (x->loop != loop) {
+            per_node = hir_scalar_int(p, ring_size(x) / nodes);
+            rank_node = pu_anon(p, HIR_BIN_DIV, rank, per_node);
+            loop = x->loop;
+        }
+        to_mixed(c, x, per_node, rank_node);
+    }
+    /* ShareMemHandles of these pairs (also hoisted ones) named both halves of a pair whose
+     * halves now each run only where their peer shares the node */
+    strip_block(c, &p->body);
+}
+
 int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
 {
     bk c = {p, d, HIR_BK_NCCL, NULL, 0, 0};
@@ -331,43 +397,11 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
         return -1;
     }
     int64_t nodes = 0;        /* kind=auto: the number of nodes; 0 otherwise */
-    if (!strcasecmp(kind, "auto")) {
-        if ((nodes = auto_nodes(args, d)) < 0)
-            return -1;
-        if (hir_pass_arg(args, "protocol", NULL)) {
-            hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: protocol= applies to kind=cuda only");
-            return -1;
-        }
-        c.kind = HIR_BK_CUDA;  /* first every exchange in the CUDA form, then split by node */
-    } else if (hir_pass_arg(args, "nodes", NULL)) {
-        hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: nodes= applies to kind=auto only");
-        return -1;
-    } else if (pu_backend_choose(p, kind, "backend", d, &c.kind))
+    if (choose_kind(&c, kind, args, &nodes))
         return -1;
     hir_block_walk(&p->body, 0, find_exchanges, &c);
-    if (nodes) {
-        /* the node assignment must fit every ring before anything changes */
-        for (int i = 0; i < c.nex; i++) {
-            int64_t n = ring_size(&c.ex[i]);
-            if (n < 0 || n % nodes) {
-                hir_diag_emit(d, HIR_ERROR, pu_loc(p, c.ex[i].loop),
-                              n < 0 ? "backend: kind=auto needs a ring loop of constant extent (the "
-                                      "number of ranks) to assign ranks to %lld nodes"
-                                    : "backend: kind=auto: %lld nodes do not split the %lld ranks "
-                                      "of this ring into equal blocks",
-                              (long long)nodes, (long long)n);
-                return -1;
-            }
-        }
-        /* one node: every pair shares it, the CUDA form as kind=cuda gives it; one rank a
-         * node: every pair crosses nodes, the NCCL form as kind=nccl gives it; else the CUDA
-         * form first, split by node below */
-        bool all_net = c.nex > 0;
-        for (int i = 0; i < c.nex; i++)
-            all_net &= ring_size(&c.ex[i]) == nodes;
-        if (all_net)
-            c.kind = HIR_BK_NCCL;
-    }
+    if (nodes && auto_fit(&c, nodes))
+        return -1;
     check k = {&c, 0};
     hir_block_walk(&p->body, 0, check_p2p, &k);
     if (k.rc)
@@ -443,23 +477,8 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
         pu_prune_index_defs(p, &old);
     hir_map_fini(&old);
 
-    if (nodes > 1 && c.kind == HIR_BK_CUDA) {
-        hir_scalar *rank = hir_scalar_named(p, "rank");
-        hir_stmt *loop = NULL;
-        hir_scalar *per_node = NULL, *rank_node = NULL;
-        for (int i = 0; i < c.nex; i++) {
-            exchange *x = &c.ex[i];
-            if (x->loop != loop) {
-                per_node = hir_scalar_int(p, ring_size(x) / nodes);
-                rank_node = pu_anon(p, HIR_BIN_DIV, rank, per_node);
-                loop = x->loop;
-            }
-            to_mixed(&c, x, per_node, rank_node);
-        }
-        /* ShareMemHandles of these pairs (also hoisted ones) named both halves of a pair
-         * whose halves now each run only where their peer shares the node */
-        strip_block(&c, &p->body);
-    }
+    if (nodes > 1 && c.kind == HIR_BK_CUDA)
+        split_by_node(&c, nodes);
 
     /* collectives */
     for (size_t i = 0; i < p->comms.cap; i++) {

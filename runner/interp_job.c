@@ -1020,16 +1020,11 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
                     "");
         goto done;
     }
-    hir_backend_config bc = {0};
-    bc.boot = boot;
-    bc.rank = rank;
-    bc.size = size;
-    bc.local_rank = hir_boot_local_rank(boot);
+    hir_backend_config bc = {.boot = boot, .rank = rank, .size = size,
+                             .local_rank = hir_boot_local_rank(boot), .num_streams = o->num_streams,
+                             .timeout = o->timeout, .p2p_protocol = o->p2p_protocol,
+                             .p2p_host_staged = o->p2p_host_staged};
     bc.device = bc.local_rank;
-    bc.num_streams = o->num_streams;
-    bc.timeout = o->timeout;
-    bc.p2p_protocol = o->p2p_protocol;
-    bc.p2p_host_staged = o->p2p_host_staged;
     hir_backend *be = NULL, *cpu = NULL;
     st = HIR_RUN_FAILED;
     int is_cpu = !strcmp(dev, "cpu");

@@ -109,6 +109,15 @@ static int draw_plot(const char *json, const char *plot)
 }
 
 /* A bad command line: one line on stderr, exit status 2 (tools/common.c) */
+/* the index of x in the NULL-ended list words, or -1 */
+static int word_index(const char *x, const char *const *words)
+{
+    for (int k = 0; words[k]; k++)
+        if (!strcmp(x, words[k]))
+            return k;
+    return -1;
+}
+
 static int bad(const char *what, const char *arg)
 {
     if (!*arg)
@@ -158,6 +167,7 @@ int main(int argc, char **argv)
     hir_color_mode color = HIR_COLOR_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *x;
+        int k;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage, stdout);
             return 0;
@@ -224,28 +234,17 @@ int main(int argc, char **argv)
             o.iters = (int)v;
             iters_given = 1;
         } else if ((x = value_of(argc, argv, &i, "--p2p-protocol"))) {
-            if (!strcmp(x, "get"))
-                o.p2p_protocol = HIR_P2P_GET;
-            else if (!strcmp(x, "put"))
-                o.p2p_protocol = HIR_P2P_PUT;
-            else
+            if ((k = word_index(x, (const char *const[]){"get", "put", NULL})) < 0)
                 return bad("--p2p-protocol is get or put", x);
+            o.p2p_protocol = k ? HIR_P2P_PUT : HIR_P2P_GET;
         } else if ((x = value_of(argc, argv, &i, "--nccl-p2p"))) {
-            if (!strcmp(x, "nccl"))
-                o.p2p_host_staged = 0;
-            else if (!strcmp(x, "host-staged"))
-                o.p2p_host_staged = 1;
-            else
+            if ((o.p2p_host_staged = word_index(x, (const char *const[]){"nccl", "host-staged", NULL})) < 0)
                 return bad("--nccl-p2p is nccl or host-staged", x);
         } else if ((x = value_of(argc, argv, &i, "--check-mode"))) {
-            if (!strcmp(x, "auto"))
-                o.check_mode = HIR_CHECK_AUTO;
-            else if (!strcmp(x, "full"))
-                o.check_mode = HIR_CHECK_FULL;
-            else if (!strcmp(x, "randomized"))
-                o.check_mode = HIR_CHECK_RANDOMIZED;
-            else
+            /* in the order of hir_run_options.check_mode: auto, full, randomized */
+            if ((k = word_index(x, (const char *const[]){"auto", "full", "randomized", NULL})) < 0)
                 return bad("--check-mode is auto, full or randomized", x);
+            o.check_mode = k;
         } else if ((x = value_of(argc, argv, &i, "--check-vectors"))) {
             if (hir_opt_int(x, 1, 8, &v, why, sizeof why))
                 return bad("--check-vectors needs a count from 1 to 8", x);
