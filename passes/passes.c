@@ -411,9 +411,15 @@ int hir_pipeline_lint(const hir_pipeline *pl, void (*warn)(const char *msg, void
             if (!find_option(q, "backend", 7) || hir_pass_arg(&pl->args[j], "backend", NULL))
                 continue;
             char msg[512];
-            snprintf(msg, sizeof msg, "'backend{kind=%s}' does not choose the backend of the later '%s' "
-                     "(options belong to their pass; it lowers as its own backend= option says); "
-                     "write '%s{backend=%s}' or --%s=%s", kind, q->name, q->name, kind, q->name, kind);
+            if (!strcasecmp(kind, "auto"))   /* no lowering pass takes backend=auto */
+                snprintf(msg, sizeof msg, "'backend{kind=auto}' before '%s' has nothing to split "
+                         "yet (options belong to their pass; it lowers as its own backend= option "
+                         "says); run 'backend{kind=auto nodes=N}' after it", q->name);
+            else
+                snprintf(msg, sizeof msg, "'backend{kind=%s}' does not choose the backend of the "
+                         "later '%s' (options belong to their pass; it lowers as its own backend= "
+                         "option says); write '%s{backend=%s}' or --%s=%s", kind, q->name, q->name,
+                         kind, q->name, kind);
             warn(msg, ctx);
             n++;
         }
