@@ -379,11 +379,18 @@ hirc_status hirc_run_pipeline(hirc_program *h, const char *pipeline, hirc_diagno
         return HIRC_ERR_INVALID_ARGUMENT;
     hir_pipeline pl;
     memset(&pl, 0, sizeof pl);
-    char err[512];
-    if (hir_pipeline_parse(&pl, pipeline, err, sizeof err)) {
+    hir_diag pd;                 /* kept, not printed: the message goes to diags */
+    hir_diag_init(&pd, NULL);
+    pd.keep = true;
+    if (hir_pipeline_parse(&pl, pipeline, &pd)) {
+        const char *msg = hir_diag_first_error(&pd);
+        hirc_status st = hirc__diags_error(diags, HIRC_ERR_PIPELINE, NULL, "%s",
+                                           msg ? msg : "out of memory");
+        hir_diag_fini(&pd);
         hir_pipeline_fini(&pl);
-        return hirc__diags_error(diags, HIRC_ERR_PIPELINE, NULL, "%s", err);
+        return st;
     }
+    hir_diag_fini(&pd);
     hir_pipeline_opts po;
     memset(&po, 0, sizeof po);
     po.verify_each = 1;

@@ -343,15 +343,450 @@ static void out_head(const hir_stmt *s, int level, out *f)
 
 static hir_tensor *in_tensor(const hir_stmt *s, int i) { return hir_value_tensor(s->in[i]); }
 
-/* the keyword of s in its form (2026 spells some differently: view -> reshape) */
-static const char *stmt_keyword(const hir_stmt *s)
+/* One printer per statement format (the format column of dialect/defs/ops.def). */
+static void p_allocate(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 {
-    const hir_opinfo *info = &hir_ops[s->op];
-    return s->form == HIR_FORM_2026 && info->keyword2026 ? info->keyword2026 : info->keyword;
+    indent(f, level);
+    o_tensor_print(s->out, f);
+    PUT(f, " = ALLOCATE(buffer=");
+    o_tensor_print(s->out, f);
+    PUT(f, ", mem_type=");
+    put_str(f, hir_mem_name(s->u.alloc.mem));
+    PUT(f, ", size=");
+    o_scalar_print_inline(s->u.alloc.size, f);
+    if (s->u.alloc.zero_init)
+        PUT(f, ", zero_init=true");
+    else
+        PUT(f, ", zero_init=false");
+    if (s->u.alloc.resets_to_zero)
+        PUT(f, ", resets_to_zero=true)\n");
+    else
+        PUT(f, ", resets_to_zero=false)\n");
+    if (s->u.alloc.alias) {
+        indent(f, level);
+        PUT(f, "  .alias=");
+        o_tensor_print(s->u.alloc.alias, f);
+        o_c(f, '\n');
+    }
+}
+
+static void p_stream(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    if (s->form == HIR_FORM_2026) {   /* "Stream 0x… = GetCurrentStream()", "Synchronize(Stream S)" */
+        if (s->op == HIR_OP_GET_STREAM) {
+            stream_print(&s->u.stream, s->form, f);
+            PUT(f, " = ");
+            put_str(f, info->keyword);
+            PUT(f, "()\n");
+        } else {
+            put_str(f, info->keyword);
+            o_c(f, '(');
+            stream_print(&s->u.stream, s->form, f);
+            PUT(f, ")\n");
+        }
+        return;
+    }
+    put_str(f, info->keyword);
+    put_str(f, s->op == HIR_OP_GET_STREAM ? " into " : s->op == HIR_OP_SET_STREAM ? " to " : " ");
+    stream_print(&s->u.stream, s->form, f);
+    o_c(f, '\n');
+}
+
+static void p_for(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    PUT(f, "FOR ");
+    o_scalar_print_ref(s->u.kfor.index, f);
+    PUT(f, " in ");
+    o_iterdomain_print(s->u.kfor.id, f);
+    PUT(f, ":\n");
+    block_print(&s->body, level + 1, f);
+}
+
+static void p_host_for(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    PUT(f, "FOR ");
+    o_scalar_print_ref(s->u.hfor.index, f);
+    PUT(f, " from ");
+    o_scalar_print_inline(s->u.hfor.start, f);
+    PUT(f, " to ");
+    o_scalar_print_inline(s->u.hfor.stop, f);
+    PUT(f, ":\n");
+    block_print(&s->body, level + 1, f);
+}
+
+static void p_if(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    PUT(f, "IF ");
+    put_str(f, s->u.cond.pred_type);
+    o_c(f, ' ');
+    o_scalar_print_inline(s->u.cond.pred, f);
+    PUT(f, ":\n");
+    block_print(&s->body, level + 1, f);
+    if (s->else_body.stmts.n) {
+        indent(f, level);
+        PUT(f, "ELSE:\n");
+        block_print(&s->else_body, level + 1, f);
+    }
+}
+
+static void p_alias_select(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    out_head(s, level, f);
+    put_str(f, info->keyword);
+    PUT(f, "( ");
+    o_tensor_print(in_tensor(s, 0), f);
+    PUT(f, ", axis = ");
+    o_iterdomain_print(s->u.sel.axis, f);
+    PUT(f, ", index = ");
+    o_scalar_print_ref(s->u.sel.index, f);
+    PUT(f, " )\n");
+}
+
+static void p_shard(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    o_tensor_print(s->out, f);
+    PUT(f, " = ShardByStream(");
+    o_tensor_print(in_tensor(s, 0), f);
+    put_str(f, s->form == HIR_FORM_2026 ? ", stream_index=" : ", stream_index = ");
+    o_scalar_print_ref(s->u.stream_index, f);
+    PUT(f, ")\n");
+}
+
+static void p_symview(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    o_tensor_print(s->out, f);
+    PUT(f, " = SymmetricContiguousView(");
+    o_tensor_print(in_tensor(s, 0), f);
+    PUT(f, ")\n");
+}
+
+static void p_loadstore(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    out_head(s, level, f);
+    put_str(f, info->keyword);
+    if (s->u.ls.permute)
+        PUT(f, ".Permute");
+    PUT(f, "( ");
+    value_print(s->in[0], f);
+    if (s->u.ls.cache_op)
+        o_printf(f, ", cache_op=%s", s->u.ls.cache_op);
+    PUT(f, " )\n");
+}
+
+static void p_linear(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    out_head(s, level, f);
+    PUT(f, "linear(");
+    value_print(s->in[0], f);
+    PUT(f, ",\n");
+    indent(f, level + 1);
+    spaces(f, 10);
+    value_print(s->in[1], f);
+    if (s->nin > 2) {
+        indent(f, level + 1);
+        PUT(f, ",\n");
+        spaces(f, 10);
+        value_print(s->in[2], f);
+    }
+    indent(f, level + 1);
+    PUT(f, ")\n");
+}
+
+static void p_matmul(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    out_head(s, level, f);
+    PUT(f, "matmul(");
+    value_print(s->in[0], f);
+    PUT(f, ",\n");
+    indent(f, level + 1);
+    spaces(f, 10);
+    value_print(s->in[1], f);
+    PUT(f, ")\n");
+}
+
+static void p_unary(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    out_head(s, level, f);
+    if (s->u.ew.infix) {
+        put_str(f, hir_unary_prefix(s->u.ew.op));
+        value_print(s->in[0], f);
+    } else {
+        o_printf(f, "%s(", s->u.ew.fn);
+        value_print(s->in[0], f);
+        o_c(f, ')');
+    }
+    PUT(f, ";\n");
+}
+
+static void p_binary(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    out_head(s, level, f);
+    if (s->u.ew.infix) {
+        value_print(s->in[0], f);
+        o_c(f, '\n');
+        indent(f, level + 1);
+        o_printf(f, " %s ", hir_binary_infix(s->u.ew.op));
+        value_print(s->in[1], f);
+    } else {
+        o_printf(f, "%s(", s->u.ew.fn);
+        value_print(s->in[0], f);
+        o_c(f, '\n');
+        indent(f, level + 1);
+        PUT(f, ", ");
+        value_print(s->in[1], f);
+        o_c(f, ')');
+    }
+    PUT(f, ";\n");
+}
+
+static void p_ternary(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    out_head(s, level, f);
+    o_printf(f, "%s(", s->u.ew.fn);
+    for (int i = 0; i < 3; i++) {
+        if (i) {
+            o_c(f, '\n');
+            indent(f, level + 1);
+            PUT(f, ", ");
+        }
+        value_print(s->in[i], f);
+    }
+    PUT(f, ");\n");
+}
+
+static void p_reduction(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    o_tensor_print(s->out, f);
+    o_c(f, '\n');
+    indent(f, level);
+    PUT(f, "   = reduction( ");
+    o_tensor_print(in_tensor(s, 0), f);
+    o_printf(f, ", op = %s, initial value = ", s->u.red.op_name);
+    o_scalar_print_ref(s->u.red.init, f);
+    o_printf(f, ", allreduce = %s )\n", s->u.red.allreduce ? "true" : "false");
+}
+
+static void p_slice(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    o_tensor_print(s->out, f);
+    o_c(f, '\n');
+    indent(f, level);
+    PUT(f, "   = slice( ");
+    o_tensor_print(in_tensor(s, 0), f);
+    PUT(f, ", {");
+    for (int i = 0; i < s->u.slice.nranges; i++) {
+        const hir_slice_range *r = &s->u.slice.ranges[i];
+        PUT(f, " {");
+        o_scalar_print_ref(r->start, f);
+        PUT(f, ", ");
+        o_scalar_print_ref(r->stop, f);
+        PUT(f, ", ");
+        o_scalar_print_ref(r->step, f);
+        o_c(f, '}');
+    }
+    PUT(f, " } )\n");
+}
+
+static void p_view(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    o_tensor_print(s->out, f);
+    PUT(f, " = ");
+    put_str(f, s->form == HIR_FORM_2026 && info->keyword2026 ? info->keyword2026 : info->keyword);
+    PUT(f, "( ");
+    o_tensor_print(in_tensor(s, 0), f);
+    PUT(f, " )\n");
+}
+
+static void p_flags(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    o_tensor_print(s->out, f);
+    o_c(f, '\n');
+    indent(f, level);
+    o_printf(f, "   = %s( ", info->keyword);
+    o_tensor_print(in_tensor(s, 0), f);
+    PUT(f, ", flags = {");
+    for (int i = 0; i < s->u.flags.nflags; i++)
+        o_printf(f, i ? ", %s" : "%s", s->u.flags.flags[i] ? "true" : "false");
+    PUT(f, "} )\n");
+}
+
+static void p_comm(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    comm_inline(s->u.comm, f);
+    o_c(f, '\n');
+}
+
+static void p_p2p(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    p2p_inline(s->u.comm, f);
+    o_c(f, '\n');
+}
+
+static void p_wait(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    if (s->form == HIR_FORM_2026) {
+        PUT(f, "Wait(Communication ");
+        put_int(f, s->u.wait.number);
+        PUT(f, ")\n");
+        return;
+    }
+    PUT(f, "Wait Communication ");
+    put_int(f, s->u.wait.number);
+    o_c(f, '\n');
+}
+
+static void p_startcoal(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    PUT(f, "StartCoalescing\n");
+}
+
+static void p_endcoal(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    PUT(f, "EndCoalescing ");
+    put_int(f, s->u.comm->number);
+    o_c(f, '\n');
+}
+
+static void p_share(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    PUT(f, "ShareMemHandles(");
+    for (int i = 0; i < s->u.share.n; i++) {
+        p2p_inline(s->u.share.comms[i], f);
+        PUT(f, ", ");
+    }
+    o_c(f, '\n');
+}
+
+static void p_post(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    o_printf(f, "PostOnStream (HostUnit%lld, Inputs:{", (long long)s->u.kernel.number);
+    for (int i = 0; i < s->u.kernel.ninputs; i++) {
+        value_print(s->in[i], f);
+        PUT(f, ", ");
+    }
+    PUT(f, "}, Outputs:{");
+    for (int i = s->u.kernel.ninputs; i < s->nin; i++) {
+        value_print(s->in[i], f);
+        PUT(f, ", ");
+    }
+    PUT(f, "})\n");
+}
+
+static void p_launch(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    PUT(f, "LaunchKernel(\n");
+    indent(f, level + 1);
+    o_printf(f, "Group ID: %lld,\n", (long long)s->u.kernel.number);
+    indent(f, level + 1);
+    PUT(f, "Inputs: {");
+    for (int i = 0; i < s->u.kernel.ninputs; i++) {
+        if (i)
+            PUT(f, ", ");
+        value_print(s->in[i], f);
+    }
+    PUT(f, "},\n");
+    indent(f, level + 1);
+    PUT(f, "Outputs: {");
+    for (int i = s->u.kernel.ninputs; i < s->nin; i++) {
+        if (i > s->u.kernel.ninputs)
+            PUT(f, ", ");
+        value_print(s->in[i], f);
+    }
+    PUT(f, "},\n");
+    indent(f, level);
+    PUT(f, ")\n");
+}
+
+static void p_dealloc(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    PUT(f, "Deallocate {\n");
+    indent(f, level + 1);
+    o_tensor_print(in_tensor(s, 0), f);
+    o_c(f, '\n');
+    indent(f, level);
+    PUT(f, "}\n");
+}
+
+static void p_hiralloc(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    o_tensor_print(s->out, f);
+    PUT(f, " = ALLOCATE(mem_type=");
+    put_str(f, hir_mem_name(s->u.alloc.mem));
+    put_str(f, s->u.alloc.zero_init ? ", zero_init=true)\n" : ", zero_init=false)\n");
+}
+
+static void p_cperm(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    const hir_comm *c = s->u.comm;
+    indent(f, level);
+    o_printf(f, "CollectivePermute %lld (team=(", (long long)c->number);
+    for (int i = 0; i < c->nteam; i++)
+        { if (i) o_c(f, ' '); put_int(f, c->team[i]); }
+    PUT(f, "), send_peer=");
+    o_scalar_print_inline(c->send_peer, f);
+    PUT(f, ", recv_peer=");
+    o_scalar_print_inline(c->recv_peer, f);
+    PUT(f, ", input=");
+    o_tensor_print(c->input, f);
+    PUT(f, ", output=");
+    o_tensor_print(c->output, f);
+    PUT(f, ", backend=");
+    put_str(f, hir_backend_kind_name(c->backend));
+    PUT(f, ")\n");
+}
+
+static void p_dispatch(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    o_printf(f, "Dispatch %lld (num_experts=%lld, backend=%s, in=", (long long)s->u.moe.number,
+             (long long)s->u.moe.num_experts, hir_backend_kind_name(s->u.moe.backend));
+    o_tensor_print(in_tensor(s, 0), f);
+    PUT(f, ", topk_idx=");
+    o_tensor_print(in_tensor(s, 1), f);
+    PUT(f, ", topk_weights=");
+    o_tensor_print(in_tensor(s, 2), f);
+    PUT(f, ", out=");
+    o_tensor_print(s->out, f);
+    PUT(f, ")\n");
+}
+
+static void p_combine(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    o_printf(f, "Combine %lld (backend=%s, in=", (long long)s->u.moe.number,
+             hir_backend_kind_name(s->u.moe.backend));
+    o_tensor_print(in_tensor(s, 0), f);
+    PUT(f, ", topk_weights=");
+    o_tensor_print(in_tensor(s, 1), f);
+    PUT(f, ", src_idx=");
+    o_tensor_print(in_tensor(s, 2), f);
+    PUT(f, ", out=");
+    o_tensor_print(s->out, f);
+    PUT(f, ")\n");
 }
 
 /* sdpa: four output lines at `level`, the arguments at level + 1 (docs/language.md, "sdpa") */
-static void print_sdpa(const hir_stmt *s, int level, out *f)
+static void p_sdpa(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 {
     /* four output lines at `level`, the arguments at level + 1 (docs/language.md, "sdpa") */
     const hir_tensor *outs[4] = {s->out, s->u.sdpa.extra[0], s->u.sdpa.extra[1],
@@ -408,400 +843,60 @@ static void print_sdpa(const hir_stmt *s, int level, out *f)
     PUT(f, ")\n");
 }
 
+static void p_scalardef(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    o_scalar_print_ref(s->sout, f);
+    PUT(f, " = ");
+    o_sexpr_print_def(s->u.sdef.def, f);
+    PUT(f, ";\n");
+}
+
+typedef void (*stmt_printer)(const hir_stmt *s, int level, out *f, const hir_opinfo *info);
+
+static const stmt_printer print_by_fmt[HIR_FMT_COUNT] = {
+    [HIR_FMT_ALLOCATE] = p_allocate,
+    [HIR_FMT_STREAM] = p_stream,
+    [HIR_FMT_FOR] = p_for,
+    [HIR_FMT_HOST_FOR] = p_host_for,
+    [HIR_FMT_IF] = p_if,
+    [HIR_FMT_ALIAS_SELECT] = p_alias_select,
+    [HIR_FMT_SELECT] = p_alias_select,
+    [HIR_FMT_SHARD] = p_shard,
+    [HIR_FMT_SYMVIEW] = p_symview,
+    [HIR_FMT_LOADSTORE] = p_loadstore,
+    [HIR_FMT_LINEAR] = p_linear,
+    [HIR_FMT_MATMUL] = p_matmul,
+    [HIR_FMT_UNARY] = p_unary,
+    [HIR_FMT_BINARY] = p_binary,
+    [HIR_FMT_TERNARY] = p_ternary,
+    [HIR_FMT_REDUCTION] = p_reduction,
+    [HIR_FMT_SLICE] = p_slice,
+    [HIR_FMT_VIEW] = p_view,
+    [HIR_FMT_FLAGS] = p_flags,
+    [HIR_FMT_COMM] = p_comm,
+    [HIR_FMT_P2P] = p_p2p,
+    [HIR_FMT_WAIT] = p_wait,
+    [HIR_FMT_STARTCOAL] = p_startcoal,
+    [HIR_FMT_ENDCOAL] = p_endcoal,
+    [HIR_FMT_SHARE] = p_share,
+    [HIR_FMT_POST] = p_post,
+    [HIR_FMT_LAUNCH] = p_launch,
+    [HIR_FMT_DEALLOC] = p_dealloc,
+    [HIR_FMT_HIRALLOC] = p_hiralloc,
+    [HIR_FMT_CPERM] = p_cperm,
+    [HIR_FMT_DISPATCH] = p_dispatch,
+    [HIR_FMT_COMBINE] = p_combine,
+    [HIR_FMT_SDPA] = p_sdpa,
+    [HIR_FMT_SCALARDEF] = p_scalardef,
+};
+
 static void o_stmt_print(const hir_stmt *s, int level, out *f)
 {
     const hir_opinfo *info = &hir_ops[s->op];
-    switch (info->fmt) {
-    case HIR_FMT_ALLOCATE:
-        indent(f, level);
-        o_tensor_print(s->out, f);
-        PUT(f, " = ALLOCATE(buffer=");
-        o_tensor_print(s->out, f);
-        PUT(f, ", mem_type=");
-        put_str(f, hir_mem_name(s->u.alloc.mem));
-        PUT(f, ", size=");
-        o_scalar_print_inline(s->u.alloc.size, f);
-        if (s->u.alloc.zero_init)
-            PUT(f, ", zero_init=true");
-        else
-            PUT(f, ", zero_init=false");
-        if (s->u.alloc.resets_to_zero)
-            PUT(f, ", resets_to_zero=true)\n");
-        else
-            PUT(f, ", resets_to_zero=false)\n");
-        if (s->u.alloc.alias) {
-            indent(f, level);
-            PUT(f, "  .alias=");
-            o_tensor_print(s->u.alloc.alias, f);
-            o_c(f, '\n');
-        }
-        return;
-    case HIR_FMT_STREAM:
-        indent(f, level);
-        if (s->form == HIR_FORM_2026) {   /* "Stream 0x… = GetCurrentStream()", "Synchronize(Stream S)" */
-            if (s->op == HIR_OP_GET_STREAM) {
-                stream_print(&s->u.stream, s->form, f);
-                PUT(f, " = ");
-                put_str(f, info->keyword);
-                PUT(f, "()\n");
-            } else {
-                put_str(f, info->keyword);
-                o_c(f, '(');
-                stream_print(&s->u.stream, s->form, f);
-                PUT(f, ")\n");
-            }
-            return;
-        }
-        put_str(f, info->keyword);
-        put_str(f, s->op == HIR_OP_GET_STREAM ? " into " : s->op == HIR_OP_SET_STREAM ? " to " : " ");
-        stream_print(&s->u.stream, s->form, f);
-        o_c(f, '\n');
-        return;
-    case HIR_FMT_FOR:
-        indent(f, level);
-        PUT(f, "FOR ");
-        o_scalar_print_ref(s->u.kfor.index, f);
-        PUT(f, " in ");
-        o_iterdomain_print(s->u.kfor.id, f);
-        PUT(f, ":\n");
-        block_print(&s->body, level + 1, f);
-        return;
-    case HIR_FMT_HOST_FOR:
-        indent(f, level);
-        PUT(f, "FOR ");
-        o_scalar_print_ref(s->u.hfor.index, f);
-        PUT(f, " from ");
-        o_scalar_print_inline(s->u.hfor.start, f);
-        PUT(f, " to ");
-        o_scalar_print_inline(s->u.hfor.stop, f);
-        PUT(f, ":\n");
-        block_print(&s->body, level + 1, f);
-        return;
-    case HIR_FMT_IF:
-        indent(f, level);
-        PUT(f, "IF ");
-        put_str(f, s->u.cond.pred_type);
-        o_c(f, ' ');
-        o_scalar_print_inline(s->u.cond.pred, f);
-        PUT(f, ":\n");
-        block_print(&s->body, level + 1, f);
-        if (s->else_body.stmts.n) {
-            indent(f, level);
-            PUT(f, "ELSE:\n");
-            block_print(&s->else_body, level + 1, f);
-        }
-        return;
-    case HIR_FMT_ALIAS_SELECT:
-    case HIR_FMT_SELECT:
-        out_head(s, level, f);
-        put_str(f, info->keyword);
-        PUT(f, "( ");
-        o_tensor_print(in_tensor(s, 0), f);
-        PUT(f, ", axis = ");
-        o_iterdomain_print(s->u.sel.axis, f);
-        PUT(f, ", index = ");
-        o_scalar_print_ref(s->u.sel.index, f);
-        PUT(f, " )\n");
-        return;
-    case HIR_FMT_SHARD:
-        indent(f, level);
-        o_tensor_print(s->out, f);
-        PUT(f, " = ShardByStream(");
-        o_tensor_print(in_tensor(s, 0), f);
-        put_str(f, s->form == HIR_FORM_2026 ? ", stream_index=" : ", stream_index = ");
-        o_scalar_print_ref(s->u.stream_index, f);
-        PUT(f, ")\n");
-        return;
-    case HIR_FMT_SYMVIEW:
-        indent(f, level);
-        o_tensor_print(s->out, f);
-        PUT(f, " = SymmetricContiguousView(");
-        o_tensor_print(in_tensor(s, 0), f);
-        PUT(f, ")\n");
-        return;
-    case HIR_FMT_LOADSTORE:
-        out_head(s, level, f);
-        put_str(f, info->keyword);
-        if (s->u.ls.permute)
-            PUT(f, ".Permute");
-        PUT(f, "( ");
-        value_print(s->in[0], f);
-        if (s->u.ls.cache_op)
-            o_printf(f, ", cache_op=%s", s->u.ls.cache_op);
-        PUT(f, " )\n");
-        return;
-    case HIR_FMT_LINEAR:
-        out_head(s, level, f);
-        PUT(f, "linear(");
-        value_print(s->in[0], f);
-        PUT(f, ",\n");
-        indent(f, level + 1);
-        spaces(f, 10);
-        value_print(s->in[1], f);
-        if (s->nin > 2) {
-            indent(f, level + 1);
-            PUT(f, ",\n");
-            spaces(f, 10);
-            value_print(s->in[2], f);
-        }
-        indent(f, level + 1);
-        PUT(f, ")\n");
-        return;
-    case HIR_FMT_MATMUL:
-        out_head(s, level, f);
-        PUT(f, "matmul(");
-        value_print(s->in[0], f);
-        PUT(f, ",\n");
-        indent(f, level + 1);
-        spaces(f, 10);
-        value_print(s->in[1], f);
-        PUT(f, ")\n");
-        return;
-    case HIR_FMT_UNARY:
-        out_head(s, level, f);
-        if (s->u.ew.infix) {
-            put_str(f, hir_unary_prefix(s->u.ew.op));
-            value_print(s->in[0], f);
-        } else {
-            o_printf(f, "%s(", s->u.ew.fn);
-            value_print(s->in[0], f);
-            o_c(f, ')');
-        }
-        PUT(f, ";\n");
-        return;
-    case HIR_FMT_BINARY:
-        out_head(s, level, f);
-        if (s->u.ew.infix) {
-            value_print(s->in[0], f);
-            o_c(f, '\n');
-            indent(f, level + 1);
-            o_printf(f, " %s ", hir_binary_infix(s->u.ew.op));
-            value_print(s->in[1], f);
-        } else {
-            o_printf(f, "%s(", s->u.ew.fn);
-            value_print(s->in[0], f);
-            o_c(f, '\n');
-            indent(f, level + 1);
-            PUT(f, ", ");
-            value_print(s->in[1], f);
-            o_c(f, ')');
-        }
-        PUT(f, ";\n");
-        return;
-    case HIR_FMT_TERNARY:
-        out_head(s, level, f);
-        o_printf(f, "%s(", s->u.ew.fn);
-        for (int i = 0; i < 3; i++) {
-            if (i) {
-                o_c(f, '\n');
-                indent(f, level + 1);
-                PUT(f, ", ");
-            }
-            value_print(s->in[i], f);
-        }
-        PUT(f, ");\n");
-        return;
-    case HIR_FMT_REDUCTION:
-        indent(f, level);
-        o_tensor_print(s->out, f);
-        o_c(f, '\n');
-        indent(f, level);
-        PUT(f, "   = reduction( ");
-        o_tensor_print(in_tensor(s, 0), f);
-        o_printf(f, ", op = %s, initial value = ", s->u.red.op_name);
-        o_scalar_print_ref(s->u.red.init, f);
-        o_printf(f, ", allreduce = %s )\n", s->u.red.allreduce ? "true" : "false");
-        return;
-    case HIR_FMT_SLICE:
-        indent(f, level);
-        o_tensor_print(s->out, f);
-        o_c(f, '\n');
-        indent(f, level);
-        PUT(f, "   = slice( ");
-        o_tensor_print(in_tensor(s, 0), f);
-        PUT(f, ", {");
-        for (int i = 0; i < s->u.slice.nranges; i++) {
-            const hir_slice_range *r = &s->u.slice.ranges[i];
-            PUT(f, " {");
-            o_scalar_print_ref(r->start, f);
-            PUT(f, ", ");
-            o_scalar_print_ref(r->stop, f);
-            PUT(f, ", ");
-            o_scalar_print_ref(r->step, f);
-            o_c(f, '}');
-        }
-        PUT(f, " } )\n");
-        return;
-    case HIR_FMT_VIEW:
-        indent(f, level);
-        o_tensor_print(s->out, f);
-        PUT(f, " = ");
-        o_printf(f, "%s( ", stmt_keyword(s));
-        o_tensor_print(in_tensor(s, 0), f);
-        PUT(f, " )\n");
-        return;
-    case HIR_FMT_FLAGS:
-        indent(f, level);
-        o_tensor_print(s->out, f);
-        o_c(f, '\n');
-        indent(f, level);
-        o_printf(f, "   = %s( ", info->keyword);
-        o_tensor_print(in_tensor(s, 0), f);
-        PUT(f, ", flags = {");
-        for (int i = 0; i < s->u.flags.nflags; i++)
-            o_printf(f, i ? ", %s" : "%s", s->u.flags.flags[i] ? "true" : "false");
-        PUT(f, "} )\n");
-        return;
-    case HIR_FMT_COMM:
-        indent(f, level);
-        comm_inline(s->u.comm, f);
-        o_c(f, '\n');
-        return;
-    case HIR_FMT_P2P:
-        indent(f, level);
-        p2p_inline(s->u.comm, f);
-        o_c(f, '\n');
-        return;
-    case HIR_FMT_WAIT:
-        indent(f, level);
-        if (s->form == HIR_FORM_2026) {
-            PUT(f, "Wait(Communication ");
-            put_int(f, s->u.wait.number);
-            PUT(f, ")\n");
-            return;
-        }
-        PUT(f, "Wait Communication ");
-        put_int(f, s->u.wait.number);
-        o_c(f, '\n');
-        return;
-    case HIR_FMT_STARTCOAL:
-        indent(f, level);
-        PUT(f, "StartCoalescing\n");
-        return;
-    case HIR_FMT_ENDCOAL:
-        indent(f, level);
-        PUT(f, "EndCoalescing ");
-        put_int(f, s->u.comm->number);
-        o_c(f, '\n');
-        return;
-    case HIR_FMT_SHARE:
-        indent(f, level);
-        PUT(f, "ShareMemHandles(");
-        for (int i = 0; i < s->u.share.n; i++) {
-            p2p_inline(s->u.share.comms[i], f);
-            PUT(f, ", ");
-        }
-        o_c(f, '\n');
-        return;
-    case HIR_FMT_POST:
-        indent(f, level);
-        o_printf(f, "PostOnStream (HostUnit%lld, Inputs:{", (long long)s->u.kernel.number);
-        for (int i = 0; i < s->u.kernel.ninputs; i++) {
-            value_print(s->in[i], f);
-            PUT(f, ", ");
-        }
-        PUT(f, "}, Outputs:{");
-        for (int i = s->u.kernel.ninputs; i < s->nin; i++) {
-            value_print(s->in[i], f);
-            PUT(f, ", ");
-        }
-        PUT(f, "})\n");
-        return;
-    case HIR_FMT_LAUNCH:
-        indent(f, level);
-        PUT(f, "LaunchKernel(\n");
-        indent(f, level + 1);
-        o_printf(f, "Group ID: %lld,\n", (long long)s->u.kernel.number);
-        indent(f, level + 1);
-        PUT(f, "Inputs: {");
-        for (int i = 0; i < s->u.kernel.ninputs; i++) {
-            if (i)
-                PUT(f, ", ");
-            value_print(s->in[i], f);
-        }
-        PUT(f, "},\n");
-        indent(f, level + 1);
-        PUT(f, "Outputs: {");
-        for (int i = s->u.kernel.ninputs; i < s->nin; i++) {
-            if (i > s->u.kernel.ninputs)
-                PUT(f, ", ");
-            value_print(s->in[i], f);
-        }
-        PUT(f, "},\n");
-        indent(f, level);
-        PUT(f, ")\n");
-        return;
-    case HIR_FMT_DEALLOC:
-        indent(f, level);
-        PUT(f, "Deallocate {\n");
-        indent(f, level + 1);
-        o_tensor_print(in_tensor(s, 0), f);
-        o_c(f, '\n');
-        indent(f, level);
-        PUT(f, "}\n");
-        return;
-    case HIR_FMT_HIRALLOC:
-        indent(f, level);
-        o_tensor_print(s->out, f);
-        PUT(f, " = ALLOCATE(mem_type=");
-        put_str(f, hir_mem_name(s->u.alloc.mem));
-        put_str(f, s->u.alloc.zero_init ? ", zero_init=true)\n" : ", zero_init=false)\n");
-        return;
-    case HIR_FMT_CPERM: {
-        const hir_comm *c = s->u.comm;
-        indent(f, level);
-        o_printf(f, "CollectivePermute %lld (team=(", (long long)c->number);
-        for (int i = 0; i < c->nteam; i++)
-            { if (i) o_c(f, ' '); put_int(f, c->team[i]); }
-        PUT(f, "), send_peer=");
-        o_scalar_print_inline(c->send_peer, f);
-        PUT(f, ", recv_peer=");
-        o_scalar_print_inline(c->recv_peer, f);
-        PUT(f, ", input=");
-        o_tensor_print(c->input, f);
-        PUT(f, ", output=");
-        o_tensor_print(c->output, f);
-        PUT(f, ", backend=");
-        put_str(f, hir_backend_kind_name(c->backend));
-        PUT(f, ")\n");
-        return;
-    }
-    case HIR_FMT_DISPATCH:
-        indent(f, level);
-        o_printf(f, "Dispatch %lld (num_experts=%lld, backend=%s, in=", (long long)s->u.moe.number,
-                 (long long)s->u.moe.num_experts, hir_backend_kind_name(s->u.moe.backend));
-        o_tensor_print(in_tensor(s, 0), f);
-        PUT(f, ", topk_idx=");
-        o_tensor_print(in_tensor(s, 1), f);
-        PUT(f, ", topk_weights=");
-        o_tensor_print(in_tensor(s, 2), f);
-        PUT(f, ", out=");
-        o_tensor_print(s->out, f);
-        PUT(f, ")\n");
-        return;
-    case HIR_FMT_COMBINE:
-        indent(f, level);
-        o_printf(f, "Combine %lld (backend=%s, in=", (long long)s->u.moe.number,
-                 hir_backend_kind_name(s->u.moe.backend));
-        o_tensor_print(in_tensor(s, 0), f);
-        PUT(f, ", topk_weights=");
-        o_tensor_print(in_tensor(s, 1), f);
-        PUT(f, ", src_idx=");
-        o_tensor_print(in_tensor(s, 2), f);
-        PUT(f, ", out=");
-        o_tensor_print(s->out, f);
-        PUT(f, ")\n");
-        return;
-    case HIR_FMT_SDPA: print_sdpa(s, level, f); return;
-    case HIR_FMT_SCALARDEF:
-        indent(f, level);
-        o_scalar_print_ref(s->sout, f);
-        PUT(f, " = ");
-        o_sexpr_print_def(s->u.sdef.def, f);
-        PUT(f, ";\n");
-        return;
-    }
-    hir_panic(__FILE__, __LINE__, "unknown statement format");
+    if ((unsigned)info->fmt >= HIR_FMT_COUNT || !print_by_fmt[info->fmt])
+        hir_panic(__FILE__, __LINE__, "unknown statement format");
+    print_by_fmt[info->fmt](s, level, f, info);
 }
 
 static void o_program_print(const hir_program *p, out *f)

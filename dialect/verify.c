@@ -727,6 +727,331 @@ static void check_team(vctx *v, const hir_stmt *s, const hir_comm *c)
     free(m);
 }
 
+/* The checks of one statement format (the format column of dialect/defs/ops.def); formats
+ * with nothing beyond operands, uses, types and definitions have no entry. */
+static void vc_allocate(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    hir_tensor *t = s->out;
+    if (hir_map_get(&v->inputs, key(t))) {
+        hir_diag_entry *e = verr(v, out_loc(s), "ALLOCATE of T%lld, which is an input of the program: only outputs and intermediates are allocated",
+                                 (long long)t->number);
+        hir_diag_note(v->d, e, t->loc, "T%lld is an input here", (long long)t->number);
+    }
+    for (int i = 0; i < t->nloop; i++) {
+        const hir_iterdomain *id = t->loop[i];
+        if (id->itype != HIR_IT_REDUCTION && id->itype != HIR_IT_STRIDE)
+            check_scalar(v, id->expanded ? id->expanded : id->extent, s->loc);
+    }
+    if (s->u.alloc.alias) {
+        use_tensor(v, s, s->u.alloc.alias, s->loc);
+        if (s->u.alloc.alias->dtype != t->dtype)
+            verr(v, s->loc, "ALLOCATE: alias T%lld has dtype %s but the buffer T%lld has dtype %s",
+                 (long long)s->u.alloc.alias->number, hir_dtype_name(s->u.alloc.alias->dtype),
+                 (long long)t->number, hir_dtype_name(t->dtype));
+    }
+}
+
+static void vc_stream(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    if (s->u.stream.index)
+        check_scalar(v, s->u.stream.index, s->loc);
+}
+
+static void vc_for(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    const hir_iterdomain *id = s->u.kfor.id;
+    if (!id || !id->extent) {
+        verr(v, s->loc, "FOR without an IterDomain extent");
+        return;
+    }
+    check_scalar(v, id->extent, s->loc);
+    if (id->start)
+        check_scalar(v, id->start, s->loc);
+    /* evaluable: integer operators only (leaves bound to a stand-in value) */
+    char why[128];
+    int64_t ignored;
+    hir_scalar_env any = {bind_any, NULL};
+    int er = hir_scalar_eval(id->extent, &any, &ignored, why, sizeof why);
+    if (er == HIR_ENOMEM)
+        hir_arena_oom(v->p->arena);
+    if (er &&
+        (strstr(why, "not supported") || strstr(why, "unknown function") || strstr(why, "floating-point")))
+    {
+        char sp[64];
+        snprintf(sp, sizeof sp, "%c%s%lld", hir_itype_letter(id->itype), hir_ptype_name(id->ptype),
+                 (long long)id->number);
+        verr(v, find_in(s->loc, sp), "FOR: the extent of IterDomain %lld cannot be evaluated: %s",
+             (long long)id->number, why);
+    }
+    int64_t e;
+    if (vconst(v, id->extent, &e) && e < 0) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%lld", (long long)e);
+        verr(v, find_in(s->loc, buf), "FOR: loop extent %lld is negative", (long long)e);
+    }
+    check_block(v, &s->body, depth + 1, s->u.kfor.index, s->loc);
+}
+
+static void vc_host_for(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    check_scalar(v, s->u.hfor.start, s->loc);
+    check_scalar(v, s->u.hfor.stop, s->loc);
+    check_block(v, &s->body, depth + 1, s->u.hfor.index, s->loc);
+}
+
+static void vc_if(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    check_scalar(v, s->u.cond.pred, s->loc);
+    if (s->u.cond.pred && s->u.cond.pred->kind == HIR_SC_FLOAT)
+        verr(v, find_in(s->loc, s->u.cond.pred->name), "IF: the predicate is a floating-point literal, not a boolean");
+    check_block(v, &s->body, depth + 1, NULL, s->loc);
+    check_block(v, &s->else_body, depth + 1, NULL, s->loc);
+}
+
+static void vc_select(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    const hir_tensor *in = hir_value_tensor(s->in[0]);
+    check_scalar(v, s->u.sel.index, s->loc);
+    if (in && s->u.sel.axis && hir_tensor_logical_pos(in, s->u.sel.axis) < 0) {
+        char ax[32];
+        snprintf(ax, sizeof ax, "%lld{", (long long)s->u.sel.axis->number);
+        hir_loc l = s->loc;
+        if (l.src) {   /* the "axis = " spelling */
+            const char *t = l.src->text;
+            for (uint32_t i = l.begin; i + 7 < l.end; i++)
+                if (!memcmp(t + i, "axis = ", 7)) {
+                    uint32_t j = i + 7;
+                    while (j < l.end && t[j] != '}')
+                        j++;
+                    l.begin = i + 7;
+                    l.end = j + 1;
+                    break;
+                }
+        }
+        hir_diag_entry *e = verr(v, l, "%s: axis %lld is not an axis of the input T%lld",
+                                 op_name(s), (long long)s->u.sel.axis->number, (long long)in->number);
+        hir_diag_note(v->d, e, in_loc(s, 0), "input T%lld is here", (long long)in->number);
+    }
+}
+
+static void vc_shard(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    check_scalar(v, s->u.stream_index, s->loc);
+    if (s->out && hir_tensor_stream_axis(s->out) < 0)
+        verr(v, out_loc(s), "ShardByStream: the output T%lld has no stream-parallel axis", (long long)s->out->number);
+}
+
+static void vc_linear(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    check_linear(v, s);
+}
+
+static void vc_matmul(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    check_matmul(v, s);
+}
+
+static void vc_reduction(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    check_scalar(v, s->u.red.init, s->loc);
+}
+
+static void vc_slice(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    for (int i = 0; i < s->u.slice.nranges; i++) {
+        check_scalar(v, s->u.slice.ranges[i].start, s->loc);
+        check_scalar(v, s->u.slice.ranges[i].stop, s->loc);
+        check_scalar(v, s->u.slice.ranges[i].step, s->loc);
+    }
+}
+
+static void vc_comm(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    check_comm_number(v, s, "Communication");
+    hir_comm *c = s->u.comm;
+    if (!c)
+        return;
+    use_tensor(v, s, c->input, s->loc);
+    use_tensor(v, s, c->output, s->loc);
+    check_scalar(v, c->root, s->loc);
+    check_team(v, s, c);
+    if (c->input && c->output && c->input->dtype != c->output->dtype)
+        verr(v, s->loc, "Communication %lld: input T%lld has dtype %s but output T%lld has dtype %s",
+             (long long)c->number, (long long)c->input->number, hir_dtype_name(c->input->dtype),
+             (long long)c->output->number, hir_dtype_name(c->output->dtype));
+    if (!c->input && !c->output)
+        verr(v, s->loc, "Communication %lld has neither an input nor an output", (long long)c->number);
+}
+
+static void vc_p2p(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    check_comm_number(v, s, "P2PCommunication");
+    hir_comm *c = s->u.comm;
+    if (!c)
+        return;
+    use_tensor(v, s, c->buffer, s->loc);
+    if (c->peer) {
+        check_scalar(v, c->peer, s->loc);
+        if (!is_index_scalar(c->peer)) {
+            hir_loc l = s->loc;
+            if (l.src)
+                for (uint32_t i = l.begin; i + 5 < l.end; i++)
+                    if (!memcmp(l.src->text + i, "peer=", 5)) {
+                        uint32_t j = i + 5;
+                        while (j < l.end && l.src->text[j] != ',')
+                            j++;
+                        l.begin = i + 5;
+                        l.end = j;
+                        break;
+                    }
+            verr(v, l, "P2PCommunication %lld: the peer must be an index expression, not a %s value",
+                 (long long)c->number, c->peer->kind == HIR_SC_BOOL ? "bool" : hir_dtype_name(c->peer->dtype));
+        }
+    } else
+        verr(v, s->loc, "P2PCommunication %lld has no peer", (long long)c->number);
+}
+
+static void vc_endcoal(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    check_comm_number(v, s, "EndCoalescing");
+    bool open = false;
+    for (int i = idx - 1; i >= 0; i--) {
+        hir_op o = hir_block_at(b, i)->op;
+        if (o == HIR_OP_END_COAL)
+            break;
+        if (o == HIR_OP_START_COAL) {
+            open = true;
+            break;
+        }
+    }
+    if (!open)
+        verr(v, s->loc, "EndCoalescing %lld without a preceding StartCoalescing in the same block",
+             s->u.comm ? (long long)s->u.comm->number : -1LL);
+}
+
+static void vc_startcoal(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    bool closed = false;
+    for (int i = idx + 1; i < hir_block_size(b); i++) {
+        hir_op o = hir_block_at(b, i)->op;
+        if (o == HIR_OP_START_COAL)
+            break;
+        if (o == HIR_OP_END_COAL) {
+            closed = true;
+            break;
+        }
+    }
+    if (!closed)
+        verr(v, s->loc, "StartCoalescing without a following EndCoalescing in the same block");
+}
+
+static void vc_wait(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    hir_comm *c = s->u.wait.target ? s->u.wait.target : hir_comm_get(v->p, s->u.wait.number);
+    char num[32];
+    snprintf(num, sizeof num, "%lld", (long long)s->u.wait.number);
+    if (!c)
+        verr(v, find_in(s->loc, num), "Wait refers to expression %lld, which is not a Communication, P2PCommunication or EndCoalescing",
+             (long long)s->u.wait.number);
+    else if (!c->stmt) {
+        hir_diag_entry *e = verr(v, find_in(s->loc, num), "Wait refers to expression %lld, which is never executed",
+                                 (long long)s->u.wait.number);
+        if (c->loc.src)
+            hir_diag_note(v->d, e, c->loc, "expression %lld is only mentioned here", (long long)c->number);
+    }
+}
+
+static void vc_share(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    /* The handles may be exchanged ahead of the transfer (--hoist-handle-exchange does it
+     * once, before the pipeline): the communication must be executed somewhere. */
+    for (int i = 0; i < s->u.share.n; i++) {
+        hir_comm *c = s->u.share.comms[i];
+        if (!c || c->op != HIR_OP_P2P) {
+            verr(v, s->loc, "ShareMemHandles lists something that is not a P2PCommunication");
+            continue;
+        }
+        use_tensor(v, s, c->buffer, s->loc);
+        check_scalar(v, c->peer, s->loc);
+        if (!c->stmt) {
+            char num[48];
+            snprintf(num, sizeof num, "P2PCommunication %lld", (long long)c->number);
+            verr(v, find_in(s->loc, num),
+                 "ShareMemHandles lists P2PCommunication %lld, which is never executed",
+                 (long long)c->number);
+        }
+    }
+}
+
+static void vc_dealloc(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    /* A program input may be deallocated too (nvFuser's 2025 prints do it): that ends its
+     * binding like any other tensor's, and a later use is an undefined value. */
+    const hir_tensor *t = hir_value_tensor(s->in[0]);
+    if (t) {
+        undefine(v, t);
+        hir_map_put(&v->deallocated, key(t), s);
+    }
+}
+
+static void vc_cperm(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    check_comm_number(v, s, "CollectivePermute");
+    hir_comm *c = s->u.comm;
+    if (!c)
+        return;
+    check_scalar(v, c->send_peer, s->loc);
+    check_scalar(v, c->recv_peer, s->loc);
+    check_team(v, s, c);
+    if (c->nteam < 1)
+        verr(v, s->loc, "CollectivePermute %lld has an empty team", (long long)c->number);
+    if (c->input && c->output && c->input->dtype != c->output->dtype)
+        verr(v, s->loc, "CollectivePermute %lld: input T%lld has dtype %s but output T%lld has dtype %s",
+             (long long)c->number, (long long)c->input->number, hir_dtype_name(c->input->dtype),
+             (long long)c->output->number, hir_dtype_name(c->output->dtype));
+}
+
+static void vc_combine(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    if (!s->u.moe.dispatch)
+        verr(v, in_loc(s, 0), "Combine %lld: no Dispatch before it has out=T%lld, its in=",
+             (long long)s->u.moe.number, (long long)in_tensor_num(s, 0));
+}
+
+static void vc_scalardef(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    if (s->sout && s->sout->kind != HIR_SC_SYMBOL && s->sout->kind != HIR_SC_NAMED)
+        verr(v, out_loc(s), "only a symbol or a named scalar can be defined");
+}
+
+typedef void (*stmt_checker)(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s);
+
+static const stmt_checker check_by_fmt[HIR_FMT_COUNT] = {
+    [HIR_FMT_ALLOCATE] = vc_allocate,
+    [HIR_FMT_HIRALLOC] = vc_allocate,
+    [HIR_FMT_STREAM] = vc_stream,
+    [HIR_FMT_FOR] = vc_for,
+    [HIR_FMT_HOST_FOR] = vc_host_for,
+    [HIR_FMT_IF] = vc_if,
+    [HIR_FMT_ALIAS_SELECT] = vc_select,
+    [HIR_FMT_SELECT] = vc_select,
+    [HIR_FMT_SHARD] = vc_shard,
+    [HIR_FMT_LINEAR] = vc_linear,
+    [HIR_FMT_MATMUL] = vc_matmul,
+    [HIR_FMT_REDUCTION] = vc_reduction,
+    [HIR_FMT_SLICE] = vc_slice,
+    [HIR_FMT_COMM] = vc_comm,
+    [HIR_FMT_P2P] = vc_p2p,
+    [HIR_FMT_ENDCOAL] = vc_endcoal,
+    [HIR_FMT_STARTCOAL] = vc_startcoal,
+    [HIR_FMT_WAIT] = vc_wait,
+    [HIR_FMT_SHARE] = vc_share,
+    [HIR_FMT_DEALLOC] = vc_dealloc,
+    [HIR_FMT_CPERM] = vc_cperm,
+    [HIR_FMT_COMBINE] = vc_combine,
+    [HIR_FMT_SCALARDEF] = vc_scalardef,
+};
+
 static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
 {
     hir_stmt *s = hir_block_at(b, idx);
@@ -767,277 +1092,8 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
             check_scalar(v, (hir_scalar *)val, in_loc(s, i));
     }
 
-    switch (s->op) {
-    case HIR_OP_ALLOCATE:
-    case HIR_OP_HIR_ALLOCATE: {
-        hir_tensor *t = s->out;
-        if (hir_map_get(&v->inputs, key(t))) {
-            hir_diag_entry *e = verr(v, out_loc(s), "ALLOCATE of T%lld, which is an input of the program: only outputs and intermediates are allocated",
-                                     (long long)t->number);
-            hir_diag_note(v->d, e, t->loc, "T%lld is an input here", (long long)t->number);
-        }
-        for (int i = 0; i < t->nloop; i++) {
-            const hir_iterdomain *id = t->loop[i];
-            if (id->itype != HIR_IT_REDUCTION && id->itype != HIR_IT_STRIDE)
-                check_scalar(v, id->expanded ? id->expanded : id->extent, s->loc);
-        }
-        if (s->u.alloc.alias) {
-            use_tensor(v, s, s->u.alloc.alias, s->loc);
-            if (s->u.alloc.alias->dtype != t->dtype)
-                verr(v, s->loc, "ALLOCATE: alias T%lld has dtype %s but the buffer T%lld has dtype %s",
-                     (long long)s->u.alloc.alias->number, hir_dtype_name(s->u.alloc.alias->dtype),
-                     (long long)t->number, hir_dtype_name(t->dtype));
-        }
-        break;
-    }
-    case HIR_OP_GET_STREAM:
-    case HIR_OP_SET_STREAM:
-    case HIR_OP_SYNC_STREAM:
-        if (s->u.stream.index)
-            check_scalar(v, s->u.stream.index, s->loc);
-        break;
-    case HIR_OP_FOR: {
-        const hir_iterdomain *id = s->u.kfor.id;
-        if (!id || !id->extent) {
-            verr(v, s->loc, "FOR without an IterDomain extent");
-            break;
-        }
-        check_scalar(v, id->extent, s->loc);
-        if (id->start)
-            check_scalar(v, id->start, s->loc);
-        /* evaluable: integer operators only (leaves bound to a stand-in value) */
-        char why[128];
-        int64_t ignored;
-        hir_scalar_env any = {bind_any, NULL};
-        int er = hir_scalar_eval(id->extent, &any, &ignored, why, sizeof why);
-        if (er == HIR_ENOMEM)
-            hir_arena_oom(v->p->arena);
-        if (er &&
-            (strstr(why, "not supported") || strstr(why, "unknown function") || strstr(why, "floating-point")))
-        {
-            char sp[64];
-            snprintf(sp, sizeof sp, "%c%s%lld", hir_itype_letter(id->itype), hir_ptype_name(id->ptype),
-                     (long long)id->number);
-            verr(v, find_in(s->loc, sp), "FOR: the extent of IterDomain %lld cannot be evaluated: %s",
-                 (long long)id->number, why);
-        }
-        int64_t e;
-        if (vconst(v, id->extent, &e) && e < 0) {
-            char buf[32];
-            snprintf(buf, sizeof buf, "%lld", (long long)e);
-            verr(v, find_in(s->loc, buf), "FOR: loop extent %lld is negative", (long long)e);
-        }
-        check_block(v, &s->body, depth + 1, s->u.kfor.index, s->loc);
-        break;
-    }
-    case HIR_OP_HOST_FOR:
-        check_scalar(v, s->u.hfor.start, s->loc);
-        check_scalar(v, s->u.hfor.stop, s->loc);
-        check_block(v, &s->body, depth + 1, s->u.hfor.index, s->loc);
-        break;
-    case HIR_OP_IF:
-        check_scalar(v, s->u.cond.pred, s->loc);
-        if (s->u.cond.pred && s->u.cond.pred->kind == HIR_SC_FLOAT)
-            verr(v, find_in(s->loc, s->u.cond.pred->name), "IF: the predicate is a floating-point literal, not a boolean");
-        check_block(v, &s->body, depth + 1, NULL, s->loc);
-        check_block(v, &s->else_body, depth + 1, NULL, s->loc);
-        break;
-    case HIR_OP_ALIAS_SELECT:
-    case HIR_OP_SELECT: {
-        const hir_tensor *in = hir_value_tensor(s->in[0]);
-        check_scalar(v, s->u.sel.index, s->loc);
-        if (in && s->u.sel.axis && hir_tensor_logical_pos(in, s->u.sel.axis) < 0) {
-            char ax[32];
-            snprintf(ax, sizeof ax, "%lld{", (long long)s->u.sel.axis->number);
-            hir_loc l = s->loc;
-            if (l.src) {   /* the "axis = " spelling */
-                const char *t = l.src->text;
-                for (uint32_t i = l.begin; i + 7 < l.end; i++)
-                    if (!memcmp(t + i, "axis = ", 7)) {
-                        uint32_t j = i + 7;
-                        while (j < l.end && t[j] != '}')
-                            j++;
-                        l.begin = i + 7;
-                        l.end = j + 1;
-                        break;
-                    }
-            }
-            hir_diag_entry *e = verr(v, l, "%s: axis %lld is not an axis of the input T%lld",
-                                     op_name(s), (long long)s->u.sel.axis->number, (long long)in->number);
-            hir_diag_note(v->d, e, in_loc(s, 0), "input T%lld is here", (long long)in->number);
-        }
-        break;
-    }
-    case HIR_OP_SHARD_BY_STREAM:
-        check_scalar(v, s->u.stream_index, s->loc);
-        if (s->out && hir_tensor_stream_axis(s->out) < 0)
-            verr(v, out_loc(s), "ShardByStream: the output T%lld has no stream-parallel axis", (long long)s->out->number);
-        break;
-    case HIR_OP_LINEAR:
-        check_linear(v, s);
-        break;
-    case HIR_OP_MATMUL:
-        check_matmul(v, s);
-        break;
-    case HIR_OP_REDUCTION:
-        check_scalar(v, s->u.red.init, s->loc);
-        break;
-    case HIR_OP_SLICE:
-        for (int i = 0; i < s->u.slice.nranges; i++) {
-            check_scalar(v, s->u.slice.ranges[i].start, s->loc);
-            check_scalar(v, s->u.slice.ranges[i].stop, s->loc);
-            check_scalar(v, s->u.slice.ranges[i].step, s->loc);
-        }
-        break;
-    case HIR_OP_COMMUNICATION: {
-        check_comm_number(v, s, "Communication");
-        hir_comm *c = s->u.comm;
-        if (!c)
-            break;
-        use_tensor(v, s, c->input, s->loc);
-        use_tensor(v, s, c->output, s->loc);
-        check_scalar(v, c->root, s->loc);
-        check_team(v, s, c);
-        if (c->input && c->output && c->input->dtype != c->output->dtype)
-            verr(v, s->loc, "Communication %lld: input T%lld has dtype %s but output T%lld has dtype %s",
-                 (long long)c->number, (long long)c->input->number, hir_dtype_name(c->input->dtype),
-                 (long long)c->output->number, hir_dtype_name(c->output->dtype));
-        if (!c->input && !c->output)
-            verr(v, s->loc, "Communication %lld has neither an input nor an output", (long long)c->number);
-        break;
-    }
-    case HIR_OP_P2P: {
-        check_comm_number(v, s, "P2PCommunication");
-        hir_comm *c = s->u.comm;
-        if (!c)
-            break;
-        use_tensor(v, s, c->buffer, s->loc);
-        if (c->peer) {
-            check_scalar(v, c->peer, s->loc);
-            if (!is_index_scalar(c->peer)) {
-                hir_loc l = s->loc;
-                if (l.src)
-                    for (uint32_t i = l.begin; i + 5 < l.end; i++)
-                        if (!memcmp(l.src->text + i, "peer=", 5)) {
-                            uint32_t j = i + 5;
-                            while (j < l.end && l.src->text[j] != ',')
-                                j++;
-                            l.begin = i + 5;
-                            l.end = j;
-                            break;
-                        }
-                verr(v, l, "P2PCommunication %lld: the peer must be an index expression, not a %s value",
-                     (long long)c->number, c->peer->kind == HIR_SC_BOOL ? "bool" : hir_dtype_name(c->peer->dtype));
-            }
-        } else
-            verr(v, s->loc, "P2PCommunication %lld has no peer", (long long)c->number);
-        break;
-    }
-    case HIR_OP_END_COAL: {
-        check_comm_number(v, s, "EndCoalescing");
-        bool open = false;
-        for (int i = idx - 1; i >= 0; i--) {
-            hir_op o = hir_block_at(b, i)->op;
-            if (o == HIR_OP_END_COAL)
-                break;
-            if (o == HIR_OP_START_COAL) {
-                open = true;
-                break;
-            }
-        }
-        if (!open)
-            verr(v, s->loc, "EndCoalescing %lld without a preceding StartCoalescing in the same block",
-                 s->u.comm ? (long long)s->u.comm->number : -1LL);
-        break;
-    }
-    case HIR_OP_START_COAL: {
-        bool closed = false;
-        for (int i = idx + 1; i < hir_block_size(b); i++) {
-            hir_op o = hir_block_at(b, i)->op;
-            if (o == HIR_OP_START_COAL)
-                break;
-            if (o == HIR_OP_END_COAL) {
-                closed = true;
-                break;
-            }
-        }
-        if (!closed)
-            verr(v, s->loc, "StartCoalescing without a following EndCoalescing in the same block");
-        break;
-    }
-    case HIR_OP_WAIT: {
-        hir_comm *c = s->u.wait.target ? s->u.wait.target : hir_comm_get(v->p, s->u.wait.number);
-        char num[32];
-        snprintf(num, sizeof num, "%lld", (long long)s->u.wait.number);
-        if (!c)
-            verr(v, find_in(s->loc, num), "Wait refers to expression %lld, which is not a Communication, P2PCommunication or EndCoalescing",
-                 (long long)s->u.wait.number);
-        else if (!c->stmt) {
-            hir_diag_entry *e = verr(v, find_in(s->loc, num), "Wait refers to expression %lld, which is never executed",
-                                     (long long)s->u.wait.number);
-            if (c->loc.src)
-                hir_diag_note(v->d, e, c->loc, "expression %lld is only mentioned here", (long long)c->number);
-        }
-        break;
-    }
-    case HIR_OP_SHARE_HANDLES:
-        /* The handles may be exchanged ahead of the transfer (--hoist-handle-exchange does it
-         * once, before the pipeline): the communication must be executed somewhere. */
-        for (int i = 0; i < s->u.share.n; i++) {
-            hir_comm *c = s->u.share.comms[i];
-            if (!c || c->op != HIR_OP_P2P) {
-                verr(v, s->loc, "ShareMemHandles lists something that is not a P2PCommunication");
-                continue;
-            }
-            use_tensor(v, s, c->buffer, s->loc);
-            check_scalar(v, c->peer, s->loc);
-            if (!c->stmt) {
-                char num[48];
-                snprintf(num, sizeof num, "P2PCommunication %lld", (long long)c->number);
-                verr(v, find_in(s->loc, num),
-                     "ShareMemHandles lists P2PCommunication %lld, which is never executed",
-                     (long long)c->number);
-            }
-        }
-        break;
-    case HIR_OP_DEALLOCATE: {
-        /* A program input may be deallocated too (nvFuser's 2025 prints do it): that ends its
-         * binding like any other tensor's, and a later use is an undefined value. */
-        const hir_tensor *t = hir_value_tensor(s->in[0]);
-        if (t) {
-            undefine(v, t);
-            hir_map_put(&v->deallocated, key(t), s);
-        }
-        break;
-    }
-    case HIR_OP_CPERM: {
-        check_comm_number(v, s, "CollectivePermute");
-        hir_comm *c = s->u.comm;
-        if (!c)
-            break;
-        check_scalar(v, c->send_peer, s->loc);
-        check_scalar(v, c->recv_peer, s->loc);
-        check_team(v, s, c);
-        if (c->nteam < 1)
-            verr(v, s->loc, "CollectivePermute %lld has an empty team", (long long)c->number);
-        if (c->input && c->output && c->input->dtype != c->output->dtype)
-            verr(v, s->loc, "CollectivePermute %lld: input T%lld has dtype %s but output T%lld has dtype %s",
-                 (long long)c->number, (long long)c->input->number, hir_dtype_name(c->input->dtype),
-                 (long long)c->output->number, hir_dtype_name(c->output->dtype));
-        break;
-    }
-    case HIR_OP_COMBINE:
-        if (!s->u.moe.dispatch)
-            verr(v, in_loc(s, 0), "Combine %lld: no Dispatch before it has out=T%lld, its in=",
-                 (long long)s->u.moe.number, (long long)in_tensor_num(s, 0));
-        break;
-    case HIR_OP_SCALAR_DEF:
-        if (s->sout && s->sout->kind != HIR_SC_SYMBOL && s->sout->kind != HIR_SC_NAMED)
-            verr(v, out_loc(s), "only a symbol or a named scalar can be defined");
-        break;
-    default:
-        break;
-    }
+    if ((unsigned)info->fmt < HIR_FMT_COUNT && check_by_fmt[info->fmt])
+        check_by_fmt[info->fmt](v, b, idx, depth, s);
     check_types(v, s);
 
     /* definitions */

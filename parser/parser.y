@@ -96,7 +96,7 @@ static bool expr_number_ok(hir_parse_ctx *ctx, int64_t number, hir_yyltype l);
 
 %define api.pure full
 %define api.location.type {hir_yyltype}
-%define parse.error verbose
+%define parse.error custom
 %locations
 %param {yyscan_t scanner}
 %parse-param {struct hir_parse_ctx *ctx}

@@ -22,12 +22,18 @@
 #include "passes/ir_util.h"
 #include "passes/passes.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 typedef struct exchange {
     hir_stmt *loop, *cond;
     hir_comm *recv, *send;
-    bool cuda;                   /* current form */
+    bool cuda;                   /* current form (the kind=auto form counts as CUDA) */
+    /* the kind=auto form: the NCCL twins of send and recv, the IFs that pick between the
+     * twins, and the EndCoalescing that closes the group (all NULL in the other forms) */
+    hir_comm *send_net, *recv_net, *end;
+    hir_stmt *pick[2];
 } exchange;
 
 typedef struct bk {
@@ -47,7 +53,24 @@ static bool is_p2p(hir_stmt *s, bool send)
 
 static bool is_wait(hir_stmt *s, hir_comm *c) { return s && s->op == HIR_OP_WAIT && s->u.wait.number == c->number; }
 
-/* Recognises the exchange shapes of the header comment. */
+/* A half of the kind=auto form: `IF Manual pred: P2P (CUDA) ELSE: P2P (NCCL)`, both of one
+ * direction, buffer and peer. */
+static bool mixed_half(hir_stmt *s, bool send, hir_comm **ipc, hir_comm **net)
+{
+    if (!s || s->op != HIR_OP_IF || hir_block_size(&s->body) != 1 || hir_block_size(&s->else_body) != 1)
+        return false;
+    hir_stmt *a = hir_block_at(&s->body, 0), *b = hir_block_at(&s->else_body, 0);
+    if (!is_p2p(a, send) || !is_p2p(b, send))
+        return false;
+    hir_comm *i = a->u.comm, *n = b->u.comm;
+    if (i->backend != HIR_BK_CUDA || n->backend != HIR_BK_NCCL || i->buffer != n->buffer || i->peer != n->peer)
+        return false;
+    *ipc = i;
+    *net = n;
+    return true;
+}
+
+/* Recognises the exchange shapes of the header comment and the kind=auto form (to_mixed). */
 static bool match(hir_stmt *cond, exchange *x)
 {
     hir_block *t = &cond->body, *e = &cond->else_body;
@@ -64,6 +87,13 @@ static bool match(hir_stmt *cond, exchange *x)
         x->recv = at(e, 1)->u.comm;
         x->send = at(e, 2)->u.comm;
         x->cuda = false;
+    } else if (ne == 5 && at(e, 0)->op == HIR_OP_START_COAL && mixed_half(at(e, 1), true, &x->send, &x->send_net) &&
+               mixed_half(at(e, 2), false, &x->recv, &x->recv_net) && at(e, 3)->op == HIR_OP_END_COAL &&
+               is_wait(at(e, 4), at(e, 3)->u.comm)) {
+        x->cuda = true;
+        x->end = at(e, 3)->u.comm;
+        x->pick[0] = at(e, 1);
+        x->pick[1] = at(e, 2);
     } else {
         int k = ne == 5 && at(e, 0)->op == HIR_OP_SHARE_HANDLES ? 1 : 0;
         if (ne != 4 + k)
@@ -108,7 +138,7 @@ static bool find_exchanges(hir_stmt *s, int depth, void *ctx)
 static bool recognised(bk *c, const hir_comm *m)
 {
     for (int i = 0; i < c->nex; i++)
-        if (c->ex[i].recv == m || c->ex[i].send == m)
+        if (c->ex[i].recv == m || c->ex[i].send == m || c->ex[i].recv_net == m || c->ex[i].send_net == m)
             return true;
     return false;
 }
@@ -170,7 +200,7 @@ static void to_nccl(bk *c, exchange *x)
     hir_block_append(p, e, hir_stmt_new(p, HIR_OP_START_COAL));
     hir_block_append(p, e, pu_comm_stmt(p, x->recv));
     hir_block_append(p, e, pu_comm_stmt(p, x->send));
-    hir_comm *end = hir_comm_new(p, HIR_OP_END_COAL);
+    hir_comm *end = x->end ? x->end : hir_comm_new(p, HIR_OP_END_COAL);
     hir_block_append(p, e, pu_comm_stmt(p, end));
     hir_block_append(p, e, pu_wait(p, end));
 }
@@ -218,6 +248,146 @@ static bool strip_block(bk *c, hir_block *b)
 
 extern const hir_pass_option hir_opts_backend[];
 
+/* s as an unnamed expression down to named scalars and literals: a node test prints the same
+ * whether the peer's symbols were made by a pass (printed inline) or read from the text
+ * (printed by name), so piping between passes gives what one pipeline gives. */
+static hir_scalar *expanded(hir_program *p, hir_scalar *s, int depth)
+{
+    if (!s || !s->def || depth > 64 || s->def->kind != HIR_SX_BINARY || s->def->nargs != 2)
+        return s;
+    return pu_anon(p, (hir_binary_op)s->def->op, expanded(p, s->def->args[0], depth + 1),
+                   expanded(p, s->def->args[1], depth + 1));
+}
+
+/* kind=auto, mixed case: the else-branch of an exchange in the CUDA form becomes
+ *   StartCoalescing
+ *   IF Manual ( ( send_peer / K ) == ( rank / K ) ): send (CUDA)  ELSE: send (NCCL)
+ *   IF Manual ( ( recv_peer / K ) == ( rank / K ) ): recv (CUDA)  ELSE: recv (NCCL)
+ *   EndCoalescing e
+ *   Wait Communication e
+ * with K ranks per node: each half picks its transport per iteration from its own peer (a
+ * ring's send and receive peers can lie on different nodes in the same iteration), the text
+ * says which one runs, and the one group keeps the NCCL halves of all ranks from waiting on
+ * each other in a cycle. The CUDA halves keep their numbers; the NCCL twins are new. */
+static void to_mixed(bk *c, exchange *x, hir_scalar *per_node, hir_scalar *rank_node)
+{
+    hir_program *p = c->p;
+    hir_block *e = &x->cond->else_body;
+    e->stmts.n = 0;
+    hir_block_append(p, e, hir_stmt_new(p, HIR_OP_START_COAL));
+    hir_comm *half[2] = {x->send, x->recv}, *twin[2] = {x->send_net, x->recv_net};
+    for (int i = 0; i < 2; i++) {
+        hir_comm *ipc = half[i];
+        hir_comm *net = twin[i] ? twin[i] : hir_comm_new(p, HIR_OP_P2P);   /* again: same numbers */
+        net->is_send = ipc->is_send;
+        net->buffer = ipc->buffer;
+        net->peer = ipc->peer;
+        net->backend = HIR_BK_NCCL;
+        ipc->backend = HIR_BK_CUDA;
+        hir_scalar *peer_node = pu_anon(p, HIR_BIN_DIV, expanded(p, ipc->peer, 0), per_node);
+        hir_stmt *pick = pu_if(p, pu_anon(p, HIR_BIN_EQ, peer_node, rank_node));
+        hir_block_append(p, &pick->body, pu_comm_stmt(p, ipc));
+        hir_block_append(p, &pick->else_body, pu_comm_stmt(p, net));
+        hir_block_append(p, e, pick);
+    }
+    hir_comm *end = x->end ? x->end : hir_comm_new(p, HIR_OP_END_COAL);
+    hir_block_append(p, e, pu_comm_stmt(p, end));
+    hir_block_append(p, e, pu_wait(p, end));
+}
+
+/* kind=auto: nodes= as a positive whole number, or -1 after a diagnostic */
+static int64_t auto_nodes(const hir_pass_args *args, hir_diag *d)
+{
+    const char *v = hir_pass_opt(hir_opts_backend, args, "nodes");
+    if (!v) {
+        hir_diag_emit(d, HIR_ERROR, (hir_loc){0},
+                      "backend: kind=auto needs nodes=N (the number of nodes the program will run "
+                      "on; node k holds the k-th block of consecutive ranks), e.g. "
+                      "--pass-pipeline='backend{kind=auto nodes=2}'");
+        return -1;
+    }
+    char *end;
+    double n = strtod(v, &end);
+    if (*end || !(n >= 1) || n > 1e9 || n != (double)(int64_t)n) {
+        hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: nodes=%s is not a whole number of nodes (1 or more)", v);
+        return -1;
+    }
+    return (int64_t)n;
+}
+
+/* the number of ranks of a ring loop (its constant extent), or -1 */
+static int64_t ring_size(const exchange *x)
+{
+    int64_t n;
+    return hir_scalar_const(x->loop->u.kfor.id->extent, &n) && n > 0 ? n : -1;
+}
+
+/* --backend's kind (and, for auto, nodes=) into c->kind and *nodes; -1 after a diagnostic */
+static int choose_kind(bk *c, const char *kind, const hir_pass_args *args, int64_t *nodes)
+{
+    if (!strcasecmp(kind, "auto")) {
+        if ((*nodes = auto_nodes(args, c->d)) < 0)
+            return -1;
+        if (hir_pass_arg(args, "protocol", NULL)) {
+            hir_diag_emit(c->d, HIR_ERROR, (hir_loc){0}, "backend: protocol= applies to kind=cuda only");
+            return -1;
+        }
+        c->kind = HIR_BK_CUDA;  /* first every exchange in the CUDA form, then split by node */
+        return 0;
+    }
+    if (hir_pass_arg(args, "nodes", NULL)) {
+        hir_diag_emit(c->d, HIR_ERROR, (hir_loc){0}, "backend: nodes= applies to kind=auto only");
+        return -1;
+    }
+    return pu_backend_choose(c->p, kind, "backend", c->d, &c->kind) ? -1 : 0;
+}
+
+/* kind=auto: the node assignment must fit every ring before anything changes (-1 after a
+ * diagnostic). One node: every pair shares it, the CUDA form as kind=cuda gives it; one rank
+ * a node: every pair crosses nodes, the NCCL form as kind=nccl gives it (c->kind becomes
+ * NCCL); else the CUDA form first, split by node afterwards. */
+static int auto_fit(bk *c, int64_t nodes)
+{
+    bool all_net = c->nex > 0;
+    for (int i = 0; i < c->nex; i++) {
+        int64_t n = ring_size(&c->ex[i]);
+        if (n < 0 || n % nodes) {
+            hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, c->ex[i].loop),
+                          n < 0 ? "backend: kind=auto needs a ring loop of constant extent (the "
+                                  "number of ranks) to assign ranks to %lld nodes"
+                                : "backend: kind=auto: %lld nodes do not split the %lld ranks "
+                                  "of this ring into equal blocks",
+                          (long long)nodes, (long long)n);
+            return -1;
+        }
+        all_net &= n == nodes;
+    }
+    if (all_net)
+        c->kind = HIR_BK_NCCL;
+    return 0;
+}
+
+/* kind=auto with 1 < nodes < ranks: every exchange (now in the CUDA form) into to_mixed's */
+static void split_by_node(bk *c, int64_t nodes)
+{
+    hir_program *p = c->p;
+    hir_scalar *rank = hir_scalar_named(p, "rank");
+    hir_stmt *loop = NULL;
+    hir_scalar *per_node = NULL, *rank_node = NULL;
+    for (int i = 0; i < c->nex; i++) {
+        exchange *x = &c->ex[i];
+        if (x->loop != loop) {
+            per_node = hir_scalar_int(p, ring_size(x) / nodes);
+            rank_node = pu_anon(p, HIR_BIN_DIV, rank, per_node);
+            loop = x->loop;
+        }
+        to_mixed(c, x, per_node, rank_node);
+    }
+    /* ShareMemHandles of these pairs (also hoisted ones) named both halves of a pair whose
+     * halves now each run only where their peer shares the node */
+    strip_block(c, &p->body);
+}
+
 int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
 {
     bk c = {p, d, HIR_BK_NCCL, NULL, 0, 0};
@@ -226,9 +396,12 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
         hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: missing kind (use --backend=nccl or --backend=cuda)");
         return -1;
     }
-    if (pu_backend_choose(p, kind, "backend", d, &c.kind))
+    int64_t nodes = 0;        /* kind=auto: the number of nodes; 0 otherwise */
+    if (choose_kind(&c, kind, args, &nodes))
         return -1;
     hir_block_walk(&p->body, 0, find_exchanges, &c);
+    if (nodes && auto_fit(&c, nodes))
+        return -1;
     check k = {&c, 0};
     hir_block_walk(&p->body, 0, check_p2p, &k);
     if (k.rc)
@@ -241,6 +414,18 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
     bool any = false;
     for (int i = 0; i < c.nex; i++) {
         exchange *x = &c.ex[i];
+        if (x->end) {
+            /* the kind=auto form: its node tests go; as CUDA it keeps its ring peers */
+            pu_mark_symbols(&old, x->pick[0]->u.cond.pred);
+            pu_mark_symbols(&old, x->pick[1]->u.cond.pred);
+            if (c.kind == HIR_BK_CUDA) {
+                hir_scalar *pred = x->cond->u.cond.pred;   /* already send_peer == rank */
+                to_cuda(&c, x, x->recv->peer, x->send->peer);
+                x->cond->u.cond.pred = pred;
+                any = true;
+                continue;
+            }
+        }
         if (x->cuda == (c.kind == HIR_BK_CUDA))
             continue;
         any = true;
@@ -292,19 +477,29 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
         pu_prune_index_defs(p, &old);
     hir_map_fini(&old);
 
+    if (nodes > 1 && c.kind == HIR_BK_CUDA)
+        split_by_node(&c, nodes);
+
     /* collectives */
     for (size_t i = 0; i < p->comms.cap; i++) {
         hir_comm *m = p->comms.vals[i];
         if (p->comms.keys[i] == UINT64_MAX || !m || m->op != HIR_OP_COMMUNICATION)
             continue;
-        if (c.kind == HIR_BK_NCCL || m->type == HIR_COMM_ALLGATHER || m->type == HIR_COMM_BROADCAST)
+        if (nodes)
+            m->backend = HIR_BK_NCCL;  /* kind=auto: collectives go to NCCL */
+        else if (c.kind == HIR_BK_NCCL || m->type == HIR_COMM_ALLGATHER || m->type == HIR_COMM_BROADCAST)
             m->backend = c.kind;
     }
     return 0;
 }
 
 const hir_pass_option hir_opts_backend[] = {
-    {"kind", HIR_PASS_OPT_ENUM, "nccl|cuda", NULL, "the backend to use", true},
+    {"kind", HIR_PASS_OPT_ENUM, "nccl|cuda|auto", NULL,
+     "the backend to use; auto: CUDA IPC for P2P pairs within a node, NCCL across nodes and for "
+     "collectives (needs nodes=)", true},
+    {"nodes", HIR_PASS_OPT_NUMBER, NULL, NULL,
+     "kind=auto: the number of nodes; node k holds the k-th block of size/nodes consecutive "
+     "ranks (what hir-run --simulate-nodes=N and mpirun --map-by slot give)", false},
     {"protocol", HIR_PASS_OPT_ENUM, "get|put", NULL,
      "kind=cuda: order every CUDA-IPC exchange for hir-run --p2p-protocol (default: CUDA "
      "exchanges keep their order, rewritten ones take get's)", false},

@@ -21,28 +21,28 @@ int hir_gen_kind_parse(const char *name, hir_gen_kind *out)
     return -1;
 }
 
-int hir_gen_check(const hir_gen_params *g, char *err, size_t errlen)
+int hir_gen_check(const hir_gen_params *g, hir_diag *dg)
 {
     const char *names[] = {"--m", "--k", "--n", "--d"};
     int64_t v[] = {g->m, g->k, g->n, g->d};
     for (int i = 0; i < 4; i++)
         if (v[i] <= 0) {
-            snprintf(err, errlen, "%s must be a positive integer (got %lld)", names[i], (long long)v[i]);
+            hir_diag_error(dg, "%s must be a positive integer (got %lld)", names[i], (long long)v[i]);
             return -1;
         }
     bool ag = g->kind == HIR_GEN_AG_LINEAR || g->kind == HIR_GEN_AG_MATMUL;
     if (!ag && g->d != 1) {
-        snprintf(err, errlen, "%s is a single-device GEMM; --d must be 1 (got %lld)",
+        hir_diag_error(dg, "%s is a single-device GEMM; --d must be 1 (got %lld)",
                  kind_names[g->kind], (long long)g->d);
         return -1;
     }
     if (ag && g->m % g->d) {
-        snprintf(err, errlen, "--m (%lld) must be divisible by --d (%lld): each device holds m/d rows",
+        hir_diag_error(dg, "--m (%lld) must be divisible by --d (%lld): each device holds m/d rows",
                  (long long)g->m, (long long)g->d);
         return -1;
     }
     if (g->bias && (g->kind == HIR_GEN_AG_MATMUL || g->kind == HIR_GEN_MATMUL)) {
-        snprintf(err, errlen, "%s has no bias", kind_names[g->kind]);
+        hir_diag_error(dg, "%s has no bias", kind_names[g->kind]);
         return -1;
     }
     return 0;
@@ -74,26 +74,26 @@ static hir_stmt *gemm(gen *g, bool linear, hir_tensor *out, hir_tensor *a, hir_t
     return s;
 }
 
-static int gen_build(const hir_gen_params *prm, hir_program *p, char *err, size_t errlen);
+static int gen_build(const hir_gen_params *prm, hir_program *p, hir_diag *dg);
 
-int hir_gen_program(const hir_gen_params *prm, hir_program **out, char *err, size_t errlen)
+int hir_gen_program(const hir_gen_params *prm, hir_program **out, hir_diag *dg)
 {
     *out = NULL;
-    if (hir_gen_check(prm, err, errlen))
+    if (hir_gen_check(prm, dg))
         return -1;
     hir_program *p = hir_program_new();
     jmp_buf oom;
     if (!p) {
-        snprintf(err, errlen, "out of memory");
+        hir_diag_error(dg, "out of memory");
         return HIR_ENOMEM;
     }
     if (setjmp(oom)) {            /* the arena (or a map of p) could not grow */
         hir_program_free(p);
-        snprintf(err, errlen, "out of memory");
+        hir_diag_error(dg, "out of memory");
         return HIR_ENOMEM;
     }
     hir_arena_on_oom(p->arena, &oom);
-    int rc = gen_build(prm, p, err, errlen);
+    int rc = gen_build(prm, p, dg);
     if (rc) {
         hir_program_free(p);
         return rc;
@@ -104,14 +104,14 @@ int hir_gen_program(const hir_gen_params *prm, hir_program **out, char *err, siz
 }
 
 /* Builds the program into p; on failure the caller frees p. */
-static int gen_build(const hir_gen_params *prm, hir_program *p, char *err, size_t errlen)
+static int gen_build(const hir_gen_params *prm, hir_program *p, hir_diag *dg)
 {
     gen g = {p, NULL, prm->dtype, 0, 0};
     int64_t d = prm->d, m = prm->m, k = prm->k, n = prm->n;
     int64_t dims[1] = {d};
     int64_t devs[4096];
     if (d > 4096) {
-        snprintf(err, errlen, "--d (%lld) is larger than 4096", (long long)d);
+        hir_diag_error(dg, "--d (%lld) is larger than 4096", (long long)d);
         return -1;
     }
     for (int64_t i = 0; i < d; i++)

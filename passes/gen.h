@@ -23,8 +23,8 @@ typedef struct hir_gen_params {
 /* Name ("ag-linear", ...) -> kind; -1 when unknown. */
 int hir_gen_kind_parse(const char *name, hir_gen_kind *out);
 /* Checks the parameters; on error writes a message and returns -1. */
-int hir_gen_check(const hir_gen_params *g, char *err, size_t errlen);
+int hir_gen_check(const hir_gen_params *g, hir_diag *dg);
 /* Builds the program (checked first). */
-int hir_gen_program(const hir_gen_params *g, hir_program **out, char *err, size_t errlen);
+int hir_gen_program(const hir_gen_params *g, hir_program **out, hir_diag *dg);
 
 #endif

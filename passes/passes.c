@@ -199,7 +199,7 @@ static void suggest_choice(const hir_pass_option *o, const char *v, char *out, s
 /* Sets option key=v (lengths kl, vl) of pipeline entry i after checking it against the
  * pass's table; a repeated key replaces the earlier value. */
 static int set_option(hir_pipeline *pl, int i, const char *key, size_t kl, const char *v, size_t vl,
-                      char *err, size_t errlen)
+                      hir_diag *d)
 {
     const hir_pass_info *p = pl->pass[i];
     hir_pass_args *a = &pl->args[i];
@@ -210,19 +210,19 @@ static int set_option(hir_pipeline *pl, int i, const char *key, size_t kl, const
     if (!o) {
         const char *near = hir_pass_option_suggest(p, kbuf);
         if (near)
-            snprintf(err, errlen, "pass '%s' has no option '%s'; did you mean '%s'? (see --list-passes)",
+            hir_diag_error(d, "pass '%s' has no option '%s'; did you mean '%s'? (see --list-passes)",
                      p->name, kbuf, near);
         else if (hir_pass_find(kbuf))
-            snprintf(err, errlen, "pass '%s' has no option '%s' (a key=value item sets an option of "
+            hir_diag_error(d, "pass '%s' has no option '%s' (a key=value item sets an option of "
                      "the pass before it; to run pass '%s' write '%s{...}')", p->name, kbuf, kbuf, kbuf);
         else if (!p->options || !p->options[0].name)
-            snprintf(err, errlen, "pass '%s' has no option '%s' (it takes no options)", p->name, kbuf);
+            hir_diag_error(d, "pass '%s' has no option '%s' (it takes no options)", p->name, kbuf);
         else
-            snprintf(err, errlen, "pass '%s' has no option '%s' (see --list-passes)", p->name, kbuf);
+            hir_diag_error(d, "pass '%s' has no option '%s' (see --list-passes)", p->name, kbuf);
         return -1;
     }
     if (vl == 0) {
-        snprintf(err, errlen, "pass '%s': option '%s' needs a value", p->name, o->name);
+        hir_diag_error(d, "pass '%s': option '%s' needs a value", p->name, o->name);
         return -1;
     }
     const char *val = v;
@@ -232,10 +232,10 @@ static int set_option(hir_pipeline *pl, int i, const char *key, size_t kl, const
             char near[64];
             suggest_choice(o, vbuf, near, sizeof near);
             if (near[0])
-                snprintf(err, errlen, "pass '%s': option '%s' must be one of %s, not '%s'; did you mean '%s'?",
+                hir_diag_error(d, "pass '%s': option '%s' must be one of %s, not '%s'; did you mean '%s'?",
                          p->name, o->name, o->choices, vbuf, near);
             else
-                snprintf(err, errlen, "pass '%s': option '%s' must be one of %s, not '%s'", p->name,
+                hir_diag_error(d, "pass '%s': option '%s' must be one of %s, not '%s'", p->name,
                          o->name, o->choices, vbuf);
             return -1;
         }
@@ -243,7 +243,7 @@ static int set_option(hir_pipeline *pl, int i, const char *key, size_t kl, const
         char *end = NULL;
         double x = vl < sizeof vbuf - 1 ? strtod(vbuf, &end) : -1;
         if (!end || *end || !(x >= 0) || x > 1e300 || strchr(vbuf, 'x') || strchr(vbuf, 'X')) {
-            snprintf(err, errlen, "pass '%s': option '%s' must be a non-negative decimal number, not '%s'",
+            hir_diag_error(d, "pass '%s': option '%s' must be a non-negative decimal number, not '%s'",
                      p->name, o->name, vbuf);
             return -1;
         }
@@ -252,12 +252,12 @@ static int set_option(hir_pipeline *pl, int i, const char *key, size_t kl, const
     while (k < a->n && strcmp(a->key[k], o->name))
         k++;
     if (k == HIR_PASS_MAX_ARGS) {
-        snprintf(err, errlen, "too many options for pass '%s'", p->name);
+        hir_diag_error(d, "too many options for pass '%s'", p->name);
         return -1;
     }
     char *kept = keep(pl, val, len);
     if (!kept) {
-        snprintf(err, errlen, "out of memory");
+        hir_diag_error(d, "out of memory");
         return -1;
     }
     a->key[k] = o->name;
@@ -267,10 +267,10 @@ static int set_option(hir_pipeline *pl, int i, const char *key, size_t kl, const
     return 0;
 }
 
-static int add_pass(hir_pipeline *pl, const hir_pass_info *pass, char *err, size_t errlen)
+static int add_pass(hir_pipeline *pl, const hir_pass_info *pass, hir_diag *d)
 {
     if (pl->n == 64) {
-        snprintf(err, errlen, "too many passes in the pipeline (at most 64)");
+        hir_diag_error(d, "too many passes in the pipeline (at most 64)");
         return -1;
     }
     memset(&pl->args[pl->n], 0, sizeof pl->args[pl->n]);
@@ -278,24 +278,23 @@ static int add_pass(hir_pipeline *pl, const hir_pass_info *pass, char *err, size
     return 0;
 }
 
-int hir_pipeline_add(hir_pipeline *pl, const hir_pass_info *pass, const char *value, char *err,
-                     size_t errlen)
+int hir_pipeline_add(hir_pipeline *pl, const hir_pass_info *pass, const char *value, hir_diag *d)
 {
     if (value && !pass->primary) {
-        snprintf(err, errlen, "pass '%s' takes no value", pass->name);
+        hir_diag_error(d, "pass '%s' takes no value", pass->name);
         return -1;
     }
-    if (add_pass(pl, pass, err, errlen))
+    if (add_pass(pl, pass, d))
         return -1;
     if (value && set_option(pl, pl->n - 1, pass->primary, strlen(pass->primary), value,
-                            strlen(value), err, errlen)) {
+                            strlen(value), d)) {
         pl->n--;
         return -1;
     }
     return 0;
 }
 
-int hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t errlen)
+int hir_pipeline_parse(hir_pipeline *pl, const char *text, hir_diag *d)
 {
     const char *s = text;
     int first = pl->n;           /* a short-form key=value binds to a pass of this text */
@@ -310,22 +309,22 @@ int hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t err
             const char *v = s + n + 1;
             size_t vl = strcspn(v, ", {}");
             if (pl->n == first) {
-                snprintf(err, errlen, "option '%.*s' comes before any pass in pipeline '%s' "
+                hir_diag_error(d, "option '%.*s' comes before any pass in pipeline '%s' "
                          "(write 'PASS,%.*s' or 'PASS{%.*s}')", (int)(v + vl - s), s, text,
                          (int)(v + vl - s), s, (int)(v + vl - s), s);
                 return -1;
             }
             if (n == 0) {
-                snprintf(err, errlen, "missing option name before '=' in pipeline '%s'", text);
+                hir_diag_error(d, "missing option name before '=' in pipeline '%s'", text);
                 return -1;
             }
-            if (set_option(pl, pl->n - 1, s, n, v, vl, err, errlen))
+            if (set_option(pl, pl->n - 1, s, n, v, vl, d))
                 return -1;
             s = v + vl;
         } else {
             char name[64];
             if (n == 0 || n >= sizeof name) {
-                snprintf(err, errlen, "bad pass name in pipeline '%s'", text);
+                hir_diag_error(d, "bad pass name in pipeline '%s'", text);
                 return -1;
             }
             memcpy(name, s, n);
@@ -334,13 +333,13 @@ int hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t err
             if (!p) {
                 const hir_pass_info *near = hir_pass_suggest(name);
                 if (near)
-                    snprintf(err, errlen, "unknown pass '%s' in pipeline; did you mean '%s'? (see --list-passes)",
+                    hir_diag_error(d, "unknown pass '%s' in pipeline; did you mean '%s'? (see --list-passes)",
                              name, near->name);
                 else
-                    snprintf(err, errlen, "unknown pass '%s' in pipeline (see --list-passes)", name);
+                    hir_diag_error(d, "unknown pass '%s' in pipeline (see --list-passes)", name);
                 return -1;
             }
-            if (add_pass(pl, p, err, errlen))
+            if (add_pass(pl, p, d))
                 return -1;
             s += n;
             while (*s == ' ')
@@ -354,18 +353,18 @@ int hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t err
                         break;
                     size_t kl = strcspn(s, "=,{} ");
                     if (s[kl] != '=' || kl == 0) {
-                        snprintf(err, errlen, "expected key=value in options of pass '%s', not '%.*s'",
+                        hir_diag_error(d, "expected key=value in options of pass '%s', not '%.*s'",
                                  name, (int)(kl ? kl : 1), s);
                         return -1;
                     }
                     const char *v = s + kl + 1;
                     size_t vl = strcspn(v, ",{} ");
-                    if (set_option(pl, pl->n - 1, s, kl, v, vl, err, errlen))
+                    if (set_option(pl, pl->n - 1, s, kl, v, vl, d))
                         return -1;
                     s = v + vl;
                 }
                 if (*s != '}') {
-                    snprintf(err, errlen, "missing '}' after options of pass '%s'", name);
+                    hir_diag_error(d, "missing '}' after options of pass '%s'", name);
                     return -1;
                 }
                 s++;
@@ -374,14 +373,14 @@ int hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t err
         while (*s == ' ')
             s++;
         if (*s && *s != ',') {
-            snprintf(err, errlen, "expected ',' between passes in pipeline '%s'", text);
+            hir_diag_error(d, "expected ',' between passes in pipeline '%s'", text);
             return -1;
         }
     }
     return 0;
 }
 
-int hir_pipeline_check(const hir_pipeline *pl, char *err, size_t errlen)
+int hir_pipeline_check(const hir_pipeline *pl, hir_diag *d)
 {
     for (int i = 0; i < pl->n; i++)
         for (const hir_pass_option *o = pl->pass[i]->options; o && o->name; o++)
@@ -389,11 +388,11 @@ int hir_pipeline_check(const hir_pipeline *pl, char *err, size_t errlen)
                 const char *eg = o->type == HIR_PASS_OPT_ENUM ? o->choices : "NUMBER";
                 size_t n = o->type == HIR_PASS_OPT_ENUM ? strcspn(eg, "|") : strlen(eg);
                 if (pl->pass[i]->primary && !strcmp(pl->pass[i]->primary, o->name))
-                    snprintf(err, errlen, "pass '%s' needs option '%s' (%s): write --%s=%.*s or '%s{%s=%.*s}'",
+                    hir_diag_error(d, "pass '%s' needs option '%s' (%s): write --%s=%.*s or '%s{%s=%.*s}'",
                              pl->pass[i]->name, o->name, eg, pl->pass[i]->name, (int)n, eg,
                              pl->pass[i]->name, o->name, (int)n, eg);
                 else
-                    snprintf(err, errlen, "pass '%s' needs option '%s' (%s): write '%s{%s=%.*s}'",
+                    hir_diag_error(d, "pass '%s' needs option '%s' (%s): write '%s{%s=%.*s}'",
                              pl->pass[i]->name, o->name, eg, pl->pass[i]->name, o->name, (int)n, eg);
                 return -1;
             }
@@ -412,9 +411,15 @@ int hir_pipeline_lint(const hir_pipeline *pl, void (*warn)(const char *msg, void
             if (!find_option(q, "backend", 7) || hir_pass_arg(&pl->args[j], "backend", NULL))
                 continue;
             char msg[512];
-            snprintf(msg, sizeof msg, "'backend{kind=%s}' does not choose the backend of the later '%s' "
-                     "(options belong to their pass; it lowers as its own backend= option says); "
-                     "write '%s{backend=%s}' or --%s=%s", kind, q->name, q->name, kind, q->name, kind);
+            if (!strcasecmp(kind, "auto"))   /* no lowering pass takes backend=auto */
+                snprintf(msg, sizeof msg, "'backend{kind=auto}' before '%s' has nothing to split "
+                         "yet (options belong to their pass; it lowers as its own backend= option "
+                         "says); run 'backend{kind=auto nodes=N}' after it", q->name);
+            else
+                snprintf(msg, sizeof msg, "'backend{kind=%s}' does not choose the backend of the "
+                         "later '%s' (options belong to their pass; it lowers as its own backend= "
+                         "option says); write '%s{backend=%s}' or --%s=%s", kind, q->name, q->name,
+                         kind, q->name, kind);
             warn(msg, ctx);
             n++;
         }

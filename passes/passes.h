@@ -78,15 +78,15 @@ typedef struct hir_pipeline {
  * the pass before it. A later value of the same option replaces the earlier one. Returns 0,
  * or -1 with a message (unknown pass or option, bad value: with a did-you-mean suggestion
  * when a registered name is close). */
-int  hir_pipeline_parse(hir_pipeline *pl, const char *text, char *err, size_t errlen);
+int  hir_pipeline_parse(hir_pipeline *pl, const char *text, hir_diag *d);
 /* Appends one pass with an optional primary value ("--backend=cuda"), checked like the
  * pipeline text. */
 int  hir_pipeline_add(hir_pipeline *pl, const hir_pass_info *pass, const char *value,
-                      char *err, size_t errlen);
+                      hir_diag *d);
 void hir_pipeline_fini(hir_pipeline *pl);
 /* Checks what only the whole pipeline shows: every required option is set. Returns 0, or -1
  * with a message. */
-int hir_pipeline_check(const hir_pipeline *pl, char *err, size_t errlen);
+int hir_pipeline_check(const hir_pipeline *pl, hir_diag *d);
 /* Pipelines that are legal but probably not what was meant: a --backend pass followed by a
  * pass that lowers to a backend of its own without that option set (the --backend choice is
  * not carried over). Writes one line per case through `warn` and returns their count. */

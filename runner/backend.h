@@ -79,6 +79,10 @@ typedef struct hir_backend_config {
     /* CPU backend only: GEMMs of at least this many FLOP (2·M·N·K) are not computed but
      * recorded, for a randomized check of another backend's result (0: compute all) */
     double defer_gemm_flops;
+    /* CUDA backend only: P2P over the NCCL transport is host-staged (device -> host copy, the
+     * bootstrap's MPI, host -> device copy) instead of going through NCCL, for ranks that share
+     * a GPU (hir-run --nccl-p2p=host-staged; NCCL refuses two ranks on one device) */
+    int p2p_host_staged;
 } hir_backend_config;
 
 typedef struct hir_collective {

@@ -294,3 +294,108 @@ int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, FILE *err,
         *fatal = c.fatal;
     return c.bad;
 }
+
+/* ---------------------------------------------------------------- node assignment */
+
+/* K of a kind=auto node test `( x / K ) == ( rank / K )` (passes/backend.c), else 0 */
+static int64_t node_test_size(const hir_scalar *pred)
+{
+    const hir_sexpr *eq = pred ? pred->def : NULL;
+    if (!eq || eq->kind != HIR_SX_BINARY || eq->op != HIR_BIN_EQ || eq->nargs != 2 || !eq->args[0] ||
+        !eq->args[1])
+        return 0;
+    const hir_sexpr *x = eq->args[0]->def, *r = eq->args[1]->def;
+    if (!x || !r || x->kind != HIR_SX_BINARY || r->kind != HIR_SX_BINARY || x->op != HIR_BIN_DIV ||
+        r->op != HIR_BIN_DIV || x->nargs != 2 || r->nargs != 2 || !r->args[0] ||
+        r->args[0]->kind != HIR_SC_NAMED || strcmp(r->args[0]->name, "rank"))
+        return 0;
+    int64_t k1, k2;
+    if (!hir_scalar_const(x->args[1], &k1) || !hir_scalar_const(r->args[1], &k2) || k1 != k2 || k1 <= 0)
+        return 0;
+    return k1;
+}
+
+typedef struct node_walk {
+    const hir_boot *boot;
+    int size;
+    int *owner;                  /* node -> the first block of K ranks seen on it */
+    hir_error *e;
+    int rc;
+} node_walk;
+
+static bool one_p2p(hir_block *b, hir_backend_kind k, bool *is_send)
+{
+    if (hir_block_size(b) != 1)
+        return false;
+    hir_stmt *s = hir_block_at(b, 0);
+    if (s->op != HIR_OP_P2P || !s->u.comm || s->u.comm->backend != k)
+        return false;
+    *is_send = s->u.comm->is_send;
+    return true;
+}
+
+static bool walk_node_tests(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    node_walk *w = ctx;
+    bool a, b;
+    if (s->op != HIR_OP_IF || !one_p2p(&s->body, HIR_BK_CUDA, &a) ||
+        !one_p2p(&s->else_body, HIR_BK_NCCL, &b) || a != b)
+        return true;
+    int64_t k = node_test_size(s->u.cond.pred);
+    if (!k)
+        return true;
+    char where[320] = "";
+    if (s->loc.src) {
+        int line, col;
+        hir_source_linecol((hir_source *)s->loc.src, s->loc.begin, &line, &col);
+        snprintf(where, sizeof where, "%.256s:%d:%d: error: ", s->loc.src->name, line, col);
+    }
+    const char *sim = hir_boot_nodes_simulated(w->boot) ? " (simulated by --simulate-nodes)" : "";
+    if (w->size % k) {
+        w->rc = hir_error_set(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %" PRId64
+                              " consecutive ranks, which %d ranks do not fill; lower it with "
+                              "backend{kind=auto nodes=N} for this job's N nodes",
+                              where, k, w->size);
+        return false;
+    }
+    for (int i = 0; i < w->size; i++)
+        w->owner[i] = -1;
+    for (int r = 0; r < w->size; r++) {
+        int node = hir_boot_node(w->boot, r), lead = hir_boot_node(w->boot, (int)(r / k * k));
+        int block = (int)(r / k);
+        bool bad = node != lead || node < 0 || node >= w->size;
+        if (!bad && w->owner[node] < 0)
+            w->owner[node] = block;
+        bad = bad || w->owner[node] != block;
+        if (bad) {
+            int other = node != lead ? (int)(r / k * k) : (int)(w->owner[node] * k);
+            if (node != lead)
+                w->rc = hir_error_set(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %"
+                                      PRId64 " consecutive ranks, so ranks %d and %d share a "
+                                      "node, but this job puts them on nodes %d and %d%s; lower "
+                                      "it with backend{kind=auto nodes=N} for this job's N nodes "
+                                      "(hir-run --topology shows them)",
+                                      where, k, other, r, lead, node, sim);
+            else
+                w->rc = hir_error_set(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %"
+                                      PRId64 " consecutive ranks, so ranks %d and %d are on two "
+                                      "nodes, but this job puts both on node %d%s; lower it with "
+                                      "backend{kind=auto nodes=N} for this job's N nodes (hir-run "
+                                      "--topology shows them)", where, k, other, r, node, sim);
+            return false;
+        }
+    }
+    return true;
+}
+
+int hir_check_node_assignment(hir_program *p, const hir_boot *boot, hir_error *e)
+{
+    node_walk w = {boot, hir_boot_size(boot), NULL, e, 0};
+    w.owner = malloc(sizeof(int) * (size_t)(w.size > 0 ? w.size : 1));
+    if (!w.owner)
+        return hir_error_set(e, "out of host memory");
+    hir_block_walk(&p->body, 0, walk_node_tests, &w);
+    free(w.owner);
+    return w.rc;
+}

@@ -252,6 +252,10 @@ static hir_run_status load_program(const char *path, const char *role, int conta
     }
     if (hir_check_meshes(l->p, size, &he))
         return refuse(e, rank, "%s: %s", path, he.msg);
+    if (hir_check_node_assignment(l->p, boot, &he)) {   /* the message names the statement */
+        hir_error_set(e, "rank %d: %s", rank, he.msg);
+        return HIR_RUN_REFUSED;
+    }
     return HIR_RUN_OK;
 }
 
@@ -1016,15 +1020,11 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
                     "");
         goto done;
     }
-    hir_backend_config bc = {0};
-    bc.boot = boot;
-    bc.rank = rank;
-    bc.size = size;
-    bc.local_rank = hir_boot_local_rank(boot);
+    hir_backend_config bc = {.boot = boot, .rank = rank, .size = size,
+                             .local_rank = hir_boot_local_rank(boot), .num_streams = o->num_streams,
+                             .timeout = o->timeout, .p2p_protocol = o->p2p_protocol,
+                             .p2p_host_staged = o->p2p_host_staged};
     bc.device = bc.local_rank;
-    bc.num_streams = o->num_streams;
-    bc.timeout = o->timeout;
-    bc.p2p_protocol = o->p2p_protocol;
     hir_backend *be = NULL, *cpu = NULL;
     st = HIR_RUN_FAILED;
     int is_cpu = !strcmp(dev, "cpu");

@@ -103,6 +103,7 @@ typedef struct hir_run_options {
     int vary_inputs;                 /* alternate two input sets run to run, poison outputs */
     int iters;                       /* >= 1 */
     hir_p2p_protocol p2p_protocol;
+    int p2p_host_staged;             /* --nccl-p2p=host-staged (CUDA backend) */
     int verbose;
     /* a progress line on rank 0's stderr (ranks, iteration, elapsed), shown once a run has
      * taken 2 s and refreshed 4 times a second: 1 on, 0 off (hir-run --progress decides: by
@@ -146,6 +147,10 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
  * be exactly {0, ..., size-1}; a program that names no device runs replicated on every rank.
  * Returns 0 or -1 with the reason. */
 int hir_check_meshes(hir_program *p, int size, hir_error *e);
+/* The node rule of backend{kind=auto} programs: every node test `( x / K ) == ( rank / K )`
+ * that picks a CUDA-IPC or an NCCL P2P assumes nodes of K consecutive ranks; the job's
+ * topology (real or --simulate-nodes) must be exactly that. Returns 0 or -1 with the reason. */
+int hir_check_node_assignment(hir_program *p, const hir_boot *boot, hir_error *e);
 /* Reports (on `err`) blocks whose CUDA-IPC send/recv order cannot complete under the protocol
  * when every rank runs the block (Get needs send before recv, Put recv before send;
  * hostir-format.md 4.6): an error for the pipeline's exchange (an IF directly in a kernel-IR

@@ -101,6 +101,20 @@ void hir_diag_init(hir_diag *d, FILE *out)
     d->out = out;
 }
 
+void hir_diag_set_prefix(hir_diag *d, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->prefix, sizeof d->prefix, fmt, ap);
+    va_end(ap);
+}
+
+void hir_diag_set_sink(hir_diag *d, hir_diag_sink fn, void *ctx)
+{
+    d->sink = fn;
+    d->sink_ctx = ctx;
+}
+
 static void free_entries(hir_diag_entry *e)
 {
     while (e) {
@@ -120,7 +134,8 @@ void hir_diag_fini(hir_diag *d)
 
 static const char *sev_name(hir_severity s)
 {
-    return s == HIR_ERROR ? "error" : s == HIR_WARNING ? "warning" : "note";
+    return s == HIR_ERROR ? "error" : s == HIR_WARNING ? "warning"
+         : s == HIR_INTERNAL ? "internal error" : "note";
 }
 
 /* ANSI escapes of the coloured form (clang's colours: error red, warning magenta, note cyan,
@@ -131,7 +146,7 @@ static const char *sev_name(hir_severity s)
 
 static const char *sev_color(hir_severity s)
 {
-    return s == HIR_ERROR ? "\033[1;31m" : s == HIR_WARNING ? "\033[1;35m" : "\033[1;36m";
+    return s >= HIR_ERROR ? "\033[1;31m" : s == HIR_WARNING ? "\033[1;35m" : "\033[1;36m";
 }
 
 /* Prints one line of source with a caret under [begin, end) (clipped to the line). Very long
@@ -177,9 +192,62 @@ static void print_snippet(FILE *f, hir_source *s, size_t begin, size_t end, bool
     fputc('\n', f);
 }
 
-static void print_one(FILE *f, const hir_diag_entry *e, bool color)
+/* Appends c to buf[*k] while there is room (one byte kept for the terminator). */
+static void put(char *buf, size_t n, size_t *k, char c)
+{
+    if (*k + 1 < n)
+        buf[(*k)++] = c;
+}
+
+static void puts_buf(char *buf, size_t n, size_t *k, const char *s)
+{
+    while (*s)
+        put(buf, n, k, *s++);
+}
+
+/* A message without a location is one line whatever it holds: control bytes and DEL come out
+ * as \xNN, and after 300 bytes it is cut with "..." (a command-line argument can be huge). */
+size_t hir_diag_format_line(char *buf, size_t n, const char *prefix, hir_severity sev,
+                            const char *msg)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t k = 0, shown = 0;
+    if (!n)
+        return 0;
+    puts_buf(buf, n, &k, prefix && *prefix ? prefix : "<unknown>");
+    puts_buf(buf, n, &k, ": ");
+    puts_buf(buf, n, &k, sev_name(sev));
+    puts_buf(buf, n, &k, ": ");
+    for (const unsigned char *c = (const unsigned char *)msg; *c; c++) {
+        if (shown >= 300) {
+            puts_buf(buf, n, &k, "...");
+            break;
+        }
+        if (*c < 0x20 || *c == 0x7f) {
+            char esc[5] = {'\\', 'x', hex[*c >> 4], hex[*c & 15], 0};
+            puts_buf(buf, n, &k, esc);
+            shown += 4;
+        } else {
+            put(buf, n, &k, (char)*c);
+            shown++;
+        }
+    }
+    put(buf, n, &k, '\n');
+    buf[k] = 0;
+    return k;
+}
+
+static void print_one(FILE *f, const hir_diag_entry *e, bool color, const char *prefix)
 {
     hir_source *s = (hir_source *)e->loc.src;
+    if (!s && prefix && *prefix) {
+        char line[1400];
+        hir_diag_format_line(line, sizeof line, prefix, e->sev, e->msg);
+        fputs(line, f);
+        return;
+    }
+    if (s && prefix && *prefix)
+        fprintf(f, "%s: ", prefix);
     if (color) {
         fputs(C_BOLD, f);
         if (s) {
@@ -205,14 +273,14 @@ static void print_one(FILE *f, const hir_diag_entry *e, bool color)
     }
 }
 
-static void print_entry(FILE *f, const hir_diag_entry *e, bool color)
+static void print_entry(FILE *f, const hir_diag_entry *e, bool color, const char *prefix)
 {
-    print_one(f, e, color);
+    print_one(f, e, color, prefix);
     for (const hir_diag_entry *n = e->notes; n; n = n->next)
-        print_one(f, n, color);
+        print_one(f, n, color, prefix);
 }
 
-void hir_diag_print_entry(FILE *f, const hir_diag_entry *e) { print_entry(f, e, false); }
+void hir_diag_print_entry(FILE *f, const hir_diag_entry *e) { print_entry(f, e, false, NULL); }
 
 static hir_diag_entry *make(hir_severity sev, hir_loc loc, const char *fmt, va_list ap)
 {
@@ -221,6 +289,7 @@ static hir_diag_entry *make(hir_severity sev, hir_loc loc, const char *fmt, va_l
         return NULL;
     e->sev = sev;
     e->loc = loc;
+    e->peer = -1;
     va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap2);
@@ -263,8 +332,10 @@ void hir_diag_flush(hir_diag *d)
         if (e->printed)
             continue;
         e->printed = true;
-        if (d->out)
-            print_entry(d->out, e, d->color);
+        if (d->sink)
+            d->sink(d->sink_ctx, d, e);
+        else if (d->out)
+            print_entry(d->out, e, d->color, d->prefix);
     }
     if (d->out && d->lost) {
         fprintf(d->out, "error: out of memory: %d diagnostic%s could not be kept\n", d->lost,
@@ -282,6 +353,34 @@ hir_diag_entry *hir_diag_emit(hir_diag *d, hir_severity sev, hir_loc loc, const 
     hir_diag_entry *e = hir_diag_vemit(d, sev, loc, fmt, ap);
     va_end(ap);
     return e;
+}
+
+void hir_diag_error(hir_diag *d, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hir_diag_vemit(d, HIR_ERROR, (hir_loc){0}, fmt, ap);
+    va_end(ap);
+    hir_diag_flush(d);
+}
+
+hir_diag_entry *hir_diag_peer_error(hir_diag *d, int peer, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hir_diag_entry *e = hir_diag_vemit(d, HIR_ERROR, (hir_loc){0}, fmt, ap);
+    va_end(ap);
+    if (e)
+        e->peer = peer;
+    return e;
+}
+
+const char *hir_diag_first_error(const hir_diag *d)
+{
+    for (const hir_diag_entry *e = d->first; e; e = e->next)
+        if (e->sev == HIR_ERROR)
+            return e->msg;
+    return NULL;
 }
 
 void hir_diag_note(hir_diag *d, hir_diag_entry *parent, hir_loc loc, const char *fmt, ...)

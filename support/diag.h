@@ -9,7 +9,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* ------------------------------------------------------------------ diag.c */
+/* ------------------------------------------------------------------ diag.c
+ *
+ * The one diagnostic channel of hir. A diagnostic has a severity, an optional location (a
+ * byte range of a hir_source), a message, notes and an optional peer rank; a hir_diag adds a
+ * prefix set once (a tool's name, "rank 3") and a sink. The default sink prints
+ *     [PREFIX: ]file:line:col: error: message      (then the source line and a caret)
+ *     PREFIX: error: message                       (no location; <unknown> when no prefix)
+ * and notes after their parent. Tests and libraries install their own sink. */
 
 /* Text a log put before a line of a program (a timestamp, "[rank 0] "): the program read from
  * the log lacks it, and diagnostics put it back, so line:col and the caret are the log's. */
@@ -37,7 +44,8 @@ typedef struct hir_loc {
     uint32_t begin, end;         /* [begin, end) byte offsets */
 } hir_loc;
 
-typedef enum hir_severity { HIR_NOTE, HIR_WARNING, HIR_ERROR } hir_severity;
+/* HIR_INTERNAL: a broken invariant ("internal error"), printed by hir_panic only. */
+typedef enum hir_severity { HIR_NOTE, HIR_WARNING, HIR_ERROR, HIR_INTERNAL } hir_severity;
 
 typedef struct hir_diag_entry {
     hir_severity sev;
@@ -45,8 +53,13 @@ typedef struct hir_diag_entry {
     char *msg;
     struct hir_diag_entry *notes;   /* linked notes */
     struct hir_diag_entry *next;
+    int peer;                       /* the rank a failed exchange or wait was with, -1: none */
     bool printed;
 } hir_diag_entry;
+
+struct hir_diag;
+/* Receives every entry (its notes hang off it) when the engine flushes; replaces printing. */
+typedef void (*hir_diag_sink)(void *ctx, const struct hir_diag *d, const hir_diag_entry *e);
 
 /* Collects diagnostics; prints them MLIR-style or keeps them for --verify-diagnostics. */
 typedef struct hir_diag {
@@ -58,6 +71,9 @@ typedef struct hir_diag {
     int lost;                    /* diagnostics counted but not kept: no memory for them */
     bool color;                  /* ANSI colours as clang prints them (the tools' --color);
                                   * false: plain text, byte for byte what lit tests expect */
+    char prefix[64];             /* "hir-opt", "rank 3": before every diagnostic ("" none) */
+    hir_diag_sink sink;          /* NULL: print to out */
+    void *sink_ctx;
 } hir_diag;
 
 void hir_source_init(hir_source *s, const char *name, const char *text, size_t len);
@@ -73,6 +89,22 @@ hir_diag_entry *hir_diag_vemit(hir_diag *d, hir_severity sev, hir_loc loc, const
 void hir_diag_note(hir_diag *d, hir_diag_entry *parent, hir_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void hir_diag_init(hir_diag *d, FILE *out);
+/* The prefix, set once after init (printf-style; cut at 63 bytes). */
+void hir_diag_set_prefix(hir_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Entries go to fn instead of being printed; fn sees each entry once, at hir_diag_flush. */
+void hir_diag_set_sink(hir_diag *d, hir_diag_sink fn, void *ctx);
+/* An error without a location, printed at once (a command line, a file that cannot be read). */
+void hir_diag_error(hir_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* An error about an exchange with rank `peer` (no location), kept until hir_diag_flush. */
+hir_diag_entry *hir_diag_peer_error(hir_diag *d, int peer, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The text the default sink prints for an entry without a location, into buf (always
+ * terminated; returns its length). Fatal paths format with it and write the result with one
+ * write(2); it neither allocates nor takes locks. */
+size_t hir_diag_format_line(char *buf, size_t n, const char *prefix, hir_severity sev,
+                            const char *msg);
+/* The message of the first error kept, or NULL (for a caller that hands the text on). */
+const char *hir_diag_first_error(const hir_diag *d);
 void hir_diag_flush(hir_diag *d);
 void hir_diag_fini(hir_diag *d);
 void hir_diag_print_entry(FILE *f, const hir_diag_entry *e);

@@ -79,10 +79,15 @@ int hir_tool_usage_error(const char *tool, const char *fmt, ...)
     return 2;
 }
 
+/* The diagnostic engine's one-line form (hir_diag_format_line), formatted on the stack so that
+ * the message survives when memory has run out. */
 void hir_tool_error(const char *tool, const char *fmt, ...)
 {
+    char msg[1024], line[1400];
     va_list ap;
     va_start(ap, fmt);
-    vline(tool, "error: ", "", fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    hir_diag_format_line(line, sizeof line, tool, HIR_ERROR, msg);
+    fputs(line, stderr);
 }

@@ -115,11 +115,13 @@ int main(int argc, char **argv)
     }
     if (g.kind == HIR_GEN_AG_MATMUL || g.kind == HIR_GEN_MATMUL)
         g.bias = false;
-    char err[256];
     hir_program *p;
-    int grc = hir_gen_program(&g, &p, err, sizeof err);
+    hir_diag tool;
+    hir_diag_init(&tool, stderr);
+    hir_diag_set_prefix(&tool, "hir-gen");
+    int grc = hir_gen_program(&g, &p, &tool);
+    hir_diag_fini(&tool);
     if (grc) {
-        hir_tool_error("hir-gen", "%s", err);
         return grc == HIR_ENOMEM ? 1 : 2;   /* sizes the generator cannot make: a usage error */
     }
     /* printed into memory, then written with every byte checked; -o FILE is replaced only by
@@ -134,6 +136,7 @@ int main(int argc, char **argv)
     }
     hir_program_print(p, f);
     int rc = 0;
+    char err[256];
     if (fclose(f)) {
         hir_tool_error("hir-gen", "out of memory");
         rc = 1;

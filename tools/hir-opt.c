@@ -31,6 +31,7 @@ typedef struct options {
     int nbound;
     int print_form;              /* --print-form=2025|2026: HIR_FORM_*, or -1 */
     long container;              /* --container=N (1-based), 0: every program of the input */
+    hir_diag tool;               /* errors about the command line: "hir-opt: error: ..." */
 } options;
 
 static void usage(FILE *f)
@@ -71,7 +72,11 @@ static void usage(FILE *f)
 
 static void list_passes(FILE *f) { hir_pass_list(f); }
 
-static void warn_pipeline(const char *msg, void *ctx) { fprintf(ctx, "hir-opt: warning: %s\n", msg); }
+static void warn_pipeline(const char *msg, void *ctx)
+{
+    hir_diag_emit(ctx, HIR_WARNING, (hir_loc){0}, "%s", msg);
+    hir_diag_flush(ctx);
+}
 
 /* One input (or one split part): parse, verify, run the pipeline, print into `out`. */
 static int process(hir_source *src, options *o, const hir_pipeline *pl, FILE *out,
@@ -142,6 +147,286 @@ static bool is_split_line(const char *s, size_t n)
     return true;
 }
 
+/* What parse_args tells main: go on, stop with status 0 (--help, --version), or a usage error. */
+enum { ARGS_RUN, ARGS_DONE, ARGS_USAGE };
+
+/* --bind NAME=V (or --bind=NAME=V); *i moves past a separate value. */
+static int parse_bind(options *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    const char *x = a[6] == '=' ? a + 7 : (*i + 1 < argc ? argv[++*i] : NULL);
+    const char *eq = x ? strchr(x, '=') : NULL;
+    long long val;
+    char why[128];
+    if (!eq || eq == x || hir_opt_int(eq + 1, LLONG_MIN, LLONG_MAX, &val, why, sizeof why) ||
+        o->nbound == 64 || eq - x >= (ptrdiff_t)sizeof o->bound_names[0]) {
+        hir_tool_error("hir-opt", "--bind needs NAME=INTEGER, not '%s'", x ? x : "");
+        return ARGS_USAGE;
+    }
+    snprintf(o->bound_names[o->nbound], sizeof o->bound_names[0], "%.*s", (int)(eq - x), x);
+    for (int k = 0; k < o->nbound; k++)
+        if (!strcmp(o->bound_names[k], o->bound_names[o->nbound])) {
+            hir_tool_error("hir-opt", "--bind gives '%s' a second value", o->bound_names[k]);
+            return ARGS_USAGE;
+        }
+    o->bound[o->nbound] = o->bound_names[o->nbound];
+    o->nbound++;
+    o->popts.bound = o->bound;
+    o->popts.nbound = o->nbound;
+    return ARGS_RUN;
+}
+
+/* --print-form=2025|2026 and --container=N, either with '=' or a separate value. */
+static int parse_form_or_container(options *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (!strncmp(a, "--print-form", 12)) {
+        const char *x = a[12] == '=' ? a + 13 : (*i + 1 < argc ? argv[++*i] : "");
+        if (!strcmp(x, "2025") || !strcmp(x, "2026")) {
+            o->print_form = x[3] == '5' ? HIR_FORM_2025 : HIR_FORM_2026;
+            return ARGS_RUN;
+        }
+        hir_tool_error("hir-opt", "--print-form takes 2025 or 2026, not '%s'", x);
+        return ARGS_USAGE;
+    }
+    const char *x = a[11] == '=' ? a + 12 : (*i + 1 < argc ? argv[++*i] : "");
+    char *end = NULL;
+    long v = *x >= '0' && *x <= '9' ? strtol(x, &end, 10) : 0;
+    if (v < 1 || !end || *end || v > 1000000000L) {
+        hir_tool_error("hir-opt", "--container takes a program number from 1, not '%s'", x);
+        return ARGS_USAGE;
+    }
+    o->container = v;
+    return ARGS_RUN;
+}
+
+/* The flags without a value; false when `a` is none of them. */
+static bool simple_flag(options *o, const char *a, bool *list)
+{
+    if (!strcmp(a, "--verify-diagnostics"))
+        o->verify_diagnostics = true;
+    else if (!strcmp(a, "--split-input-file"))
+        o->split = true;
+    else if (!strcmp(a, "--list-passes"))
+        *list = true;
+    else if (!strcmp(a, "--no-verify-each"))
+        o->popts.verify_each = 0;
+    else if (!strcmp(a, "--timing"))
+        o->timing = true;
+    else if (!strcmp(a, "--pass-statistics"))
+        o->statistics = true;
+    else if (!strcmp(a, "--print-ir-after-all"))
+        o->popts.print_after = "*";
+    else if (!strcmp(a, "--print-ir-before-all"))
+        o->popts.print_before = "*";
+    else
+        return false;
+    return true;
+}
+
+/* --PASS[=VALUE]: a pass of the registry added to the pipeline. */
+static int parse_pass_flag(hir_pipeline *pl, const char *a, hir_diag *tool)
+{
+    char name[128];
+    const char *eq = strchr(a + 2, '=');
+    size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+    if (n >= sizeof name) {
+        hir_tool_error("hir-opt", "unknown option '%s'", a);
+        return ARGS_USAGE;
+    }
+    memcpy(name, a + 2, n);
+    name[n] = 0;
+    const hir_pass_info *p = hir_pass_find(name);
+    if (!p) {
+        hir_opt_unknown_option(a, tool);
+        return ARGS_USAGE;
+    }
+    if (hir_pipeline_add(pl, p, eq ? eq + 1 : NULL, tool))
+        return ARGS_USAGE;
+    return ARGS_RUN;
+}
+
+/* The options that take a value (--print-ir-*, --pass-pipeline, --color, -o) and the input. */
+static int valued_flag(options *o, hir_pipeline *pl, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (!strcmp(a, "-o")) {
+        if (++*i == argc) {
+            hir_tool_error("hir-opt", "-o needs a file name");
+            return ARGS_USAGE;
+        }
+        o->output = argv[*i];
+    } else if (!strncmp(a, "--color=", 8)) {
+        if (hir_tool_color_parse(a + 8, &o->color)) {
+            hir_tool_error("hir-opt", "--color takes auto, always or never, not '%s'", a + 8);
+            return ARGS_USAGE;
+        }
+    } else if (!strncmp(a, "--print-ir-before=", 18) || !strncmp(a, "--print-ir-after=", 17)) {
+        bool before = a[11] == 'b';
+        const char *sel = a + (before ? 18 : 17);
+        if (hir_opt_check_selector(before ? "--print-ir-before" : "--print-ir-after", sel, &o->tool))
+            return ARGS_USAGE;
+        *(before ? &o->popts.print_before : &o->popts.print_after) = sel;
+    } else if (!strncmp(a, "--pass-pipeline", 15) && (a[15] == '=' || a[15] == 0)) {
+        const char *text = a[15] == '=' ? a + 16 : (*i + 1 < argc ? argv[++*i] : "");
+        if (hir_pipeline_parse(pl, text, &o->tool))
+            return ARGS_USAGE;
+    } else if (!strncmp(a, "--", 2) && a[2]) {
+        return parse_pass_flag(pl, a, &o->tool);
+    } else if (a[0] == '-' && a[1]) {
+        hir_tool_error("hir-opt", "unknown option '%s' (see --help)", a);
+        return ARGS_USAGE;
+    } else if (o->input) {
+        hir_tool_error("hir-opt", "more than one input file ('%s' and '%s')", o->input, a);
+        return ARGS_USAGE;
+    } else {
+        o->input = a;
+    }
+    return ARGS_RUN;
+}
+
+/* The command line, in order (passes run in the order given). */
+static int parse_args(options *o, hir_pipeline *pl, int argc, char **argv, bool *list)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int rc = ARGS_RUN;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return ARGS_DONE;
+        } else if (!strcmp(a, "--version")) {
+            hir_tool_version(stdout, "hir-opt");
+            return ARGS_DONE;
+        } else if (!strcmp(a, "--bind") || !strncmp(a, "--bind=", 7)) {
+            rc = parse_bind(o, argc, argv, &i);
+        } else if (!strncmp(a, "--print-form=", 13) || !strcmp(a, "--print-form") ||
+                   !strncmp(a, "--container=", 12) || !strcmp(a, "--container")) {
+            rc = parse_form_or_container(o, argc, argv, &i);
+        } else if (!simple_flag(o, a, list)) {
+            rc = valued_flag(o, pl, argc, argv, &i);
+        }
+        if (rc != ARGS_RUN)
+            return rc;
+    }
+    return ARGS_RUN;
+}
+
+/* What is left once the flags are read: the input named, the pipeline checked. */
+static int check_args(options *o, hir_pipeline *pl)
+{
+    if (!o->input) {
+        hir_tool_error("hir-opt", "no input file (use '-' for stdin; see --help)");
+        return ARGS_USAGE;
+    }
+    if (hir_pipeline_check(pl, &o->tool))
+        return ARGS_USAGE;
+    hir_pipeline_lint(pl, warn_pipeline, &o->tool);
+    if (o->container && o->split) {
+        hir_tool_error("hir-opt", "--container and --split-input-file do not go together");
+        return ARGS_USAGE;
+    }
+    return ARGS_RUN;
+}
+
+/* The input is a log: every %HostIrContainer in it, or the --container'th. Returns the number
+ * of programs that failed, or -1 after an error that ends the run. */
+static int run_log(options *o, const hir_pipeline *pl, const char *name, char *text, size_t len,
+                   FILE *out)
+{
+    hir_log log;
+    bool first = true;
+    int failures = 0;
+    if (hir_log_find(text, len, &log)) {
+        hir_tool_error("hir-opt", "out of memory (while reading %s)", name);
+        return -1;
+    }
+    if (o->container > log.n) {
+        if (log.n)
+            hir_tool_error("hir-opt", "--container=%ld, but %s holds %d %%HostIrContainer program%s",
+                    o->container, name, log.n, log.n == 1 ? "" : "s");
+        else
+            hir_tool_error("hir-opt", "--container=%ld, but %s holds no %%HostIrContainer program",
+                    o->container, name);
+        hir_log_fini(&log);
+        return -1;
+    }
+    int from = o->container ? (int)o->container - 1 : 0;
+    int to = o->container ? (int)o->container : log.n;
+    if (!log.n) {         /* no header at all: the parser says what is wrong */
+        hir_source src;
+        hir_source_init(&src, name, text, len);
+        failures += one_part(o, pl, &src, out, &first);
+        hir_source_fini(&src);
+    }
+    for (int k = from; k < to; k++) {
+        hir_source src;
+        hir_log_source(&log, k, name, text, len, &src);
+        failures += one_part(o, pl, &src, out, &first);
+        hir_source_fini(&src);
+    }
+    hir_log_fini(&log);
+    return failures;
+}
+
+/* --split-input-file: parts at "// -----" lines, each keeping its line numbers in the whole file
+ * through line_base. Returns the number of parts that failed, or -1 when out of memory. */
+static int run_split(options *o, const hir_pipeline *pl, const char *name, const char *text,
+                     size_t len, FILE *out)
+{
+    size_t start = 0, ls = 0;
+    int line = 1, part_line = 0, failures = 0;
+    bool first = true;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && text[i] != '\n')
+            continue;
+        bool sep = is_split_line(text + ls, i - ls);
+        if (sep || i == len) {
+            size_t end = sep ? ls : len;
+            char *chunk = malloc(end - start + 2);   /* the scanner needs two NULs at the end */
+            if (!chunk) {
+                hir_tool_error("hir-opt", "out of memory (while splitting %s)", name);
+                return -1;
+            }
+            memcpy(chunk, text + start, end - start);
+            chunk[end - start] = chunk[end - start + 1] = 0;
+            hir_source src;
+            hir_source_init(&src, name, chunk, end - start);
+            src.line_base = part_line;
+            failures += one_part(o, pl, &src, out, &first);
+            hir_source_fini(&src);
+            free(chunk);
+            start = i + 1;
+            part_line = line;
+        }
+        ls = i + 1;
+        line++;
+    }
+    return failures;
+}
+
+/* Statistics, timing, then the output: -o FILE is replaced only by a complete output
+ * (tools/outfile.c), and not at all when a program failed. Returns the exit status. */
+static int finish(options *o, const hir_pipeline *pl, const char *name, int failures, bool lost,
+                  const char *outbuf, size_t outlen)
+{
+    char err[512];
+    if (o->statistics)
+        hir_opt_print_statistics(stderr, pl, &o->stats);
+    if (o->timing)
+        hir_opt_print_timing(stderr, &o->times, pl, &o->stats);
+    if (lost) {
+        hir_tool_error("hir-opt", "out of memory (while printing %s)", name);
+        return 1;
+    }
+    if (failures && !o->verify_diagnostics)
+        return 1;
+    if (hir_tool_write_output(o->output, outbuf, outlen, err, sizeof err)) {
+        hir_tool_error("hir-opt", "%s", err);
+        return 1;
+    }
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     options o = {0};
@@ -150,278 +435,53 @@ int main(int argc, char **argv)
     o.popts.dump = stderr;
     o.popts.stats = &o.stats;
     o.times.start = hir_opt_now();
+    hir_diag_init(&o.tool, stderr);
+    hir_diag_set_prefix(&o.tool, "hir-opt");
     hir_pipeline pl = {0};
-    char err[512];
     bool list = false;
 
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--version")) {
-            hir_tool_version(stdout, "hir-opt");
-            return 0;
-        } else if (!strcmp(a, "-o")) {
-            if (++i == argc) {
-                hir_tool_error("hir-opt", "-o needs a file name");
-                goto fail;
-            }
-            o.output = argv[i];
-        } else if (!strcmp(a, "--bind") || !strncmp(a, "--bind=", 7)) {
-            const char *x = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : NULL);
-            const char *eq = x ? strchr(x, '=') : NULL;
-            long long val;
-            char why[128];
-            if (!eq || eq == x || hir_opt_int(eq + 1, LLONG_MIN, LLONG_MAX, &val, why, sizeof why) ||
-                o.nbound == 64 || eq - x >= (ptrdiff_t)sizeof o.bound_names[0]) {
-                hir_tool_error("hir-opt", "--bind needs NAME=INTEGER, not '%s'", x ? x : "");
-                goto fail;
-            }
-            snprintf(o.bound_names[o.nbound], sizeof o.bound_names[0], "%.*s", (int)(eq - x), x);
-            for (int k = 0; k < o.nbound; k++)
-                if (!strcmp(o.bound_names[k], o.bound_names[o.nbound])) {
-                    hir_tool_error("hir-opt", "--bind gives '%s' a second value", o.bound_names[k]);
-                    goto fail;
-                }
-            o.bound[o.nbound] = o.bound_names[o.nbound];
-            o.nbound++;
-            o.popts.bound = o.bound;
-            o.popts.nbound = o.nbound;
-        } else if (!strncmp(a, "--print-form=", 13) || !strcmp(a, "--print-form")) {
-            const char *x = a[12] == '=' ? a + 13 : (i + 1 < argc ? argv[++i] : "");
-            if (!strcmp(x, "2025")) {
-                o.print_form = HIR_FORM_2025;
-            } else if (!strcmp(x, "2026")) {
-                o.print_form = HIR_FORM_2026;
-            } else {
-                hir_tool_error("hir-opt", "--print-form takes 2025 or 2026, not '%s'", x);
-                goto fail;
-            }
-        } else if (!strncmp(a, "--container=", 12) || !strcmp(a, "--container")) {
-            const char *x = a[11] == '=' ? a + 12 : (i + 1 < argc ? argv[++i] : "");
-            char *end = NULL;
-            long v = *x >= '0' && *x <= '9' ? strtol(x, &end, 10) : 0;
-            if (v < 1 || !end || *end || v > 1000000000L) {
-                hir_tool_error("hir-opt", "--container takes a program number from 1, not '%s'", x);
-                goto fail;
-            }
-            o.container = v;
-        } else if (!strcmp(a, "--verify-diagnostics")) {
-            o.verify_diagnostics = true;
-        } else if (!strcmp(a, "--split-input-file")) {
-            o.split = true;
-        } else if (!strcmp(a, "--list-passes")) {
-            list = true;
-        } else if (!strcmp(a, "--no-verify-each")) {
-            o.popts.verify_each = 0;
-        } else if (!strcmp(a, "--timing")) {
-            o.timing = true;
-        } else if (!strcmp(a, "--pass-statistics")) {
-            o.statistics = true;
-        } else if (!strncmp(a, "--color=", 8)) {
-            if (hir_tool_color_parse(a + 8, &o.color)) {
-                hir_tool_error("hir-opt", "--color takes auto, always or never, not '%s'", a + 8);
-                goto fail;
-            }
-        } else if (!strncmp(a, "--print-ir-before=", 18) || !strncmp(a, "--print-ir-after=", 17)) {
-            bool before = a[11] == 'b';
-            const char *sel = a + (before ? 18 : 17);
-            if (hir_opt_check_selector(before ? "--print-ir-before" : "--print-ir-after", sel, err, sizeof err)) {
-                hir_tool_error("hir-opt", "%s", err);
-                goto fail;
-            }
-            *(before ? &o.popts.print_before : &o.popts.print_after) = sel;
-        } else if (!strcmp(a, "--print-ir-after-all")) {
-            o.popts.print_after = "*";
-        } else if (!strcmp(a, "--print-ir-before-all")) {
-            o.popts.print_before = "*";
-        } else if (!strncmp(a, "--pass-pipeline", 15) && (a[15] == '=' || a[15] == 0)) {
-            const char *text = a[15] == '=' ? a + 16 : (i + 1 < argc ? argv[++i] : "");
-            if (hir_pipeline_parse(&pl, text, err, sizeof err)) {
-                hir_tool_error("hir-opt", "%s", err);
-                goto fail;
-            }
-        } else if (!strncmp(a, "--", 2) && a[2]) {
-            char name[128];
-            const char *eq = strchr(a + 2, '=');
-            size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-            if (n >= sizeof name) {
-                hir_tool_error("hir-opt", "unknown option '%s'", a);
-                goto fail;
-            }
-            memcpy(name, a + 2, n);
-            name[n] = 0;
-            const hir_pass_info *p = hir_pass_find(name);
-            if (!p) {
-                hir_opt_unknown_option(a, err, sizeof err);
-                hir_tool_error("hir-opt", "%s", err);
-                goto fail;
-            }
-            if (hir_pipeline_add(&pl, p, eq ? eq + 1 : NULL, err, sizeof err)) {
-                hir_tool_error("hir-opt", "%s", err);
-                goto fail;
-            }
-        } else if (a[0] == '-' && a[1]) {
-            hir_tool_error("hir-opt", "unknown option '%s' (see --help)", a);
-            goto fail;
-        } else {
-            if (o.input) {
-                hir_tool_error("hir-opt", "more than one input file ('%s' and '%s')", o.input, a);
-                goto fail;
-            }
-            o.input = a;
-        }
-    }
-    if (list) {
+    /* Bad command lines (usage errors) exit 2. Early exits free the pipeline's strings too, so
+     * LeakSanitizer (scripts/ci-asan) stays quiet on bad command lines
+     * (test/lit/reliability/asan-bad-command-line.test). */
+    int args = parse_args(&o, &pl, argc, argv, &list);
+    if (args == ARGS_RUN && list) {
         list_passes(stdout);
+        args = ARGS_DONE;
+    }
+    if (args == ARGS_RUN)
+        args = check_args(&o, &pl);
+    if (args != ARGS_RUN) {
         hir_pipeline_fini(&pl);
-        return 0;
-    }
-    if (!o.input) {
-        hir_tool_error("hir-opt", "no input file (use '-' for stdin; see --help)");
-        goto fail;
-    }
-    if (hir_pipeline_check(&pl, err, sizeof err)) {
-        hir_tool_error("hir-opt", "%s", err);
-        goto fail;
-    }
-    hir_pipeline_lint(&pl, warn_pipeline, stderr);
-    if (o.container && o.split) {
-        hir_tool_error("hir-opt", "--container and --split-input-file do not go together");
-        goto fail;
+        hir_diag_fini(&o.tool);
+        return args == ARGS_DONE ? 0 : 2;
     }
 
-    char *text;
+    char *text, err[512];
     size_t len;
     if (hir_read_file(o.input, &text, &len, err, sizeof err)) {
         hir_tool_error("hir-opt", "%s", err);
         hir_pipeline_fini(&pl);
+        hir_diag_fini(&o.tool);
         return 1;
     }
     const char *name = strcmp(o.input, "-") ? o.input : "<stdin>";
-
     char *outbuf = NULL;
     size_t outlen = 0;
     FILE *out = open_memstream(&outbuf, &outlen);
     if (!out) {
         hir_tool_error("hir-opt", "out of memory");
-        goto fail;
+        free(text);
+        hir_pipeline_fini(&pl);
+        hir_diag_fini(&o.tool);
+        return 2;
     }
-
-    int failures = 0;
-    bool first = true;
-    if (!o.split) {
-        /* The input may be a log: every %HostIrContainer in it, or the --container'th */
-        hir_log log;
-        if (hir_log_find(text, len, &log)) {
-            hir_tool_error("hir-opt", "out of memory (while reading %s)", name);
-            fclose(out);
-            free(outbuf);
-            free(text);
-            hir_pipeline_fini(&pl);
-            return 1;
-        }
-        if (o.container > log.n) {
-            if (log.n)
-                hir_tool_error("hir-opt", "--container=%ld, but %s holds %d %%HostIrContainer program%s",
-                        o.container, name, log.n, log.n == 1 ? "" : "s");
-            else
-                hir_tool_error("hir-opt", "--container=%ld, but %s holds no %%HostIrContainer program",
-                        o.container, name);
-            hir_log_fini(&log);
-            fclose(out);
-            free(outbuf);
-            free(text);
-            hir_pipeline_fini(&pl);
-            return 1;
-        }
-        int from = o.container ? (int)o.container - 1 : 0;
-        int to = o.container ? (int)o.container : log.n;
-        if (!log.n) {         /* no header at all: the parser says what is wrong */
-            hir_source src;
-            hir_source_init(&src, name, text, len);
-            failures += one_part(&o, &pl, &src, out, &first);
-            hir_source_fini(&src);
-        }
-        for (int k = from; k < to; k++) {
-            hir_source src;
-            hir_log_source(&log, k, name, text, len, &src);
-            failures += one_part(&o, &pl, &src, out, &first);
-            hir_source_fini(&src);
-        }
-        hir_log_fini(&log);
-    } else {
-        /* Split into parts at "// -----" lines (one part when not splitting). Each part keeps its
-         * line numbers in the whole file through line_base. */
-        size_t start = 0, ls = 0;
-        int line = 1, part_line = 0;
-        for (size_t i = 0; i <= len; i++) {
-            if (!o.split)
-                i = len;   /* one part: no need to look for separators */
-            if (i < len && text[i] != '\n')
-                continue;
-            bool sep = o.split && is_split_line(text + ls, i - ls);
-            if (sep || i == len) {
-                size_t end = sep ? ls : len;
-                /* the whole file already ends with the two NULs the scanner needs: no copy */
-                char *chunk = o.split ? malloc(end - start + 2) : text;
-                if (!chunk) {
-                    hir_tool_error("hir-opt", "out of memory (while splitting %s)", name);
-                    fclose(out);
-                    free(outbuf);
-                    free(text);
-                    hir_pipeline_fini(&pl);
-                    return 1;
-                }
-                if (o.split) {
-                    memcpy(chunk, text + start, end - start);
-                    chunk[end - start] = chunk[end - start + 1] = 0;
-                }
-                hir_source src;
-                hir_source_init(&src, name, chunk, end - start);
-                src.line_base = part_line;
-                failures += one_part(&o, &pl, &src, out, &first);
-                hir_source_fini(&src);
-                if (o.split)
-                    free(chunk);
-                start = i + 1;
-                part_line = line;
-            }
-            ls = i + 1;
-            line++;
-        }
-    }
+    int failures = o.split ? run_split(&o, &pl, name, text, len, out)
+                           : run_log(&o, &pl, name, text, len, out);
     bool lost = fclose(out) != 0;   /* the output stream could not grow */
     free(text);
-    if (o.statistics)
-        hir_opt_print_statistics(stderr, &pl, &o.stats);
-    if (o.timing)
-        hir_opt_print_timing(stderr, &o.times, &pl, &o.stats);
+    int rc = failures < 0 ? 1 : finish(&o, &pl, name, failures, lost, outbuf, outlen);
     hir_pipeline_fini(&pl);
-    if (lost) {
-        hir_tool_error("hir-opt", "out of memory (while printing %s)", name);
-        free(outbuf);
-        return 1;
-    }
-
-    if (failures && !o.verify_diagnostics) {
-        free(outbuf);
-        return 1;
-    }
-    /* every byte checked; -o FILE is replaced only by a complete output (tools/outfile.c) */
-    if (hir_tool_write_output(o.output, outbuf, outlen, err, sizeof err)) {
-        hir_tool_error("hir-opt", "%s", err);
-        free(outbuf);
-        return 1;
-    }
+    hir_diag_fini(&o.tool);
     free(outbuf);
-    return failures ? 1 : 0;
-
-    /* Bad command lines (usage errors) exit 2. Early exits free the pipeline's strings too, so
-     * LeakSanitizer (scripts/ci-asan) stays quiet on bad command lines
-     * (test/lit/reliability/asan-bad-command-line.test). */
-fail:
-    hir_pipeline_fini(&pl);
-    return 2;
+    return rc;
 }

@@ -50,6 +50,9 @@ static const char usage[] =
     "  --iters=N              run the program N times back to back (default 1); with\n"
     "                         --bench, the number of timed iterations (default 50)\n"
     "  --p2p-protocol=get|put CUDA-IPC P2P protocol (default get)\n"
+    "  --nccl-p2p=nccl|host-staged  how the CUDA device runs P2P with backend=NCCL: through\n"
+    "                         NCCL (default), or host-staged: copy to host, send over MPI,\n"
+    "                         copy back (for ranks sharing one GPU, which NCCL refuses)\n"
     "  --kernel GROUP=FILE    kernel for LaunchKernel group GROUP (--device=cuda)\n"
     "  --bench                time the program: --warmup runs, then --iters timed ones, a\n"
     "                         barrier and CUDA events (clock on cpu) around each; reports\n"
@@ -106,6 +109,15 @@ static int draw_plot(const char *json, const char *plot)
 }
 
 /* A bad command line: one line on stderr, exit status 2 (tools/common.c) */
+/* the index of x in the NULL-ended list words, or -1 */
+static int word_index(const char *x, const char *const *words)
+{
+    for (int k = 0; words[k]; k++)
+        if (!strcmp(x, words[k]))
+            return k;
+    return -1;
+}
+
 static int bad(const char *what, const char *arg)
 {
     if (!*arg)
@@ -122,7 +134,7 @@ static int bad_num(const char *opt, const char *arg, const char *why)
 /* the options that take a value (value_of below): one given last, without it, is named */
 static const char *const valued[] = {
     "--simulate-nodes", "--device", "--streams", "--timeout", "--seed", "--inputs", "--bind",
-    "--container", "--save-outputs", "--iters", "--p2p-protocol", "--check-mode",
+    "--container", "--save-outputs", "--iters", "--p2p-protocol", "--nccl-p2p", "--check-mode",
     "--check-vectors", "--kernel", "--bench-json", "--bench-plot", "--warmup", "--trace",
     "--progress-after", NULL};
 
@@ -155,6 +167,7 @@ int main(int argc, char **argv)
     hir_color_mode color = HIR_COLOR_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *x;
+        int k;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage, stdout);
             return 0;
@@ -221,21 +234,17 @@ int main(int argc, char **argv)
             o.iters = (int)v;
             iters_given = 1;
         } else if ((x = value_of(argc, argv, &i, "--p2p-protocol"))) {
-            if (!strcmp(x, "get"))
-                o.p2p_protocol = HIR_P2P_GET;
-            else if (!strcmp(x, "put"))
-                o.p2p_protocol = HIR_P2P_PUT;
-            else
+            if ((k = word_index(x, (const char *const[]){"get", "put", NULL})) < 0)
                 return bad("--p2p-protocol is get or put", x);
+            o.p2p_protocol = k ? HIR_P2P_PUT : HIR_P2P_GET;
+        } else if ((x = value_of(argc, argv, &i, "--nccl-p2p"))) {
+            if ((o.p2p_host_staged = word_index(x, (const char *const[]){"nccl", "host-staged", NULL})) < 0)
+                return bad("--nccl-p2p is nccl or host-staged", x);
         } else if ((x = value_of(argc, argv, &i, "--check-mode"))) {
-            if (!strcmp(x, "auto"))
-                o.check_mode = HIR_CHECK_AUTO;
-            else if (!strcmp(x, "full"))
-                o.check_mode = HIR_CHECK_FULL;
-            else if (!strcmp(x, "randomized"))
-                o.check_mode = HIR_CHECK_RANDOMIZED;
-            else
+            /* in the order of hir_run_options.check_mode: auto, full, randomized */
+            if ((k = word_index(x, (const char *const[]){"auto", "full", "randomized", NULL})) < 0)
                 return bad("--check-mode is auto, full or randomized", x);
+            o.check_mode = k;
         } else if ((x = value_of(argc, argv, &i, "--check-vectors"))) {
             if (hir_opt_int(x, 1, 8, &v, why, sizeof why))
                 return bad("--check-vectors needs a count from 1 to 8", x);

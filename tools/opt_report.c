@@ -11,20 +11,20 @@ double hir_opt_now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int hir_opt_check_selector(const char *option, const char *sel, char *err, size_t errlen)
+int hir_opt_check_selector(const char *option, const char *sel, hir_diag *d)
 {
     if (!strcmp(sel, "*") || hir_pass_find(sel))
         return 0;
     const hir_pass_info *near = hir_pass_suggest(sel);
     if (near)
-        snprintf(err, errlen, "unknown pass '%s' in %s; did you mean '%s'? (see --list-passes)", sel,
+        hir_diag_error(d, "unknown pass '%s' in %s; did you mean '%s'? (see --list-passes)", sel,
                  option, near->name);
     else
-        snprintf(err, errlen, "unknown pass '%s' in %s (see --list-passes)", sel, option);
+        hir_diag_error(d, "unknown pass '%s' in %s (see --list-passes)", sel, option);
     return -1;
 }
 
-void hir_opt_unknown_option(const char *arg, char *err, size_t errlen)
+void hir_opt_unknown_option(const char *arg, hir_diag *d)
 {
     char name[64];
     const char *w = arg + strspn(arg, "-");
@@ -36,10 +36,10 @@ void hir_opt_unknown_option(const char *arg, char *err, size_t errlen)
         near = hir_pass_suggest(name);
     }
     if (near)
-        snprintf(err, errlen, "unknown option '%s'; did you mean '--%s'? (see --help and --list-passes)",
+        hir_diag_error(d, "unknown option '%s'; did you mean '--%s'? (see --help and --list-passes)",
                  arg, near->name);
     else
-        snprintf(err, errlen, "unknown option '%s' (see --help and --list-passes)", arg);
+        hir_diag_error(d, "unknown option '%s' (see --help and --list-passes)", arg);
 }
 
 static const char rule[] =

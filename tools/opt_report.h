@@ -16,10 +16,10 @@ typedef struct hir_opt_times {
 double hir_opt_now(void);
 
 /* --print-ir-before=SEL / --print-ir-after=SEL: SEL is '*' or a registered pass. 0, or -1
- * with "unknown pass 'x' in --print-ir-after; did you mean 'y'?" in err. */
-int hir_opt_check_selector(const char *option, const char *sel, char *err, size_t errlen);
-/* The message for an unknown "--word[=value]" option, with the closest pass name if any. */
-void hir_opt_unknown_option(const char *arg, char *err, size_t errlen);
+ * after reporting "unknown pass 'x' in --print-ir-after; did you mean 'y'?" on d. */
+int hir_opt_check_selector(const char *option, const char *sel, hir_diag *d);
+/* Reports an unknown "--word[=value]" option on d, with the closest pass name if any. */
+void hir_opt_unknown_option(const char *arg, hir_diag *d);
 
 /* The execution time report: parsing, verifying, each pass of the pipeline, the verifier
  * between passes, printing, the rest and the total. */

@@ -12,15 +12,20 @@
 #include "runner/convert.h"
 #include "runner/cpu/cpu_internal.h"
 
-/* One tag for all P2P traffic on the backend's private world communicator: like NCCL,
- * sends and receives between a pair match in posting order (MPI's non-overtaking rule for
- * one (source, tag, communicator)), and the tag carries no other meaning. */
+/* One tag per transport for P2P traffic on the backend's private world communicator: like
+ * NCCL, sends and receives between a pair match in posting order (MPI's non-overtaking rule
+ * for one (source, tag, communicator)). The tag says only which transport the program named:
+ * a send over CUDA IPC never matches a receive over NCCL (on the GPUs they could not meet
+ * either), so a program whose two sides of a pair disagree on the transport hangs here too
+ * and fails at the --timeout instead of passing on the CPU. */
 #define HIR_P2P_TAG 0
 #define HIR_SENDRECV_TAG 1
+#define HIR_P2P_IPC_TAG 2           /* backend=CUDA */
 
 struct hir_cpu_comm {
     int have_mpi;
     int rank;
+    const hir_boot *boot;           /* the job's topology (NULL: compute only) */
     double timeout;
     MPI_Comm world;                 /* private dup of the bootstrap's world */
     hir_mpi_team_cache teams;
@@ -84,6 +89,7 @@ int cpu_comm_create(hir_cpu_backend *cb, hir_error *e)
     if (!cfg->boot)
         return 0;   /* compute only; teams of one still work (local copies) */
     c->rank = hir_boot_rank(cfg->boot);
+    c->boot = cfg->boot;
     MPI_Request r;
     int rc = MPI_Comm_idup(hir_boot_mpi_world(cfg->boot), &c->world, &r);
     if (rc != MPI_SUCCESS)
@@ -549,6 +555,17 @@ int cpu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **wp
     MPI_Comm_size(cc->world, &size);
     if (p->peer < 0 || p->peer >= size)
         return hir_error_set(e, "P2P %s: peer %d outside a world of %d", dir, p->peer, size);
+    /* Every transport runs over MPI here, but a program that names CUDA IPC for a pair on two
+     * nodes (real or --simulate-nodes) could not run on the GPUs: it was lowered for another
+     * node assignment, and the CPU run refuses it as the CUDA backend would. */
+    int my_node = hir_boot_node(cc->boot, cc->rank), peer_node = hir_boot_node(cc->boot, p->peer);
+    if (p->transport == HIR_BK_CUDA && my_node != peer_node)
+        return hir_error_set(e, "P2P %s with backend=CUDA: rank %d (node %d) and peer rank %d (node "
+                                "%d%s) are on different nodes, and CUDA IPC works within one node "
+                                "only; the program was lowered for another node assignment (lower "
+                                "it with backend{kind=auto nodes=N} for this run's N nodes)",
+                             dir, cc->rank, my_node, p->peer, peer_node,
+                             hir_boot_nodes_simulated(cc->boot) ? ", simulated by --simulate-nodes" : "");
     if (cpu_check_view(&p->buf, "P2P buffer", e))
         return -1;
     MPI_Datatype mt = mpi_type(p->buf.dtype);
@@ -570,8 +587,9 @@ int cpu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **wp
     int rc;
     if (stage(w, &p->buf, p->buf.dtype, p->is_send, !p->is_send, &buf, e))
         goto fail;
-    rc = p->is_send ? MPI_Isend(buf, (int)n, mt, p->peer, HIR_P2P_TAG, cc->world, &r)
-                    : MPI_Irecv(buf, (int)n, mt, p->peer, HIR_P2P_TAG, cc->world, &r);
+    int tag = p->transport == HIR_BK_CUDA ? HIR_P2P_IPC_TAG : HIR_P2P_TAG;
+    rc = p->is_send ? MPI_Isend(buf, (int)n, mt, p->peer, tag, cc->world, &r)
+                    : MPI_Irecv(buf, (int)n, mt, p->peer, tag, cc->world, &r);
     if (rc != MPI_SUCCESS) {
         hir_mpi_error(e, p->is_send ? "MPI_Isend" : "MPI_Irecv", rc);
         goto fail;

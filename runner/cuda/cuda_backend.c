@@ -347,17 +347,75 @@ static void cu_event_destroy(hir_backend *be, hir_event *ev)
 
 /* ---------------------------------------------------------------- communication dispatch */
 
+static void cu_work_release_raw(hir_cu_backend *cb, hir_work *w)
+{
+    if (!w) return;
+    if (w->ev) hir_cu_event_put(cb, w->ev);
+    free(w);
+}
+
+/* StartCoalescing: an NCCL group, or with --nccl-p2p=host-staged a list that EndCoalescing
+ * runs (cuda_staged.c). CUDA-IPC posts may sit in either kind of group. */
+static int cu_group_begin(hir_backend *be, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    if (cb->in_group) return hir_error_set(e, "StartCoalescing: already coalescing"), -1;
+    cb->ngroup_ipc = 0;
+    if (!cb->base.cfg.p2p_host_staged) return hir_cu_group_begin(be, e);
+    cb->in_group = 1;
+    cb->staged_group = 1;
+    cb->nstaged = 0;
+    return 0;
+}
+
+static int cu_group_end(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    *w = NULL;
+    int rc;
+    if (cb->staged_group) {
+        cb->in_group = 0;
+        cb->staged_group = 0;
+        rc = hir_cu_staged_flush(cb, s, e);
+    } else {
+        hir_work *nw = NULL;
+        rc = hir_cu_group_end(be, s, &nw, e);
+        cu_work_release_raw(cb, nw);
+    }
+    /* the waits of the group's CUDA-IPC transfers, then one event for the whole group */
+    for (int i = 0; i < cb->ngroup_ipc; i++) {
+        hir_work *iw = cb->group_ipc[i];
+        if (!rc && hir_cu_ipc_wait(cb, s, iw, e) < 0) rc = -1;
+        cu_work_release_raw(cb, iw);
+    }
+    cb->ngroup_ipc = 0;
+    if (rc) return -1;
+    return hir_cu_work_event(cb, s, w, e);
+}
+
 static int cu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **w,
                        hir_error *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     *w = NULL;
-    if (p->transport == HIR_BK_NCCL) return hir_cu_nccl_p2p(cb, s, p, w, e);
+    if (p->transport == HIR_BK_NCCL)
+        return cb->base.cfg.p2p_host_staged ? hir_cu_staged_p2p(cb, s, p, w, e)
+                                            : hir_cu_nccl_p2p(cb, s, p, w, e);
     if (p->transport == HIR_BK_CUDA) {
-        if (cb->in_group)
-            return hir_error_set(e, "P2P over the CUDA transport cannot be coalesced "
-                                    "(StartCoalescing groups NCCL operations only)"), -1;
-        return hir_cu_ipc_post(cb, s, p, w, e);
+        if (hir_cu_ipc_post(cb, s, p, w, e) < 0) return -1;
+        if (cb->in_group) {
+            /* in a group the transfer is queued now (it is no NCCL operation) and its wait at
+             * EndCoalescing, after the group's NCCL part: the group's Wait covers it */
+            if (hir_cu_grow((void **)&cb->group_ipc, &cb->cap_group_ipc, cb->ngroup_ipc,
+                            sizeof(hir_work *), e) < 0) {
+                cu_work_release_raw(cb, *w);
+                *w = NULL;
+                return -1;
+            }
+            cb->group_ipc[cb->ngroup_ipc++] = *w;
+            *w = NULL;
+        }
+        return 0;
     }
     return hir_error_set(e, "the CUDA backend has no UCC transport; use backend=NCCL or CUDA"),
            -1;
@@ -369,6 +427,9 @@ static int cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c
 {
     hir_cu_backend *cb = hir_cu(be);
     *w = NULL;
+    if (cb->staged_group)
+        return hir_error_set(e, "%s inside a coalescing group: with --nccl-p2p=host-staged a "
+                                "group holds P2P only", hir_comm_type_name(c->kind)), -1;
     if (c->transport == HIR_BK_CUDA && c->kind == HIR_COMM_ALLGATHER && !cb->in_group)
         return hir_cu_ipc_allgather(cb, s, c, w, e);
     return hir_cu_nccl_collective(be, s, c, w, e);
@@ -405,6 +466,9 @@ static void cu_destroy(hir_backend *be)
     hir_cu_backend *cb = hir_cu(be);
     if (!cb) return;
     if (!cb->dead) cudaDeviceSynchronize();
+    for (int i = 0; i < cb->ngroup_ipc; i++) cu_work_release_raw(cb, cb->group_ipc[i]);
+    free(cb->group_ipc);
+    free(cb->staged);
     hir_cu_ipc_destroy(cb);
     hir_cu_nccl_destroy(cb);
     hir_cu_gemm_destroy(cb);
@@ -503,8 +567,8 @@ static const hir_backend_ops cu_ops = {
     .ternary = hir_cu_ternary,
     .reduce = hir_cu_reduce,
     .collective = cu_collective,
-    .group_begin = hir_cu_group_begin,
-    .group_end = hir_cu_group_end,
+    .group_begin = cu_group_begin,
+    .group_end = cu_group_end,
     .p2p_post = cu_p2p_post,
     .share_handles = hir_cu_share_handles,
     .wait = cu_wait,

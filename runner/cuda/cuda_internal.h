@@ -173,6 +173,15 @@ typedef struct hir_cu_backend {
     int ncomms, cap_comms;
     int in_group;
     int group_has_ops;
+    /* the open group is host-staged (cfg.p2p_host_staged): its NCCL-transport P2P posts wait
+     * here for EndCoalescing (cuda_staged.c) */
+    int staged_group;
+    hir_p2p *staged;
+    int nstaged, cap_staged;
+    /* CUDA-IPC posts inside the open group: their waits are queued at EndCoalescing, so that
+     * the group's one Wait covers them */
+    hir_work **group_ipc;
+    int ngroup_ipc, cap_group_ipc;
 
     hir_cu_ipc **ipc;
     int nipc, cap_ipc;
@@ -192,6 +201,11 @@ static inline hir_cu_backend *hir_cu(hir_backend *be) { return (hir_cu_backend *
 
 /* Grow *arr (elements of size sz) so that index n fits. */
 int hir_cu_grow(void **arr, int *cap, int n, size_t sz, hir_error *e);
+
+/* cuda_staged.c: NCCL-transport P2P through host memory (hir-run --nccl-p2p=host-staged) */
+int  hir_cu_staged_p2p(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_work **w,
+                       hir_error *e);
+int  hir_cu_staged_flush(hir_cu_backend *cb, hir_stream *s, hir_error *e);
 
 /* cuda_backend.c */
 int  hir_cu_event_get(hir_cu_backend *cb, cudaEvent_t *ev, hir_error *e);

@@ -78,7 +78,9 @@ static int check_distinct_devices(hir_cu_backend *cb, const int *team, int n, in
                 return hir_error_set(e, "NCCL cannot run two ranks on one GPU: ranks %d and %d "
                                         "of team share a device; use backend=CUDA (CUDA IPC "
                                         "works between processes on one GPU) or one rank per "
-                                        "GPU", team[i], team[j]), -1;
+                                        "GPU (for P2P only: hir-run --nccl-p2p=host-staged "
+                                        "moves it through host memory instead of NCCL)",
+                                 team[i], team[j]), -1;
             }
     free(all);
     return 0;

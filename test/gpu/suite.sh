@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU test suite (ctest label `gpu`; test/gpu/ctest-gpu.sh runs it where a GPU is visible).
 #   test/gpu/suite.sh BIN_DIR OUT_DIR [TIER...]     TIER: headline shapes endurance evidence
-#                                                    nvfuser2026, sdpa (not in the default list)
+#                                                    nvfuser2026 topology sdpa (not in the default list)
 # BIN_DIR holds hir-gen, hir-opt, hir-run (and optionally lib/ or blas.tar.xz with OpenBLAS for
 # the CPU reference). Every case runs with --check; at the headline shape (AG+linear, m=32768,
 # k=16384, n=8192, bf16) the check is the randomized product check (--check-mode=auto), and
@@ -153,6 +153,36 @@ for tier in $tiers; do
     case_ evidence-shared-workspace-bench 4 info --streams=4 --bench=10 --warmup=2 -- $work/h4-defer.hir
     unset HIR_CUDA_SHARED_WORKSPACE
     case_ evidence-own-workspace-bench 4 pass --streams=4 --bench=10 --warmup=2 --vary-inputs -- $work/h4-defer.hir $work/h4.hir
+    ;;
+  topology)
+    # backend{kind=auto nodes=N} on simulated nodes (docs/runner.md, "Several nodes"): CUDA IPC
+    # between ranks of one simulated node, NCCL-transport P2P across them. All ranks share this
+    # machine's GPU(s); NCCL refuses two ranks on one GPU, so the cross-node P2P runs
+    # host-staged (--nccl-p2p=host-staged: device -> host, MPI, host -> device), which is not
+    # NCCL. Each case is checked against the CPU reference of the unlowered program.
+    TM=${HIR_SUITE_TOPO_M:-8192} TK=${HIR_SUITE_TOPO_K:-4096} TN=${HIR_SUITE_TOPO_N:-4096}
+    V=(--vary-inputs --iters=2)
+    HS=--nccl-p2p=host-staged
+    for d in 4 8; do
+      gen $work/topo$d.hir ag-linear $TM $TK $TN $d
+      for n in 1 2 4 8; do
+        [ $((d % n)) -eq 0 ] || continue
+        hir-opt --stream-parallel --pass-pipeline="backend{kind=auto nodes=$n}" $work/topo$d.hir -o $work/topo$d-n$n.hir
+      done
+    done
+    case_ auto-d8-nodes2 8 pass --simulate-nodes=2 $HS "${V[@]}" -- $work/topo8-n2.hir $work/topo8.hir
+    case_ auto-d8-nodes2-s8 8 pass --simulate-nodes=2 --streams=8 $HS "${V[@]}" -- $work/topo8-n2.hir $work/topo8.hir
+    case_ auto-d8-nodes4 8 pass --simulate-nodes=4 $HS "${V[@]}" -- $work/topo8-n4.hir $work/topo8.hir
+    case_ auto-d4-nodes2 4 pass --simulate-nodes=2 $HS "${V[@]}" -- $work/topo4-n2.hir $work/topo4.hir
+    case_ auto-d8-nodes8-all-staged 8 pass --simulate-nodes=8 $HS "${V[@]}" -- $work/topo8-n8.hir $work/topo8.hir
+    case_ auto-d4-nodes1-all-ipc 4 pass "${V[@]}" -- $work/topo4-n1.hir $work/topo4.hir
+    case_ auto-d8-nodes2-repeat-20 8 pass --simulate-nodes=2 $HS --iters=20 --vary-inputs -- $work/topo8-n2.hir $work/topo8.hir
+    # refusals: NCCL itself with ranks sharing a GPU; CUDA IPC across the nodes of a run whose
+    # nodes are smaller than the program was lowered for
+    if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -lt 8 ]; then
+      case_ auto-d8-nodes2-nccl-shared-gpu 8 "error:NCCL cannot run two ranks on one GPU" --simulate-nodes=2 -- $work/topo8-n2.hir $work/topo8.hir
+    fi
+    case_ auto-d8-nodes2-run-on-4 8 "error:${HIR_SUITE_TOPO_REFUSAL:-the program picks CUDA IPC or NCCL by nodes of}" --simulate-nodes=4 $HS -- $work/topo8-n2.hir $work/topo8.hir
     ;;
   nvfuser2026)
     # The 2026 statements on the CUDA backend (docs/runner.md, "The 2026 statements"), each

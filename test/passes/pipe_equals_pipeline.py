@@ -23,15 +23,17 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 SPLIT = "// -----\n"
 
 # Option sets beyond "plain" and "each value of the main option": protocol=put exists only
-# with the CUDA backend; min-flops=0 makes --pipeline-fallback pipeline the small inputs.
+# with the CUDA backend; kind=auto needs nodes=; min-flops=0 makes --pipeline-fallback pipeline the small inputs.
 EXTRA = [
     "--pass-pipeline=stream-parallel{backend=cuda protocol=put}",
     "--pass-pipeline=backend{kind=cuda protocol=put}",
+    "--pass-pipeline=backend{kind=auto nodes=2}",
     "--pass-pipeline=pipeline-fallback{min-flops=0}",
 ]
 
@@ -123,8 +125,12 @@ def main():
 
     def batch_file(a, xs):
         path = os.path.join(tmp, "batch-%d.hir" % abs(hash((a, tuple(xs)))))
-        with open(path, "wb") as fh:
+        # several threads may ask for the same batch at once (a variant that fails on every
+        # input does, for every B): write aside and rename, so no reader sees a partial file
+        part = "%s.%d" % (path, threading.get_ident())
+        with open(part, "wb") as fh:
             fh.write(SPLIT.encode().join(texts[x] for x in xs))
+        os.replace(part, path)
         return path
 
     def run_first(a, xs):

@@ -454,7 +454,7 @@ int main(int argc, char **argv)
     N = hir_boot_size(b);
     for (int i = 0; i < N; i++)
         team[i] = N - 1 - i;
-    hir_backend_config cfg = {b, R, N, hir_boot_local_rank(b), 0, 4, 10, HIR_P2P_GET, 0};
+    hir_backend_config cfg = {b, R, N, hir_boot_local_rank(b), 0, 4, 10, HIR_P2P_GET, 0, 0};
     if (hir_backend_cpu_create(&cfg, &be, &e)) {
         fprintf(stderr, "rank %d: backend: %s\n", R, e.msg);
         hir_boot_abort(b, 1);

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -179,6 +180,87 @@ static void diag_print_and_count(void **state)
     hir_source_fini(&s);
 }
 
+/* A prefix set once goes before every diagnostic; one without a location is one printable
+ * line (control bytes as \xNN, cut after 300 bytes). */
+static void diag_prefix_and_one_line(void **state)
+{
+    const char text[] = "x = y\n";
+    hir_source s;
+    hir_source_init(&s, "t.hir", text, sizeof text - 1);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    hir_diag d;
+    hir_diag_init(&d, f);
+    hir_diag_set_prefix(&d, "rank %d", 3);
+    hir_diag_emit(&d, HIR_ERROR, (hir_loc){&s, 4, 5}, "undefined");
+    hir_diag_error(&d, "bad\tname '%s'", "a\033b");
+    fclose(f);
+    assert_string_equal(buf,
+        "rank 3: t.hir:1:5: error: undefined\n"
+        "x = y\n"
+        "    ^\n"
+        "rank 3: error: bad\\x09name 'a\\x1bb'\n");
+    free(buf);
+    hir_diag_fini(&d);
+    hir_source_fini(&s);
+
+    char longmsg[400], line[512];
+    memset(longmsg, 'a', sizeof longmsg - 1);
+    longmsg[sizeof longmsg - 1] = 0;
+    size_t n = hir_diag_format_line(line, sizeof line, "hir-opt", HIR_ERROR, longmsg);
+    assert_int_equal(n, strlen("hir-opt: error: ") + 300 + 4);
+    assert_string_equal(line + n - 4, "...\n");
+    hir_diag_format_line(line, sizeof line, "map.c:12", HIR_INTERNAL, "n < cap");  /* hir_panic's */
+    assert_string_equal(line, "map.c:12: internal error: n < cap\n");
+    n = hir_diag_format_line(line, 8, "hir-opt", HIR_ERROR, "x");   /* cut, still terminated */
+    assert_int_equal(n, 7);
+    assert_string_equal(line, "hir-opt");
+}
+
+typedef struct seen {
+    int calls, notes, peer;
+    char first[64];
+} seen;
+
+static void record(void *ctx, const hir_diag *d, const hir_diag_entry *e)
+{
+    (void)d;
+    seen *s = ctx;
+    if (!s->calls++)
+        snprintf(s->first, sizeof s->first, "%s", e->msg);
+    for (const hir_diag_entry *n = e->notes; n; n = n->next)
+        s->notes++;
+    if (e->peer >= 0)
+        s->peer = e->peer;
+}
+
+/* An installed sink receives each entry once, with its notes and peer, and nothing is printed. */
+static void diag_custom_sink(void **state)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    hir_diag d;
+    hir_diag_init(&d, f);
+    seen s = {0, 0, -1, ""};
+    hir_diag_set_sink(&d, record, &s);
+    hir_diag_entry *e = hir_diag_peer_error(&d, 2, "no answer from rank %d", 2);
+    hir_diag_note(&d, e, (hir_loc){0}, "waited 5 s");
+    hir_diag_flush(&d);
+    hir_diag_flush(&d);
+    hir_diag_error(&d, "second");
+    fclose(f);
+    assert_int_equal(s.calls, 2);
+    assert_int_equal(s.notes, 1);
+    assert_int_equal(s.peer, 2);
+    assert_string_equal(s.first, "no answer from rank 2");
+    assert_string_equal(hir_diag_first_error(&d), "no answer from rank 2");
+    assert_int_equal(len, 0);
+    free(buf);
+    hir_diag_fini(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -188,6 +270,8 @@ int main(void)
         cmocka_unit_test(interning_shares_pointers),
         cmocka_unit_test(diag_line_col),
         cmocka_unit_test(diag_print_and_count),
+        cmocka_unit_test(diag_prefix_and_one_line),
+        cmocka_unit_test(diag_custom_sink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
