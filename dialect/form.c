@@ -274,6 +274,8 @@ static void convert_stmt(conv *c, hir_stmt *s, int loops)
             conv_error(c, s, "type=AllToAll exists only in the 2026 form");
         convert_root(c, s);
     }
+    if (s->op == HIR_OP_SDPA && c->to == HIR_FORM_2025 && (s->u.sdpa.has_bias || s->u.sdpa.has_mask))
+        conv_error(c, s, "bias= and mask= exist only in the 2026 form");
     if (info->flags & HIR_OPF_STREAM) {
         if (c->to == HIR_FORM_2025)
             stream_to_2025(c, s);

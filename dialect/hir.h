@@ -241,6 +241,12 @@ struct hir_stmt {
             hir_tensor *hidden[2];
             hir_stmt *dispatch;  /* Combine: the Dispatch whose out= is its in= */
         } moe;
+        struct {                 /* sdpa: out = attention output; in[] = q, k, v, [bias], [mask],
+                                  * dropout_p, is_causal, [scale] */
+            hir_tensor *extra[3];     /* logsumexp, philox seed, philox offset */
+            hir_loc extra_loc[3];
+            bool has_bias, has_mask, has_scale;
+        } sdpa;
     } u;
     hir_block body;              /* FOR bodies, IF then-body */
     hir_block else_body;         /* IF else-body */

@@ -785,6 +785,64 @@ static void p_combine(const hir_stmt *s, int level, out *f, const hir_opinfo *in
     PUT(f, ")\n");
 }
 
+/* sdpa: four output lines at `level`, the arguments at level + 1 (docs/language.md, "sdpa") */
+static void p_sdpa(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    /* four output lines at `level`, the arguments at level + 1 (docs/language.md, "sdpa") */
+    const hir_tensor *outs[4] = {s->out, s->u.sdpa.extra[0], s->u.sdpa.extra[1],
+                                 s->u.sdpa.extra[2]};
+    for (int i = 0; i < 4; i++) {
+        indent(f, level);
+        o_tensor_print(outs[i], f);
+        if (i < 3)
+            o_c(f, ',');
+        o_c(f, '\n');
+    }
+    indent(f, level + 1);
+    PUT(f, " = sdpa(");
+    value_print(s->in[0], f);
+    PUT(f, ",\n");
+    int k = 1;
+    for (; k < 3 + s->u.sdpa.has_bias + s->u.sdpa.has_mask; k++) {
+        indent(f, level + 1);
+        spaces(f, 10);
+        if (k == 3)
+            put_str(f, s->u.sdpa.has_bias ? "bias=" : "mask=");
+        else if (k == 4)
+            PUT(f, "mask=");
+        value_print(s->in[k], f);
+        PUT(f, ",\n");
+    }
+    bool y26 = s->form == HIR_FORM_2026;
+    indent(f, level + 1);
+    spaces(f, 10);
+    PUT(f, "dropout_p = ");
+    value_print(s->in[k++], f);
+    PUT(f, ",\n");
+    indent(f, level + 1);
+    spaces(f, 10);
+    put_str(f, y26 ? "is_causal=" : "is_causal = ");
+    value_print(s->in[k++], f);
+    if (y26) {
+        PUT(f, ",\n");
+        if (s->u.sdpa.has_scale) {
+            indent(f, level + 1);
+            spaces(f, 10);
+            PUT(f, "scale=");
+            value_print(s->in[k], f);
+            PUT(f, ",\n");
+        }
+    } else if (s->u.sdpa.has_scale) {
+        indent(f, level + 1);
+        PUT(f, ",\n");
+        spaces(f, 10);
+        PUT(f, "scale = ");
+        value_print(s->in[k], f);
+    }
+    indent(f, level + 1);
+    PUT(f, ")\n");
+}
+
 static void p_scalardef(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 {
     indent(f, level);
@@ -829,6 +887,7 @@ static const stmt_printer print_by_fmt[HIR_FMT_COUNT] = {
     [HIR_FMT_CPERM] = p_cperm,
     [HIR_FMT_DISPATCH] = p_dispatch,
     [HIR_FMT_COMBINE] = p_combine,
+    [HIR_FMT_SDPA] = p_sdpa,
     [HIR_FMT_SCALARDEF] = p_scalardef,
 };
 

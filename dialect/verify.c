@@ -466,6 +466,117 @@ static void check_matmul(vctx *v, const hir_stmt *s)
         extent_mismatch(v, s, out_loc(s), "M of the output and of A [..., M, K] differ", o, eo[no - 2], a, ea[na - 2]);
 }
 
+/* sdpa's outputs: out [N, H, L, Ev] of q's dtype, logsumexp [N, H, L] float, seed/offset uint64 */
+static void check_sdpa_outs(vctx *v, const hir_stmt *s, const hir_tensor *const *t, const int64_t *want)
+{
+    const hir_iterdomain *ids[MAXR];
+    const hir_tensor *o = s->out, *lse = s->u.sdpa.extra[0];
+    int64_t eo[MAXR];
+    if (o) {
+        int n = runtime_shape(v, o, true, eo, ids, MAXR);
+        if (n != 4)
+            verr(v, out_loc(s), "sdpa: output T%lld has %d axes, expected 4 ([N, H, L, Ev])", (long long)o->number, n);
+        else
+            for (int d = 0; d < 4; d++)
+                if (both_const_differ(eo[d], want[d]))
+                    extent_mismatch(v, s, out_loc(s), "the output [N, H, L, Ev] does not match q/v", o, eo[d],
+                                    t[d == 3 ? 2 : 0], want[d]);
+        if (o->dtype != t[0]->dtype)
+            verr(v, out_loc(s), "sdpa: output T%lld has dtype %s, expected %s (q's)", (long long)o->number,
+                 hir_dtype_name(o->dtype), hir_dtype_name(t[0]->dtype));
+    }
+    if (lse) {
+        hir_loc l = s->u.sdpa.extra_loc[0].src ? s->u.sdpa.extra_loc[0] : s->loc;
+        int n = runtime_shape(v, lse, true, eo, ids, MAXR);
+        if (n != 3)
+            verr(v, l, "sdpa: logsumexp T%lld has %d axes, expected 3 ([N, H, L])", (long long)lse->number, n);
+        else
+            for (int d = 0; d < 3; d++)
+                if (both_const_differ(eo[d], want[d]))
+                    extent_mismatch(v, s, l, "logsumexp [N, H, L] does not match q", lse, eo[d], t[0], want[d]);
+        if (lse->dtype != HIR_DT_FLOAT)
+            verr(v, l, "sdpa: logsumexp T%lld has dtype %s, expected float", (long long)lse->number,
+                 hir_dtype_name(lse->dtype));
+    }
+    for (int i = 1; i < 3; i++) {
+        const hir_tensor *x = s->u.sdpa.extra[i];
+        hir_loc l = s->u.sdpa.extra_loc[i].src ? s->u.sdpa.extra_loc[i] : s->loc;
+        if (x && x->dtype != HIR_DT_UINT64)
+            verr(v, l, "sdpa: philox %s T%lld has dtype %s, expected uint64_t", i == 1 ? "seed" : "offset",
+                 (long long)x->number, hir_dtype_name(x->dtype));
+    }
+}
+
+/* sdpa: q [N, H, L, E], k [N, H, S, E], v [N, H, S, Ev] -> out [N, H, L, Ev], logsumexp
+ * [N, H, L] float; q, k, v, out (and an additive bias) share one floating dtype. */
+static void check_sdpa(vctx *v, const hir_stmt *s)
+{
+    static const char *const qkv_name[3] = {"q", "k", "v"};
+    const hir_tensor *t[3];
+    int64_t e[3][MAXR];
+    const hir_iterdomain *ids[MAXR];
+    for (int i = 0; i < 3; i++)     /* logsumexp and the philox seed/offset are defined here */
+        if (s->u.sdpa.extra[i])
+            define(v, s->u.sdpa.extra[i], s->u.sdpa.extra_loc[i].src ? s->u.sdpa.extra_loc[i] : s->loc);
+    for (int i = 0; i < 3; i++) {
+        t[i] = hir_value_tensor(s->in[i]);
+        if (!t[i]) {
+            verr(v, in_loc(s, i), "sdpa: %s must be a tensor", qkv_name[i]);
+            return;
+        }
+        int n = runtime_shape(v, t[i], true, e[i], ids, MAXR);
+        if (n != 4) {
+            verr(v, in_loc(s, i), "sdpa: %s T%lld has %d axes, expected 4 ([N, H, %s, %s])",
+                 qkv_name[i], (long long)t[i]->number, n, i ? "S" : "L", i == 2 ? "Ev" : "E");
+            return;
+        }
+        if (i == 0 && !hir_dtype_is_float(t[0]->dtype)) {
+            verr(v, in_loc(s, 0), "sdpa: q T%lld has dtype %s, expected a floating-point dtype",
+                 (long long)t[0]->number, hir_dtype_name(t[0]->dtype));
+            return;
+        }
+        if (t[i]->dtype != t[0]->dtype)
+            verr(v, in_loc(s, i), "sdpa: %s T%lld has dtype %s, expected %s (q's)", qkv_name[i],
+                 (long long)t[i]->number, hir_dtype_name(t[i]->dtype), hir_dtype_name(t[0]->dtype));
+    }
+    for (int d = 0; d < 2; d++)
+        for (int i = 1; i < 3; i++)
+            if (both_const_differ(e[0][d], e[i][d]))
+                extent_mismatch(v, s, in_loc(s, i), d ? "H of q and of k/v differ" : "N of q and of k/v differ",
+                                t[0], e[0][d], t[i], e[i][d]);
+    if (both_const_differ(e[1][2], e[2][2]))
+        extent_mismatch(v, s, in_loc(s, 2), "S of k [N, H, S, E] and of v [N, H, S, Ev] differ", t[1], e[1][2], t[2], e[2][2]);
+    if (both_const_differ(e[0][3], e[1][3]))
+        extent_mismatch(v, s, in_loc(s, 1), "E of q [N, H, L, E] and of k [N, H, S, E] differ", t[0], e[0][3], t[1], e[1][3]);
+    int64_t want[4] = {e[0][0], e[0][1], e[0][2], e[2][3]};
+    check_sdpa_outs(v, s, t, want);
+    int k = 3;
+    if (s->u.sdpa.has_bias) {
+        const hir_tensor *b = hir_value_tensor(s->in[k]);
+        if (b && b->dtype != t[0]->dtype && b->dtype != HIR_DT_FLOAT)
+            verr(v, in_loc(s, k), "sdpa: bias T%lld has dtype %s, expected %s or float", (long long)b->number,
+                 hir_dtype_name(b->dtype), hir_dtype_name(t[0]->dtype));
+        k++;
+    }
+    if (s->u.sdpa.has_mask) {
+        const hir_tensor *m = hir_value_tensor(s->in[k]);
+        if (m && m->dtype != HIR_DT_BOOL)
+            verr(v, in_loc(s, k), "sdpa: mask T%lld has dtype %s, expected bool", (long long)m->number,
+                 hir_dtype_name(m->dtype));
+    }
+}
+
+/* the outputs a statement defines besides `out`: a Dispatch's that only a Combine names, and
+ * sdpa's logsumexp and philox seed/offset (checked with the rest of the sdpa) */
+static void check_multi_output(vctx *v, const hir_stmt *s)
+{
+    if (s->op == HIR_OP_SDPA)
+        check_sdpa(v, s);
+    if (s->op == HIR_OP_DISPATCH)
+        for (int i = 0; i < 2; i++)
+            define(v, s->u.moe.hidden[i], out_loc(s));
+}
+
 /* dtype of every tensor input equals the output's for ops that do not convert */
 static bool keeps_dtype(hir_op op)
 {
@@ -990,9 +1101,7 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
         define(v, s->out, out_loc(s));
         hir_map_del(&v->deallocated, key(s->out));
     }
-    if (s->op == HIR_OP_DISPATCH)   /* its outputs that only a Combine names */
-        for (int i = 0; i < 2; i++)
-            define(v, s->u.moe.hidden[i], out_loc(s));
+    check_multi_output(v, s);
     if (s->sout)
         define(v, s->sout, out_loc(s));
     if (info->fmt == HIR_FMT_POST || info->fmt == HIR_FMT_LAUNCH)

@@ -48,6 +48,9 @@ struct hir_lexstate {
     uint32_t mesh_begin, mesh_end;   /* spelling of the last mesh read (fast path) */
     hir_mesh *mesh;
     bool need_newline;           /* a token was returned since the last NEWLINE */
+    int last_token;              /* the last token returned */
+    bool outputs_open;           /* the statement so far is tensors and ',' (sdpa's output
+                                  * lines): a line ending in ',' continues it */
     bool at_eof;
     hir_yyltype dedent_loc;
     jmp_buf *fatal;              /* hir_lex_init: where flex's YY_FATAL_ERROR (out of memory) goes */

@@ -87,6 +87,10 @@ static hir_stmt *cperm_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
 static bool field_is(hir_parse_ctx *ctx, const char *got, hir_yyltype l, const char *want,
                      const char *stmt);
 static bool backend_of(hir_parse_ctx *ctx, const char *name, hir_yyltype l, hir_backend_kind *out);
+/* sdpa (parser/sdpa_actions.inc) */
+static void *sdpa_arg(hir_parse_ctx *ctx, const char *name, hir_yyltype nl, hir_value *v, hir_yyltype vl);
+static hir_stmt *sdpa_stmt(hir_parse_ctx *ctx, hir_yyltype at, hir_tensor **outs, hir_yyltype *ol,
+                           hir_tensor **qkv, hir_yyltype *ql, hir_ptrvec *args, hir_yyltype close);
 static bool expr_number_ok(hir_parse_ctx *ctx, int64_t number, hir_yyltype l);
 }
 
@@ -158,6 +162,7 @@ struct hir_ewrhs { int kind; int op; bool infix; const char *fn; int n; hir_valu
 %token KW_LAUNCH "'LaunchKernel'" KW_GROUP "'Group'" KW_ID "'ID'" KW_DEALLOC "'Deallocate'"
 %token KW_TRUE "'true'" KW_FALSE "'false'" KW_EX "'ex'"
 %token KW_CPERM "'CollectivePermute'" KW_DISPATCH "'Dispatch'" KW_COMBINE "'Combine'" KW_RESHAPE "'reshape'"
+%token KW_SDPA "'sdpa'"
 %token <str> HEXPTR "address"
 
 %type <tensor> tensor
@@ -168,7 +173,7 @@ struct hir_ewrhs { int kind; int op; bool infix; const char *fn; int n; hir_valu
 %type <value> operand value_ref
 %type <vec> id_list opt_id_list inline_args int_list stmts opt_block opt_else value_list
 %type <vec> opt_value_list trailing_values share_list mesh_groups slice_ranges bool_list
-%type <vec> index_def_list opt_index_defs
+%type <vec> index_def_list opt_index_defs sdpa_args
 %type <mesh> opt_mesh mesh
 %type <mnode> mesh_items mesh_group
 %type <stmt> stmt
@@ -373,6 +378,14 @@ stmt
           stmt_inputs(ctx, s, 3, v, l);
           hir_ptrvec_push(P->arena, &ctx->dispatches, s);
           $$ = s;
+      }
+    | tensor ',' tensor ',' tensor ',' tensor '=' KW_SDPA '(' tensor ',' tensor ',' tensor ',' sdpa_args ')' NEWLINE
+      {
+          hir_tensor *outs[4] = {$1, $3, $5, $7};
+          hir_yyltype ol[4] = {@1, @3, @5, @7};
+          hir_tensor *qkv[3] = {$11, $13, $15};
+          hir_yyltype ql[3] = {@11, @13, @15};
+          $$ = sdpa_stmt(ctx, @$, outs, ol, qkv, ql, $17, @18);
       }
     | KW_COMBINE INT '(' KW_BACKEND '=' IDENT ',' KW_IN '=' tensor ',' IDENT '=' tensor ',' IDENT '=' tensor ',' IDENT '=' tensor ')' NEWLINE
       {
@@ -842,6 +855,14 @@ slice_ranges
       }
     ;
 
+/* sdpa's named arguments after q, k, v (parser/sdpa_actions.inc checks names and order); a
+ * trailing ',' before ')' is the 2026 spelling, and is recorded as a NULL item */
+sdpa_args
+    : IDENT '=' operand                 { $$ = vec1(ctx, sdpa_arg(ctx, $1, @1, $3, @3)); }
+    | sdpa_args ',' IDENT '=' operand   { $$ = vecpush(ctx, $1, sdpa_arg(ctx, $3, @3, $5, @5)); }
+    | sdpa_args ','                     { $$ = vecpush(ctx, $1, NULL); }
+    ;
+
 bool
     : KW_TRUE       { $$ = true; }
     | KW_FALSE      { $$ = false; }
@@ -1028,3 +1049,4 @@ prefixop
 %%
 
 #include "parser/parser_actions.inc"
+#include "parser/sdpa_actions.inc"

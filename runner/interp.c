@@ -1422,7 +1422,7 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
         break;
     }
     default:
-        rc = interp_fail(it, e, "statement kind not supported by the runner");
+        rc = ops_other(it, s, e);
     }
     it->stmt = s;
     if (it->cfg.on_stmt)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU test suite (ctest label `gpu`; test/gpu/ctest-gpu.sh runs it where a GPU is visible).
 #   test/gpu/suite.sh BIN_DIR OUT_DIR [TIER...]     TIER: headline shapes endurance evidence
-#                                                    nvfuser2026 topology (not in the default list)
+#                                                    nvfuser2026 topology sdpa (not in the default list)
 # BIN_DIR holds hir-gen, hir-opt, hir-run (and optionally lib/ or blas.tar.xz with OpenBLAS for
 # the CPU reference). Every case runs with --check; at the headline shape (AG+linear, m=32768,
 # k=16384, n=8192, bf16) the check is the randomized product check (--check-mode=auto), and
@@ -205,6 +205,20 @@ for tier in $tiers; do
       case_ bcast-fec-d4 4 pass -- $I/run2026-bcast-fec.hir $I/run2026-allgather-ref.hir
       case_ alltoall-d4 4 pass -- $I/run2026-alltoall.hir $I/run2026-alltoall-ref.hir
     else echo "| 4-rank NCCL cases | 4 | | | skipped: $ngpu GPU(s) visible | | |" >> "$res"; fi
+    ;;
+  sdpa)
+    # sdpa (docs/runner-cpu.md, "sdpa"): the CPU reference against its broadcast/reduce
+    # formulation, the CUDA backend's located refusal, and the CPU reference against PyTorch's
+    # scaled_dot_product_attention on this GPU (test/gpu/sdpa-torch.py).
+    I=$here/../lit/Inputs/sdpa
+    HIR_SUITE_DEVICE=cpu case_ sdpa-cpu-vs-formulation 1 pass -- $I/run-sdpa.hir $I/run-sdpa-ref.hir
+    case_ sdpa-cuda-refused 1 "error:the cuda backend does not compute it yet" -- $I/run-sdpa.hir
+    t0=$(date +%s)
+    if python3 $here/sdpa-torch.py $work/sdpa-torch > $logs/sdpa-torch.log 2>&1; then pass=$((pass+1)); r=ok
+    else fail=$((fail+1)); r="**UNEXPECTED: error**"; fi
+    line=$(tail -1 $logs/sdpa-torch.log | cut -c1-300)
+    printf '| sdpa-cpu-vs-torch | 1 | | pass | %s | %s | %s |\n' "$r" "$(( $(date +%s) - t0 ))" "$line" >> "$res"
+    cat $logs/sdpa-torch.log
     ;;
   *) echo "unknown tier $tier"; fail=$((fail+1)) ;;
   esac
