@@ -521,6 +521,9 @@ static int stream_resolve(hir_interp *it, const hir_stream_ref *r, int create, h
             return -1;
         if (k < 0)
             return interp_fail(it, e, "stream index %" PRId64 " is negative", k);
+        if (k >= HIR_STREAM_OBJECT_KEY_BASE)
+            return interp_fail(it, e, "stream index %" PRId64 " is too large (at most %" PRId64 ")",
+                               k, HIR_STREAM_OBJECT_KEY_BASE - 1);
         if (it->be->ops->stream_get(it->be, k, out, e))
             return backend_fail(it, e);
         return 0;
@@ -529,6 +532,9 @@ static int stream_resolve(hir_interp *it, const hir_stream_ref *r, int create, h
     if (!s) {
         if (!create)
             return interp_fail(it, e, "Stream %" PRId64 " was never captured or set", r->number);
+        if (r->number >= HIR_STREAM_OBJECT_KEY_BASE)
+            return interp_fail(it, e, "Stream %" PRId64 ": stream numbers above %" PRId64
+                               " are not supported", r->number, HIR_STREAM_OBJECT_KEY_BASE - 1);
         if (it->be->ops->stream_get(it->be, HIR_STREAM_OBJECT_KEY_BASE + r->number, &s, e))
             return backend_fail(it, e);
         if (hir_map_try_put(&it->obj_streams, (uint64_t)r->number, s))
