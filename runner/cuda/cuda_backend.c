@@ -274,33 +274,43 @@ static double now_s(void)
 }
 
 /* Poll instead of cudaStreamSynchronize: a stream blocked on a semaphore of a dead peer never
- * drains, and the user must get a message naming the stream and what it waits for. */
+ * drains, and the user must get a message naming the stream and what it waits for. Waits for s
+ * (timeout counted from t0, CLOCK_MONOTONIC seconds); `what` starts the message. */
+int hir_cu_stream_drain(hir_cu_backend *cb, hir_stream *s, const char *what, double t0,
+                        hir_error *e)
+{
+    double timeout = cb->base.cfg.timeout > 0 ? cb->base.cfg.timeout : 300.0;
+    long sleep_ns = 2000;
+    for (;;) {
+        cudaError_t st = cudaStreamQuery(s->s);
+        if (st == cudaSuccess) return 0;
+        if (st != cudaErrorNotReady) HIR_CK_ST(e, cuda, "cudaStreamQuery", st);
+        if (cb->ncomms && hir_cu_nccl_check_async(cb, e) < 0) return -1;
+        if (now_s() - t0 > timeout) {
+            cb->dead = 1;
+            hir_error_set(e, "%s still busy after %.1f s%s%s", what, timeout,
+                          s->pending[0] ? "; last queued: " : "", s->pending);
+            e->peer = s->pending_peer;
+            return -1;
+        }
+        struct timespec ts = {0, sleep_ns};
+        nanosleep(&ts, NULL);
+        if (sleep_ns < 1000000) sleep_ns *= 2;
+    }
+}
+
+double hir_cu_now_s(void) { return now_s(); }
+
 static int cu_synchronize(hir_backend *be, hir_error *e)
 {
     hir_cu_backend *cb = hir_cu(be);
-    double t0 = now_s(), timeout = be->cfg.timeout > 0 ? be->cfg.timeout : 300.0;
-    long sleep_ns = 2000;
+    double t0 = now_s();
     for (int i = -1; i < cb->nstreams; i++) {
         hir_stream *s = i < 0 ? &cb->main : cb->streams[i];
-        for (;;) {
-            cudaError_t st = cudaStreamQuery(s->s);
-            if (st == cudaSuccess) break;
-            if (st != cudaErrorNotReady) HIR_CK_ST(e, cuda, "cudaStreamQuery", st);
-            if (cb->ncomms && hir_cu_nccl_check_async(cb, e) < 0) return -1;
-            if (now_s() - t0 > timeout) {
-                cb->dead = 1;
-                char name[32];
-                if (s->key < 0) snprintf(name, sizeof name, "main");
-                else snprintf(name, sizeof name, "%lld", (long long)s->key);
-                hir_error_set(e, "synchronize: stream %s still busy after %.1f s%s%s", name,
-                              timeout, s->pending[0] ? "; last queued: " : "", s->pending);
-                e->peer = s->pending_peer;
-                return -1;
-            }
-            struct timespec ts = {0, sleep_ns};
-            nanosleep(&ts, NULL);
-            if (sleep_ns < 1000000) sleep_ns *= 2;
-        }
+        char what[64];
+        if (s->key < 0) snprintf(what, sizeof what, "synchronize: stream main");
+        else snprintf(what, sizeof what, "synchronize: stream %lld", (long long)s->key);
+        if (hir_cu_stream_drain(cb, s, what, t0, e) < 0) return -1;
         s->pending[0] = 0;
         s->pending_peer = -1;
     }

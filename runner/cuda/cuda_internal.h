@@ -251,6 +251,11 @@ int  hir_cu_group_end(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e
 int  hir_cu_nccl_p2p(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_work **w,
                      hir_error *e);
 int  hir_cu_nccl_check_async(hir_cu_backend *cb, hir_error *e);
+/* Poll stream s until it drains; fails after the configured timeout (counted from t0, seconds of
+ * hir_cu_now_s) with "<what> still busy after …" and marks the backend dead. */
+int    hir_cu_stream_drain(hir_cu_backend *cb, hir_stream *s, const char *what, double t0,
+                           hir_error *e);
+double hir_cu_now_s(void);
 void hir_cu_nccl_destroy(hir_cu_backend *cb);
 int  hir_cu_nccl_version(void);   /* ncclGetVersion's code; 0 without NCCL */
 

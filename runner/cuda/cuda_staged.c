@@ -21,34 +21,11 @@
 
 enum { TAG_STAGED = 0x4c10 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* Wait for s to drain, polling: a stream blocked on a peer's semaphore fails after the
- * timeout with what it waits for, instead of hanging in cudaStreamSynchronize. */
+/* Wait for s to drain (hir_cu_stream_drain: polling, so a stream blocked on a peer fails after
+ * the timeout with what it waits for, instead of hanging in cudaStreamSynchronize). */
 static int drain(hir_cu_backend *cb, hir_stream *s, hir_error *e)
 {
-    double t0 = now_s(), timeout = cb->base.cfg.timeout > 0 ? cb->base.cfg.timeout : 300.0;
-    long sleep_ns = 2000;
-    for (;;) {
-        cudaError_t st = cudaStreamQuery(s->s);
-        if (st == cudaSuccess) return 0;
-        if (st != cudaErrorNotReady) HIR_CK_ST(e, cuda, "cudaStreamQuery", st);
-        if (now_s() - t0 > timeout) {
-            cb->dead = 1;
-            hir_error_set(e, "host-staged P2P: the stream is still busy after %.1f s%s%s",
-                          timeout, s->pending[0] ? "; last queued: " : "", s->pending);
-            e->peer = s->pending_peer;
-            return -1;
-        }
-        struct timespec ts = {0, sleep_ns};
-        nanosleep(&ts, NULL);
-        if (sleep_ns < 1000000) sleep_ns *= 2;
-    }
+    return hir_cu_stream_drain(cb, s, "host-staged P2P: the stream is", hir_cu_now_s(), e);
 }
 
 static size_t view_bytes(const hir_p2p *p) { return hir_dtype_size(p->buf.dtype) * (size_t)hir_cu_numel(&p->buf); }
