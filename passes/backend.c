@@ -42,6 +42,8 @@ typedef struct bk {
     hir_backend_kind kind;
     exchange *ex;
     int nex, capex;
+    hir_map known;               /* the P2P expressions of ex[] (pointer -> itself), as
+                                  * index_exchanges last saw them */
 } bk;
 
 static hir_stmt *at(hir_block *b, int i) { return i < hir_block_size(b) ? hir_block_at(b, i) : NULL; }
@@ -135,12 +137,24 @@ static bool find_exchanges(hir_stmt *s, int depth, void *ctx)
     return true;
 }
 
+/* Records the P2P expressions of every recognised exchange, so that `recognised` is one map
+ * look-up rather than a scan of all exchanges (quadratic in a program of many loops). Called
+ * again whenever the exchanges were rewritten. */
+static void index_exchanges(bk *c)
+{
+    hir_map_fini(&c->known);
+    hir_map_init_in(&c->known, c->p->arena);
+    for (int i = 0; i < c->nex; i++) {
+        hir_comm *m[4] = {c->ex[i].recv, c->ex[i].send, c->ex[i].recv_net, c->ex[i].send_net};
+        for (int k = 0; k < 4; k++)
+            if (m[k])
+                hir_map_put(&c->known, (uint64_t)(uintptr_t)m[k], m[k]);
+    }
+}
+
 static bool recognised(bk *c, const hir_comm *m)
 {
-    for (int i = 0; i < c->nex; i++)
-        if (c->ex[i].recv == m || c->ex[i].send == m || c->ex[i].recv_net == m || c->ex[i].send_net == m)
-            return true;
-    return false;
+    return m && hir_map_get(&c->known, (uint64_t)(uintptr_t)m) != NULL;
 }
 
 typedef struct check { bk *c; int rc; } check;
@@ -385,12 +399,13 @@ static void split_by_node(bk *c, int64_t nodes)
     }
     /* ShareMemHandles of these pairs (also hoisted ones) named both halves of a pair whose
      * halves now each run only where their peer shares the node */
+    index_exchanges(c);
     strip_block(c, &p->body);
 }
 
 int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
 {
-    bk c = {p, d, HIR_BK_NCCL, NULL, 0, 0};
+    bk c = {p, d, HIR_BK_NCCL, NULL, 0, 0, {0}};
     const char *kind = hir_pass_opt(hir_opts_backend, args, "kind");
     if (!kind) {
         hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: missing kind (use --backend=nccl or --backend=cuda)");
@@ -402,10 +417,14 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
     hir_block_walk(&p->body, 0, find_exchanges, &c);
     if (nodes && auto_fit(&c, nodes))
         return -1;
+    hir_map_init_in(&c.known, p->arena);
+    index_exchanges(&c);
     check k = {&c, 0};
     hir_block_walk(&p->body, 0, check_p2p, &k);
-    if (k.rc)
+    if (k.rc) {
+        hir_map_fini(&c.known);
         return -1;
+    }
 
     hir_map old;
     hir_map_init_in(&old, p->arena);
@@ -454,6 +473,7 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
     if (proto && c.kind != HIR_BK_CUDA) {
         hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: protocol= applies to kind=cuda only");
         hir_map_fini(&old);
+        hir_map_fini(&c.known);
         return -1;
     }
     if (proto) {
@@ -471,8 +491,10 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
             }
         }
     }
-    if (any && c.kind == HIR_BK_NCCL)
+    if (any && c.kind == HIR_BK_NCCL) {
+        index_exchanges(&c);
         strip_block(&c, &p->body);
+    }
     if (any)
         pu_prune_index_defs(p, &old);
     hir_map_fini(&old);
@@ -490,6 +512,7 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
         else if (c.kind == HIR_BK_NCCL || m->type == HIR_COMM_ALLGATHER || m->type == HIR_COMM_BROADCAST)
             m->backend = c.kind;
     }
+    hir_map_fini(&c.known);
     return 0;
 }
 

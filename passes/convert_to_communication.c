@@ -78,23 +78,29 @@ static int resharding(cc *c, hir_stmt *s, int *axis)
     return 1;
 }
 
+/* The block is rebuilt in one walk (statements copied into a new array, three for each
+ * converted Set), never by insertion in place: that would move the rest of the block for
+ * every Set, quadratic in a long block. */
 static int convert_block(cc *c, hir_block *b)
 {
     hir_program *p = c->p;
+    hir_ptrvec out = {0};
+    int converted = 0;
     for (int i = 0; i < hir_block_size(b); i++) {
         hir_stmt *s = hir_block_at(b, i);
         if (s->op == HIR_OP_FOR || s->op == HIR_OP_HOST_FOR) {
             if (convert_block(c, &s->body))
                 return -1;
+            hir_ptrvec_push(p->arena, &out, s);
             continue;
         }
-        if (s->op != HIR_OP_SET && s->op != HIR_OP_SEGMENTER_SET)
-            continue;
-        int axis, r = resharding(c, s, &axis);
-        if (r < 0)
+        int axis, r = 0;
+        if ((s->op == HIR_OP_SET || s->op == HIR_OP_SEGMENTER_SET) && (r = resharding(c, s, &axis)) < 0)
             return -1;
-        if (!r)
+        if (!r) {
+            hir_ptrvec_push(p->arena, &out, s);
             continue;
+        }
         hir_tensor *in = hir_value_tensor(s->in[0]);
         hir_stmt *alloc = pu_allocate(p, s->out, true, pu_loc(p, s), c->d);
         if (!alloc)
@@ -112,12 +118,14 @@ static int convert_block(cc *c, hir_block *b)
         alloc->loc = s->loc;
         hir_stmt *cs = pu_comm_stmt(p, m);
         cs->loc = s->loc;
-        b->stmts.items[i] = alloc;
-        hir_block_insert(p, b, i + 1, cs);
-        hir_block_insert(p, b, i + 2, pu_wait(p, m));
-        i += 2;
+        hir_ptrvec_push(p->arena, &out, alloc);
+        hir_ptrvec_push(p->arena, &out, cs);
+        hir_ptrvec_push(p->arena, &out, pu_wait(p, m));
+        converted++;
         c->converted++;
     }
+    if (converted)
+        b->stmts = out;
     return 0;
 }
 

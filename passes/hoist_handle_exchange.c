@@ -121,29 +121,35 @@ static hir_stmt *exchange_loop(hoist *h, hir_stmt *loop)
     return ex;
 }
 
+/* The block is rebuilt in one walk into a new array (an exchange loop lands at most two
+ * statements before the loop it serves), never by insertion in place: that would move the
+ * rest of the block for every pipeline, quadratic in a program of many pipelines. */
 static void hoist_block(hoist *h, hir_block *b)
 {
+    hir_ptrvec out = {0};
+    int added = 0;
     for (int i = 0; i < hir_block_size(b); i++) {
         hir_stmt *s = hir_block_at(b, i);
         if (hir_ops[s->op].flags & HIR_OPF_REGION) {
             hoist_block(h, &s->body);
             hoist_block(h, &s->else_body);
         }
-        if (s->op != HIR_OP_FOR)
-            continue;
-        hir_stmt *ex = exchange_loop(h, s);
-        if (!ex)
-            continue;
-        /* before the stream pattern [GetCurrentStream, sync FOR, main FOR] when present */
-        int at = i;
-        if (at >= 2 && hir_block_at(b, at - 1)->op == HIR_OP_FOR &&
-            hir_block_at(b, at - 1)->u.kfor.id == s->u.kfor.id &&
-            hir_block_at(b, at - 2)->op == HIR_OP_GET_STREAM)
-            at -= 2;
-        hir_block_insert(h->p, b, at, ex);
-        i++;
-        h->hoisted++;
+        hir_stmt *ex = s->op == HIR_OP_FOR ? exchange_loop(h, s) : NULL;
+        if (ex) {
+            /* before the stream pattern [GetCurrentStream, sync FOR, main FOR] when present */
+            int at = out.n;
+            if (at >= 2 && ((hir_stmt *)out.items[at - 1])->op == HIR_OP_FOR &&
+                ((hir_stmt *)out.items[at - 1])->u.kfor.id == s->u.kfor.id &&
+                ((hir_stmt *)out.items[at - 2])->op == HIR_OP_GET_STREAM)
+                at -= 2;
+            hir_ptrvec_insert(h->p->arena, &out, at, ex);
+            added++;
+            h->hoisted++;
+        }
+        hir_ptrvec_push(h->p->arena, &out, s);
     }
+    if (added)
+        b->stmts = out;
 }
 
 int hir_run_hoist_handle_exchange(hir_program *p, const hir_pass_args *args, hir_diag *d)

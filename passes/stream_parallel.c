@@ -41,6 +41,10 @@ typedef struct sp {
      * interned, so the cache is reset per loop to keep that behaviour. */
     slice_key *cache;
     int ncache, capcache;
+    hir_map cache_at;            /* hash of (t, axis, index) -> 1 + first cache entry with it */
+    int *cache_next;             /* next entry with the same hash, -1 */
+    hir_map groups;              /* the FOR statements step 1 made (pointer -> itself) */
+    int64_t stream_floor;        /* pu_next_stream of the program before lowering */
 } sp;
 
 static int axis_err(sp *c, hir_stmt *s, const hir_iterdomain *id, const char *why)
@@ -53,9 +57,17 @@ static int axis_err(sp *c, hir_stmt *s, const hir_iterdomain *id, const char *wh
 /* The slice of t at `index` along logical axis `axis`: a new local tensor whose logical
  * domain is t's without that axis (IterDomains cloned, so freshly numbered). *fresh says
  * whether the caller must emit the HirAliasSelect. */
+static uint64_t slice_hash(const hir_tensor *t, int axis, const hir_scalar *index)
+{
+    struct { const void *t; int64_t axis; const void *index; } k = {t, axis, index};
+    uint64_t h = hir_hash_bytes(&k, sizeof k);
+    return h == UINT64_MAX ? 0 : h;
+}
+
 static hir_tensor *slice_of(sp *c, hir_tensor *t, int axis, hir_scalar *index, bool *fresh)
 {
-    for (int i = 0; i < c->ncache; i++)
+    uint64_t h = slice_hash(t, axis, index);
+    for (int i = (int)(uintptr_t)hir_map_get(&c->cache_at, h) - 1; i >= 0; i = c->cache_next[i])
         if (c->cache[i].t == t && c->cache[i].axis == axis && c->cache[i].index == index) {
             *fresh = false;
             return c->cache[i].slice;
@@ -71,9 +83,13 @@ static hir_tensor *slice_of(sp *c, hir_tensor *t, int axis, hir_scalar *index, b
         int cap = c->capcache ? 2 * c->capcache : 16;
         c->cache = hir_arena_grow(p->arena, c->cache, sizeof(slice_key) * c->capcache,
                                   sizeof(slice_key) * cap);
+        c->cache_next = hir_arena_grow(p->arena, c->cache_next, sizeof(int) * c->capcache,
+                                       sizeof(int) * cap);
         c->capcache = cap;
     }
+    c->cache_next[c->ncache] = (int)(uintptr_t)hir_map_get(&c->cache_at, h) - 1;
     c->cache[c->ncache++] = (slice_key){t, axis, index, s};
+    hir_map_put(&c->cache_at, h, (void *)(uintptr_t)c->ncache);
     *fresh = true;
     return s;
 }
@@ -273,6 +289,8 @@ static int lower_group(sp *c, hir_stmt *group, hir_ptrvec *out)
     hir_iterdomain *sid = group->u.kfor.id;
     hir_block *orig = &group->body;
     c->ncache = 0;
+    hir_map_fini(&c->cache_at);
+    hir_map_init_in(&c->cache_at, p->arena);
 
     loopctx L = {0};
     L.idx = hir_scalar_named(p, "streamIdx");
@@ -310,7 +328,9 @@ static int lower_group(sp *c, hir_stmt *group, hir_ptrvec *out)
     }
 
     /* step 4 around step 3 */
-    int64_t main_stream = pu_next_stream(p);
+    /* pu_next_stream(p), without a walk per group: the body it would walk is the input's
+     * until every group is lowered, so only p->next_stream moves */
+    int64_t main_stream = p->next_stream > c->stream_floor ? p->next_stream : c->stream_floor;
     p->next_stream = main_stream + 1;
     hir_ptrvec_push(p->arena, out, pu_stream_stmt(p, HIR_OP_GET_STREAM, main_stream, NULL));
     hir_stmt *sync = pu_kfor(p, L.idx, sid);
@@ -336,13 +356,7 @@ static int lower_group(sp *c, hir_stmt *group, hir_ptrvec *out)
     return 0;
 }
 
-static bool is_group(hir_ptrvec *groups, hir_stmt *s)
-{
-    for (int i = 0; i < groups->n; i++)
-        if (groups->items[i] == s)
-            return true;
-    return false;
-}
+static bool is_group(sp *c, hir_stmt *s) { return hir_map_get(&c->groups, (uint64_t)(uintptr_t)s) != NULL; }
 
 /* PostOnStream / LaunchKernel anywhere at top level may not produce stream-parallel data */
 static int check_kernel(sp *c, hir_stmt *s)
@@ -364,7 +378,9 @@ static int check_kernel(sp *c, hir_stmt *s)
 
 int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag *d)
 {
-    sp c = {p, d, HIR_BK_NCCL, false, {{0}}, NULL, 0, 0};
+    sp c = {p, d, HIR_BK_NCCL, false, {{0}}, NULL, 0, 0, {0}, NULL, {0}, 0};
+    hir_map_init_in(&c.cache_at, p->arena);
+    hir_map_init_in(&c.groups, p->arena);
     if (pu_backend_choose(p, hir_pass_opt(hir_opts_stream_parallel, args, "backend"), "stream-parallel",
                           d, &c.backend))
         return -1;
@@ -391,7 +407,7 @@ int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag 
             continue;
         }
         hir_stmt *last = grouped.n ? grouped.items[grouped.n - 1] : NULL;
-        if (last && is_group(&groups, last) && pu_axis_mapped(&c.map, last->u.kfor.id, sid)) {
+        if (last && is_group(&c, last) && pu_axis_mapped(&c.map, last->u.kfor.id, sid)) {
             hir_block_append(p, &last->body, s);
             continue;
         }
@@ -400,6 +416,7 @@ int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag 
         hir_block_append(p, &f->body, s);
         hir_ptrvec_push(p->arena, &grouped, f);
         hir_ptrvec_push(p->arena, &groups, f);
+        hir_map_put(&c.groups, (uint64_t)(uintptr_t)f, f);
     }
     /* OCT rule: container inputs are never stream-parallel (checked only when there is
      * something to lower, so that an already lowered program passes through unchanged) */
@@ -413,10 +430,11 @@ int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag 
         }
     }
     /* steps 2-4 */
+    c.stream_floor = groups.n ? pu_next_stream(p) : 0;
     hir_ptrvec result = {0};
     for (int i = 0; i < grouped.n && !rc; i++) {
         hir_stmt *s = grouped.items[i];
-        if (is_group(&groups, s))
+        if (is_group(&c, s))
             rc = lower_group(&c, s, &result);
         else
             hir_ptrvec_push(p->arena, &result, s);
@@ -424,6 +442,8 @@ int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag 
     if (!rc && groups.n)
         p->body.stmts = result;
     pu_axis_map_fini(&c.map);
+    hir_map_fini(&c.cache_at);
+    hir_map_fini(&c.groups);
     return rc;
 }
 
