@@ -269,7 +269,7 @@ int hir_run_canonicalize(hir_program *p, const hir_pass_args *args, hir_diag *d)
     (void)d;
     /* (1) folding, to a fixed point: a fold can expose an identity above it */
     for (int round = 0; round < 64; round++) {
-        fold f = {p, 0, {0}, {0}};
+        fold f = {p, 0, {0}, {{0}}};
         hir_map_init_in(&f.keep, p->arena);
         hir_scalar_memo_init(&f.memo);
         hir_block_walk(&p->body, 0, stream_slots, &f.keep);
@@ -316,7 +316,10 @@ int hir_run_canonicalize(hir_program *p, const hir_pass_args *args, hir_diag *d)
         if (found)
             pu_visit_scalars(p, true, merge_slot, &m);
         hir_map_fini(&m.to);
-        if (!found)
+        /* merged symbols stay in the symbol table, so a round finds them again; a round
+         * that replaced nothing left the program as it was, and so would every later one
+         * (stopping only at !found ran all 64 rounds over the whole program) */
+        if (!found || !m.changed)
             break;
     }
     /* (3) dead trailer entries, deterministic order */
