@@ -269,7 +269,9 @@ int hir_run_canonicalize(hir_program *p, const hir_pass_args *args, hir_diag *d)
     (void)d;
     /* (1) folding, to a fixed point: a fold can expose an identity above it */
     for (int round = 0; round < 64; round++) {
-        fold f = {p, 0, {0}, {{0}}};
+        fold f;
+        memset(&f, 0, sizeof f);
+        f.p = p;
         hir_map_init_in(&f.keep, p->arena);
         hir_scalar_memo_init(&f.memo);
         hir_block_walk(&p->body, 0, stream_slots, &f.keep);
