@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Every pass does work linear in its input: counted, not timed.
+
+For each pass (and the verifier, --print-form, and the pipeline's re-reading after a pass,
+pu_as_printed) it makes two inputs of the shape bench/pass_scaling.py measures, the second
+8 times the statements of the first, runs `hir-opt --no-verify-each PASS INPUT` under
+callgrind with only the pass's function collected (--toggle-collect), and compares the
+instructions executed: their ratio may exceed the ratio of statements by at most SLACK
+(hash tables grow in steps, so the count is not exactly proportional; the linear passes show
+1.00 to 1.08). At these small sizes a quadratic term is still a small part of the work: the
+passes as they were on 2026-12-04 (main 54dac6b) show 4.94 (strip-communication), 3.24 and
+1.99 (stream-parallel), 1.53 (convert-to-communication), 1.51 (pipeline-fallback), 1.29 and
+1.21 (backend), 1.26 (hoist-handle-exchange) and fail here; on 10^5 statements the same
+passes ran 10 to 80 times longer than linear (docs/benchmarks.md, "Pass scaling").
+
+Instruction counts of one binary on one input are deterministic, so this test does not
+depend on the machine's load. It needs valgrind (CMake registers it only where valgrind is
+found, and not in the sanitizer builds).
+
+usage: linear_work.py BUILD_TOOLS_DIR SOURCE_DIR [NAME...]
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+SLACK = 1.15
+FACTOR = 8
+
+# name, input kind, units of the small input, hir-opt arguments, collected function
+CASES = [
+    ("verify", "spc", 40, [], "hir_program_verify"),
+    ("print-form", "spc", 40, ["--print-form=2026"], "hir_program_convert_form"),
+    ("as-printed", "spc", 40, ["--defer-send-wait"], "pu_as_printed"),
+    ("canonicalize", "spc", 40, ["--canonicalize"], "hir_run_canonicalize"),
+    ("backend-nccl", "spc", 40, ["--backend=nccl"], "hir_run_backend"),
+    ("backend-auto", "spc", 40, ["--pass-pipeline=backend{kind=auto nodes=2}"], "hir_run_backend"),
+    ("backend-cuda", "spn", 40, ["--backend=cuda"], "hir_run_backend"),
+    ("hoist-handle-exchange", "spc", 40, ["--hoist-handle-exchange"], "hir_run_hoist_handle_exchange"),
+    ("defer-send-wait", "spc", 40, ["--defer-send-wait"], "hir_run_defer_send_wait"),
+    ("strip-communication", "spc", 40, ["--strip-communication"], "hir_run_strip_communication"),
+    ("convert-to-communication", "blocks", 200, ["--convert-to-communication"],
+     "hir_run_convert_to_communication"),
+    ("pipeline-fallback", "blocks", 200, ["--pipeline-fallback"], "hir_run_pipeline_fallback"),
+    ("stream-parallel", "blocks", 200, ["--stream-parallel=nccl"], "hir_run_stream_parallel"),
+    ("stream-parallel-long-loop", "chain", 400, ["--stream-parallel=cuda"], "hir_run_stream_parallel"),
+]
+
+
+def make(tools, src, work, kind, units):
+    path = os.path.join(work, "%s-%d.hir" % (kind, units))
+    if os.path.exists(path):
+        return path
+    gen = [sys.executable, os.path.join(src, "bench", "gen_large.py")]
+    if kind in ("blocks", "chain"):
+        subprocess.run(gen + [kind, str(units), "-o", path], check=True)
+    else:
+        raw = path + ".in"
+        subprocess.run(gen + ["blocks", str(units), "-o", raw], check=True)
+        sp = "--stream-parallel=" + ("cuda" if kind == "spc" else "nccl")
+        subprocess.run([os.path.join(tools, "hir-opt"), sp, raw, "-o", path], check=True)
+    return path
+
+
+def stmts(tools, path):
+    # a pass that changes nothing in these inputs, for its statement count
+    r = subprocess.run([os.path.join(tools, "hir-opt"), "--no-verify-each", "--pass-statistics",
+                        "--canonicalize",
+                        path, "-o", os.devnull], capture_output=True, text=True, check=True)
+    return int(re.search(r"^  \S+\s+\d+\s+(\d+)\s", r.stderr, re.M).group(1))
+
+
+def work(tools, path, args, fn, out):
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, "--collect-atstart=no",
+           "--toggle-collect=" + fn, os.path.join(tools, "hir-opt"), "--no-verify-each"] + args + \
+          [path, "-o", os.devnull]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError("%s failed:\n%s" % (" ".join(cmd), r.stderr[-3000:]))
+    m = re.search(r"Collected : (\d+)", r.stderr)
+    n = int(m.group(1)) if m else 0
+    if n == 0:
+        raise RuntimeError("%s: nothing collected for %s (renamed or inlined?)" % (" ".join(cmd), fn))
+    return n
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__.split("usage: ")[1].strip(), file=sys.stderr)
+        return 2
+    tools, src = sys.argv[1], sys.argv[2]
+    cases = [c for c in CASES if len(sys.argv) == 3 or c[0] in sys.argv[3:]]
+    with tempfile.TemporaryDirectory(prefix="hir-linear.") as tmp:
+        # inputs first (serially: cases share them)
+        plan = []
+        for name, kind, units, args, fn in cases:
+            small = make(tools, src, tmp, kind, units)
+            large = make(tools, src, tmp, kind, units * FACTOR)
+            plan.append((name, args, fn, small, large))
+        counts = {}
+        for p in set(x for _, _, _, s, l in plan for x in (s, l)):
+            counts[p] = stmts(tools, p)
+
+        def one(i_item):
+            i, (name, args, fn, small, large) = i_item
+            a = work(tools, small, args, fn, os.path.join(tmp, "cg-%d-a" % i))
+            b = work(tools, large, args, fn, os.path.join(tmp, "cg-%d-b" % i))
+            return name, a, b, counts[small], counts[large]
+
+        with ThreadPoolExecutor(max_workers=2) as ex:
+            results = list(ex.map(one, enumerate(plan)))
+    bad = 0
+    for name, a, b, na, nb in results:
+        growth = (b / a) / (nb / na)
+        ok = growth <= SLACK
+        bad += not ok
+        print("%-28s %7d -> %7d statements: %11d -> %11d instructions, %.2f x linear %s" %
+              (name, na, nb, a, b, growth, "ok" if ok else "SUPER-LINEAR"))
+    if bad:
+        print("%d pass(es) do more than linear work (limit %.1f x linear)" % (bad, SLACK))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
