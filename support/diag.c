@@ -556,8 +556,16 @@ static int parse_expectations(hir_source *s, expect **out, FILE *err)
         ex[n].matched = false;
         n++;
     }
+    if (bad) {
+        /* the caller checks nothing then: the annotations read so far go */
+        for (int i = 0; i < n; i++)
+            free(ex[i].text);
+        free(ex);
+        *out = NULL;
+        return -bad;
+    }
     *out = ex;
-    return bad ? -bad : n;
+    return n;
 }
 
 static int check_entry(const hir_diag_entry *e, expect *ex, int n, FILE *err)
