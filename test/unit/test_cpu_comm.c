@@ -567,7 +567,11 @@ static void test_moe_refusals(void)
     d.num_experts = 2 * N;
     hir_view_init(&d.x, x, HIR_DT_E2M1, 2, xs);
     MOE_REFUSED("dtype __e2m1 cannot be routed");
-    hir_view_init(&d.x, x, HIR_DT_FLOAT, 2, wide);
+    /* a row of 2^62 floats (the strides set by hand: hir_view_init's would overflow) */
+    d.x.shape[0] = wide[0];
+    d.x.shape[1] = wide[1];
+    d.x.stride[0] = d.x.stride[1] = 1;
+    d.x.dtype = HIR_DT_FLOAT;
     MOE_REFUSED("a token row does not fit in memory");
 #undef MOE_REFUSED
 }
