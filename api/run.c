@@ -12,6 +12,8 @@
 #include "dialect/hir.h"
 #include "runner/backend.h"
 #include "runner/run.h"
+#include "runner/cpu/cpu.h"
+#include "runner/fault.h"
 
 #define MAX_AUTO 256
 
@@ -240,7 +242,8 @@ static hirc_status prepare(run_ctx *c, const hirc_tensor *in, size_t nin,
     ic.binds = c->binds;
     ic.nbinds = c->nbinds;
     ic.label = NULL;                /* messages start "rank 0: FILE:LINE:COL: error: " */
-    if (hir_interp_create(p, c->be, &ic, &c->it, &e))
+    if (hir_interp_create(p, c->be, &ic, &c->it, &e) ||
+        hir_interp_add_hook(c->it, &(hir_interp_hook){.before = hir_fault_before_stmt}, &e))
         return fail_e(c, HIRC_ERR_RUN, &e);
     for (int i = 0; i < c->nauto; i++)
         hir_interp_bind_scalar(c->it, c->auto_s[i], c->auto_v[i], &e);

@@ -167,7 +167,11 @@ typedef struct hir_device_info {
 /* Capabilities of a backend (hir_backend_ops.caps), so callers ask the table, not the name. */
 enum {
     HIR_CAP_HOST_MEMORY = 1u << 0,   /* its buffers are host memory (limits count them per node) */
+    HIR_CAP_NCCL = 1u << 1,          /* it runs communication whose transport is NCCL */
 };
+
+/* A captured run of a program that the backend can replay (graph_* below). */
+typedef struct hir_graph hir_graph;
 
 struct hir_deferred_gemm;
 
@@ -255,6 +259,25 @@ typedef struct hir_backend_ops {
      * output region). */
     int  (*take_deferred)(hir_backend *be, struct hir_deferred_gemm **list, int *n, hir_error *e);
     int  (*gemm_now)(hir_backend *be, const struct hir_deferred_gemm *d, hir_error *e);
+
+    /* User kernels for LaunchKernel (NULL: the backend runs no user kernel). load_kernel reads
+     * FILE for kernel group `group` (replacing an earlier one); launch_kernel queues group
+     * `group` on stream s with the raw data of its input and output views. */
+    int  (*load_kernel)(hir_backend *be, int group, const char *path, hir_error *e);
+    int  (*launch_kernel)(hir_backend *be, hir_stream *s, int group,
+                          const hir_view *const *inputs, int ninputs,
+                          const hir_view *const *outputs, int noutputs, hir_error *e);
+    /* Graphs, for timing replays of one run (NULL: the backend cannot capture). graph_begin
+     * starts capturing the work queued on the main stream (other streams join through stream
+     * waits); graph_end with ok = 0 abandons a capture after a failed run; stream_capturing
+     * says whether work queued on s is recorded rather than run; graph_rearm runs before each
+     * replay, with every rank idle, to reset what a replay must find fresh. */
+    int  (*graph_begin)(hir_backend *be, hir_error *e);
+    int  (*graph_end)(hir_backend *be, int ok, hir_graph **out, hir_error *e);
+    int  (*graph_launch)(hir_backend *be, hir_graph *g, hir_error *e);
+    void (*graph_destroy)(hir_backend *be, hir_graph *g);
+    int  (*stream_capturing)(hir_backend *be, hir_stream *s);
+    int  (*graph_rearm)(hir_backend *be, hir_error *e);
 } hir_backend_ops;
 
 struct hir_backend {
@@ -262,10 +285,7 @@ struct hir_backend {
     hir_backend_config cfg;
 };
 
-/* Constructors. hir_backend_cuda_create fails cleanly (message says why) when the binary
- * was built without CUDA or no GPU is visible. */
-int hir_backend_cpu_create(const hir_backend_config *cfg, hir_backend **out, hir_error *e);
-int hir_backend_cuda_create(const hir_backend_config *cfg, hir_backend **out, hir_error *e);
+/* Backends are created by name through the registry (runner/registry/registry.h). */
 /* ---------------------------------------------------------------- randomized checking
  * (CPU backend: runner/cpu/cpu_lazy.c, cpu_verify.c) */
 
@@ -293,12 +313,5 @@ typedef struct hir_gemm_check {
 } hir_gemm_check;
 int hir_cpu_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, hir_gemm_check *r,
                         hir_error *e);
-
-/* 1 when this build has the CUDA backend and a GPU is visible (no error otherwise). */
-int hir_cuda_available(void);
-/* GPUs this process sees (0 without the CUDA backend or without a GPU). */
-int hir_cuda_device_count(void);
-/* 1 when this build's CUDA backend has NCCL (the NCCL transport); 0 without it or without CUDA. */
-int hir_cuda_has_nccl(void);
 
 #endif

@@ -13,9 +13,7 @@
 #include <unistd.h>
 
 #include "runner/bench.h"
-#include "runner/interp_internal.h"
 #include "runner/trace.h"
-#include "runner/cuda/cuda_backend.h"
 
 static double now_s(void)
 {
@@ -519,53 +517,61 @@ static int on_device(const hir_stmt *s)
     }
 }
 
-void hir_bench_on_stmt(void *ctx, const hir_stmt *s, int after)
+int hir_bench_before(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    (void)e;
+    hir_bench_hook *h = ctx;
+    hir_backend *be = hir_interp_backend(it);
+    hir_stream *cur = hir_interp_stream(it);
+    int dev = on_device(s);
+    if (h->trace && h->nloops > 0) {
+        int64_t v;
+        hir_error ignore;
+        hir_trace_set_index(h->trace, hir_interp_eval(it, h->loops[h->nloops - 1], &v,
+                                                      &ignore) == 0 ? v : -1);
+    }
+    if (h->counters) hir_bench_count_stmt(h->counters, dev ? cur : NULL);
+    if (h->capturing && dev && !h->escaped && be->ops->stream_capturing &&
+        !be->ops->stream_capturing(be, cur))
+        h->escaped = s;
+    if (h->trace && h->depth < HIR_BENCH_HOOK_DEPTH)
+        h->tokens[h->depth] = hir_trace_begin(h->trace, dev ? cur : NULL, s);
+    h->depth++;
+    if ((s->op == HIR_OP_FOR || s->op == HIR_OP_HOST_FOR) && h->nloops < HIR_BENCH_HOOK_DEPTH)
+        h->loops[h->nloops++] = s->op == HIR_OP_FOR ? s->u.kfor.index : s->u.hfor.index;
+    return 0;
+}
+
+void hir_bench_after(void *ctx, hir_interp *it, const hir_stmt *s)
 {
     hir_bench_hook *h = ctx;
-    hir_stream *cur = h->it ? h->it->cur : NULL;
-    int dev = on_device(s);
-    if (!after) {
-        if (h->trace && h->nloops > 0) {
-            int64_t v;
-            hir_error ignore;
-            hir_trace_set_index(h->trace, interp_eval(h->it, h->loops[h->nloops - 1], &v,
-                                                      &ignore) == 0 ? v : -1);
-        }
-        if (h->counters) hir_bench_count_stmt(h->counters, dev ? cur : NULL);
-        if (h->capturing && dev && !h->escaped && !hir_cuda_stream_capturing(cur))
-            h->escaped = s;
-        if (h->trace && h->depth < HIR_BENCH_HOOK_DEPTH)
-            h->tokens[h->depth] = hir_trace_begin(h->trace, dev ? cur : NULL, s);
-        h->depth++;
-        if ((s->op == HIR_OP_FOR || s->op == HIR_OP_HOST_FOR) && h->nloops < HIR_BENCH_HOOK_DEPTH)
-            h->loops[h->nloops++] = s->op == HIR_OP_FOR ? s->u.kfor.index : s->u.hfor.index;
-        return;
-    }
+    hir_backend *be = hir_interp_backend(it);
+    hir_stream *cur = hir_interp_stream(it);
     if (h->depth > 0) h->depth--;
     if ((s->op == HIR_OP_FOR || s->op == HIR_OP_HOST_FOR) && h->nloops > 0) {
         h->nloops--;
         if (h->trace && h->nloops == 0) hir_trace_set_index(h->trace, -1);
     }
-    if (h->trace && s->op == HIR_OP_SET_STREAM && h->it) {
+    if (h->trace && s->op == HIR_OP_SET_STREAM) {
         /* name the track after the program's stream: "Stream 1" or the evaluated index */
         char name[32];
         int64_t v;
         hir_error ignore;
         if (s->u.stream.number >= 0)
             snprintf(name, sizeof name, "Stream %lld", (long long)s->u.stream.number);
-        else if (interp_eval(h->it, s->u.stream.index, &v, &ignore) == 0)
+        else if (hir_interp_eval(it, s->u.stream.index, &v, &ignore) == 0)
             snprintf(name, sizeof name, "stream %lld", (long long)v);
         else
             name[0] = 0;
-        if (name[0] && cur != h->it->be->ops->stream_main(h->it->be))
+        if (name[0] && cur != be->ops->stream_main(be))
             hir_trace_name_stream(h->trace, cur, name);
     }
     if (h->trace && h->depth < HIR_BENCH_HOOK_DEPTH) hir_trace_end(h->trace, h->tokens[h->depth]);
-    if (h->counters && h->it && (s->op == HIR_OP_LINEAR || s->op == HIR_OP_MATMUL)) {
+    if (h->counters && (s->op == HIR_OP_LINEAR || s->op == HIR_OP_MATMUL)) {
         hir_view out, a;
-        if (interp_bound(h->it, s->out, &out) && s->nin > 0 &&
+        if (hir_interp_bound(it, s->out, &out) && s->nin > 0 &&
             s->in[0]->kind == HIR_VAL_TENSOR &&
-            interp_bound(h->it, (const hir_tensor *)s->in[0], &a) && a.ndim > 0 &&
+            hir_interp_bound(it, (const hir_tensor *)s->in[0], &a) && a.ndim > 0 &&
             out.ndim > 0) {
             int64_t n = out.shape[out.ndim - 1], k = a.shape[a.ndim - 1];
             int64_t m = n ? hir_view_numel(&out) / n : 0;
@@ -574,33 +580,8 @@ void hir_bench_on_stmt(void *ctx, const hir_stmt *s, int after)
     }
 }
 
-/* ---------------------------------------------------------------- hir-run --bench / --trace */
-
-typedef struct prog_ctx {
-    hir_interp *it;
-    hir_backend *be;
-    const hir_view *inputs;
-    hir_cuda_graph *graph;
-    hir_bench_counters *c;
-    hir_bench_counters captured;     /* what one run counts, replayed with the graph */
-} prog_ctx;
-
-static int run_eager(void *ctx, int iter, hir_error *e)
-{
-    prog_ctx *p = ctx;
-    return hir_interp_run(p->it, p->inputs, e);
-}
-
-static int run_graph(void *ctx, int iter, hir_error *e)
-{
-    prog_ctx *p = ctx;
-    *p->c = p->captured;
-    p->c->nstreams = 0;              /* a graph runs from the main stream, which is timed anyway */
-    return hir_cuda_graph_launch(p->be, p->graph, e);
-}
-
 /* 1 on every rank when ok is 1 on every rank. */
-static int all_ok(hir_boot *boot, int ok, hir_error *e)
+int hir_bench_all_ok(hir_boot *boot, int ok, hir_error *e)
 {
     if (!boot || hir_boot_size(boot) == 1) return ok;
     double v = ok ? 0 : 1;
@@ -612,146 +593,4 @@ static int all_ok(hir_boot *boot, int ok, hir_error *e)
     int rc = hir_boot_team_bcast(boot, team, size, 0, &v, sizeof v, e);
     free(team);
     return rc < 0 ? -1 : v == 0;
-}
-
-/* One eager run to set everything up, then a captured run; on any rank's failure every rank
- * stays eager (a message says why). Returns 1 with the graph, 0 without, -1 on error. */
-static int capture(prog_ctx *p, hir_boot *boot, hir_bench_hook *h, FILE *err, int rank,
-                   hir_error *e)
-{
-    hir_backend *be = p->be;
-    if (hir_interp_run(p->it, p->inputs, e) < 0 || be->ops->synchronize(be, e) < 0) return -1;
-    if (boot && hir_boot_barrier(boot, e) < 0) return -1;
-    hir_error ce = {{0}, -1};
-    int ok = hir_cuda_graph_begin(be, &ce) == 0;
-    if (ok) {
-        memset(p->c, 0, sizeof *p->c);
-        h->capturing = 1;
-        h->escaped = NULL;
-        int rc = hir_interp_run(p->it, p->inputs, &ce);
-        h->capturing = 0;
-        if (rc == 0 && h->escaped) {
-            int line = 0, col = 0;
-            if (h->escaped->loc.src)
-                hir_source_linecol((hir_source *)h->escaped->loc.src, h->escaped->loc.begin,
-                                   &line, &col);
-            hir_error_set(&ce, "line %d queues work on a stream that never waited for the main "
-                               "stream, so a capture would miss it", line);
-            rc = -1;
-        }
-        ok = hir_cuda_graph_end(be, rc == 0, &p->graph, rc == 0 ? &ce : &(hir_error){{0}, -1})
-             == 0;
-        p->captured = *p->c;
-    }
-    int all = all_ok(boot, ok, e);
-    if (all < 0) return -1;
-    if (!all) {
-        if (p->graph) hir_cuda_graph_destroy(p->graph);
-        p->graph = NULL;
-        if (!ok) fprintf(err, "rank %d: --graph: not captured (%s); timing eager runs\n", rank,
-                         ce.msg[0] ? ce.msg : "a run failed during capture");
-        /* leave the backend clean for eager runs */
-        if (be->ops->synchronize(be, e) < 0) return -1;
-        return 0;
-    }
-    return 1;
-}
-
-typedef struct prep_ctx {
-    hir_bench_run_fn user;
-    void *user_ctx;
-    hir_backend *be;
-    hir_boot *boot;
-    int graph;
-} prep_ctx;
-
-/* Before each run: the caller's step (inputs, outputs), then for graph replays a barrier (every
- * rank's previous replay is over) and the CUDA-IPC semaphores start over; hir_bench_run's own
- * barrier follows, so no rank signals before every rank has reset. */
-static int prepare_run(void *ctx, int iter, hir_error *e)
-{
-    prep_ctx *p = ctx;
-    if (p->user && p->user(p->user_ctx, iter, e) < 0) return -1;
-    if (p->graph) {
-        if (p->boot && hir_boot_barrier(p->boot, e) < 0) return -1;
-        if (hir_cuda_ipc_rearm(p->be, e) < 0) return -1;
-    }
-    return 0;
-}
-
-int hir_bench_program(const hir_run_options *o, hir_boot *boot, hir_interp *it,
-                      hir_backend *be, const hir_view *inputs, hir_bench_run_fn prepare,
-                      void *prepare_ctx, hir_bench_result *res, hir_error *e)
-{
-    int rank = boot ? hir_boot_rank(boot) : 0;
-    memset(res, 0, sizeof *res);
-    hir_bench_counters counters;
-    memset(&counters, 0, sizeof counters);
-    hir_bench_hook hook;
-    memset(&hook, 0, sizeof hook);
-    hook.it = it;
-    hook.counters = &counters;
-    hir_trace *trace = NULL;
-    prog_ctx p = {.it = it, .be = be, .inputs = inputs, .c = &counters};
-    prep_ctx pc = {.user = prepare, .user_ctx = prepare_ctx, .be = be, .boot = boot};
-    /* the interpreter calls the hook for every statement while this runs */
-    void (*saved_fn)(void *, const hir_stmt *, int) = it->cfg.on_stmt;
-    void *saved_ctx = it->cfg.on_stmt_ctx;
-    it->cfg.on_stmt = hir_bench_on_stmt;
-    it->cfg.on_stmt_ctx = &hook;
-    int rc = -1;
-    FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
-
-    if (o->bench > 0) {
-        hir_bench_opts bo = {.warmup = o->warmup, .iters = o->bench, .progress = o->progress, .progress_after = o->progress_after,
-                             .err = err, .program = o->program, .mode = "eager",
-                             .prepare = prepare_run, .prepare_ctx = &pc};
-        hir_bench_run_fn fn = run_eager;
-        if (o->graph) {
-            if (prepare && prepare(prepare_ctx, 0, e) < 0) goto out;
-            int g = capture(&p, boot, &hook, err, rank, e);
-            if (g < 0) goto out;
-            if (g) {
-                fn = run_graph;
-                bo.mode = "graph";
-                pc.graph = 1;
-            } else {
-                bo.mode = "eager (graph capture failed)";
-            }
-        }
-        if (hir_bench_run(be, boot, &bo, &counters, fn, &p, res, e) < 0) goto out;
-        if (rank == 0)
-            hir_bench_print(out, res);
-    } else {
-        /* plain runs; with --trace the last one is recorded */
-        int n = o->iters > 0 ? o->iters : 1;
-        for (int i = 0; i < n - (o->trace_json != NULL); i++)
-            if ((i && be->ops->synchronize(be, e) < 0) ||
-                (prepare && prepare(prepare_ctx, i, e) < 0) ||
-                hir_interp_run(it, inputs, e) < 0)
-                goto out;
-    }
-    if (o->trace_json) {
-        if (hir_trace_create(be, boot, &trace, e) < 0) goto out;
-        hook.trace = trace;
-        if (be->ops->synchronize(be, e) < 0) goto out;
-        if (prepare && prepare(prepare_ctx, -1, e) < 0) goto out;
-        if (boot && hir_boot_barrier(boot, e) < 0) goto out;
-        if (hir_trace_arm(trace, e) < 0) goto out;
-        if (hir_interp_run(it, inputs, e) < 0) goto out;
-        if (be->ops->synchronize(be, e) < 0) goto out;
-        if (hir_trace_disarm(trace, e) < 0) goto out;
-        if (hir_trace_write(trace, o->trace_json, e) < 0) goto out;
-        if (rank == 0)
-            fprintf(out, "trace: %s (open in ui.perfetto.dev or chrome://tracing)\n",
-                    o->trace_json);
-    }
-    rc = 0;
-out:
-    it->cfg.on_stmt = saved_fn;
-    it->cfg.on_stmt_ctx = saved_ctx;
-    hook.trace = NULL;
-    hir_trace_destroy(trace);
-    hir_cuda_graph_destroy(p.graph);
-    return rc;
 }

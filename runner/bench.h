@@ -10,6 +10,7 @@
 
 #include "dialect/hir.h"
 #include "runner/backend.h"
+#include "runner/run.h"
 
 #define HIR_BENCH_MAX_STREAMS 64
 
@@ -132,14 +133,12 @@ int  hir_bench_write_json(const char *path, const hir_bench_result *r, const hir
                           hir_error *e);
 void hir_bench_result_free(hir_bench_result *r);
 
-/* The interpreter's statement hook (hir_interp_config.on_stmt) for benchmarks and traces:
+/* The statement hook (hir_interp_hook, ctx a hir_bench_hook) for benchmarks and traces:
  * counts statements, GEMM FLOPs and the streams that got work, and brackets statements in
- * the trace. `it` is set once the interpreter exists; counters and trace may be NULL. */
+ * the trace. counters and trace may be NULL. */
 #define HIR_BENCH_HOOK_DEPTH 64
-struct hir_interp;
 struct hir_trace;
 typedef struct hir_bench_hook {
-    struct hir_interp *it;
     hir_bench_counters *counters;
     struct hir_trace *trace;
     int depth;
@@ -149,11 +148,15 @@ typedef struct hir_bench_hook {
     int capturing;               /* a CUDA graph capture is running */
     const hir_stmt *escaped;     /* first device statement on a stream outside the capture */
 } hir_bench_hook;
-void hir_bench_on_stmt(void *ctx, const hir_stmt *s, int after);
+int  hir_bench_before(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e);
+void hir_bench_after(void *ctx, hir_interp *it, const hir_stmt *s);
+
+/* 1 on every rank when ok is 1 on every rank (0 elsewhere, -1 with e set on error). */
+int hir_bench_all_ok(hir_boot *boot, int ok, hir_error *e);
 
 /* What hir-run does for --bench (o->bench timed iterations after o->warmup, --graph: replay a
- * captured run) and --trace (the last run recorded; after the timed ones with --bench).
- * Collective over all ranks; rank 0 prints the report and writes the files. */
+ * captured run) and --trace (the last run recorded; after the timed ones with --bench), in
+ * runner/interp_job.c. Collective over all ranks; rank 0 prints the report and writes the files. */
 struct hir_run_options;
 int hir_bench_program(const struct hir_run_options *o, hir_boot *boot, struct hir_interp *it,
                       hir_backend *be, const hir_view *inputs, hir_bench_run_fn prepare,

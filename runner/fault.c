@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "runner/fault.h"
-#include "runner/interp_internal.h"
 
 typedef enum fault_kind {
     FAULT_EXIT, FAULT_CRASH, FAULT_STALL, FAULT_CORRUPT, FAULT_SKIP, FAULT_NKINDS
@@ -54,10 +53,11 @@ bad:
 
 static int stmt_line(hir_interp *it, const hir_stmt *s)
 {
-    if (!it->p->src || s->loc.src != it->p->src)
+    hir_program *p = hir_interp_program(it);
+    if (!p->src || s->loc.src != p->src)
         return -1;
     int line, col;
-    hir_source_linecol(it->p->src, s->loc.begin, &line, &col);
+    hir_source_linecol(p->src, s->loc.begin, &line, &col);
     return line;
 }
 
@@ -78,12 +78,14 @@ static bool probe_line(hir_stmt *s, int depth, void *ctx)
 /* Negate and add one, through the backend, so zeros change too. */
 static int corrupt_inputs(hir_interp *it, const fault_spec *f, hir_error *e)
 {
-    hir_program *p = it->p;
+    hir_program *p = hir_interp_program(it);
+    hir_backend *be = hir_interp_backend(it);
+    hir_stream *cur = hir_interp_stream(it);
     int done = 0;
     for (int i = 0; i < p->inputs.n; i++) {
         hir_tensor *t = hir_value_tensor(p->inputs.items[i]);
         hir_view v;
-        if (!t || (f->tensor >= 0 && t->number != f->tensor) || !interp_bound(it, t, &v))
+        if (!t || (f->tensor >= 0 && t->number != f->tensor) || !hir_interp_bound(it, t, &v))
             continue;
         if (hir_view_numel(&v) == 0)
             continue;
@@ -92,67 +94,71 @@ static int corrupt_inputs(hir_interp *it, const fault_spec *f, hir_error *e)
         one.is_scalar = 1;
         one.f = 1.0;
         one.i = 1;
-        if (it->be->ops->unary(it->be, it->cur, HIR_UN_NEG, &v, &a, e) ||
-            it->be->ops->binary(it->be, it->cur, HIR_BIN_ADD, &v, &a, &one, e) ||
-            it->be->ops->synchronize(it->be, e))
-            return interp_fail(it, e, "%s corrupt: %s", HIR_FAULT_ENV, e->msg);
+        if (be->ops->unary(be, cur, HIR_UN_NEG, &v, &a, e) ||
+            be->ops->binary(be, cur, HIR_BIN_ADD, &v, &a, &one, e) ||
+            be->ops->synchronize(be, e))
+            return hir_interp_fail(it, e, "%s corrupt: %s", HIR_FAULT_ENV, e->msg);
         done++;
     }
     if (!done && f->tensor >= 0)
-        return interp_fail(it, e, "%s corrupt=T%" PRId64 ": T%" PRId64 " is not an input held "
-                           "by rank %d", HIR_FAULT_ENV, f->tensor, f->tensor, it->cfg.rank);
+        return hir_interp_fail(it, e, "%s corrupt=T%" PRId64 ": T%" PRId64 " is not an input held "
+                           "by rank %d", HIR_FAULT_ENV, f->tensor, f->tensor,
+                               hir_interp_cfg(it)->rank);
     return 0;
 }
 
-int hir_fault_before_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
+int hir_fault_before_stmt(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e)
 {
+    (void)ctx;
+    const hir_interp_config *cfg = hir_interp_cfg(it);
+    hir_program *p = hir_interp_program(it);
     const char *txt = getenv(HIR_FAULT_ENV);
-    if (!txt || !*txt || it->cfg.label)     /* never in the --check reference run */
+    if (!txt || !*txt || cfg->label)     /* never in the --check reference run */
         return 0;
     fault_spec f;
     if (parse_spec(txt, &f, e))
-        return interp_fail(it, e, "%s", e->msg);
+        return hir_interp_fail(it, e, "%s", e->msg);
     /* A fault that can never fire would make a test pass for the wrong reason: the program's
      * first statement checks that the line exists, on every rank alike. */
-    if (it->p->body.stmts.n && s == it->p->body.stmts.items[0]) {
+    if (p->body.stmts.n && s == p->body.stmts.items[0]) {
         line_probe lp = {it, f.line, 0};
-        hir_block_walk(&it->p->body, 0, probe_line, &lp);
+        hir_block_walk(&p->body, 0, probe_line, &lp);
         if (!lp.found)
-            return interp_fail(it, e, "%s=%s: no statement starts on line %ld", HIR_FAULT_ENV,
+            return hir_interp_fail(it, e, "%s=%s: no statement starts on line %ld", HIR_FAULT_ENV,
                                txt, f.line);
-        if (f.rank >= it->cfg.size)
-            return interp_fail(it, e, "%s=%s: rank %ld does not exist (the job has %d rank%s)",
-                               HIR_FAULT_ENV, txt, f.rank, it->cfg.size,
-                               it->cfg.size == 1 ? "" : "s");
+        if (f.rank >= cfg->size)
+            return hir_interp_fail(it, e, "%s=%s: rank %ld does not exist (the job has %d rank%s)",
+                               HIR_FAULT_ENV, txt, f.rank, cfg->size,
+                               cfg->size == 1 ? "" : "s");
         if (f.kind == FAULT_CORRUPT && f.tensor >= 0) {
             hir_tensor *input = NULL;
-            for (int i = 0; i < it->p->inputs.n; i++) {
-                hir_tensor *t = hir_value_tensor(it->p->inputs.items[i]);
+            for (int i = 0; i < p->inputs.n; i++) {
+                hir_tensor *t = hir_value_tensor(p->inputs.items[i]);
                 if (t && t->number == f.tensor)
                     input = t;
             }
             if (!input)
-                return interp_fail(it, e, "%s corrupt=T%" PRId64 ": T%" PRId64 " is not a "
+                return hir_interp_fail(it, e, "%s corrupt=T%" PRId64 ": T%" PRId64 " is not a "
                                    "tensor input of the program", HIR_FAULT_ENV, f.tensor,
                                    f.tensor);
             /* the faulted rank must hold it; only that rank can tell, before it starts */
             hir_view v;
-            if (f.rank == it->cfg.rank && !interp_bound(it, input, &v))
-                return interp_fail(it, e, "%s corrupt=T%" PRId64 ": T%" PRId64 " is not an "
+            if (f.rank == cfg->rank && !hir_interp_bound(it, input, &v))
+                return hir_interp_fail(it, e, "%s corrupt=T%" PRId64 ": T%" PRId64 " is not an "
                                    "input held by rank %d", HIR_FAULT_ENV, f.tensor, f.tensor,
-                                   it->cfg.rank);
+                                   cfg->rank);
         }
     }
-    if (f.rank != it->cfg.rank || stmt_line(it, s) != f.line)
+    if (f.rank != cfg->rank || stmt_line(it, s) != f.line)
         return 0;
-    if (f.kind == FAULT_SKIP && it->run_no < 2)
+    if (f.kind == FAULT_SKIP && hir_interp_run_count(it) < 2)
         return 0;
     static const char *const what[] = {"exiting", "crashing (SIGSEGV)", "stalling forever",
                                        "corrupting its input shard", "skipping"};
     int line, col;
-    hir_source_linecol(it->p->src, s->loc.begin, &line, &col);
-    fprintf(stderr, "hir-run: rank %d: %s: %s before %s:%d:%d (%s)\n", it->cfg.rank,
-            HIR_FAULT_ENV, what[f.kind], it->p->src->name, line, col,
+    hir_source_linecol(p->src, s->loc.begin, &line, &col);
+    fprintf(stderr, "hir-run: rank %d: %s: %s before %s:%d:%d (%s)\n", cfg->rank,
+            HIR_FAULT_ENV, what[f.kind], p->src->name, line, col,
             hir_ops[s->op].keyword ? hir_ops[s->op].keyword : "statement");
     fflush(stderr);
     switch (f.kind) {

@@ -17,10 +17,11 @@
  * (every time it is reached; never in the --check reference run). */
 #define HIR_FAULT_ENV "HIR_FAULT"
 
-/* Called by the interpreter before each statement. Returns 0 (and for the terminal kinds
+/* The `before` of a statement hook (hir_interp_hook; ctx unused) that the job adds to every
+ * interpreter. Returns 0 (and for the terminal kinds
  * does not return at all), 1 when the statement must be skipped, or -1 with e set when HIR_FAULT is malformed or names no line
  * where a statement starts (checked at the program's first statement, on every rank). */
-int hir_fault_before_stmt(hir_interp *it, const hir_stmt *s, hir_error *e);
+int hir_fault_before_stmt(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e);
 
 /* Resource limits, checked on every rank before any input is made or statement runs:
  * extents whose element counts or byte sizes overflow 64 bits are located errors, and a

@@ -9,12 +9,7 @@
 
 #include "dialect/intops.h"
 #include "runner/interp_internal.h"
-#include "runner/fault.h"
-#include "runner/watchdog.h"
 
-#ifdef HIR_HAVE_CUDA_BACKEND
-#include "runner/cuda/cuda_backend.h"
-#endif
 
 /* ---------------------------------------------------------------- messages */
 
@@ -1197,8 +1192,7 @@ static int exec_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (s->op == HIR_OP_POST_ON_STREAM)
         return interp_fail(it, e, "needs a kernel: HostUnit%" PRId64
                            " is a fusion that only nvFuser can compile", s->u.kernel.number);
-#ifdef HIR_HAVE_CUDA_BACKEND
-    if (!strcmp(it->be->ops->name, "cuda")) {
+    if (it->be->ops->launch_kernel) {
         int ni = s->u.kernel.ninputs, no = s->nin - ni;
         const hir_view *ins[64], *outs[64];
         hir_view vals[128];
@@ -1215,12 +1209,11 @@ static int exec_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
             else
                 outs[i - ni] = &vals[i];
         }
-        if (hir_cuda_launch_user_kernel(it->be, it->cur, (int)s->u.kernel.number, ins, ni, outs,
-                                        no, e))
+        if (it->be->ops->launch_kernel(it->be, it->cur, (int)s->u.kernel.number, ins, ni, outs,
+                                       no, e))
             return backend_fail(it, e);
         return 0;
     }
-#endif
     return interp_fail(it, e, "needs a kernel: group %" PRId64
                        " has none (give --kernel %" PRId64 "=FILE on --device=cuda)",
                        s->u.kernel.number, s->u.kernel.number);
@@ -1284,16 +1277,16 @@ static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64
 static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     it->stmt = s;
-    hir_watchdog_tick(it->cfg.watchdog, s);
-    int fault = hir_fault_before_stmt(it, s, e);   /* HIR_FAULT=rank:line:kind (fault.c) */
-    if (fault < 0)
-        return -1;
-    if (fault > 0)
-        return 0;                           /* skip: the statement silently does nothing */
+    /* the hooks (watchdog, fault injection, benchmarks, progress), in the order added */
+    for (int i = 0; i < it->nhooks; i++) {
+        int h = it->hooks[i].before ? it->hooks[i].before(it->hooks[i].ctx, it, s, e) : 0;
+        if (h < 0)
+            return -1;
+        if (h > 0)
+            return 0;                       /* skip: the statement silently does nothing */
+    }
     if (it->cfg.trace)
         trace_stmt(it, s);
-    if (it->cfg.on_stmt)
-        it->cfg.on_stmt(it->cfg.on_stmt_ctx, s, 0);
     int rc = 0;
     hir_stream *st;
     switch (s->op) {
@@ -1431,8 +1424,9 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
         rc = ops_other(it, s, e);
     }
     it->stmt = s;
-    if (it->cfg.on_stmt)
-        it->cfg.on_stmt(it->cfg.on_stmt_ctx, s, 1);
+    for (int i = 0; i < it->nhooks; i++)
+        if (it->hooks[i].after)
+            it->hooks[i].after(it->hooks[i].ctx, it, s);
     return rc;
 }
 
@@ -1563,11 +1557,58 @@ void hir_interp_p2p_counts(const hir_interp *it, const int64_t **sent, const int
     *recvd = it->p2p_recvd;
 }
 
-void hir_interp_set_on_stmt(hir_interp *it, void (*fn)(void *ctx, const hir_stmt *s, int after),
-                            void *ctx)
+int hir_interp_add_hook(hir_interp *it, const hir_interp_hook *h, hir_error *e)
 {
-    it->cfg.on_stmt = fn;
-    it->cfg.on_stmt_ctx = fn ? ctx : NULL;
+    if (it->nhooks == HIR_INTERP_MAX_HOOKS)
+        return hir_error_set(e, "more than %d statement hooks", HIR_INTERP_MAX_HOOKS);
+    it->hooks[it->nhooks++] = *h;
+    return 0;
+}
+
+void hir_interp_remove_hook(hir_interp *it, const hir_interp_hook *h)
+{
+    for (int i = 0; i < it->nhooks; i++) {
+        hir_interp_hook *x = &it->hooks[i];
+        if (x->before == h->before && x->after == h->after && x->ctx == h->ctx) {
+            memmove(x, x + 1, (size_t)(it->nhooks - i - 1) * sizeof *x);
+            it->nhooks--;
+            return;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- what hooks may ask */
+
+hir_program *hir_interp_program(const hir_interp *it) { return it->p; }
+hir_backend *hir_interp_backend(const hir_interp *it) { return it->be; }
+hir_stream *hir_interp_stream(const hir_interp *it) { return it->cur; }
+const hir_interp_config *hir_interp_cfg(const hir_interp *it) { return &it->cfg; }
+uint64_t hir_interp_run_count(const hir_interp *it) { return it->run_no; }
+
+int hir_interp_bound(hir_interp *it, const hir_tensor *t, hir_view *v)
+{
+    return interp_bound(it, t, v);
+}
+
+int hir_interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e)
+{
+    return interp_eval(it, s, v, e);
+}
+
+int hir_interp_fail(hir_interp *it, hir_error *e, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return interp_fail(it, e, "%s", msg);
+}
+
+int hir_interp_bind_run_scalars(hir_interp *it, hir_error *e)
+{
+    return hir_interp_bind_scalar(it, it->sc_rank, it->cfg.rank, e) ||
+           hir_interp_bind_scalar(it, it->sc_nstreams, it->cfg.num_streams, e) ? -1 : 0;
 }
 
 void hir_interp_destroy(hir_interp *it)

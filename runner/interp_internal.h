@@ -56,6 +56,8 @@ struct hir_interp {
     hir_map held;           /* expression number -> rt_held*: buffers a posted transfer uses */
     hir_map moe;            /* Dispatch hir_stmt* -> rt_moe*: its unprinted outputs */
     int loops;              /* FOR loops being executed (nesting) */
+    hir_interp_hook hooks[HIR_INTERP_MAX_HOOKS];   /* run around every statement, in order */
+    int nhooks;
 };
 
 /* A CollectivePermute read as a step of a ring over loop variable x (hostir-2026.md §3.10):

@@ -16,12 +16,11 @@
 #include "runner/boot.h"
 #include "runner/npy.h"
 #include "runner/run.h"
+#include "runner/trace.h"
 #include "runner/watchdog.h"
 #include "runner/fault.h"
 
-#ifdef HIR_HAVE_CUDA_BACKEND
-#include "runner/cuda/cuda_backend.h"
-#endif
+#include "runner/registry/registry.h"
 
 void hir_run_options_init(hir_run_options *o)
 {
@@ -93,11 +92,11 @@ static void progress_show(progress_line *pl)
     fflush(pl->f);
 }
 
-static void progress_on_stmt(void *ctx, const hir_stmt *s, int after)
+static int progress_on_stmt(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e)
 {
-    (void)s;
-    if (!after)
-        progress_show(ctx);
+    (void)it, (void)s, (void)e;
+    progress_show(ctx);
+    return 0;
 }
 
 static void progress_end(progress_line *pl)
@@ -971,21 +970,31 @@ static int vary_prepare(void *ctx, int iter, hir_error *e)
 
 /* ---------------------------------------------------------------- the job */
 
+/* The watchdog stops (and leaves the interpreter's hooks) before work that may take long
+ * legitimately, and at the end. */
+static void watch_stop(hir_interp *it, hir_watchdog **wd)
+{
+    if (it && *wd)
+        hir_interp_remove_hook(it, &(hir_interp_hook){.before = hir_watchdog_before, .ctx = *wd});
+    hir_watchdog_stop(*wd);
+    *wd = NULL;
+}
+
 static int load_kernels(const hir_run_options *o, hir_backend *be, hir_error *e)
 {
     for (int i = 0; i < o->nkernels; i++) {
         const char *spec = o->kernels[i], *eq = strchr(spec, '=');
         if (!eq || eq == spec)
             return hir_error_set(e, "--kernel %s: expected GROUP=FILE", spec);
-#ifdef HIR_HAVE_CUDA_BACKEND
-        if (strcmp(be->ops->name, "cuda"))
-            return hir_error_set(e, "--kernel needs --device=cuda");
-        if (hir_cuda_load_user_kernel(be, atoi(spec), eq + 1, NULL, e))
+        if (!be->ops->load_kernel) {
+            const hir_backend_entry *k = hir_registry_offering(HIR_OFFER_KERNELS);
+            if (k && hir_registry_built(k))
+                return hir_error_set(e, "--kernel needs --device=%s", k->name);
+            return hir_error_set(e, "--kernel needs the %s backend, which this build lacks",
+                                 k ? k->title : "a kernel-running");
+        }
+        if (be->ops->load_kernel(be, atoi(spec), eq + 1, e))
             return -1;
-#else
-        (void)be;
-        return hir_error_set(e, "--kernel needs the CUDA backend, which this build lacks");
-#endif
     }
     return 0;
 }
@@ -1003,21 +1012,15 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     if (o->check && o->check_ref &&
         (st = load_program(o->check_ref, "reference", 0, boot, o->err, o, &ref, e)))
         goto done;
-    const char *dev = o->device;
-    if (!dev)
-        dev = hir_cuda_available() ? "cuda" : "cpu";
-    if (strcmp(dev, "cpu") && strcmp(dev, "cuda")) {
-        st = refuse(e, rank, "--device=%s: expected cpu or cuda%s", dev, "");
+    const hir_backend_entry *dev = o->device ? hir_registry_find(o->device) : hir_registry_default();
+    char why[160];
+    if (!dev) {
+        st = refuse(e, rank, "--device=%s: expected %s", o->device,
+                    hir_registry_names(why, sizeof why));
         goto done;
     }
-    if (!strcmp(dev, "cuda") && !hir_cuda_available()) {
-        st = refuse(e, rank, "--device=cuda: %s%s",
-#ifdef HIR_HAVE_CUDA_BACKEND
-                    "no CUDA GPU is visible to this process",
-#else
-                    "this build has no CUDA backend",
-#endif
-                    "");
+    if (!hir_registry_available(dev, why, sizeof why)) {
+        st = refuse(e, rank, "--device=%s: %s", dev->name, why);
         goto done;
     }
     hir_backend_config bc = {.boot = boot, .rank = rank, .size = size,
@@ -1027,15 +1030,16 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     bc.device = bc.local_rank;
     hir_backend *be = NULL, *cpu = NULL;
     st = HIR_RUN_FAILED;
-    int is_cpu = !strcmp(dev, "cpu");
-    if ((is_cpu ? hir_backend_cpu_create(&bc, &be, e) : hir_backend_cuda_create(&bc, &be, e)))
+    const hir_backend_entry *refb = hir_registry_reference();
+    int is_cpu = dev == refb;
+    if (hir_registry_create(dev->name, &bc, &be, e))
         goto prefix;
     /* the reference: its own CPU backend, which defers the GEMMs the randomized check covers */
     hir_backend_config rc_cfg = bc;
     rc_cfg.defer_gemm_flops = o->check_mode == HIR_CHECK_FULL ? 0
                               : o->check_mode == HIR_CHECK_RANDOMIZED ? 1 : 1073741824.0;
     if (o->check && (!is_cpu || rc_cfg.defer_gemm_flops > 0) &&
-        hir_backend_cpu_create(&rc_cfg, &cpu, e))
+        hir_registry_create(refb->name, &rc_cfg, &cpu, e))
         goto free_be;
     if (!cpu)
         cpu = be;
@@ -1057,8 +1061,9 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
         cfg.trace = vlog.f ? vlog.f : o->err;   /* one rank: straight to stderr */
     }
     hir_stmt *nccl = NULL;
-    if (!is_cpu && !hir_cuda_has_nccl() && !hir_block_walk(&main.p->body, 0, find_nccl, &nccl)) {
-        /* the CUDA backend of this build has no NCCL: say so before anything runs */
+    if (!(be->ops->caps & HIR_CAP_NCCL) &&
+        !hir_block_walk(&main.p->body, 0, find_nccl, &nccl)) {
+        /* the backend of this build has no NCCL: say so before anything runs */
         char where[300];
         snprintf(where, sizeof where, "%s", o->program);
         if (nccl->loc.src) {
@@ -1067,10 +1072,10 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
             snprintf(where, sizeof where, "%s:%d:%d", nccl->loc.src->name, line, col);
         }
         char msg[800];
-        snprintf(msg, sizeof msg, "%s: %s with backend=NCCL, but this build's CUDA backend has "
+        snprintf(msg, sizeof msg, "%s: %s with backend=NCCL, but this build's %s backend has "
                  "no NCCL (configure with -DHIR_ENABLE_NCCL=ON and NCCL_HOME=DIR); only CUDA-IPC "
                  "transfers run on the GPU: lower the program with --backend=cuda or run it with "
-                 "--device=cpu", where, hir_ops[nccl->op].keyword);
+                 "--device=%s", where, hir_ops[nccl->op].keyword, dev->title, refb->name);
         st = refuse(e, rank, "%s%s", msg, "");
         goto free_be;
     }
@@ -1085,24 +1090,35 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
         }
     }
     /* On the GPU a blocked CUDA call has no timeout of its own: watch the run (watchdog.c) */
+    hir_watchdog *wd = NULL;
     if (!is_cpu)
-        cfg.watchdog = hir_watchdog_start(o->timeout + 30, rank);
+        wd = hir_watchdog_start(o->timeout + 30, rank);
     hir_interp *it = NULL;
     if (hir_interp_create(main.p, be, &cfg, &it, e)) {
-        hir_watchdog_stop(cfg.watchdog);
+        hir_watchdog_stop(wd);
         st = HIR_RUN_REFUSED;
+        goto prefix_be;
+    }
+    /* the statement hooks of the guard room: the watchdog hears of every statement, then
+     * HIR_FAULT=rank:line:kind may fire (fault.c) */
+    if ((wd && hir_interp_add_hook(it, &(hir_interp_hook){.before = hir_watchdog_before,
+                                                          .ctx = wd}, e)) ||
+        hir_interp_add_hook(it, &(hir_interp_hook){.before = hir_fault_before_stmt}, e)) {
+        hir_watchdog_stop(wd);
+        hir_interp_destroy(it);
+        st = HIR_RUN_FAILED;
         goto prefix_be;
     }
     /* inputs and allocations fit, sizes fit in 64 bits: refused together (runner/limits.c);
      * extents taken from .npy shapes are bound first, so the check covers them */
     if (o->inputs == HIR_INPUTS_DIR && bind_dir_extents(it, main.p, o, main.p, rank, e)) {
-        hir_watchdog_stop(cfg.watchdog);
+        watch_stop(it, &wd);
         hir_interp_destroy(it);
         st = HIR_RUN_FAILED;
         goto prefix_be;
     }
     if ((st = hir_limits_check(it, main.p, be, boot, e)) != HIR_RUN_OK) {
-        hir_watchdog_stop(cfg.watchdog);
+        watch_stop(it, &wd);
         hir_interp_destroy(it);
         goto prefix_be;
     }
@@ -1127,9 +1143,10 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     } else {
         /* results are reused run to run (interp.c): each run starts on an idle device */
         progress_line pl = {o->err, size, 0, o->iters, mono_s(), 0, o->progress_after, false};
-        bool hooked = o->progress && rank == 0 && !cfg.on_stmt;
-        if (hooked)   /* bench.c hooks the statements the same way for --bench */
-            hir_interp_set_on_stmt(it, progress_on_stmt, &pl);
+        hir_interp_hook ph = {.before = progress_on_stmt, .ctx = &pl};
+        bool hooked = o->progress && rank == 0;
+        if (hooked && hir_interp_add_hook(it, &ph, e))   /* bench.c hooks --bench likewise */
+            goto free_all;
         int failed = 0;
         for (int i = 0; i < o->iters && !failed; i++) {
             pl.iter = i;
@@ -1138,7 +1155,7 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
         }
         progress_end(&pl);
         if (hooked)
-            hir_interp_set_on_stmt(it, NULL, NULL);
+            hir_interp_remove_hook(it, &ph);
         if (failed)
             goto free_all;
     }
@@ -1147,8 +1164,7 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     if ((st = check_p2p_matched(it, boot, e)) != HIR_RUN_OK)
         goto free_all;
     st = HIR_RUN_FAILED;
-    hir_watchdog_stop(cfg.watchdog);   /* the CPU check below may take long, legitimately */
-    cfg.watchdog = NULL;
+    watch_stop(it, &wd);   /* the CPU check below may take long, legitimately */
     if (o->save_dir && save_outputs(o, main.p, &out, rank, e))
         goto free_all;
     st = HIR_RUN_OK;
@@ -1172,8 +1188,7 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     }
 free_all:
     hir_bench_result_free(&bres);
-    hir_watchdog_stop(cfg.watchdog);
-    cfg.watchdog = NULL;
+    watch_stop(it, &wd);
     outputs_free(&out);
     /* the interpreter first: it ends communication still in flight on the input buffers */
     hir_interp_destroy(it);
@@ -1201,4 +1216,179 @@ done:
     loaded_free(&main);
     loaded_free(&ref);
     return st;
+}
+
+/* ---------------------------------------------------------------- hir-run --bench / --trace
+ * (the timing loop, the statement hook and the trace are runner/bench.c's) */
+
+typedef struct prog_ctx {
+    hir_interp *it;
+    hir_backend *be;
+    const hir_view *inputs;
+    hir_graph *graph;
+    hir_bench_counters *c;
+    hir_bench_counters captured;     /* what one run counts, replayed with the graph */
+} prog_ctx;
+
+static int run_eager(void *ctx, int iter, hir_error *e)
+{
+    prog_ctx *p = ctx;
+    return hir_interp_run(p->it, p->inputs, e);
+}
+
+static int run_graph(void *ctx, int iter, hir_error *e)
+{
+    prog_ctx *p = ctx;
+    *p->c = p->captured;
+    p->c->nstreams = 0;              /* a graph runs from the main stream, which is timed anyway */
+    return p->be->ops->graph_launch(p->be, p->graph, e);
+}
+
+/* One eager run to set everything up, then a captured run; on any rank's failure every rank
+ * stays eager (a message says why). Returns 1 with the graph, 0 without, -1 on error. */
+static int capture(prog_ctx *p, hir_boot *boot, hir_bench_hook *h, FILE *err, int rank,
+                   hir_error *e)
+{
+    hir_backend *be = p->be;
+    if (hir_interp_run(p->it, p->inputs, e) < 0 || be->ops->synchronize(be, e) < 0) return -1;
+    if (boot && hir_boot_barrier(boot, e) < 0) return -1;
+    hir_error ce = {{0}, -1};
+    int ok = 0;
+    if (be->ops->graph_begin) {
+        ok = be->ops->graph_begin(be, &ce) == 0;
+    } else {
+        const hir_backend_entry *g = hir_registry_offering(HIR_OFFER_GRAPHS);
+        if (g)
+            hir_error_set(&ce, "%s graphs need the %s backend%s", g->title, g->title,
+                          hir_registry_built(g) ? "" : ", which this build lacks");
+        else
+            hir_error_set(&ce, "no backend of this build captures graphs");
+    }
+    if (ok) {
+        memset(p->c, 0, sizeof *p->c);
+        h->capturing = 1;
+        h->escaped = NULL;
+        int rc = hir_interp_run(p->it, p->inputs, &ce);
+        h->capturing = 0;
+        if (rc == 0 && h->escaped) {
+            int line = 0, col = 0;
+            if (h->escaped->loc.src)
+                hir_source_linecol((hir_source *)h->escaped->loc.src, h->escaped->loc.begin,
+                                   &line, &col);
+            hir_error_set(&ce, "line %d queues work on a stream that never waited for the main "
+                               "stream, so a capture would miss it", line);
+            rc = -1;
+        }
+        ok = be->ops->graph_end(be, rc == 0, &p->graph, rc == 0 ? &ce : &(hir_error){{0}, -1})
+             == 0;
+        p->captured = *p->c;
+    }
+    int all = hir_bench_all_ok(boot, ok, e);
+    if (all < 0) return -1;
+    if (!all) {
+        if (p->graph) be->ops->graph_destroy(be, p->graph);
+        p->graph = NULL;
+        if (!ok) fprintf(err, "rank %d: --graph: not captured (%s); timing eager runs\n", rank,
+                         ce.msg[0] ? ce.msg : "a run failed during capture");
+        /* leave the backend clean for eager runs */
+        if (be->ops->synchronize(be, e) < 0) return -1;
+        return 0;
+    }
+    return 1;
+}
+
+typedef struct prep_ctx {
+    hir_bench_run_fn user;
+    void *user_ctx;
+    hir_backend *be;
+    hir_boot *boot;
+    int graph;
+} prep_ctx;
+
+/* Before each run: the caller's step (inputs, outputs), then for graph replays a barrier (every
+ * rank's previous replay is over) and the CUDA-IPC semaphores start over; hir_bench_run's own
+ * barrier follows, so no rank signals before every rank has reset. */
+static int prepare_run(void *ctx, int iter, hir_error *e)
+{
+    prep_ctx *p = ctx;
+    if (p->user && p->user(p->user_ctx, iter, e) < 0) return -1;
+    if (p->graph) {
+        if (p->boot && hir_boot_barrier(p->boot, e) < 0) return -1;
+        if (p->be->ops->graph_rearm && p->be->ops->graph_rearm(p->be, e) < 0) return -1;
+    }
+    return 0;
+}
+
+int hir_bench_program(const hir_run_options *o, hir_boot *boot, hir_interp *it,
+                      hir_backend *be, const hir_view *inputs, hir_bench_run_fn prepare,
+                      void *prepare_ctx, hir_bench_result *res, hir_error *e)
+{
+    int rank = boot ? hir_boot_rank(boot) : 0;
+    memset(res, 0, sizeof *res);
+    hir_bench_counters counters;
+    memset(&counters, 0, sizeof counters);
+    hir_bench_hook hook;
+    memset(&hook, 0, sizeof hook);
+    hook.counters = &counters;
+    hir_trace *trace = NULL;
+    prog_ctx p = {.it = it, .be = be, .inputs = inputs, .c = &counters};
+    prep_ctx pc = {.user = prepare, .user_ctx = prepare_ctx, .be = be, .boot = boot};
+    /* the interpreter calls the hook for every statement while this runs */
+    hir_interp_hook bh = {.before = hir_bench_before, .after = hir_bench_after, .ctx = &hook};
+    if (hir_interp_add_hook(it, &bh, e))
+        return -1;
+    int rc = -1;
+    FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
+
+    if (o->bench > 0) {
+        hir_bench_opts bo = {.warmup = o->warmup, .iters = o->bench, .progress = o->progress, .progress_after = o->progress_after,
+                             .err = err, .program = o->program, .mode = "eager",
+                             .prepare = prepare_run, .prepare_ctx = &pc};
+        hir_bench_run_fn fn = run_eager;
+        if (o->graph) {
+            if (prepare && prepare(prepare_ctx, 0, e) < 0) goto out;
+            int g = capture(&p, boot, &hook, err, rank, e);
+            if (g < 0) goto out;
+            if (g) {
+                fn = run_graph;
+                bo.mode = "graph";
+                pc.graph = 1;
+            } else {
+                bo.mode = "eager (graph capture failed)";
+            }
+        }
+        if (hir_bench_run(be, boot, &bo, &counters, fn, &p, res, e) < 0) goto out;
+        if (rank == 0)
+            hir_bench_print(out, res);
+    } else {
+        /* plain runs; with --trace the last one is recorded */
+        int n = o->iters > 0 ? o->iters : 1;
+        for (int i = 0; i < n - (o->trace_json != NULL); i++)
+            if ((i && be->ops->synchronize(be, e) < 0) ||
+                (prepare && prepare(prepare_ctx, i, e) < 0) ||
+                hir_interp_run(it, inputs, e) < 0)
+                goto out;
+    }
+    if (o->trace_json) {
+        if (hir_trace_create(be, boot, &trace, e) < 0) goto out;
+        hook.trace = trace;
+        if (be->ops->synchronize(be, e) < 0) goto out;
+        if (prepare && prepare(prepare_ctx, -1, e) < 0) goto out;
+        if (boot && hir_boot_barrier(boot, e) < 0) goto out;
+        if (hir_trace_arm(trace, e) < 0) goto out;
+        if (hir_interp_run(it, inputs, e) < 0) goto out;
+        if (be->ops->synchronize(be, e) < 0) goto out;
+        if (hir_trace_disarm(trace, e) < 0) goto out;
+        if (hir_trace_write(trace, o->trace_json, e) < 0) goto out;
+        if (rank == 0)
+            fprintf(out, "trace: %s (open in ui.perfetto.dev or chrome://tracing)\n",
+                    o->trace_json);
+    }
+    rc = 0;
+out:
+    hir_interp_remove_hook(it, &bh);
+    hook.trace = NULL;
+    hir_trace_destroy(trace);
+    if (p.graph) be->ops->graph_destroy(be, p.graph);
+    return rc;
 }

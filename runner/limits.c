@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "runner/fault.h"
-#include "runner/interp_internal.h"
 
 /* What one rank found; exchanged with every other rank. */
 typedef struct limit_rec {
@@ -66,7 +65,7 @@ static int shard_bytes(limit_walk *w, const hir_tensor *t, hir_loc loc, uint64_t
         if (__builtin_mul_overflow(numel, sh.local[d], &numel) ||
             __builtin_mul_overflow((uint64_t)numel, n, bytes) || *bytes > INT64_MAX) {
             char where[300] = "", dims[300] = "";
-            hir_source *src = w->it->p->src;
+            hir_source *src = hir_interp_program(w->it)->src;
             if (src && loc.src == src) {
                 int line, col;
                 hir_source_linecol(src, loc.begin, &line, &col);
@@ -138,8 +137,7 @@ static void measure(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *b
     hir_map_init(&w.storage);
     hir_error e = {{0}, -1};
     /* extents may use rank and numberOfStreams; the run binds them to these same values */
-    if (hir_interp_bind_scalar(it, it->sc_rank, it->cfg.rank, &e) ||
-        hir_interp_bind_scalar(it, it->sc_nstreams, it->cfg.num_streams, &e))
+    if (hir_interp_bind_run_scalars(it, &e))
         out_of_memory(&w);
     for (int i = 0; i < p->inputs.n && !r->status; i++) {
         hir_tensor *t = hir_value_tensor(p->inputs.items[i]);
@@ -163,8 +161,8 @@ static void measure(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *b
         return;
     }
     r->avail = avail;
-    r->node = !(be->ops->caps & HIR_CAP_HOST_MEMORY) ? (uint64_t)it->cfg.rank : hir_boot_node_id(boot,
-                                                                                        it->cfg.rank);
+    int rank = hir_interp_cfg(it)->rank;
+    r->node = !(be->ops->caps & HIR_CAP_HOST_MEMORY) ? (uint64_t)rank : hir_boot_node_id(boot, rank);
 }
 
 hir_run_status hir_limits_check(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *boot,

@@ -30,10 +30,6 @@ typedef struct hir_interp_config {
     int nbinds;
     FILE *trace;                     /* per-statement trace (--verbose), or NULL */
     const char *label;               /* "main" / "check": prefixes messages of the check run */
-    /* a statement hook for timelines (--trace); called before and after each statement */
-    void (*on_stmt)(void *ctx, const hir_stmt *s, int after);
-    void *on_stmt_ctx;
-    struct hir_watchdog *watchdog;   /* told when each statement starts (runner/watchdog.c) */
 } hir_interp_config;
 
 /* The interpreter keeps, across runs: the allocation cache (ALLOCATE statement -> buffer),
@@ -42,10 +38,38 @@ typedef struct hir_interp_config {
 int  hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *cfg,
                        hir_interp **out, hir_error *e);
 void hir_interp_destroy(hir_interp *it);
-/* Replace the statement hook (hir_interp_config.on_stmt) for the runs that follow; NULL
- * removes it. */
-void hir_interp_set_on_stmt(hir_interp *it, void (*fn)(void *ctx, const hir_stmt *s, int after),
-                            void *ctx);
+/* A statement hook, for the rooms that watch or steer a run from outside (the watchdog and
+ * fault injection of runner/guard, benchmarks and traces of runner/bench, the job's progress
+ * line). Before each statement the interpreter calls every hook's `before` in the order they
+ * were added: 0 lets the statement run, 1 skips it silently (the later hooks are not asked and
+ * no `after` follows), -1 fails the run with the message in e. After the statement (failed or
+ * not) it calls every `after`. Either function may be NULL. */
+typedef struct hir_interp_hook {
+    int  (*before)(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e);
+    void (*after)(void *ctx, hir_interp *it, const hir_stmt *s);
+    void *ctx;
+} hir_interp_hook;
+#define HIR_INTERP_MAX_HOOKS 8
+/* Append h (copied) for the runs that follow; -1 with e set when the list is full. */
+int  hir_interp_add_hook(hir_interp *it, const hir_interp_hook *h, hir_error *e);
+/* Remove the hook equal to h (same functions and ctx); nothing when there is none. */
+void hir_interp_remove_hook(hir_interp *it, const hir_interp_hook *h);
+
+/* What a hook may ask: the program, the backend and the stream current at this statement,
+ * the configuration, the runs started so far (1 during the first), a tensor's binding (1 when
+ * bound), a scalar's value, and a failure located at the current statement (returns -1 with
+ * e set to "rank R: file:line:col: error: Stmt: message"). */
+hir_program *hir_interp_program(const hir_interp *it);
+hir_backend *hir_interp_backend(const hir_interp *it);
+hir_stream  *hir_interp_stream(const hir_interp *it);
+const hir_interp_config *hir_interp_cfg(const hir_interp *it);
+uint64_t hir_interp_run_count(const hir_interp *it);
+int hir_interp_bound(hir_interp *it, const hir_tensor *t, hir_view *v);
+int hir_interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e);
+int hir_interp_fail(hir_interp *it, hir_error *e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Bind `rank` and `numberOfStreams` as every run does, for walks before the first run. */
+int hir_interp_bind_run_scalars(hir_interp *it, hir_error *e);
 
 /* Where a tensor lives on this rank: runtime shape (reduction and stride axes dropped, DID
  * axes of size 1), the global shape (DID axes at their mesh extent) and the local block's

@@ -95,3 +95,10 @@ void hir_watchdog_stop(hir_watchdog *w)
     pthread_join(w->thread, NULL);
     free(w);
 }
+
+int hir_watchdog_before(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    (void)it, (void)e;
+    hir_watchdog_tick(ctx, s);
+    return 0;
+}

@@ -3,6 +3,7 @@
 #define HIR_RUNNER_WATCHDOG_H
 
 #include "dialect/hir.h"
+#include "runner/run.h"
 
 typedef struct hir_watchdog hir_watchdog;
 
@@ -11,5 +12,7 @@ hir_watchdog *hir_watchdog_start(double limit_s, int rank);
 /* The interpreter starts statement s (NULL: between statements). w may be NULL. */
 void hir_watchdog_tick(hir_watchdog *w, const hir_stmt *s);
 void hir_watchdog_stop(hir_watchdog *w);
+/* The `before` of a statement hook (hir_interp_hook) whose ctx is the watchdog: ticks it. */
+int hir_watchdog_before(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e);
 
 #endif

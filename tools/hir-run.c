@@ -13,6 +13,7 @@
 #include "dialect/hir.h"
 #include "runner/boot.h"
 #include "runner/run.h"
+#include "runner/registry/registry.h"
 #include "tools/common.h"
 #include "tools/opts.h"
 
@@ -309,8 +310,12 @@ int main(int argc, char **argv)
     }
     if (!o.program && !topology)
         return bad("no program given", "");
-    if (topology && o.device && strcmp(o.device, "cpu") && strcmp(o.device, "cuda"))
-        return bad("--device is cpu or cuda", o.device);
+    if (topology && o.device && !hir_registry_find(o.device)) {
+        char names[128] = "--device is ";
+        size_t at = strlen(names);
+        hir_registry_names(names + at, sizeof names - at);
+        return bad(names, o.device);
+    }
     if ((bench || o.bench_json || bench_plot || o.graph) && !o.bench)
         o.bench = iters_given ? o.iters : 50;
     if (o.bench && !warmup_given)
@@ -354,7 +359,8 @@ int main(int argc, char **argv)
     }
     if (topology) {
         /* the GPU hir_run_job would pick: local rank modulo the GPUs this rank sees */
-        int ngpu = o.device && !strcmp(o.device, "cpu") ? 0 : hir_cuda_device_count();
+        int ngpu = hir_registry_device_count(o.device ? hir_registry_find(o.device)
+                                                      : hir_registry_default());
         int gpu = ngpu > 0 ? hir_boot_local_rank(boot) % ngpu : -1;
         int rc = hir_boot_print_topology(boot, gpu, stdout, &e);
         if (rc)

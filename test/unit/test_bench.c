@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "runner/bench.h"
+#include "runner/cpu/cpu.h"
 
 typedef struct fake {
     hir_bench_counters *c;

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "runner/backend.h"
+#include "runner/cpu/cpu.h"
 #include "runner/convert.h"
 #include "runner/data.h"
 

@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include "runner/boot.h"
+#include "runner/cpu/cpu.h"
 #include "runner/convert.h"
 
 static int checks, failures, me_rank;
