@@ -14,6 +14,7 @@
 
 #include "runner/bench.h"
 #include "runner/trace.h"
+#include "runner/boot.h"
 
 static double now_s(void)
 {

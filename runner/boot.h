@@ -1,12 +1,47 @@
-/* boot.h — starting and ending a run's ranks: MPI bootstrap (runner/boot.c) and the local
- * launcher that re-executes hir-run under the system's mpirun. The hir_boot_* queries and
- * collectives used by backends are declared in runner/backend.h. */
+/* boot.h — starting and ending a run's ranks: MPI bootstrap (runner/boot.c), the queries and
+ * collectives backends and the job use, and the local launcher that re-executes hir-run under
+ * the system's mpirun. */
 #ifndef HIR_RUNNER_BOOT_H
 #define HIR_RUNNER_BOOT_H
 
 #include <stdio.h>
 
-#include "runner/backend.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "support/error.h"
+
+/* The out-of-band channel between ranks (implemented over MPI in runner/boot.c). Backends use
+ * it to share NCCL unique ids and CUDA-IPC handles; the CPU backend moves its data with it.
+ * All calls honour the configured timeout and fail with a message naming the peer. */
+typedef struct hir_boot hir_boot;
+
+int  hir_boot_rank(const hir_boot *b);
+int  hir_boot_size(const hir_boot *b);
+int  hir_boot_local_rank(const hir_boot *b);
+int  hir_boot_local_size(const hir_boot *b);
+/* Index of the physical node of a rank: ranks that MPI puts in one MPI_COMM_TYPE_SHARED
+ * communicator share it; nodes are numbered 0.. in the order of their lowest rank. For what
+ * is really shared (memory, GPUs). local_rank/local_size above are positions on it. */
+uint64_t hir_boot_node_id(const hir_boot *b, int rank);
+/* The node a rank counts as for communication: the physical node, or its block under
+ * hir_boot_simulate_nodes (runner/boot.h). -1 for a rank outside the world. */
+int  hir_boot_node(const hir_boot *b, int rank);
+int  hir_boot_node_count(const hir_boot *b);
+int  hir_boot_nodes_simulated(const hir_boot *b);
+int  hir_boot_node_local_rank(const hir_boot *b);   /* this rank's position on hir_boot_node */
+int  hir_boot_node_local_size(const hir_boot *b);
+double hir_boot_timeout(const hir_boot *b);   /* seconds */
+/* World barrier (used only for benchmarks/timing, never by the IPC handle exchange). */
+int  hir_boot_barrier(hir_boot *b, hir_error *e);
+/* Broadcast `bytes` from team member `root_index` to every member of `team` (world ranks,
+ * ascending positions as in the program's team=(...)); every member must call it. */
+int  hir_boot_team_bcast(hir_boot *b, const int *team, int team_size, int root_index,
+                         void *data, size_t bytes, hir_error *e);
+/* Exchange `bytes` with one peer: send `mine`, receive into `theirs`. Only the two ranks take
+ * part (no barrier); `tag` separates concurrent exchanges. */
+int  hir_boot_exchange(hir_boot *b, int peer, int tag, const void *mine, void *theirs,
+                       size_t bytes, hir_error *e);
 
 /* Initialise MPI (unless the caller already did; MPI_THREAD_FUNNELED at least) and discover
  * rank, size, local rank/size and node indices (from MPI_COMM_TYPE_SHARED, not host

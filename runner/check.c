@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runner/run.h"
+#include "runner/boot.h"
 #include "support/support.h"
 
 /* ---------------------------------------------------------------- meshes */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runner/fault.h"
+#include "runner/boot.h"
 
 /* What one rank found; exchanged with every other rank. */
 typedef struct limit_rec {

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "runner/trace.h"
+#include "runner/boot.h"
 
 #define TRACE_NAME 64
 #define TRACE_TRACKS 64

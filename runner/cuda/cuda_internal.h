@@ -14,6 +14,7 @@
 #include "support/support.h"
 
 #include "runner/backend.h"
+#include "runner/boot.h"
 #include "runner/cuda/cuda_backend.h"
 
 /* Error strings per library, so HIR_CK can name any failing call uniformly. */

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runner/backend.h"
+#include "support/error.h"
 
 int hir_error_vset(hir_error *e, const char *fmt, va_list ap)
 {
