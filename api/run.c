@@ -10,7 +10,7 @@
 
 #include "api/api_internal.h"
 #include "dialect/hir.h"
-#include "runner/backend.h"
+#include "runner/backend/backend.h"
 #include "runner/run.h"
 #include "runner/cpu/cpu.h"
 #include "runner/fault.h"

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "dialect/hir.h"
-#include "runner/backend.h"
+#include "runner/backend/backend.h"
 #include "runner/run.h"
 
 #define HIR_BENCH_MAX_STREAMS 64

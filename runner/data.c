@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runner/convert.h"
+#include "runner/backend/convert.h"
 #include "runner/data.h"
 #include "support/support.h"
 

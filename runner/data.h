@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "runner/backend.h"
+#include "runner/backend/backend.h"
 
 typedef enum hir_data_kind {
     HIR_DATA_RANDOM = 0,   /* uniform in [-1, 1) for floats; see data.c for integers */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/convert.h"
+#include "runner/backend/convert.h"
 #include "runner/interp_internal.h"
 
 /* a scalar argument as a double: literals directly, anything else through interp_eval */

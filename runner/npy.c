@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runner/convert.h"
+#include "runner/backend/convert.h"
 #include "runner/npy.h"
 
 const char *hir_npy_descr(hir_dtype dt, int flags)

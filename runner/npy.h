@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runner/backend.h"
+#include "runner/backend/backend.h"
 
 /* NumPy has no bfloat16: bf16 arrays are written as '<f4' (exact widening) unless this flag
  * asks for the raw 16-bit patterns as '<u2' (view them with ml_dtypes.bfloat16). */

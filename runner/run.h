@@ -1,5 +1,5 @@
 /* run.h — the Host IR interpreter library: runs a parsed %HostIrContainer on one rank through a
- * backend (runner/backend.h), plus the job-level pieces hir-run is made of: program identity and
+ * backend (runner/backend/backend.h), plus the job-level pieces hir-run is made of: program identity and
  * mesh checks across ranks, input generation/loading, output saving and checking against a
  * reference run on the CPU backend. Tools only parse flags and pick exit codes. */
 #ifndef HIR_RUNNER_RUN_H
@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "dialect/hir.h"
-#include "runner/backend.h"
+#include "runner/backend/backend.h"
 #include "runner/data.h"
 
 /* ---------------------------------------------------------------- one program, one rank

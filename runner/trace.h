@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "dialect/hir.h"
-#include "runner/backend.h"
+#include "runner/backend/backend.h"
 
 typedef struct hir_trace hir_trace;
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "runner/convert.h"
+#include "runner/backend/convert.h"
 #include "runner/cpu/cpu_internal.h"
 #include "runner/cpu/cpu.h"
 

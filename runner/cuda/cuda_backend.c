@@ -553,7 +553,7 @@ int hir_cuda_ipc_rearm(hir_backend *be, hir_error *e)
     return 0;
 }
 
-/* The extras of this backend as optional entries of its table (runner/backend.h). */
+/* The extras of this backend as optional entries of its table (runner/backend/backend.h). */
 static int cu_load_kernel(hir_backend *be, int group, const char *path, hir_error *e)
 {
     return hir_cuda_load_user_kernel(be, group, path, NULL, e);

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "runner/backend.h"
+#include "runner/backend/backend.h"
 
 /* The constructor (the registry calls it): fails cleanly, with a message saying why, when no
  * GPU is visible. */

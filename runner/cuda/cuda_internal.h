@@ -13,7 +13,7 @@
 
 #include "support/support.h"
 
-#include "runner/backend.h"
+#include "runner/backend/backend.h"
 #include "runner/boot.h"
 #include "runner/cuda/cuda_backend.h"
 

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "runner/backend.h"
+#include "runner/backend/backend.h"
 
 /* What a known backend offers when it is built (messages say which backend a feature needs). */
 enum {

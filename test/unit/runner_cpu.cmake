@@ -3,7 +3,7 @@
 # them links the CUDA backend.
 hir_add_unit_test(test_convert
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_convert.c
-  LIBS hir::rtcore)
+  LIBS hir::backend)
 hir_add_unit_test(test_data
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_data.c
   LIBS hir::rtcore)

@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "runner/backend.h"
+#include "runner/backend/backend.h"
 #include "runner/cpu/cpu.h"
-#include "runner/convert.h"
+#include "runner/backend/convert.h"
 #include "runner/data.h"
 
 static int setup(void **state)

@@ -12,7 +12,7 @@
 
 #include "runner/boot.h"
 #include "runner/cpu/cpu.h"
-#include "runner/convert.h"
+#include "runner/backend/convert.h"
 
 static int checks, failures, me_rank;
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "runner/convert.h"
+#include "runner/backend/convert.h"
 #include "runner/data.h"
 #include "runner/npy.h"
 

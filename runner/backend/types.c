@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "runner/types.h"
+#include "runner/backend/types.h"
 
 int hir_view_size_checked(const hir_view *v, int64_t *numel, size_t *bytes)
 {

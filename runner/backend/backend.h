@@ -1,7 +1,10 @@
-/* backend.h — the small table of functions an execution backend implements.
- * The interpreter (runner/interp.c) walks the IR and calls only these; the CPU backend
- * (runner/cpu/) is always built and is the reference, the CUDA backend (runner/cuda/) is
- * built when CMake finds the toolkit. Nothing here includes CUDA, NCCL or MPI headers. */
+/* backend.h — the backend room (runner/backend/): the small table of functions an execution
+ * backend implements, with the views and dtype conversions it works on (types.h, convert.h).
+ * It owns the table's shape, not any backend: the CPU backend (runner/cpu/, always built, the
+ * reference) and the CUDA backend (runner/cuda/, when CMake finds the toolkit) fill it, the
+ * registry (runner/registry/) creates them by name, and the interpreter walks the IR calling
+ * only these entries. It may use support/ and the dialect's tables (dtypes, element-wise ops,
+ * collective kinds); nothing here includes CUDA, NCCL or MPI headers. */
 #ifndef HIR_BACKEND_H
 #define HIR_BACKEND_H
 
@@ -9,7 +12,7 @@
 #include <stdint.h>
 #include <stdarg.h>
 
-#include "runner/types.h"
+#include "runner/backend/types.h"
 #include "support/error.h"
 
 /* The out-of-band channel between ranks (runner/boot.h): backends get it in their config and

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "runner/convert.h"
+#include "runner/backend/convert.h"
 
 static inline uint32_t f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static inline float f32_from(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
