@@ -14,7 +14,7 @@
 
 #include "runner/bench.h"
 #include "runner/trace.h"
-#include "runner/boot.h"
+#include "runner/boot/boot.h"
 
 static double now_s(void)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "runner/run.h"
-#include "runner/boot.h"
+#include "runner/boot/boot.h"
 #include "support/support.h"
 
 /* ---------------------------------------------------------------- meshes */

@@ -13,7 +13,7 @@
 #include "parser/log.h"
 #include "parser/parser.h"
 #include "runner/bench.h"
-#include "runner/boot.h"
+#include "runner/boot/boot.h"
 #include "runner/npy.h"
 #include "runner/run.h"
 #include "runner/trace.h"

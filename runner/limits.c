@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "runner/fault.h"
-#include "runner/boot.h"
+#include "runner/boot/boot.h"
 
 /* What one rank found; exchanged with every other rank. */
 typedef struct limit_rec {

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "runner/trace.h"
-#include "runner/boot.h"
+#include "runner/boot/boot.h"
 
 #define TRACE_NAME 64
 #define TRACE_TRACKS 64

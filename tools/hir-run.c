@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "dialect/hir.h"
-#include "runner/boot.h"
+#include "runner/boot/boot.h"
 #include "runner/run.h"
 #include "runner/registry/registry.h"
 #include "tools/common.h"

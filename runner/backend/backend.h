@@ -15,7 +15,7 @@
 #include "runner/backend/types.h"
 #include "support/error.h"
 
-/* The out-of-band channel between ranks (runner/boot.h): backends get it in their config and
+/* The out-of-band channel between ranks (runner/boot/boot.h): backends get it in their config and
  * use it to share NCCL unique ids and CUDA-IPC handles; the CPU backend moves its data with it. */
 typedef struct hir_boot hir_boot;
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/boot_mpi.h"
+#include "runner/boot/boot_mpi.h"
 #include "runner/backend/convert.h"
 #include "runner/cpu/cpu_internal.h"
 

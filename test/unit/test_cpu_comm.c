@@ -10,7 +10,7 @@
 
 #include <mpi.h>
 
-#include "runner/boot.h"
+#include "runner/boot/boot.h"
 #include "runner/cpu/cpu.h"
 #include "runner/backend/convert.h"
 

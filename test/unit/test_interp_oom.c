@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "runner/boot.h"
+#include "runner/boot/boot.h"
 #include "runner/run.h"
 
 #ifndef HIR_RELIABILITY_INPUTS

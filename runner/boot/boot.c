@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runner/boot_mpi.h"
+#include "runner/boot/boot_mpi.h"
 #include "support/support.h"
 
 #define HIR_BOOT_DEFAULT_TIMEOUT 300.0

@@ -1,6 +1,8 @@
-/* boot.h — starting and ending a run's ranks: MPI bootstrap (runner/boot.c), the queries and
- * collectives backends and the job use, and the local launcher that re-executes hir-run under
- * the system's mpirun. */
+/* boot.h — the boot room (runner/boot/): starting and ending a run's ranks. It owns the MPI
+ * bootstrap (boot.c: rank, size, node ids, team broadcast, pair exchange, barrier, the start-up
+ * and shut-down sentinel) and the local launcher that re-executes hir-run under the system's
+ * mpirun (`hir-run -np`). Backends and the job use the queries and collectives below; the CPU
+ * backend, whose transport is MPI, also uses boot_mpi.h. It may use support/ only. */
 #ifndef HIR_RUNNER_BOOT_H
 #define HIR_RUNNER_BOOT_H
 
@@ -11,7 +13,7 @@
 
 #include "support/error.h"
 
-/* The out-of-band channel between ranks (implemented over MPI in runner/boot.c). Backends use
+/* The out-of-band channel between ranks (implemented over MPI in runner/boot/boot.c). Backends use
  * it to share NCCL unique ids and CUDA-IPC handles; the CPU backend moves its data with it.
  * All calls honour the configured timeout and fail with a message naming the peer. */
 typedef struct hir_boot hir_boot;
@@ -25,7 +27,7 @@ int  hir_boot_local_size(const hir_boot *b);
  * is really shared (memory, GPUs). local_rank/local_size above are positions on it. */
 uint64_t hir_boot_node_id(const hir_boot *b, int rank);
 /* The node a rank counts as for communication: the physical node, or its block under
- * hir_boot_simulate_nodes (runner/boot.h). -1 for a rank outside the world. */
+ * hir_boot_simulate_nodes (runner/boot/boot.h). -1 for a rank outside the world. */
 int  hir_boot_node(const hir_boot *b, int rank);
 int  hir_boot_node_count(const hir_boot *b);
 int  hir_boot_nodes_simulated(const hir_boot *b);

@@ -1,11 +1,11 @@
-/* boot_mpi.h — internal: the MPI side of the bootstrap, shared by runner/boot.c and the CPU
+/* boot_mpi.h — internal: the MPI side of the bootstrap, shared by runner/boot/boot.c and the CPU
  * backend. Only runner/ .c files include this (and so mpi.h). */
 #ifndef HIR_RUNNER_BOOT_MPI_H
 #define HIR_RUNNER_BOOT_MPI_H
 
 #include <mpi.h>
 
-#include "runner/boot.h"
+#include "runner/boot/boot.h"
 
 /* The bootstrap's private duplicate of MPI_COMM_WORLD (world ranks = program ranks). */
 MPI_Comm hir_boot_mpi_world(const hir_boot *b);
