@@ -14,7 +14,7 @@
 #include "parser/parser.h"
 #include "runner/bench.h"
 #include "runner/boot/boot.h"
-#include "runner/npy.h"
+#include "runner/data/npy.h"
 #include "runner/run.h"
 #include "runner/trace.h"
 #include "runner/watchdog.h"

@@ -10,7 +10,7 @@
 
 #include "dialect/hir.h"
 #include "runner/backend/backend.h"
-#include "runner/data.h"
+#include "runner/data/data.h"
 
 /* ---------------------------------------------------------------- one program, one rank
  * (runner/interp.c, interp_ops.c) */

@@ -6,10 +6,10 @@ hir_add_unit_test(test_convert
   LIBS hir::backend)
 hir_add_unit_test(test_data
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_data.c
-  LIBS hir::rtcore)
+  LIBS hir::data)
 hir_add_unit_test(test_cpu_backend
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_cpu_backend.c
-  LIBS hir::cpu hir::rtcore)
+  LIBS hir::cpu hir::data)
 
 # The comm test is a plain MPI program (CMocka's runner does not know about ranks): each
 # rank counts its failures and the exit status says whether any failed.

@@ -15,7 +15,7 @@
 #include "runner/backend/backend.h"
 #include "runner/cpu/cpu.h"
 #include "runner/backend/convert.h"
-#include "runner/data.h"
+#include "runner/data/data.h"
 
 static int setup(void **state)
 {

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "runner/backend/convert.h"
-#include "runner/npy.h"
+#include "runner/data/npy.h"
 
 const char *hir_npy_descr(hir_dtype dt, int flags)
 {

@@ -1,6 +1,8 @@
-/* data.h — deterministic program inputs (--inputs=random|zeros|ones|arange) defined on the
- * GLOBAL tensor so a rank's shard equals the matching slice of an unsharded run, and the
- * dtype-aware comparison of results against a reference. */
+/* data.h — the data room (runner/data/): deterministic program inputs
+ * (--inputs=random|zeros|ones|arange) defined on the GLOBAL tensor so a rank's shard equals the
+ * matching slice of an unsharded run, the dtype-aware comparison of results against a
+ * reference, and .npy files (npy.h). Host memory only: it may use the backend room's views and
+ * conversions, the dialect and support/, never a backend itself. */
 #ifndef HIR_RUNNER_DATA_H
 #define HIR_RUNNER_DATA_H
 

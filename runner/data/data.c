@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "runner/backend/convert.h"
-#include "runner/data.h"
+#include "runner/data/data.h"
 #include "support/support.h"
 
 static const char *const kind_names[] = {"random", "zeros", "ones", "arange"};
