@@ -10,7 +10,7 @@
 
 #include "dialect/hir.h"
 #include "runner/backend/backend.h"
-#include "runner/run.h"
+#include "runner/interp/interp.h"
 
 #define HIR_BENCH_MAX_STREAMS 64
 

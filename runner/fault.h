@@ -3,7 +3,8 @@
 #ifndef HIR_RUNNER_FAULT_H
 #define HIR_RUNNER_FAULT_H
 
-#include "runner/run.h"
+#include "runner/boot/boot.h"
+#include "runner/interp/interp.h"
 
 /* Environment variable of the fault injector: RANK:LINE:KIND, KIND one of
  *   exit            the rank prints a line and _exit()s (a peer that disappears)
@@ -27,9 +28,9 @@ int hir_fault_before_stmt(void *ctx, hir_interp *it, const hir_stmt *s, hir_erro
  * extents whose element counts or byte sizes overflow 64 bits are located errors, and a
  * program whose inputs plus allocations (ALLOCATE statements and the fresh results of compute
  * statements) exceed the backend's available memory is refused with both sizes. The verdict
- * is shared so that every rank refuses together: returns HIR_RUN_OK or HIR_RUN_REFUSED (or
- * HIR_RUN_FAILED when the ranks cannot agree), with the message in e. */
-hir_run_status hir_limits_check(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *boot,
-                                hir_error *e);
+ * is shared so that every rank refuses together: returns 0, or 1 when refused (or -1 when the
+ * ranks cannot agree), with the message in e. */
+int hir_limits_check(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *boot,
+                     hir_error *e);
 
 #endif

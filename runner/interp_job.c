@@ -1117,7 +1117,9 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
         st = HIR_RUN_FAILED;
         goto prefix_be;
     }
-    if ((st = hir_limits_check(it, main.p, be, boot, e)) != HIR_RUN_OK) {
+    int limits = hir_limits_check(it, main.p, be, boot, e);
+    if (limits) {
+        st = limits > 0 ? HIR_RUN_REFUSED : HIR_RUN_FAILED;
         watch_stop(it, &wd);
         hir_interp_destroy(it);
         goto prefix_be;

@@ -166,8 +166,8 @@ static void measure(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *b
     r->node = !(be->ops->caps & HIR_CAP_HOST_MEMORY) ? (uint64_t)rank : hir_boot_node_id(boot, rank);
 }
 
-hir_run_status hir_limits_check(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *boot,
-                                hir_error *e)
+int hir_limits_check(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *boot,
+                     hir_error *e)
 {
     int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
     limit_rec *all = calloc((size_t)size, sizeof *all);
@@ -176,7 +176,7 @@ hir_run_status hir_limits_check(hir_interp *it, hir_program *p, hir_backend *be,
         free(all);
         free(team);
         hir_error_set(e, "rank %d: out of host memory", rank);
-        return HIR_RUN_FAILED;
+        return -1;
     }
     measure(it, p, be, boot, &all[rank]);
     for (int r = 0; r < size; r++)
@@ -185,15 +185,15 @@ hir_run_status hir_limits_check(hir_interp *it, hir_program *p, hir_backend *be,
         if (hir_boot_team_bcast(boot, team, size, r, &all[r], sizeof *all, e)) {
             free(all);
             free(team);
-            return HIR_RUN_FAILED;
+            return -1;
         }
     free(team);
-    hir_run_status st = HIR_RUN_OK;
-    for (int r = 0; r < size && st == HIR_RUN_OK; r++) {
+    int st = 0;
+    for (int r = 0; r < size && st == 0; r++) {
         const limit_rec *x = &all[r];
         if (x->status) {
             hir_error_set(e, "rank %d: %s", r, x->msg);
-            st = HIR_RUN_REFUSED;
+            st = 1;
             continue;
         }
         /* ranks on one node with the CPU backend draw on the same host memory */
@@ -220,7 +220,7 @@ hir_run_status hir_limits_check(hir_interp *it, hir_program *p, hir_backend *be,
         hir_error_set(e, "rank %d: program needs %s of %s memory for its allocations (inputs "
                       "%s, ALLOCATE %s, results %s)%s, %s available", r, n,
                       be->ops->caps & HIR_CAP_HOST_MEMORY ? "host" : "device", in, al, re, shared, a);
-        st = HIR_RUN_REFUSED;
+        st = 1;
     }
     free(all);
     return st;

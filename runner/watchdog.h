@@ -3,7 +3,7 @@
 #define HIR_RUNNER_WATCHDOG_H
 
 #include "dialect/hir.h"
-#include "runner/run.h"
+#include "runner/interp/interp.h"
 
 typedef struct hir_watchdog hir_watchdog;
 

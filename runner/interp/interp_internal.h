@@ -3,7 +3,7 @@
 #ifndef HIR_INTERP_INTERNAL_H
 #define HIR_INTERP_INTERNAL_H
 
-#include "runner/run.h"
+#include "runner/interp/interp.h"
 
 /* Backend memory with a reference count: bindings, views and the allocation cache share it. */
 typedef struct rt_buf {

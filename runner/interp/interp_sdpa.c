@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "runner/backend/convert.h"
-#include "runner/interp_internal.h"
+#include "runner/interp/interp_internal.h"
 
 /* a scalar argument as a double: literals directly, anything else through interp_eval */
 static int sdpa_scalar(hir_interp *it, const hir_value *v, double *out, hir_error *e)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "dialect/intops.h"
-#include "runner/interp_internal.h"
+#include "runner/interp/interp_internal.h"
 
 
 /* ---------------------------------------------------------------- messages */
