@@ -13,7 +13,7 @@
 #include "runner/backend/backend.h"
 #include "runner/run.h"
 #include "runner/cpu/cpu.h"
-#include "runner/fault.h"
+#include "runner/guard/guard.h"
 
 #define MAX_AUTO 256
 

@@ -17,8 +17,7 @@
 #include "runner/data/npy.h"
 #include "runner/run.h"
 #include "runner/trace.h"
-#include "runner/watchdog.h"
-#include "runner/fault.h"
+#include "runner/guard/guard.h"
 
 #include "runner/registry/registry.h"
 
@@ -1109,7 +1108,7 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
         st = HIR_RUN_FAILED;
         goto prefix_be;
     }
-    /* inputs and allocations fit, sizes fit in 64 bits: refused together (runner/limits.c);
+    /* inputs and allocations fit, sizes fit in 64 bits: refused together (runner/guard/limits.c);
      * extents taken from .npy shapes are bound first, so the check covers them */
     if (o->inputs == HIR_INPUTS_DIR && bind_dir_extents(it, main.p, o, main.p, rank, e)) {
         watch_stop(it, &wd);

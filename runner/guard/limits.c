@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/fault.h"
+#include "runner/guard/guard.h"
 #include "runner/boot/boot.h"
 
 /* What one rank found; exchanged with every other rank. */

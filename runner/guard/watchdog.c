@@ -4,7 +4,7 @@
  * cudaFree waits for it forever. A thread watches the interpreter's progress and, when no
  * statement has started for longer than the limit, names the statement and ends the process
  * with a failure status, which makes the launcher take the whole job down. */
-#include "runner/watchdog.h"
+#include "runner/guard/watchdog.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,9 +1,14 @@
-/* fault.h — fault injection for reliability tests (runner/fault.c) and the up-front resource
- * check (runner/limits.c): the two pre-execution hooks the interpreter and the job call. */
-#ifndef HIR_RUNNER_FAULT_H
-#define HIR_RUNNER_FAULT_H
+/* guard.h — the guard room (runner/guard/): what keeps a job from running what it cannot hold
+ * or from hanging. It owns the up-front resource check (limits.c), fault injection for the
+ * reliability tests (fault.c, a statement hook) and the watchdog that ends a rank stuck in a
+ * blocking device call (watchdog.h, a statement hook). It sees a run only through the
+ * interpreter's public face and hooks (runner/interp/interp.h); it may use the backend table,
+ * the bootstrap (to share verdicts), the dialect and support/. */
+#ifndef HIR_RUNNER_GUARD_H
+#define HIR_RUNNER_GUARD_H
 
 #include "runner/boot/boot.h"
+#include "runner/guard/watchdog.h"
 #include "runner/interp/interp.h"
 
 /* Environment variable of the fault injector: RANK:LINE:KIND, KIND one of

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runner/fault.h"
+#include "runner/guard/guard.h"
 
 typedef enum fault_kind {
     FAULT_EXIT, FAULT_CRASH, FAULT_STALL, FAULT_CORRUPT, FAULT_SKIP, FAULT_NKINDS

@@ -1,4 +1,5 @@
-/* watchdog.h — ends a rank whose host thread is stuck in a blocking call (runner/watchdog.c). */
+/* watchdog.h — part of the guard room (guard.h): ends a rank whose host thread is stuck in a
+ * blocking call (watchdog.c). */
 #ifndef HIR_RUNNER_WATCHDOG_H
 #define HIR_RUNNER_WATCHDOG_H
 
