@@ -12,11 +12,11 @@
 
 #include "parser/log.h"
 #include "parser/parser.h"
-#include "runner/bench.h"
+#include "runner/bench/bench.h"
 #include "runner/boot/boot.h"
 #include "runner/data/npy.h"
 #include "runner/run.h"
-#include "runner/trace.h"
+#include "runner/bench/trace.h"
 #include "runner/guard/guard.h"
 
 #include "runner/registry/registry.h"
@@ -1220,7 +1220,7 @@ done:
 }
 
 /* ---------------------------------------------------------------- hir-run --bench / --trace
- * (the timing loop, the statement hook and the trace are runner/bench.c's) */
+ * (the timing loop, the statement hook and the trace are runner/bench/bench.c's) */
 
 typedef struct prog_ctx {
     hir_interp *it;

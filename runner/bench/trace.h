@@ -1,5 +1,6 @@
 /* trace.h — Chrome/Perfetto trace of one run of a program (`hir-run --trace=FILE.json`).
- * The interpreter brackets every statement it executes with hir_trace_begin/hir_trace_end;
+ * Part of the bench room (bench.h), whose statement hook brackets every statement the
+ * interpreter executes with hir_trace_begin/hir_trace_end;
  * device statements get a pair of backend events on the stream they were queued on, resolved
  * after the run's synchronize, so each (rank, stream) becomes one track and overlap between
  * copies, GEMMs and communication shows. Rank 0 gathers every rank's records over the

@@ -2,7 +2,7 @@
  * the main stream, one run, an end event on every stream that got work, synchronize; then the
  * per-iteration maximum over ranks (gathered on rank 0 over the bootstrap) and its statistics.
  * The interpreter's statement hook counts statements, GEMM FLOPs and streams and feeds the
- * trace (runner/trace.c); hir_bench_program drives both for hir_run_job, capturing a run into
+ * trace (runner/bench/trace.c); hir_bench_program drives both for hir_run_job, capturing a run into
  * a CUDA graph for --graph. */
 #include <errno.h>
 #include <math.h>
@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runner/bench.h"
-#include "runner/trace.h"
+#include "runner/bench/bench.h"
+#include "runner/bench/trace.h"
 #include "runner/boot/boot.h"
 
 static double now_s(void)

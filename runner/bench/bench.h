@@ -1,7 +1,11 @@
-/* bench.h — `hir-run --bench`: time runs of a program the way performance.md measures
- * (warm-ups, then timed iterations, a barrier across ranks before each, backend events around
- * each, the slowest rank's time per iteration) and report mean/min/max/stddev, TFLOP/s from the
- * GEMMs the interpreter executed, and host time per statement. */
+/* bench.h — the bench room (runner/bench/): `hir-run --bench` and `--trace`. It owns the timing
+ * loop (time runs of a program the way performance.md measures: warm-ups, then timed
+ * iterations, a barrier across ranks before each, backend events around each, the slowest
+ * rank's time per iteration; report mean/min/max/stddev, TFLOP/s from the GEMMs the
+ * interpreter executed, and host time per statement), the statement hook that counts and
+ * brackets statements, and the Perfetto trace (trace.h). Graph replay goes through the backend
+ * table's optional graph entries. It sees a run only through interp.h and its hooks; it may use
+ * the backend table, the bootstrap, the dialect and support/. */
 #ifndef HIR_RUNNER_BENCH_H
 #define HIR_RUNNER_BENCH_H
 
@@ -153,13 +157,5 @@ void hir_bench_after(void *ctx, hir_interp *it, const hir_stmt *s);
 
 /* 1 on every rank when ok is 1 on every rank (0 elsewhere, -1 with e set on error). */
 int hir_bench_all_ok(hir_boot *boot, int ok, hir_error *e);
-
-/* What hir-run does for --bench (o->bench timed iterations after o->warmup, --graph: replay a
- * captured run) and --trace (the last run recorded; after the timed ones with --bench), in
- * runner/interp_job.c. Collective over all ranks; rank 0 prints the report and writes the files. */
-struct hir_run_options;
-int hir_bench_program(const struct hir_run_options *o, hir_boot *boot, struct hir_interp *it,
-                      hir_backend *be, const hir_view *inputs, hir_bench_run_fn prepare,
-                      void *prepare_ctx, hir_bench_result *res, hir_error *e);
 
 #endif

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "runner/trace.h"
+#include "runner/bench/trace.h"
 #include "runner/boot/boot.h"
 
 #define TRACE_NAME 64
