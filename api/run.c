@@ -242,8 +242,7 @@ static hirc_status prepare(run_ctx *c, const hirc_tensor *in, size_t nin,
     ic.binds = c->binds;
     ic.nbinds = c->nbinds;
     ic.label = NULL;                /* messages start "rank 0: FILE:LINE:COL: error: " */
-    if (hir_interp_create(p, c->be, &ic, &c->it, &e) ||
-        hir_interp_add_hook(c->it, &(hir_interp_hook){.before = hir_fault_before_stmt}, &e))
+    if (hir_interp_create(p, c->be, &ic, &c->it, &e))
         return fail_e(c, HIRC_ERR_RUN, &e);
     for (int i = 0; i < c->nauto; i++)
         hir_interp_bind_scalar(c->it, c->auto_s[i], c->auto_v[i], &e);
@@ -320,7 +319,14 @@ static hirc_status start(run_ctx *c, hirc_program *h, hirc_diagnostics *diags,
     }
     if (nout && !out)
         return fail(c, HIRC_ERR_INVALID_ARGUMENT, "NULL outputs%s%s", "", "");
-    return prepare(c, in, nin, opts);
+    hirc_status st = prepare(c, in, nin, opts);
+    if (st != HIRC_OK)
+        return st;
+    /* HIR_FAULT=rank:line:kind fires here as in hir-run: a statement hook of the guard room */
+    hir_error e = {{0}, -1};
+    if (hir_interp_add_hook(c->it, &(hir_interp_hook){.before = hir_fault_before_stmt}, &e))
+        return fail_e(c, HIRC_ERR_RUN, &e);
+    return HIRC_OK;
 }
 
 hirc_status hirc_output_shapes(hirc_program *h, const hirc_tensor *in, size_t nin,

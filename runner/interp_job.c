@@ -969,6 +969,31 @@ static int vary_prepare(void *ctx, int iter, hir_error *e)
 
 /* ---------------------------------------------------------------- the job */
 
+/* The backend named by --device (or the registry's default), refused unless this build has it
+ * and it can run here. */
+static hir_run_status choose_device(const hir_run_options *o, int rank,
+                                    const hir_backend_entry **dev, hir_error *e)
+{
+    char why[160];
+    *dev = o->device ? hir_registry_find(o->device) : hir_registry_default();
+    if (!*dev)
+        return refuse(e, rank, "--device=%s: expected %s", o->device,
+                      hir_registry_names(why, sizeof why));
+    if (!hir_registry_available(*dev, why, sizeof why))
+        return refuse(e, rank, "--device=%s: %s", (*dev)->name, why);
+    return HIR_RUN_OK;
+}
+
+/* The statement hooks of the guard room: the watchdog (when there is one) hears of every
+ * statement, then HIR_FAULT=rank:line:kind may fire (fault.c). */
+static int guard_hooks(hir_interp *it, hir_watchdog *wd, hir_error *e)
+{
+    if (wd && hir_interp_add_hook(it, &(hir_interp_hook){.before = hir_watchdog_before,
+                                                         .ctx = wd}, e))
+        return -1;
+    return hir_interp_add_hook(it, &(hir_interp_hook){.before = hir_fault_before_stmt}, e);
+}
+
 /* The watchdog stops (and leaves the interpreter's hooks) before work that may take long
  * legitimately, and at the end. */
 static void watch_stop(hir_interp *it, hir_watchdog **wd)
@@ -1011,17 +1036,9 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
     if (o->check && o->check_ref &&
         (st = load_program(o->check_ref, "reference", 0, boot, o->err, o, &ref, e)))
         goto done;
-    const hir_backend_entry *dev = o->device ? hir_registry_find(o->device) : hir_registry_default();
-    char why[160];
-    if (!dev) {
-        st = refuse(e, rank, "--device=%s: expected %s", o->device,
-                    hir_registry_names(why, sizeof why));
+    const hir_backend_entry *dev = NULL;
+    if ((st = choose_device(o, rank, &dev, e)))
         goto done;
-    }
-    if (!hir_registry_available(dev, why, sizeof why)) {
-        st = refuse(e, rank, "--device=%s: %s", dev->name, why);
-        goto done;
-    }
     hir_backend_config bc = {.boot = boot, .rank = rank, .size = size,
                              .local_rank = hir_boot_local_rank(boot), .num_streams = o->num_streams,
                              .timeout = o->timeout, .p2p_protocol = o->p2p_protocol,
@@ -1098,11 +1115,7 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
         st = HIR_RUN_REFUSED;
         goto prefix_be;
     }
-    /* the statement hooks of the guard room: the watchdog hears of every statement, then
-     * HIR_FAULT=rank:line:kind may fire (fault.c) */
-    if ((wd && hir_interp_add_hook(it, &(hir_interp_hook){.before = hir_watchdog_before,
-                                                          .ctx = wd}, e)) ||
-        hir_interp_add_hook(it, &(hir_interp_hook){.before = hir_fault_before_stmt}, e)) {
+    if (guard_hooks(it, wd, e)) {
         hir_watchdog_stop(wd);
         hir_interp_destroy(it);
         st = HIR_RUN_FAILED;

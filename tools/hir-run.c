@@ -126,6 +126,21 @@ static int bad(const char *what, const char *arg)
     return hir_tool_usage_error("hir-run", "%s: '%s'", what, arg);
 }
 
+/* --device naming no backend the registry knows */
+static int bad_device(const char *dev)
+{
+    char names[128] = "--device is ";
+    size_t at = strlen(names);
+    hir_registry_names(names + at, sizeof names - at);
+    return bad(names, dev);
+}
+
+/* the devices the backend of --device (or the default one) sees; 0 on the host */
+static int devices_seen(const char *dev)
+{
+    return hir_registry_device_count(dev ? hir_registry_find(dev) : hir_registry_default());
+}
+
 /* a numeric value outside its range (tools/opts.c says which range) */
 static int bad_num(const char *opt, const char *arg, const char *why)
 {
@@ -310,12 +325,8 @@ int main(int argc, char **argv)
     }
     if (!o.program && !topology)
         return bad("no program given", "");
-    if (topology && o.device && !hir_registry_find(o.device)) {
-        char names[128] = "--device is ";
-        size_t at = strlen(names);
-        hir_registry_names(names + at, sizeof names - at);
-        return bad(names, o.device);
-    }
+    if (topology && o.device && !hir_registry_find(o.device))
+        return bad_device(o.device);
     if ((bench || o.bench_json || bench_plot || o.graph) && !o.bench)
         o.bench = iters_given ? o.iters : 50;
     if (o.bench && !warmup_given)
@@ -359,8 +370,7 @@ int main(int argc, char **argv)
     }
     if (topology) {
         /* the GPU hir_run_job would pick: local rank modulo the GPUs this rank sees */
-        int ngpu = hir_registry_device_count(o.device ? hir_registry_find(o.device)
-                                                      : hir_registry_default());
+        int ngpu = devices_seen(o.device);
         int gpu = ngpu > 0 ? hir_boot_local_rank(boot) % ngpu : -1;
         int rc = hir_boot_print_topology(boot, gpu, stdout, &e);
         if (rc)

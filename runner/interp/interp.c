@@ -1274,17 +1274,31 @@ static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64
     return 0;
 }
 
+/* The statement hooks (watchdog, fault injection, benchmarks, progress), in the order added:
+ * 0 runs the statement, 1 skips it, -1 fails. */
+static int hooks_before(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    for (int i = 0; i < it->nhooks; i++) {
+        int h = it->hooks[i].before ? it->hooks[i].before(it->hooks[i].ctx, it, s, e) : 0;
+        if (h)
+            return h < 0 ? -1 : 1;
+    }
+    return 0;
+}
+
+static void hooks_after(hir_interp *it, const hir_stmt *s)
+{
+    for (int i = 0; i < it->nhooks; i++)
+        if (it->hooks[i].after)
+            it->hooks[i].after(it->hooks[i].ctx, it, s);
+}
+
 static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     it->stmt = s;
-    /* the hooks (watchdog, fault injection, benchmarks, progress), in the order added */
-    for (int i = 0; i < it->nhooks; i++) {
-        int h = it->hooks[i].before ? it->hooks[i].before(it->hooks[i].ctx, it, s, e) : 0;
-        if (h < 0)
-            return -1;
-        if (h > 0)
-            return 0;                       /* skip: the statement silently does nothing */
-    }
+    int hooked = hooks_before(it, s, e);
+    if (hooked)
+        return hooked < 0 ? -1 : 0;         /* skip: the statement silently does nothing */
     if (it->cfg.trace)
         trace_stmt(it, s);
     int rc = 0;
@@ -1424,9 +1438,7 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
         rc = ops_other(it, s, e);
     }
     it->stmt = s;
-    for (int i = 0; i < it->nhooks; i++)
-        if (it->hooks[i].after)
-            it->hooks[i].after(it->hooks[i].ctx, it, s);
+    hooks_after(it, s);
     return rc;
 }
 
