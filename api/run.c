@@ -11,7 +11,7 @@
 #include "api/api_internal.h"
 #include "dialect/hir.h"
 #include "runner/backend/backend.h"
-#include "runner/run.h"
+#include "runner/job/job.h"
 #include "runner/cpu/cpu.h"
 #include "runner/guard/guard.h"
 

@@ -1,4 +1,4 @@
-/* hir-run — run a %HostIrContainer program on one or more ranks (runner/run.h does the work):
+/* hir-run — run a %HostIrContainer program on one or more ranks (runner/job/job.h does the work):
  * parses flags, starts ranks (-np N through the system mpirun), and turns the job's outcome
  * into an exit code. A rank that fails while its peers may wait on it takes the job down. */
 #include <limits.h>
@@ -12,7 +12,7 @@
 
 #include "dialect/hir.h"
 #include "runner/boot/boot.h"
-#include "runner/run.h"
+#include "runner/job/job.h"
 #include "runner/registry/registry.h"
 #include "tools/common.h"
 #include "tools/opts.h"

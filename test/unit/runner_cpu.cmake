@@ -30,7 +30,7 @@ hir_add_unit_test(test_launch NO_CMOCKA TIMEOUT 60
 # the objects linked into the test (hir's static libraries) see the refusals.
 hir_add_unit_test(test_interp_oom TIMEOUT 600
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_interp_oom.c
-  LIBS hir::runner)
+  LIBS hir::job)
 target_compile_definitions(test_interp_oom PRIVATE
   HIR_RELIABILITY_INPUTS="${PROJECT_SOURCE_DIR}/test/lit/reliability/Inputs"
   HIR_LIT_INPUTS="${PROJECT_SOURCE_DIR}/test/lit/Inputs"

@@ -15,7 +15,7 @@
 #include "runner/bench/bench.h"
 #include "runner/boot/boot.h"
 #include "runner/data/npy.h"
-#include "runner/run.h"
+#include "runner/job/job.h"
 #include "runner/bench/trace.h"
 #include "runner/guard/guard.h"
 

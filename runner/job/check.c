@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/run.h"
+#include "runner/job/job.h"
 #include "runner/boot/boot.h"
 #include "support/support.h"
 

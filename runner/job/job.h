@@ -1,9 +1,12 @@
-/* run.h — the job: what hir-run does on one rank (read, verify and compare the program across
- * ranks, check its meshes, make inputs, run it, save and check outputs), over the interpreter
- * (runner/interp/interp.h) and the data room (runner/data/data.h). Tools only parse flags and
- * pick exit codes. */
-#ifndef HIR_RUNNER_RUN_H
-#define HIR_RUNNER_RUN_H
+/* job.h — the job room (runner/job/): what hir-run does on one rank. It owns the phases of a
+ * job (load and verify the program, agree on it across ranks and check its meshes, make or
+ * read inputs, run it, fetch and save outputs, check them against a reference run on the
+ * reference backend) and the checks of check.c (meshes, node assignment, P2P order, the
+ * program hash). It is the top of the runner: it may use every room below it (bench, guard,
+ * data, interp, registry, boot, backend), the parser, the passes, the dialect and support/,
+ * and names no backend (the registry does). Tools only parse flags and pick exit codes. */
+#ifndef HIR_RUNNER_JOB_H
+#define HIR_RUNNER_JOB_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -15,7 +18,7 @@
 #include "runner/data/data.h"
 #include "runner/interp/interp.h"
 
-/* ---------------------------------------------------------------- a job (runner/interp_job.c) */
+/* ---------------------------------------------------------------- a job (runner/job/job.c) */
 
 typedef enum hir_inputs_kind { HIR_INPUTS_GENERATED, HIR_INPUTS_DIR } hir_inputs_kind;
 
@@ -89,7 +92,7 @@ int hir_bench_program(const hir_run_options *o, hir_boot *boot, hir_interp *it,
                       hir_backend *be, const hir_view *inputs, hir_bench_run_fn prepare,
                       void *prepare_ctx, hir_bench_result *res, hir_error *e);
 
-/* ---------------------------------------------------------------- checks (runner/check.c) */
+/* ---------------------------------------------------------------- checks (runner/job/check.c) */
 
 /* The world-size rule: the devices named by the program's meshes and communication teams must
  * be exactly {0, ..., size-1}; a program that names no device runs replicated on every rank.
