@@ -169,9 +169,9 @@ def main():
                       flush=True)
             k = fit([p["stmts"] for p in points], [p["seconds"] for p in points])
             results.append({"name": name, "args": args, "input": kind, "points": points, "exponent": k})
-            # inputs of a kind are reused by the next case of the same kind only
-        with open(os.path.join(a.out, "results.json"), "w") as f:
-            json.dump({"sizes": sizes, "repeat": a.repeat, "results": results}, f, indent=1)
+            # after every case, so that a run stopped early keeps what it measured
+            with open(os.path.join(a.out, "results.json"), "w") as f:
+                json.dump({"sizes": sizes, "repeat": a.repeat, "results": results}, f, indent=1)
     head = "| pass (input) | " + " | ".join("%s stmts: ms, MB" % format(n, ",") for n in sizes) + " | exponent k |"
     rows = [head, "|" + "---|" * (len(sizes) + 2)]
     for r in results:
