@@ -133,7 +133,8 @@ static int put(buf *b, const char *s, size_t n)
 /* Reads the program whose header is on line h. Sets *last to its last line and *clean when
  * no line of its span was someone else's or carried a prefix. */
 static int read_program(const char *text, const line *lines, size_t nlines, size_t h,
-                        const prefixes *all, hir_log_program *out, size_t *last, bool *clean)
+                        const prefixes *all, hir_log_program *out, size_t *last, bool *clean,
+                        bool dry)
 {
     const char *s = text + lines[h].b;
     const char *hdr = find_header(s, lines[h].n);
@@ -174,6 +175,18 @@ static int read_program(const char *text, const line *lines, size_t nlines, size
             else
                 break;
         }
+        if (dry) {                       /* only *last and *clean are wanted: no copy */
+            np++;
+            if (skip)
+                *clean = false;
+            if (!footer && k == K_CONTENT && has(c, cn, FOOTER)) {
+                footer = true;
+                end = i;
+            } else if (!footer || (k == K_CONTENT && !blank(c, cn))) {
+                end = i;
+            }
+            continue;
+        }
         if (np == cap) {
             hir_line_prefix *q = realloc(pfx, 2 * cap * sizeof *pfx);
             if (!q) {
@@ -202,6 +215,11 @@ static int read_program(const char *text, const line *lines, size_t nlines, size
             end = i;
             keep = np;
         }
+    }
+    if (dry) {
+        free(pfx);
+        *last = end;
+        return 0;
     }
     /* keep the lines up to `end` (what follows the footer and is not the trailer goes) */
     size_t off = 0;
@@ -266,6 +284,39 @@ int hir_log_find(const char *text, size_t len, hir_log *out)
         free(lines);
         return 0;
     }
+    /* The common case, a file that is one program: one header, at the start of its line. The
+     * program's span is found without copying it; when nothing but blank and comment lines
+     * surrounds it, the input is read as it is (no copy of it, no per-line prefixes). */
+    const char *h1 = find_header(text, len);
+    if (h1 && (h1 == text || h1[-1] == '\n') &&
+        !memmem(h1 + 1, len - (size_t)(h1 + 1 - text), HEADER, sizeof HEADER - 1)) {
+        size_t hl = 0;
+        while (lines[hl].b + lines[hl].n < (size_t)(h1 - text))
+            hl++;
+        line one = {lines[hl].b, 0};
+        prefixes only = {&one, 1};
+        hir_log_program probe;
+        size_t end;
+        bool c;
+        memset(&probe, 0, sizeof probe);
+        if (read_program(text, lines, nlines, hl, &only, &probe, &end, &c, true)) {
+            free(lines);
+            return HIR_ENOMEM;
+        }
+        for (size_t i = 0; i < nlines && c; i++)
+            if ((i < hl || i > end) && !comment_or_blank(text + lines[i].b, lines[i].n))
+                c = false;
+        if (c) {
+            free(lines);
+            out->programs = calloc(1, sizeof *out->programs);
+            if (!out->programs)
+                return HIR_ENOMEM;
+            out->n = 1;
+            out->programs[0].len = len;
+            out->programs[0].header_line = (int)hl + 1;
+            return 0;
+        }
+    }
     /* every header's prefix first: each program needs the others' */
     prefixes all = {NULL, 0};
     size_t nh = 0;
@@ -302,7 +353,7 @@ int hir_log_find(const char *text, size_t len, hir_log *out)
         memset(pr, 0, sizeof *pr);
         bool c;
         size_t end;
-        if (read_program(text, lines, nlines, i, &all, pr, &end, &c))
+        if (read_program(text, lines, nlines, i, &all, pr, &end, &c, false))
             goto oom;
         out->n++;
         if (out->n == 1) {
