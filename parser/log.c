@@ -161,7 +161,8 @@ static int read_program(const char *text, const line *lines, size_t nlines, size
             *clean = false;
             continue;
         }
-        if (k == K_CONTENT && i > h && find_header(c, cn))
+        /* (dry: the caller knows no other header follows) */
+        if (k == K_CONTENT && i > h && !dry && find_header(c, cn))
             break;                                /* the next program starts */
         if (footer) {
             /* after the footer: blank lines, then "Index definitions:" and its "  …;" lines */
