@@ -133,8 +133,7 @@ static int put(buf *b, const char *s, size_t n)
 /* Reads the program whose header is on line h. Sets *last to its last line and *clean when
  * no line of its span was someone else's or carried a prefix. */
 static int read_program(const char *text, const line *lines, size_t nlines, size_t h,
-                        const prefixes *all, hir_log_program *out, size_t *last, bool *clean,
-                        bool dry)
+                        const prefixes *all, hir_log_program *out, size_t *last, bool *clean)
 {
     const char *s = text + lines[h].b;
     const char *hdr = find_header(s, lines[h].n);
@@ -161,8 +160,7 @@ static int read_program(const char *text, const line *lines, size_t nlines, size
             *clean = false;
             continue;
         }
-        /* (dry: the caller knows no other header follows) */
-        if (k == K_CONTENT && i > h && !dry && find_header(c, cn))
+        if (k == K_CONTENT && i > h && find_header(c, cn))
             break;                                /* the next program starts */
         if (footer) {
             /* after the footer: blank lines, then "Index definitions:" and its "  …;" lines */
@@ -175,18 +173,6 @@ static int read_program(const char *text, const line *lines, size_t nlines, size
                 ;
             else
                 break;
-        }
-        if (dry) {                       /* only *last and *clean are wanted: no copy */
-            np++;
-            if (skip)
-                *clean = false;
-            if (!footer && k == K_CONTENT && has(c, cn, FOOTER)) {
-                footer = true;
-                end = i;
-            } else if (!footer || (k == K_CONTENT && !blank(c, cn))) {
-                end = i;
-            }
-            continue;
         }
         if (np == cap) {
             hir_line_prefix *q = realloc(pfx, 2 * cap * sizeof *pfx);
@@ -216,11 +202,6 @@ static int read_program(const char *text, const line *lines, size_t nlines, size
             end = i;
             keep = np;
         }
-    }
-    if (dry) {
-        free(pfx);
-        *last = end;
-        return 0;
     }
     /* keep the lines up to `end` (what follows the footer and is not the trailer goes) */
     size_t off = 0;
@@ -263,6 +244,58 @@ void hir_log_fini(hir_log *l)
     memset(l, 0, sizeof *l);
 }
 
+/* The last line of the program whose header, with no prefix, is on line h, when no other
+ * header follows: read_program's *last without its copy (every line is the program's own). */
+static size_t plain_program_end(const char *text, const line *lines, size_t nlines, size_t h)
+{
+    bool footer = false, trailer = false;
+    size_t end = h;
+    for (size_t i = h; i < nlines; i++) {
+        const char *c = text + lines[i].b;
+        size_t cn = lines[i].n;
+        bool empty = blank(c, cn);
+        if (footer) {   /* after the footer: blank lines, then the trailer and its "  …;" lines */
+            if (!trailer && !empty && has(c, cn, TRAILER))
+                trailer = true;
+            else if (!(trailer && !empty && has(c, cn, "  ")) && !(!trailer && empty))
+                break;
+        }
+        if (!footer && has(c, cn, FOOTER)) {
+            footer = true;
+            end = i;
+        } else if (!footer || !empty) {
+            end = i;
+        }
+    }
+    return end;
+}
+
+/* The common case, a file that is one program: one header, at the start of its line, and
+ * nothing but blank and comment lines around the program. It is read where it lies, with no
+ * copy and no per-line prefixes. 1 when that is the case (*out filled), 0 when not, or
+ * HIR_ENOMEM. */
+static int plain_file(const char *text, size_t len, const line *lines, size_t nlines, hir_log *out)
+{
+    const char *h1 = find_header(text, len);
+    if (!h1 || (h1 != text && h1[-1] != '\n') ||
+        memmem(h1 + 1, len - (size_t)(h1 + 1 - text), HEADER, sizeof HEADER - 1))
+        return 0;
+    size_t hl = 0;
+    while (lines[hl].b + lines[hl].n < (size_t)(h1 - text))
+        hl++;
+    size_t end = plain_program_end(text, lines, nlines, hl);
+    for (size_t i = 0; i < nlines; i++)
+        if ((i < hl || i > end) && !comment_or_blank(text + lines[i].b, lines[i].n))
+            return 0;
+    out->programs = calloc(1, sizeof *out->programs);
+    if (!out->programs)
+        return HIR_ENOMEM;
+    out->n = 1;
+    out->programs[0].len = len;
+    out->programs[0].header_line = (int)hl + 1;
+    return 1;
+}
+
 int hir_log_find(const char *text, size_t len, hir_log *out)
 {
     memset(out, 0, sizeof *out);
@@ -285,38 +318,10 @@ int hir_log_find(const char *text, size_t len, hir_log *out)
         free(lines);
         return 0;
     }
-    /* The common case, a file that is one program: one header, at the start of its line. The
-     * program's span is found without copying it; when nothing but blank and comment lines
-     * surrounds it, the input is read as it is (no copy of it, no per-line prefixes). */
-    const char *h1 = find_header(text, len);
-    if (h1 && (h1 == text || h1[-1] == '\n') &&
-        !memmem(h1 + 1, len - (size_t)(h1 + 1 - text), HEADER, sizeof HEADER - 1)) {
-        size_t hl = 0;
-        while (lines[hl].b + lines[hl].n < (size_t)(h1 - text))
-            hl++;
-        line one = {lines[hl].b, 0};
-        prefixes only = {&one, 1};
-        hir_log_program probe;
-        size_t end;
-        bool c;
-        memset(&probe, 0, sizeof probe);
-        if (read_program(text, lines, nlines, hl, &only, &probe, &end, &c, true)) {
-            free(lines);
-            return HIR_ENOMEM;
-        }
-        for (size_t i = 0; i < nlines && c; i++)
-            if ((i < hl || i > end) && !comment_or_blank(text + lines[i].b, lines[i].n))
-                c = false;
-        if (c) {
-            free(lines);
-            out->programs = calloc(1, sizeof *out->programs);
-            if (!out->programs)
-                return HIR_ENOMEM;
-            out->n = 1;
-            out->programs[0].len = len;
-            out->programs[0].header_line = (int)hl + 1;
-            return 0;
-        }
+    int plain = plain_file(text, len, lines, nlines, out);
+    if (plain) {
+        free(lines);
+        return plain < 0 ? plain : 0;
     }
     /* every header's prefix first: each program needs the others' */
     prefixes all = {NULL, 0};
@@ -354,7 +359,7 @@ int hir_log_find(const char *text, size_t len, hir_log *out)
         memset(pr, 0, sizeof *pr);
         bool c;
         size_t end;
-        if (read_program(text, lines, nlines, i, &all, pr, &end, &c, false))
+        if (read_program(text, lines, nlines, i, &all, pr, &end, &c))
             goto oom;
         out->n++;
         if (out->n == 1) {
