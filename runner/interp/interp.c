@@ -9,6 +9,7 @@
 
 #include "dialect/intops.h"
 #include "runner/interp/interp_internal.h"
+#include "support/diag.h"
 
 
 /* ---------------------------------------------------------------- messages */
@@ -82,9 +83,16 @@ int interp_fail(hir_interp *it, hir_error *e, const char *fmt, ...)
     va_end(ap);
     loc_str(it, it->stmt ? it->stmt->loc : (hir_loc){0}, where, sizeof where);
     stmt_label(it->stmt, what, sizeof what);
+    /* the diagnostic engine's one-line form: "rank R[ label]: file:line:col: error: Stmt: msg" */
+    char prefix[300], text[sizeof msg + sizeof what + 2], line[sizeof e->msg + 256];
+    snprintf(prefix, sizeof prefix, "rank %d%s%s: %s", it->cfg.rank, it->cfg.label ? " " : "",
+             it->cfg.label ? it->cfg.label : "", where);
+    snprintf(text, sizeof text, "%s: %s", what, msg);
+    size_t k = hir_diag_format_fatal(line, sizeof line, prefix, &(hir_severity){HIR_ERROR}, text);
+    if (k && line[k - 1] == '\n')
+        line[k - 1] = 0;                    /* a hir_error holds one line without its newline */
     int peer = e->peer;
-    hir_error_set(e, "rank %d%s%s: %s: error: %s: %s", it->cfg.rank,
-                  it->cfg.label ? " " : "", it->cfg.label ? it->cfg.label : "", where, what, msg);
+    hir_error_set(e, "%s", line);
     e->peer = peer;
     return -1;
 }
