@@ -272,6 +272,58 @@ void hir_log_fini(hir_log *l)
     memset(l, 0, sizeof *l);
 }
 
+/* The last line of the program whose header, with no prefix, is on line h, when no other
+ * header follows: read_program's *last without its copy (every line is the program's own). */
+static size_t plain_program_end(const char *text, const line *lines, size_t nlines, size_t h)
+{
+    bool footer = false, trailer = false;
+    size_t end = h;
+    for (size_t i = h; i < nlines; i++) {
+        const char *c = text + lines[i].b;
+        size_t cn = lines[i].n;
+        bool empty = blank(c, cn);
+        if (footer) {   /* after the footer: blank lines, then the trailer and its "  …;" lines */
+            if (!trailer && !empty && has(c, cn, TRAILER))
+                trailer = true;
+            else if (!(trailer && !empty && has(c, cn, "  ")) && !(!trailer && empty))
+                break;
+        }
+        if (!footer && has(c, cn, FOOTER)) {
+            footer = true;
+            end = i;
+        } else if (!footer || !empty) {
+            end = i;
+        }
+    }
+    return end;
+}
+
+/* The common case, a file that is one program: one header, at the start of its line, and
+ * nothing but blank and comment lines around the program. It is read where it lies, with no
+ * copy and no per-line prefixes. 1 when that is the case (*out filled), 0 when not, or
+ * HIR_ENOMEM. */
+static int plain_file(const char *text, size_t len, const line *lines, size_t nlines, hir_log *out)
+{
+    const char *h1 = find_header(text, len);
+    if (!h1 || (h1 != text && h1[-1] != '\n') ||
+        memmem(h1 + 1, len - (size_t)(h1 + 1 - text), HEADER, sizeof HEADER - 1))
+        return 0;
+    size_t hl = 0;
+    while (lines[hl].b + lines[hl].n < (size_t)(h1 - text))
+        hl++;
+    size_t end = plain_program_end(text, lines, nlines, hl);
+    for (size_t i = 0; i < nlines; i++)
+        if ((i < hl || i > end) && !comment_or_blank(text + lines[i].b, lines[i].n))
+            return 0;
+    out->programs = calloc(1, sizeof *out->programs);
+    if (!out->programs)
+        return HIR_ENOMEM;
+    out->n = 1;
+    out->programs[0].len = len;
+    out->programs[0].header_line = (int)hl + 1;
+    return 1;
+}
+
 int hir_log_find(const char *text, size_t len, hir_log *out)
 {
     memset(out, 0, sizeof *out);
@@ -293,6 +345,11 @@ int hir_log_find(const char *text, size_t len, hir_log *out)
     if (!memmem(text, len, HEADER, sizeof HEADER - 1)) {
         free(lines);
         return 0;
+    }
+    int plain = plain_file(text, len, lines, nlines, out);
+    if (plain) {
+        free(lines);
+        return plain < 0 ? plain : 0;
     }
     /* every header's prefix first: each program needs the others' */
     prefixes all = {NULL, 0};
