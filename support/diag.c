@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void hir_source_init(hir_source *s, const char *name, const char *text, size_t len)
 {
@@ -235,6 +236,35 @@ size_t hir_diag_format_line(char *buf, size_t n, const char *prefix, hir_severit
     put(buf, n, &k, '\n');
     buf[k] = 0;
     return k;
+}
+
+/* The fatal paths' line: like hir_diag_format_line, but the severity is optional and the
+ * message is not cut (the runner's own texts, never user input, and one line each). */
+size_t hir_diag_format_fatal(char *buf, size_t n, const char *prefix, const hir_severity *sev,
+                             const char *msg)
+{
+    size_t k = 0;
+    if (!n)
+        return 0;
+    puts_buf(buf, n, &k, prefix && *prefix ? prefix : "<unknown>");
+    puts_buf(buf, n, &k, ": ");
+    if (sev) {
+        puts_buf(buf, n, &k, sev_name(*sev));
+        puts_buf(buf, n, &k, ": ");
+    }
+    for (const char *c = msg; *c; c++)
+        put(buf, n, &k, *c == '\n' || *c == '\r' ? ' ' : *c);
+    put(buf, n, &k, '\n');
+    buf[k] = 0;
+    return k;
+}
+
+void hir_diag_write_fatal(const char *prefix, const hir_severity *sev, const char *msg)
+{
+    char buf[4608];
+    size_t k = hir_diag_format_fatal(buf, sizeof buf, prefix, sev, msg);
+    ssize_t w = write(2, buf, k);
+    (void)w;
 }
 
 static void print_one(FILE *f, const hir_diag_entry *e, bool color, const char *prefix)

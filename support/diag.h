@@ -103,6 +103,14 @@ hir_diag_entry *hir_diag_peer_error(hir_diag *d, int peer, const char *fmt, ...)
  * write(2); it neither allocates nor takes locks. */
 size_t hir_diag_format_line(char *buf, size_t n, const char *prefix, hir_severity sev,
                             const char *msg);
+/* The fatal paths of the runner (watchdog, fault injection, the boot sentinel, a failed exec):
+ * `prefix: [severity: ]msg` and a newline into buf (always terminated; returns its length),
+ * the severity left out when sev is NULL, the message not cut. hir_diag_write_fatal writes it
+ * to stderr with one write(2) (no stdio lock: a watchdog thread may call it while the main
+ * thread is stuck anywhere); neither allocates. */
+size_t hir_diag_format_fatal(char *buf, size_t n, const char *prefix, const hir_severity *sev,
+                             const char *msg);
+void hir_diag_write_fatal(const char *prefix, const hir_severity *sev, const char *msg);
 /* The message of the first error kept, or NULL (for a caller that hands the text on). */
 const char *hir_diag_first_error(const hir_diag *d);
 void hir_diag_flush(hir_diag *d);

@@ -167,238 +167,329 @@ static const char *value_of(int argc, char **argv, int *i, const char *name)
     return NULL;
 }
 
-int main(int argc, char **argv)
-{
+/* What the command line asked for, beyond hir_run_options (which points into it). */
+typedef struct cli {
     hir_run_options o;
-    hir_run_options_init(&o);
     hir_run_binding binds[64];
     char bind_names[64][128];   /* the names of --bind, owned here: nothing to free */
     const char *kernels[64];
-    long long np = 0, v;
+    long long np, sim_nodes;
+    int bench, iters_given, warmup_given, topology, progress;
+    const char *bench_plot;
+    hir_color_mode color;
+} cli;
+
+/* The flags of one option family each: -1 when `a` is not theirs, 0 when taken, else the exit
+ * code of a usage error. */
+static int flag_launch(cli *c, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *x;
     char why[128];
-    int bench = 0, iters_given = 0, warmup_given = 0, topology = 0, progress = -1;
-    long long sim_nodes = 0;
-    const char *bench_plot = NULL;
-    char plot_json[64] = "";   /* --bench-plot without --bench-json: a temporary file */
-    hir_color_mode color = HIR_COLOR_AUTO;
+    if (!strcmp(a, "-np") || !strcmp(a, "--np") || !strncmp(a, "-np=", 4) ||
+        !strncmp(a, "--np=", 5)) {
+        const char *s = strchr(a, '=') ? strchr(a, '=') + 1 : *i + 1 < argc ? argv[++*i] : "";
+        return hir_opt_int(s, 1, 1 << 20, &c->np, why, sizeof why) ? bad_num("-np", s, why) : 0;
+    } else if (!strcmp(a, "--topology")) {
+        c->topology = 1;
+    } else if ((x = value_of(argc, argv, i, "--simulate-nodes"))) {
+        if (hir_opt_int(x, 1, 1 << 20, &c->sim_nodes, why, sizeof why))
+            return bad_num("--simulate-nodes", x, why);
+    } else if ((x = value_of(argc, argv, i, "--device"))) {
+        c->o.device = x;
+    } else if ((x = value_of(argc, argv, i, "--timeout"))) {
+        if (hir_opt_double(x, 0, 1e7, &c->o.timeout, why, sizeof why))
+            return bad_num("--timeout", x, why);
+    } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
+        c->o.verbose = 1;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+static int flag_bind(cli *c, const char *x)
+{
+    hir_run_options *o = &c->o;
+    long long v;
+    char why[128];
+    const char *eq = strchr(x, '=');
+    if (!eq || eq == x || hir_opt_int(eq + 1, LLONG_MIN, LLONG_MAX, &v, why, sizeof why) ||
+        o->nbinds == 64 || eq - x >= (ptrdiff_t)sizeof c->bind_names[0])
+        return bad("--bind needs NAME=INTEGER", x);
+    snprintf(c->bind_names[o->nbinds], sizeof c->bind_names[0], "%.*s", (int)(eq - x), x);
+    for (int k = 0; k < o->nbinds; k++)
+        if (!strcmp(c->bind_names[k], c->bind_names[o->nbinds]))
+            return bad("--bind gives this name a second value", x);
+    c->binds[o->nbinds].name = c->bind_names[o->nbinds];
+    c->binds[o->nbinds++].value = v;
+    return 0;
+}
+
+static int flag_program(cli *c, int argc, char **argv, int *i)
+{
+    hir_run_options *o = &c->o;
+    const char *a = argv[*i], *x;
+    long long v;
+    char why[128];
+    if ((x = value_of(argc, argv, i, "--streams"))) {
+        if (hir_opt_int(x, 1, INT_MAX, &v, why, sizeof why))
+            return bad_num("--streams", x, why);
+        o->num_streams = (int)v;
+    } else if ((x = value_of(argc, argv, i, "--seed"))) {
+        if (hir_opt_int(x, 0, LLONG_MAX, &v, why, sizeof why))
+            return bad_num("--seed", x, why);
+        o->seed = (uint64_t)v;
+    } else if ((x = value_of(argc, argv, i, "--inputs"))) {
+        if (hir_data_kind_lookup(x, &o->data) == 0) {
+            o->inputs = HIR_INPUTS_GENERATED;
+        } else {
+            o->inputs = HIR_INPUTS_DIR;
+            o->inputs_dir = x;
+        }
+    } else if ((x = value_of(argc, argv, i, "--bind"))) {
+        return flag_bind(c, x);
+    } else if ((x = value_of(argc, argv, i, "--container"))) {
+        if (hir_opt_int(x, 1, INT_MAX, &v, why, sizeof why))
+            return bad_num("--container", x, why);
+        o->container = (int)v;
+    } else if ((x = value_of(argc, argv, i, "--save-outputs"))) {
+        o->save_dir = x;
+    } else if (!strcmp(a, "--raw-bf16")) {
+        o->raw_bf16 = 1;
+    } else if ((x = value_of(argc, argv, i, "--iters"))) {
+        if (hir_opt_int(x, 1, INT_MAX, &v, why, sizeof why))
+            return bad_num("--iters", x, why);
+        o->iters = (int)v;
+        c->iters_given = 1;
+    } else if ((x = value_of(argc, argv, i, "--kernel"))) {
+        if (o->nkernels == 64)
+            return bad("too many --kernel", x);
+        c->kernels[o->nkernels++] = x;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+static int flag_check(cli *c, int argc, char **argv, int *i)
+{
+    hir_run_options *o = &c->o;
+    const char *a = argv[*i], *x;
+    long long v;
+    char why[128];
+    int k;
+    if (!strcmp(a, "--check")) {
+        o->check = 1;
+    } else if (!strncmp(a, "--check=", 8)) {
+        o->check = 1;
+        o->check_ref = a + 8;
+    } else if ((x = value_of(argc, argv, i, "--p2p-protocol"))) {
+        if ((k = word_index(x, (const char *const[]){"get", "put", NULL})) < 0)
+            return bad("--p2p-protocol is get or put", x);
+        o->p2p_protocol = k ? HIR_P2P_PUT : HIR_P2P_GET;
+    } else if ((x = value_of(argc, argv, i, "--nccl-p2p"))) {
+        if ((o->p2p_host_staged = word_index(x, (const char *const[]){"nccl", "host-staged",
+                                                                       NULL})) < 0)
+            return bad("--nccl-p2p is nccl or host-staged", x);
+    } else if ((x = value_of(argc, argv, i, "--check-mode"))) {
+        /* in the order of hir_run_options.check_mode: auto, full, randomized */
+        if ((k = word_index(x, (const char *const[]){"auto", "full", "randomized", NULL})) < 0)
+            return bad("--check-mode is auto, full or randomized", x);
+        o->check_mode = k;
+    } else if ((x = value_of(argc, argv, i, "--check-vectors"))) {
+        if (hir_opt_int(x, 1, 8, &v, why, sizeof why))
+            return bad("--check-vectors needs a count from 1 to 8", x);
+        o->check_vectors = (int)v;
+    } else if (!strcmp(a, "--vary-inputs")) {
+        o->vary_inputs = 1;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+static int flag_bench(cli *c, int argc, char **argv, int *i)
+{
+    hir_run_options *o = &c->o;
+    const char *a = argv[*i], *x;
+    long long v;
+    char why[128];
+    if ((x = value_of(argc, argv, i, "--bench-json"))) {
+        o->bench_json = x;
+    } else if ((x = value_of(argc, argv, i, "--bench-plot"))) {
+        size_t n = strlen(x);
+        if (n < 5 || (strcmp(x + n - 4, ".png") && strcmp(x + n - 4, ".svg")))
+            return bad("--bench-plot needs a FILE.png or FILE.svg", x);
+        c->bench_plot = x;
+    } else if (!strncmp(a, "--bench=", 8)) {   /* --bench=N: N timed iterations */
+        if (hir_opt_int(a + 8, 1, INT_MAX, &v, why, sizeof why))
+            return bad_num("--bench", a + 8, why);
+        o->bench = (int)v;
+    } else if (!strcmp(a, "--bench")) {
+        c->bench = 1;
+    } else if (!strcmp(a, "--graph")) {
+        o->graph = 1;
+    } else if ((x = value_of(argc, argv, i, "--warmup"))) {
+        if (hir_opt_int(x, 0, INT_MAX, &v, why, sizeof why))
+            return bad_num("--warmup", x, why);
+        o->warmup = (int)v;
+        c->warmup_given = 1;
+    } else if ((x = value_of(argc, argv, i, "--trace"))) {
+        o->trace_json = x;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+static int flag_output(cli *c, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *x;
+    char why[128];
+    if (!strncmp(a, "--color=", 8)) {
+        hir_color_mode m;
+        if (hir_tool_color_parse(a + 8, &m))
+            return bad("--color takes auto, always or never", a);
+        c->color = m;
+    } else if (!strncmp(a, "--progress=", 11)) {
+        int k = word_index(a + 11, (const char *const[]){"never", "always", "auto", NULL});
+        if (k < 0)
+            return bad("--progress takes auto, always or never", a);
+        c->progress = k == 2 ? -1 : k;
+    } else if ((x = value_of(argc, argv, i, "--progress-after"))) {
+        if (hir_opt_double(x, 0, 1e7, &c->o.progress_after, why, sizeof why))
+            return bad_num("--progress-after", x, why);
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+/* The command line into c: -1 to go on, else the exit code (0 after --help or --version). */
+static int parse_args(cli *c, int argc, char **argv)
+{
+    static int (*const families[])(cli *, int, char **, int *) = {
+        flag_launch, flag_program, flag_check, flag_bench, flag_output,
+    };
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *x;
-        int k;
+        const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage, stdout);
             return 0;
         } else if (!strcmp(a, "--version")) {
             hir_tool_version(stdout, "hir-run");
             return 0;
-        } else if (!strcmp(a, "-np") || !strcmp(a, "--np") || !strncmp(a, "-np=", 4) ||
-                   !strncmp(a, "--np=", 5)) {
-            const char *s = strchr(a, '=') ? strchr(a, '=') + 1 : i + 1 < argc ? argv[++i] : "";
-            if (hir_opt_int(s, 1, 1 << 20, &np, why, sizeof why))
-                return bad_num("-np", s, why);
-        } else if (!strcmp(a, "--topology")) {
-            topology = 1;
-        } else if ((x = value_of(argc, argv, &i, "--simulate-nodes"))) {
-            if (hir_opt_int(x, 1, 1 << 20, &sim_nodes, why, sizeof why))
-                return bad_num("--simulate-nodes", x, why);
-        } else if ((x = value_of(argc, argv, &i, "--device"))) {
-            o.device = x;
-        } else if ((x = value_of(argc, argv, &i, "--streams"))) {
-            if (hir_opt_int(x, 1, INT_MAX, &v, why, sizeof why))
-                return bad_num("--streams", x, why);
-            o.num_streams = (int)v;
-        } else if ((x = value_of(argc, argv, &i, "--timeout"))) {
-            if (hir_opt_double(x, 0, 1e7, &o.timeout, why, sizeof why))
-                return bad_num("--timeout", x, why);
-        } else if ((x = value_of(argc, argv, &i, "--seed"))) {
-            if (hir_opt_int(x, 0, LLONG_MAX, &v, why, sizeof why))
-                return bad_num("--seed", x, why);
-            o.seed = (uint64_t)v;
-        } else if ((x = value_of(argc, argv, &i, "--inputs"))) {
-            if (hir_data_kind_lookup(x, &o.data) == 0) {
-                o.inputs = HIR_INPUTS_GENERATED;
-            } else {
-                o.inputs = HIR_INPUTS_DIR;
-                o.inputs_dir = x;
-            }
-        } else if ((x = value_of(argc, argv, &i, "--bind"))) {
-            const char *eq = strchr(x, '=');
-            if (!eq || eq == x || hir_opt_int(eq + 1, LLONG_MIN, LLONG_MAX, &v, why, sizeof why) ||
-                o.nbinds == 64 || eq - x >= (ptrdiff_t)sizeof bind_names[0])
-                return bad("--bind needs NAME=INTEGER", x);
-            snprintf(bind_names[o.nbinds], sizeof bind_names[0], "%.*s", (int)(eq - x), x);
-            for (int k = 0; k < o.nbinds; k++)
-                if (!strcmp(bind_names[k], bind_names[o.nbinds]))
-                    return bad("--bind gives this name a second value", x);
-            binds[o.nbinds].name = bind_names[o.nbinds];
-            binds[o.nbinds++].value = v;
-        } else if ((x = value_of(argc, argv, &i, "--container"))) {
-            if (hir_opt_int(x, 1, INT_MAX, &v, why, sizeof why))
-                return bad_num("--container", x, why);
-            o.container = (int)v;
-        } else if ((x = value_of(argc, argv, &i, "--save-outputs"))) {
-            o.save_dir = x;
-        } else if (!strcmp(a, "--raw-bf16")) {
-            o.raw_bf16 = 1;
-        } else if (!strcmp(a, "--check")) {
-            o.check = 1;
-        } else if (!strncmp(a, "--check=", 8)) {
-            o.check = 1;
-            o.check_ref = a + 8;
-        } else if ((x = value_of(argc, argv, &i, "--iters"))) {
-            if (hir_opt_int(x, 1, INT_MAX, &v, why, sizeof why))
-                return bad_num("--iters", x, why);
-            o.iters = (int)v;
-            iters_given = 1;
-        } else if ((x = value_of(argc, argv, &i, "--p2p-protocol"))) {
-            if ((k = word_index(x, (const char *const[]){"get", "put", NULL})) < 0)
-                return bad("--p2p-protocol is get or put", x);
-            o.p2p_protocol = k ? HIR_P2P_PUT : HIR_P2P_GET;
-        } else if ((x = value_of(argc, argv, &i, "--nccl-p2p"))) {
-            if ((o.p2p_host_staged = word_index(x, (const char *const[]){"nccl", "host-staged", NULL})) < 0)
-                return bad("--nccl-p2p is nccl or host-staged", x);
-        } else if ((x = value_of(argc, argv, &i, "--check-mode"))) {
-            /* in the order of hir_run_options.check_mode: auto, full, randomized */
-            if ((k = word_index(x, (const char *const[]){"auto", "full", "randomized", NULL})) < 0)
-                return bad("--check-mode is auto, full or randomized", x);
-            o.check_mode = k;
-        } else if ((x = value_of(argc, argv, &i, "--check-vectors"))) {
-            if (hir_opt_int(x, 1, 8, &v, why, sizeof why))
-                return bad("--check-vectors needs a count from 1 to 8", x);
-            o.check_vectors = (int)v;
-        } else if (!strcmp(a, "--vary-inputs")) {
-            o.vary_inputs = 1;
-        } else if ((x = value_of(argc, argv, &i, "--kernel"))) {
-            if (o.nkernels == 64)
-                return bad("too many --kernel", x);
-            kernels[o.nkernels++] = x;
-        } else if ((x = value_of(argc, argv, &i, "--bench-json"))) {
-            o.bench_json = x;
-        } else if ((x = value_of(argc, argv, &i, "--bench-plot"))) {
-            size_t n = strlen(x);
-            if (n < 5 || (strcmp(x + n - 4, ".png") && strcmp(x + n - 4, ".svg")))
-                return bad("--bench-plot needs a FILE.png or FILE.svg", x);
-            bench_plot = x;
-        } else if (!strncmp(a, "--bench=", 8)) {   /* --bench=N: N timed iterations */
-            if (hir_opt_int(a + 8, 1, INT_MAX, &v, why, sizeof why))
-                return bad_num("--bench", a + 8, why);
-            o.bench = (int)v;
-        } else if (!strcmp(a, "--bench")) {
-            bench = 1;
-        } else if (!strcmp(a, "--graph")) {
-            o.graph = 1;
-        } else if ((x = value_of(argc, argv, &i, "--warmup"))) {
-            if (hir_opt_int(x, 0, INT_MAX, &v, why, sizeof why))
-                return bad_num("--warmup", x, why);
-            o.warmup = (int)v;
-            warmup_given = 1;
-        } else if ((x = value_of(argc, argv, &i, "--trace"))) {
-            o.trace_json = x;
-        } else if (!strncmp(a, "--color=", 8)) {
-            hir_color_mode m;
-            if (hir_tool_color_parse(a + 8, &m))
-                return bad("--color takes auto, always or never", a);
-            color = m;
-        } else if (!strncmp(a, "--progress=", 11)) {
-            if (!strcmp(a + 11, "auto"))
-                progress = -1;
-            else if (!strcmp(a + 11, "always"))
-                progress = 1;
-            else if (!strcmp(a + 11, "never"))
-                progress = 0;
-            else
-                return bad("--progress takes auto, always or never", a);
-        } else if ((x = value_of(argc, argv, &i, "--progress-after"))) {
-            if (hir_opt_double(x, 0, 1e7, &o.progress_after, why, sizeof why))
-                return bad_num("--progress-after", x, why);
-        } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
-            o.verbose = 1;
+        }
+        int rc = -1;
+        for (size_t f = 0; rc < 0 && f < sizeof families / sizeof families[0]; f++)
+            rc = families[f](c, argc, argv, &i);
+        if (rc >= 0) {
+            if (rc > 0)
+                return rc;
         } else if (a[0] == '-' && a[1]) {
             for (int k = 0; valued[k]; k++)
                 if (!strcmp(a, valued[k]))
                     return bad("a value must follow", a);
             return bad("unknown option", a);
-        } else if (o.program) {
+        } else if (c->o.program) {
             return bad("more than one program given", a);
         } else {
-            o.program = a;
+            c->o.program = a;
         }
     }
-    if (!o.program && !topology)
-        return bad("no program given", "");
-    if (topology && o.device && !hir_registry_find(o.device))
-        return bad_device(o.device);
-    if ((bench || o.bench_json || bench_plot || o.graph) && !o.bench)
-        o.bench = iters_given ? o.iters : 50;
-    if (o.bench && !warmup_given)
-        o.warmup = 5;
-    o.color = hir_tool_use_color(color, stderr);
-    /* auto: stderr is a terminal here, or was one for the hir-run -np that started us */
-    o.progress = progress >= 0 ? progress
-                 : isatty(2) || (hir_launch_is_child() && getenv(HIR_LAUNCH_TTY));
-    o.binds = binds;
-    o.kernels = kernels;
+    return -1;
+}
 
-    hir_error e = {{0}, -1};
-    if (np) {
+/* What the flags imply for one another, once all are read: -1 to go on, else the exit code. */
+static int finish_args(cli *c)
+{
+    hir_run_options *o = &c->o;
+    if (!o->program && !c->topology)
+        return bad("no program given", "");
+    if (c->topology && o->device && !hir_registry_find(o->device))
+        return bad_device(o->device);
+    if ((c->bench || o->bench_json || c->bench_plot || o->graph) && !o->bench)
+        o->bench = c->iters_given ? o->iters : 50;
+    if (o->bench && !c->warmup_given)
+        o->warmup = 5;
+    o->color = hir_tool_use_color(c->color, stderr);
+    /* auto: stderr is a terminal here, or was one for the hir-run -np that started us */
+    o->progress = c->progress >= 0 ? c->progress
+                  : isatty(2) || (hir_launch_is_child() && getenv(HIR_LAUNCH_TTY));
+    o->binds = c->binds;
+    o->kernels = c->kernels;
+    return -1;
+}
+
+/* The ranks: under -np this process starts the launcher and returns its exit code (else -1 to
+ * go on); then the bootstrap, checked against -np and --simulate-nodes. */
+static int start_ranks(cli *c, int *argc, char ***argv, hir_boot **boot, hir_error *e)
+{
+    if (c->np) {
         int code = 0;
-        int rc = hir_launch_local((int)np, argc, argv, &code, &e);
+        int rc = hir_launch_local((int)c->np, *argc, *argv, &code, e);
         if (rc == 0)
             return code;
         if (rc < 0) {
-            fprintf(stderr, "hir-run: %s\n", e.msg);
+            fprintf(stderr, "hir-run: %s\n", e->msg);
             return 1;
         }
     }
-    hir_boot *boot = NULL;
-    if (hir_boot_init(&argc, &argv, o.timeout, &boot, &e)) {
-        fprintf(stderr, "hir-run: %s\n", e.msg);
+    if (hir_boot_init(argc, argv, c->o.timeout, boot, e)) {
+        fprintf(stderr, "hir-run: %s\n", e->msg);
         return 1;
     }
-    int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
-    if (np && np != size) {
+    int rank = hir_boot_rank(*boot), size = hir_boot_size(*boot);
+    if (c->np && c->np != size) {
         if (rank == 0)
-            fprintf(stderr, "hir-run: -np %lld, but the launcher started %d rank%s\n", np, size,
-                    size == 1 ? "" : "s");
-        hir_boot_fini(boot);
+            fprintf(stderr, "hir-run: -np %lld, but the launcher started %d rank%s\n", c->np,
+                    size, size == 1 ? "" : "s");
+        hir_boot_fini(*boot);
         return 1;
     }
-    if (sim_nodes && hir_boot_simulate_nodes(boot, (int)sim_nodes, &e)) {
+    if (c->sim_nodes && hir_boot_simulate_nodes(*boot, (int)c->sim_nodes, e)) {
         if (rank == 0)          /* every rank comes to the same verdict */
-            fprintf(stderr, "hir-run: %s\n", e.msg);
-        hir_boot_fini(boot);
+            fprintf(stderr, "hir-run: %s\n", e->msg);
+        hir_boot_fini(*boot);
         return 1;
     }
-    if (topology) {
-        /* the GPU hir_run_job would pick: local rank modulo the GPUs this rank sees */
-        int ngpu = devices_seen(o.device);
-        int gpu = ngpu > 0 ? hir_boot_local_rank(boot) % ngpu : -1;
-        int rc = hir_boot_print_topology(boot, gpu, stdout, &e);
-        if (rc)
-            fprintf(stderr, "hir-run: rank %d: %s\n", rank, e.msg);
-        hir_boot_fini(boot);
-        return rc ? 1 : 0;
+    return -1;
+}
+
+/* --topology: print where every rank runs, then end. */
+static int print_topology(cli *c, hir_boot *boot, hir_error *e)
+{
+    /* the GPU hir_run_job would pick: local rank modulo the GPUs this rank sees */
+    int ngpu = devices_seen(c->o.device);
+    int gpu = ngpu > 0 ? hir_boot_local_rank(boot) % ngpu : -1;
+    int rc = hir_boot_print_topology(boot, gpu, stdout, e);
+    if (rc)
+        fprintf(stderr, "hir-run: rank %d: %s\n", hir_boot_rank(boot), e->msg);
+    hir_boot_fini(boot);
+    return rc ? 1 : 0;
+}
+
+/* --bench-plot without --bench-json: the timings go through a temporary file on rank 0. */
+static void plot_tempfile(cli *c, char *plot_json, size_t n)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(plot_json, n, "%s/hir-run-bench.XXXXXX",
+             tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+    int fd = mkstemp(plot_json);
+    if (fd < 0) {
+        fprintf(stderr, "hir-run: --bench-plot: cannot make a temporary file: %s\n",
+                strerror(errno));
+        plot_json[0] = 0;
+    } else {
+        close(fd);
+        c->o.bench_json = plot_json;
     }
-    if (bench_plot && !o.bench_json && rank == 0) {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(plot_json, sizeof plot_json, "%s/hir-run-bench.XXXXXX",
-                 tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
-        int fd = mkstemp(plot_json);
-        if (fd < 0) {
-            fprintf(stderr, "hir-run: --bench-plot: cannot make a temporary file: %s\n",
-                    strerror(errno));
-            plot_json[0] = 0;
-        } else {
-            close(fd);
-            o.bench_json = plot_json;
-        }
-    }
-    hir_run_status st = hir_run_job(&o, boot, &e);
-    fflush(stdout);
-    if (bench_plot && rank == 0 && (st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED) &&
-        (!o.bench_json || draw_plot(o.bench_json, bench_plot)))
-        st = st == HIR_RUN_OK ? HIR_RUN_CHECK_FAILED : st;   /* exit 1, the job ended cleanly */
-    if (plot_json[0])
-        unlink(plot_json);
+}
+
+/* The exit code of a job's outcome; a failed rank of several takes the job down. */
+static int job_exit(hir_run_status st, hir_boot *boot, const hir_error *e)
+{
+    int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
     switch (st) {
     case HIR_RUN_OK:
         hir_boot_fini(boot);
@@ -409,16 +500,48 @@ int main(int argc, char **argv)
     case HIR_RUN_REFUSED:
         /* every rank reached the same conclusion: one message, clean exit */
         if (rank == 0)
-            fprintf(stderr, "hir-run: %s\n", e.msg);
+            fprintf(stderr, "hir-run: %s\n", e->msg);
         hir_boot_fini(boot);
         return 1;
     case HIR_RUN_FAILED:
     default:
-        fprintf(stderr, "hir-run: %s\n", e.msg);
+        fprintf(stderr, "hir-run: %s\n", e->msg);
         fflush(stderr);
         if (size > 1)
             hir_boot_abort(boot, 1);
         hir_boot_fini(boot);
         return 1;
     }
+}
+
+int main(int argc, char **argv)
+{
+    cli c;
+    memset(&c, 0, sizeof c);
+    hir_run_options_init(&c.o);
+    c.progress = -1;
+    c.color = HIR_COLOR_AUTO;
+    int code = parse_args(&c, argc, argv);
+    if (code < 0)
+        code = finish_args(&c);
+    if (code >= 0)
+        return code;
+    hir_error e = {{0}, -1};
+    hir_boot *boot = NULL;
+    if ((code = start_ranks(&c, &argc, &argv, &boot, &e)) >= 0)
+        return code;
+    if (c.topology)
+        return print_topology(&c, boot, &e);
+    int rank = hir_boot_rank(boot);
+    char plot_json[64] = "";   /* --bench-plot without --bench-json: a temporary file */
+    if (c.bench_plot && !c.o.bench_json && rank == 0)
+        plot_tempfile(&c, plot_json, sizeof plot_json);
+    hir_run_status st = hir_run_job(&c.o, boot, &e);
+    fflush(stdout);
+    if (c.bench_plot && rank == 0 && (st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED) &&
+        (!c.o.bench_json || draw_plot(c.o.bench_json, c.bench_plot)))
+        st = st == HIR_RUN_OK ? HIR_RUN_CHECK_FAILED : st;   /* exit 1, the job ended cleanly */
+    if (plot_json[0])
+        unlink(plot_json);
+    return job_exit(st, boot, &e);
 }

@@ -232,6 +232,72 @@ static double peak_for(const hir_device_info *d, unsigned dtypes)
     return p;
 }
 
+/* The warm-up and timed runs: per timed iteration wall ms, device ms and host us into v (then
+ * the first run's wall ms at v[3 * iters]); a progress line on rank 0 for runs that take a
+ * while (after 2 s, refreshed twice a second). */
+static int timed_loop(bench_state *st, hir_boot *boot, const hir_bench_opts *o,
+                      hir_bench_counters *c, hir_bench_run_fn fn, void *ctx, int rank0,
+                      int warmup, int iters, int ranks, double *v, hir_error *e)
+{
+    int show = rank0 && o->err &&
+               (o->progress > 0 || (o->progress < 0 && isatty(fileno(o->err))));
+    double t_begin = now_s(), sum = 0, last_shown = t_begin;
+    double after = o->progress_after > 0 ? o->progress_after : 2.0;
+    int shown = 0;
+    for (int i = 0; i < warmup + iters; i++) {
+        double dev, host, wall;
+        if (run_once(st, boot, o, c, fn, ctx, i, &dev, &host, &wall, e) < 0) return -1;
+        if (i == 0) v[3 * iters] = wall;
+        if (i < warmup) continue;
+        int k = i - warmup;
+        v[k] = wall;
+        v[iters + k] = dev;
+        v[2 * iters + k] = host;
+        sum += wall;
+        double now = now_s();
+        if (show && now - t_begin > after && now - last_shown > 0.5) {
+            progress(o->err, ranks, k + 1, iters, now - t_begin, sum / (k + 1));
+            last_shown = now;
+            shown = 1;
+        }
+    }
+    if (shown) fputs("\r\033[K", o->err);
+    return 0;
+}
+
+/* Mean, spread, median and host time of the timed iterations in v (already the slowest rank's). */
+static int summarize(const double *v, int iters, hir_bench_result *r, hir_error *e)
+{
+    double *sorted = malloc((size_t)iters * sizeof *sorted);
+    if (!sorted) {
+        hir_error_set(e, "bench: out of memory");
+        return -1;
+    }
+    memcpy(sorted, v, (size_t)iters * sizeof *v);
+    qsort(sorted, (size_t)iters, sizeof *sorted, cmp_double);
+    double mean = 0, var = 0, dmean = 0, hmean = 0, hmin = v[2 * iters];
+    for (int i = 0; i < iters; i++) {
+        mean += v[i];
+        dmean += v[iters + i];
+        hmean += v[2 * iters + i];
+        if (v[2 * iters + i] < hmin) hmin = v[2 * iters + i];
+    }
+    mean /= iters;
+    dmean /= iters;
+    hmean /= iters;
+    for (int i = 0; i < iters; i++) var += (v[i] - mean) * (v[i] - mean);
+    r->mean_ms = mean;
+    r->dev_mean_ms = dmean;
+    r->stddev_ms = iters > 1 ? sqrt(var / (iters - 1)) : 0;
+    r->min_ms = sorted[0];
+    r->max_ms = sorted[iters - 1];
+    r->median_ms = iters % 2 ? sorted[iters / 2] : 0.5 * (sorted[iters / 2 - 1] + sorted[iters / 2]);
+    free(sorted);
+    r->host_us = hmean;
+    r->host_us_min = hmin;
+    return 0;
+}
+
 int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
                   hir_bench_counters *c, hir_bench_run_fn fn, void *ctx,
                   hir_bench_result *r, hir_error *e)
@@ -256,30 +322,8 @@ int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
         goto out;
     }
     if (be->ops->event_create(be, &st.start, e) < 0) goto out;
-    int show = rank == 0 && o->err &&
-               (o->progress > 0 || (o->progress < 0 && isatty(fileno(o->err))));
-    double t_begin = now_s(), sum = 0;
-    int shown = 0;
-    double last_shown = t_begin;
-    for (int i = 0; i < warmup + iters; i++) {
-        double dev, host, wall;
-        if (run_once(&st, boot, o, c, fn, ctx, i, &dev, &host, &wall, e) < 0) goto out;
-        if (i == 0) v[3 * iters] = wall;
-        if (i < warmup) continue;
-        int k = i - warmup;
-        v[k] = wall;
-        v[iters + k] = dev;
-        v[2 * iters + k] = host;
-        sum += wall;
-        /* a progress line only for runs that take a while: after 2 s, refreshed twice a second */
-        double now = now_s();
-        if (show && now - t_begin > (o->progress_after > 0 ? o->progress_after : 2.0) && now - last_shown > 0.5) {
-            progress(o->err, r->ranks, k + 1, iters, now - t_begin, sum / (k + 1));
-            last_shown = now;
-            shown = 1;
-        }
-    }
-    if (shown) fputs("\r\033[K", o->err);
+    if (timed_loop(&st, boot, o, c, fn, ctx, rank == 0, warmup, iters, r->ranks, v, e) < 0)
+        goto out;
     double my_flops = c->flops;
     v[3 * iters + 1] = c->flops;
     r->gemms = c->gemms;
@@ -290,33 +334,9 @@ int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
     if (rank_stats(boot, v, iters, r, e) < 0) goto out;
     if (reduce_max(boot, v, nv, e) < 0) goto out;
     memcpy(r->per_iter_ms, v, (size_t)iters * sizeof *v);
-    double *sorted = malloc((size_t)iters * sizeof *sorted);
-    if (!sorted) {
-        hir_error_set(e, "bench: out of memory");
+    if (summarize(v, iters, r, e) < 0)
         goto out;
-    }
-    memcpy(sorted, v, (size_t)iters * sizeof *v);
-    qsort(sorted, (size_t)iters, sizeof *sorted, cmp_double);
-    double mean = 0, var = 0, dmean = 0, hmean = 0, hmin = v[2 * iters];
-    for (int i = 0; i < iters; i++) {
-        mean += v[i];
-        dmean += v[iters + i];
-        hmean += v[2 * iters + i];
-        if (v[2 * iters + i] < hmin) hmin = v[2 * iters + i];
-    }
-    mean /= iters;
-    dmean /= iters;
-    hmean /= iters;
-    for (int i = 0; i < iters; i++) var += (v[i] - mean) * (v[i] - mean);
-    r->mean_ms = mean;
-    r->dev_mean_ms = dmean;
-    r->stddev_ms = iters > 1 ? sqrt(var / (iters - 1)) : 0;
-    r->min_ms = sorted[0];
-    r->max_ms = sorted[iters - 1];
-    r->median_ms = iters % 2 ? sorted[iters / 2] : 0.5 * (sorted[iters / 2 - 1] + sorted[iters / 2]);
-    free(sorted);
-    r->host_us = hmean;
-    r->host_us_min = hmin;
+    double mean = r->mean_ms;
     r->first_ms = v[3 * iters];
     r->flops = v[3 * iters + 1];
     r->tflops = mean > 0 ? r->flops / (mean * 1e-3) / 1e12 : 0;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "runner/boot/boot_mpi.h"
+#include "support/diag.h"
 #include "support/support.h"
 
 #define HIR_BOOT_DEFAULT_TIMEOUT 300.0
@@ -70,10 +71,12 @@ static int64_t mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void sentinel_say(const char *msg)
+/* "hir-run: rank R: error: MSG", one write(2) through the diagnostic engine */
+static void sentinel_say(int rank, const char *msg)
 {
-    if (write(2, msg, strlen(msg)) < 0)
-        (void)0;
+    char prefix[48];
+    snprintf(prefix, sizeof prefix, "hir-run: rank %d", rank);
+    hir_diag_write_fatal(prefix, &(hir_severity){HIR_ERROR}, msg);
 }
 
 static void *sentinel_main(void *arg)
@@ -84,17 +87,17 @@ static void *sentinel_main(void *arg)
         nanosleep(&ts, NULL);
         char msg[512];
         if (st->parent && getppid() != st->parent) {
-            snprintf(msg, sizeof msg, "hir-run: rank %d: error: the launcher (pid %d) is gone; "
-                     "ending this rank\n", st->rank, (int)st->parent);
-            sentinel_say(msg);
+            snprintf(msg, sizeof msg, "the launcher (pid %d) is gone; ending this rank",
+                     (int)st->parent);
+            sentinel_say(st->rank, msg);
             _exit(1);
         }
         int64_t t0 = atomic_load(&st->phase_ns);
         const char *what = atomic_load(&st->phase);
         if (t0 && what && (mono_ns() - t0) * 1e-9 > st->limit) {
-            snprintf(msg, sizeof msg, "hir-run: rank %d: error: no progress for %.0f s in %s "
-                     "(timeout); ending this rank\n", st->rank, st->limit, what);
-            sentinel_say(msg);
+            snprintf(msg, sizeof msg, "no progress for %.0f s in %s (timeout); ending this rank",
+                     st->limit, what);
+            sentinel_say(st->rank, msg);
             _exit(1);
         }
     }
@@ -778,7 +781,9 @@ int hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_error *e
         else
             unsetenv(HIR_LAUNCH_TTY);
         execv(launcher, args);
-        fprintf(stderr, "hir: execv %s: %s\n", launcher, strerror(errno));
+        char msg[4096 + 256];   /* launcher is a path of up to PATH_MAX */
+        snprintf(msg, sizeof msg, "execv %s: %s", launcher, strerror(errno));
+        hir_diag_write_fatal("hir", NULL, msg);
         _exit(127);
     }
     free(args);

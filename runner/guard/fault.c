@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "runner/guard/guard.h"
+#include "support/diag.h"
 
 typedef enum fault_kind {
     FAULT_EXIT, FAULT_CRASH, FAULT_STALL, FAULT_CORRUPT, FAULT_SKIP, FAULT_NKINDS
@@ -157,10 +158,12 @@ int hir_fault_before_stmt(void *ctx, hir_interp *it, const hir_stmt *s, hir_erro
                                        "corrupting its input shard", "skipping"};
     int line, col;
     hir_source_linecol(p->src, s->loc.begin, &line, &col);
-    fprintf(stderr, "hir-run: rank %d: %s: %s before %s:%d:%d (%s)\n", cfg->rank,
-            HIR_FAULT_ENV, what[f.kind], p->src->name, line, col,
-            hir_ops[s->op].keyword ? hir_ops[s->op].keyword : "statement");
+    char prefix[48], msg[700];
+    snprintf(prefix, sizeof prefix, "hir-run: rank %d", cfg->rank);
+    snprintf(msg, sizeof msg, "%s: %s before %s:%d:%d (%s)", HIR_FAULT_ENV, what[f.kind],
+             p->src->name, line, col, hir_ops[s->op].keyword ? hir_ops[s->op].keyword : "statement");
     fflush(stderr);
+    hir_diag_write_fatal(prefix, NULL, msg);
     switch (f.kind) {
     case FAULT_EXIT:
         _exit(3);

@@ -5,6 +5,7 @@
  * statement has started for longer than the limit, names the statement and ends the process
  * with a failure status, which makes the launcher take the whole job down. */
 #include "runner/guard/watchdog.h"
+#include "support/diag.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -50,15 +51,13 @@ static void *watch(void *arg)
         } else if (s) {
             snprintf(where, sizeof where, " in a %s statement", hir_ops[s->op].enum_name);
         }
-        char msg[1024];
-        int n = snprintf(msg, sizeof msg,
-                         "hir-run: rank %d: error: no progress for %.0f s%s: a CUDA call is "
-                         "blocked, most likely on work that waits for a peer that never answers "
-                         "(a dead rank, or P2P operations posted in an order the protocol cannot "
-                         "complete); ending the job\n",
-                         w->rank, idle, where);
-        if (n > 0 && write(2, msg, (size_t)(n < (int)sizeof msg ? n : (int)sizeof msg - 1)) < 0)
-            (void)0;
+        char msg[1024], prefix[48];
+        snprintf(prefix, sizeof prefix, "hir-run: rank %d", w->rank);
+        snprintf(msg, sizeof msg, "no progress for %.0f s%s: a CUDA call is blocked, most likely "
+                 "on work that waits for a peer that never answers (a dead rank, or P2P "
+                 "operations posted in an order the protocol cannot complete); ending the job",
+                 idle, where);
+        hir_diag_write_fatal(prefix, &(hir_severity){HIR_ERROR}, msg);
         _exit(3);
     }
     return NULL;

@@ -9,6 +9,7 @@
 
 #include "dialect/intops.h"
 #include "runner/interp/interp_internal.h"
+#include "support/diag.h"
 
 
 /* ---------------------------------------------------------------- messages */
@@ -82,9 +83,16 @@ int interp_fail(hir_interp *it, hir_error *e, const char *fmt, ...)
     va_end(ap);
     loc_str(it, it->stmt ? it->stmt->loc : (hir_loc){0}, where, sizeof where);
     stmt_label(it->stmt, what, sizeof what);
+    /* the diagnostic engine's one-line form: "rank R[ label]: file:line:col: error: Stmt: msg" */
+    char prefix[300], text[sizeof msg + sizeof what + 2], line[sizeof e->msg + 256];
+    snprintf(prefix, sizeof prefix, "rank %d%s%s: %s", it->cfg.rank, it->cfg.label ? " " : "",
+             it->cfg.label ? it->cfg.label : "", where);
+    snprintf(text, sizeof text, "%s: %s", what, msg);
+    size_t k = hir_diag_format_fatal(line, sizeof line, prefix, &(hir_severity){HIR_ERROR}, text);
+    if (k && line[k - 1] == '\n')
+        line[k - 1] = 0;                    /* a hir_error holds one line without its newline */
     int peer = e->peer;
-    hir_error_set(e, "rank %d%s%s: %s: error: %s: %s", it->cfg.rank,
-                  it->cfg.label ? " " : "", it->cfg.label ? it->cfg.label : "", where, what, msg);
+    hir_error_set(e, "%s", line);
     e->peer = peer;
     return -1;
 }
@@ -625,16 +633,9 @@ static int record_work(hir_interp *it, int64_t number, hir_work *w, hir_error *e
     return 0;
 }
 
-static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
+/* The team as world ranks, each checked against the job's size. */
+static int comm_team(hir_interp *it, const hir_comm *c, int *team, hir_error *e)
 {
-    const hir_comm *c = s->u.comm;
-    int my = team_index(c->team, c->nteam, it->cfg.rank);
-    if (c->team_truncated)
-        return interp_fail(it, e, "the team was printed truncated (\" ...\"): members unknown");
-    if (my < 0) {
-        return record_work(it, c->number, WORK_SKIPPED, e);
-    }
-    int team[1024];
     if (c->nteam > 1024)
         return interp_fail(it, e, "team of %d ranks is too large", c->nteam);
     for (int i = 0; i < c->nteam; i++) {
@@ -643,39 +644,41 @@ static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
                                c->team[i], it->cfg.size);
         team[i] = (int)c->team[i];
     }
-    hir_collective col = {0};
-    col.kind = c->type;
-    col.transport = c->backend;
-    col.team = team;
-    col.team_size = c->nteam;
-    col.my_index = my;
-    col.root_index = -1;
-    col.op = c->red_op;
-    col.stmt_id = (uintptr_t)s;
-    if (hir_comm_type_has_root(c->type)) {
-        if (!c->root)
-            return interp_fail(it, e, "%s needs a root", hir_comm_type_name(c->type));
-        int64_t root;
-        if (interp_eval(it, c->root, &root, e))
-            return -1;
-        if (it->form2026) {
-            /* 2026 syntax: the evaluated root is a position in the team (hostir-2026.md §3.9) */
-            if (root < 0 || root >= c->nteam)
-                return interp_fail(it, e, "root %" PRId64 " is not a position in the team of %d "
-                                   "(in a 2026-syntax program a root is a team position)",
-                                   root, c->nteam);
-            col.root_index = (int)root;
-        } else {
-            col.root_index = team_index(c->team, c->nteam, root);
-            if (col.root_index < 0)
-                return interp_fail(it, e, "root %" PRId64 " is not in the team", root);
-        }
+    return 0;
+}
+
+/* The team position of a rooted kind's root (-1 for the others). */
+static int comm_root(hir_interp *it, const hir_comm *c, int *root_index, hir_error *e)
+{
+    *root_index = -1;
+    if (!hir_comm_type_has_root(c->type))
+        return 0;
+    if (!c->root)
+        return interp_fail(it, e, "%s needs a root", hir_comm_type_name(c->type));
+    int64_t root;
+    if (interp_eval(it, c->root, &root, e))
+        return -1;
+    if (it->form2026) {
+        /* 2026 syntax: the evaluated root is a position in the team (hostir-2026.md §3.9) */
+        if (root < 0 || root >= c->nteam)
+            return interp_fail(it, e, "root %" PRId64 " is not a position in the team of %d "
+                               "(in a 2026-syntax program a root is a team position)",
+                               root, c->nteam);
+        *root_index = (int)root;
+        return 0;
     }
-    hir_view in, out;
-    int have_in = c->input && interp_bound(it, c->input, &in);
-    int have_out = c->output && interp_bound(it, c->output, &out);
-    bool is_root = col.root_index == my;
-    /* which buffers this rank must have, per kind (§2.5) */
+    *root_index = team_index(c->team, c->nteam, root);
+    if (*root_index < 0)
+        return interp_fail(it, e, "root %" PRId64 " is not in the team", root);
+    return 0;
+}
+
+/* The buffers this rank must have for the kind (§2.5), and the sizes the kinds relate. */
+static int comm_buffers(hir_interp *it, const hir_comm *c, bool is_root, hir_view *in,
+                        hir_view *out, hir_collective *col, hir_error *e)
+{
+    int have_in = c->input && interp_bound(it, c->input, in);
+    int have_out = c->output && interp_bound(it, c->output, out);
     bool need_in = true, need_out = true;
     switch (c->type) {
     case HIR_COMM_GATHER: need_out = is_root; break;
@@ -692,28 +695,53 @@ static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (need_out && !have_out)
         return interp_fail(it, e, "output %s is not bound (no ALLOCATE before it?)",
                            c->output ? interp_tname(c->output, tn, sizeof tn) : "(none printed)");
-    col.input = have_in ? &in : NULL;
-    col.output = have_out ? &out : NULL;
-    if (c->type == HIR_COMM_ALLGATHER && have_in && have_out &&
-        hir_view_numel(&out) != hir_view_numel(&in) * c->nteam)
+    col->input = have_in ? in : NULL;
+    col->output = have_out ? out : NULL;
+    if (!have_in || !have_out)
+        return 0;
+    int64_t ni = hir_view_numel(in), no = hir_view_numel(out);
+    if (c->type == HIR_COMM_ALLGATHER && no != ni * c->nteam)
         return interp_fail(it, e, "output has %" PRId64 " elements, not %d x %" PRId64,
-                           hir_view_numel(&out), c->nteam, hir_view_numel(&in));
-    if (c->type == HIR_COMM_ALLTOALL && have_in && have_out &&
-        (hir_view_numel(&out) != hir_view_numel(&in) || hir_view_numel(&in) % c->nteam))
+                           no, c->nteam, ni);
+    if (c->type == HIR_COMM_ALLTOALL && (no != ni || ni % c->nteam))
         return interp_fail(it, e, "input (%" PRId64 " elements) and output (%" PRId64 ") must have "
-                           "equal sizes divisible by the team of %d", hir_view_numel(&in),
-                           hir_view_numel(&out), c->nteam);
-    if (c->type == HIR_COMM_REDUCESCATTER && have_in && have_out &&
-        hir_view_numel(&in) != hir_view_numel(&out) * c->nteam)
+                           "equal sizes divisible by the team of %d", ni, no, c->nteam);
+    if (c->type == HIR_COMM_REDUCESCATTER && ni != no * c->nteam)
         return interp_fail(it, e, "input has %" PRId64 " elements, not %d x %" PRId64,
-                           hir_view_numel(&in), c->nteam, hir_view_numel(&out));
+                           ni, c->nteam, no);
+    return 0;
+}
+
+static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    const hir_comm *c = s->u.comm;
+    int my = team_index(c->team, c->nteam, it->cfg.rank);
+    if (c->team_truncated)
+        return interp_fail(it, e, "the team was printed truncated (\" ...\"): members unknown");
+    if (my < 0)
+        return record_work(it, c->number, WORK_SKIPPED, e);
+    int team[1024];
+    hir_collective col = {0};
+    if (comm_team(it, c, team, e) || comm_root(it, c, &col.root_index, e))
+        return -1;
+    col.kind = c->type;
+    col.transport = c->backend;
+    col.team = team;
+    col.team_size = c->nteam;
+    col.my_index = my;
+    col.op = c->red_op;
+    col.stmt_id = (uintptr_t)s;
+    hir_view in, out;
+    if (comm_buffers(it, c, col.root_index == my, &in, &out, &col, e))
+        return -1;
     hir_work *w = NULL;
     if (it->be->ops->collective(it->be, it->cur, &col, &w, e))
         return backend_fail(it, e);
     if (record_work(it, c->number, w ? w : WORK_SKIPPED, e))
         return -1;
     if (w)
-        return held_keep(it, c->number, have_in ? c->input : NULL, have_out ? c->output : NULL, e);
+        return held_keep(it, c->number, col.input ? c->input : NULL,
+                         col.output ? c->output : NULL, e);
     return 0;
 }
 
@@ -1293,6 +1321,182 @@ static void hooks_after(hir_interp *it, const hir_stmt *s)
             it->hooks[i].after(it->hooks[i].ctx, it, s);
 }
 
+/* ---------------------------------------------------------------- statements, one entry each */
+
+static int exec_get_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    if (s->u.stream.number < 0)
+        return interp_fail(it, e, "GetCurrentStream into an indexed stream is not supported");
+    if (!hir_map_get(&it->obj_streams, (uint64_t)s->u.stream.number) &&
+        hir_map_try_put(&it->obj_streams, (uint64_t)s->u.stream.number, it->cur))
+        return interp_oom(it, e, "recording a stream", NULL);
+    return 0;
+}
+
+static int exec_set_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    hir_stream *st;
+    int rc = stream_resolve(it, &s->u.stream, 1, &st, e);
+    if (!rc)
+        it->cur = st;
+    return rc;
+}
+
+static int exec_sync_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    hir_stream *st;
+    int rc = stream_resolve(it, &s->u.stream, 1, &st, e);
+    if (!rc && st != it->cur && it->be->ops->stream_wait(it->be, it->cur, st, e))
+        rc = backend_fail(it, e);
+    return rc;
+}
+
+static int exec_for(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    int64_t start = 0, stop;
+    const hir_iterdomain *id = s->u.kfor.id;
+    if (extent_of(it, id, &stop, e) ||
+        (id->start && interp_eval(it, id->start, &start, e)) ||
+        (id->stop && interp_eval(it, id->stop, &stop, e)))
+        return -1;
+    return exec_loop(it, s->u.kfor.index, start, stop, &s->body, e);
+}
+
+static int exec_host_for(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    int64_t a, b;
+    if (interp_eval(it, s->u.hfor.start, &a, e) || interp_eval(it, s->u.hfor.stop, &b, e))
+        return -1;
+    return exec_loop(it, s->u.hfor.index, a, b, &s->body, e);
+}
+
+static int exec_if(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    int64_t c;
+    if (interp_eval(it, s->u.cond.pred, &c, e))
+        return -1;
+    return exec_block(it, c ? &s->body : &s->else_body, e);
+}
+
+static int exec_sym_view(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    (void)s;
+    return interp_fail(it, e, "SymmetricContiguousView needs symmetric memory, which no "
+                       "backend provides");
+}
+
+static int exec_kernel_level(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    (void)s;
+    return interp_fail(it, e, "a kernel-level load/store cannot run on the host");
+}
+
+static int exec_start_coal(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    (void)s;
+    if (it->in_group)
+        return interp_fail(it, e, "StartCoalescing inside an open coalescing group");
+    if (it->be->ops->group_begin(it->be, e))
+        return backend_fail(it, e);
+    it->in_group = 1;
+    return 0;
+}
+
+static int exec_end_coal(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    hir_work *w = NULL;
+    if (!it->in_group)
+        return interp_fail(it, e, "EndCoalescing without StartCoalescing");
+    it->in_group = 0;
+    if (it->be->ops->group_end(it->be, it->cur, &w, e))
+        return backend_fail(it, e);
+    return record_work(it, s->u.comm->number, w ? w : WORK_SKIPPED, e);
+}
+
+static int exec_deallocate(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    (void)e;
+    hir_tensor *t = hir_value_tensor(s->in[0]);
+    if (!t)
+        return 0;
+    interp_unbind(it, t);
+    /* Deallocate means "release the memory": results kept for reuse go too */
+    for (size_t i = 0; i < it->result_cache.cap; i++) {
+        rt_result *r = it->result_cache.vals[i];
+        if (it->result_cache.keys[i] != UINT64_MAX && r && r->t == t) {
+            result_free(it, r);
+            hir_map_del(&it->result_cache, it->result_cache.keys[i]);
+        }
+    }
+    return 0;
+}
+
+static int exec_scalar_def(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    /* A symbol that carries its own definition is evaluated where used; a statement-only
+     * definition binds its current value. */
+    hir_scalar tmp = {0};
+    tmp.head.kind = HIR_VAL_SCALAR;
+    tmp.kind = HIR_SC_ANON;
+    tmp.dtype = s->sout->dtype;
+    tmp.def = s->u.sdef.def;
+    int64_t v;
+    if (interp_eval(it, &tmp, &v, e))
+        return -1;
+    return s->sout->def ? 0 : bind_scalar(it, s->sout, v, e);
+}
+
+/* What each statement kind does, indexed by the op table (dialect/defs/ops.def). A kind
+ * without an entry cannot run here; the message names it by its keyword. */
+typedef int (*exec_fn)(hir_interp *it, const hir_stmt *s, hir_error *e);
+static const exec_fn exec_table[HIR_OP_COUNT] = {
+    [HIR_OP_ALLOCATE] = exec_allocate,
+    [HIR_OP_HIR_ALLOCATE] = exec_hir_allocate,
+    [HIR_OP_DEALLOCATE] = exec_deallocate,
+    [HIR_OP_GET_STREAM] = exec_get_stream,
+    [HIR_OP_SET_STREAM] = exec_set_stream,
+    [HIR_OP_SYNC_STREAM] = exec_sync_stream,
+    [HIR_OP_FOR] = exec_for,
+    [HIR_OP_HOST_FOR] = exec_host_for,
+    [HIR_OP_IF] = exec_if,
+    [HIR_OP_SCALAR_DEF] = exec_scalar_def,
+    [HIR_OP_ALIAS_SELECT] = ops_alias_select,
+    [HIR_OP_SELECT] = ops_alias_select,
+    [HIR_OP_SHARD_BY_STREAM] = ops_shard_by_stream,
+    [HIR_OP_SYM_VIEW] = exec_sym_view,
+    [HIR_OP_SET] = ops_set,
+    [HIR_OP_SEGMENTER_SET] = ops_set,
+    [HIR_OP_LDMATRIX] = exec_kernel_level,
+    [HIR_OP_STMATRIX] = exec_kernel_level,
+    [HIR_OP_CPASYNC] = exec_kernel_level,
+    [HIR_OP_CPASYNC_BULK] = exec_kernel_level,
+    [HIR_OP_CPASYNC_TILE] = exec_kernel_level,
+    [HIR_OP_LDTMEM] = exec_kernel_level,
+    [HIR_OP_STTMEM] = exec_kernel_level,
+    [HIR_OP_LINEAR] = ops_linear,
+    [HIR_OP_MATMUL] = ops_matmul,
+    [HIR_OP_UNARY] = ops_elementwise,
+    [HIR_OP_BINARY] = ops_elementwise,
+    [HIR_OP_TERNARY] = ops_elementwise,
+    [HIR_OP_REDUCTION] = ops_reduction,
+    [HIR_OP_SLICE] = ops_slice,
+    [HIR_OP_VIEW] = ops_view,
+    [HIR_OP_BROADCAST] = ops_flags,
+    [HIR_OP_SQUEEZE] = ops_flags,
+    [HIR_OP_SDPA] = ops_sdpa,
+    [HIR_OP_COMMUNICATION] = exec_communication,
+    [HIR_OP_P2P] = exec_p2p,
+    [HIR_OP_WAIT] = exec_wait,
+    [HIR_OP_START_COAL] = exec_start_coal,
+    [HIR_OP_END_COAL] = exec_end_coal,
+    [HIR_OP_SHARE_HANDLES] = exec_share,
+    [HIR_OP_POST_ON_STREAM] = exec_kernel,
+    [HIR_OP_LAUNCH_KERNEL] = exec_kernel,
+    [HIR_OP_CPERM] = exec_cperm,
+    [HIR_OP_DISPATCH] = exec_dispatch,
+    [HIR_OP_COMBINE] = exec_combine,
+};
+
 static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     it->stmt = s;
@@ -1301,141 +1505,14 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
         return hooked < 0 ? -1 : 0;         /* skip: the statement silently does nothing */
     if (it->cfg.trace)
         trace_stmt(it, s);
-    int rc = 0;
-    hir_stream *st;
-    switch (s->op) {
-    case HIR_OP_ALLOCATE:
-        rc = exec_allocate(it, s, e);
-        break;
-    case HIR_OP_HIR_ALLOCATE:
-        rc = exec_hir_allocate(it, s, e);
-        break;
-    case HIR_OP_CPERM: rc = exec_cperm(it, s, e); break;
-    case HIR_OP_DISPATCH: rc = exec_dispatch(it, s, e); break;
-    case HIR_OP_COMBINE: rc = exec_combine(it, s, e); break;
-    case HIR_OP_GET_STREAM:
-        if (s->u.stream.number < 0) {
-            rc = interp_fail(it, e, "GetCurrentStream into an indexed stream is not supported");
-        } else if (!hir_map_get(&it->obj_streams, (uint64_t)s->u.stream.number) &&
-                   hir_map_try_put(&it->obj_streams, (uint64_t)s->u.stream.number, it->cur)) {
-            rc = interp_oom(it, e, "recording a stream", NULL);
-        }
-        break;
-    case HIR_OP_SET_STREAM:
-        if (!(rc = stream_resolve(it, &s->u.stream, 1, &st, e)))
-            it->cur = st;
-        break;
-    case HIR_OP_SYNC_STREAM:
-        if (!(rc = stream_resolve(it, &s->u.stream, 1, &st, e)) && st != it->cur &&
-            it->be->ops->stream_wait(it->be, it->cur, st, e))
-            rc = backend_fail(it, e);
-        break;
-    case HIR_OP_FOR: {
-        int64_t start = 0, stop;
-        const hir_iterdomain *id = s->u.kfor.id;
-        if ((rc = extent_of(it, id, &stop, e)))
-            break;
-        if (id->start && (rc = interp_eval(it, id->start, &start, e)))
-            break;
-        if (id->stop && (rc = interp_eval(it, id->stop, &stop, e)))
-            break;
-        rc = exec_loop(it, s->u.kfor.index, start, stop, &s->body, e);
-        break;
-    }
-    case HIR_OP_HOST_FOR: {
-        int64_t a, b;
-        if ((rc = interp_eval(it, s->u.hfor.start, &a, e)) ||
-            (rc = interp_eval(it, s->u.hfor.stop, &b, e)))
-            break;
-        rc = exec_loop(it, s->u.hfor.index, a, b, &s->body, e);
-        break;
-    }
-    case HIR_OP_IF: {
-        int64_t c;
-        if ((rc = interp_eval(it, s->u.cond.pred, &c, e)))
-            break;
-        rc = exec_block(it, c ? &s->body : &s->else_body, e);
-        break;
-    }
-    case HIR_OP_ALIAS_SELECT: rc = ops_alias_select(it, s, e); break;
-    case HIR_OP_SELECT: rc = ops_alias_select(it, s, e); break;
-    case HIR_OP_SHARD_BY_STREAM: rc = ops_shard_by_stream(it, s, e); break;
-    case HIR_OP_SYM_VIEW:
-        rc = interp_fail(it, e, "SymmetricContiguousView needs symmetric memory, which no "
-                         "backend provides");
-        break;
-    case HIR_OP_SET: case HIR_OP_SEGMENTER_SET: rc = ops_set(it, s, e); break;
-    case HIR_OP_LDMATRIX: case HIR_OP_STMATRIX: case HIR_OP_CPASYNC: case HIR_OP_CPASYNC_BULK:
-    case HIR_OP_CPASYNC_TILE: case HIR_OP_LDTMEM: case HIR_OP_STTMEM:
-        rc = interp_fail(it, e, "a kernel-level load/store cannot run on the host");
-        break;
-    case HIR_OP_LINEAR: rc = ops_linear(it, s, e); break;
-    case HIR_OP_MATMUL: rc = ops_matmul(it, s, e); break;
-    case HIR_OP_UNARY: case HIR_OP_BINARY: case HIR_OP_TERNARY:
-        rc = ops_elementwise(it, s, e);
-        break;
-    case HIR_OP_REDUCTION: rc = ops_reduction(it, s, e); break;
-    case HIR_OP_SLICE: rc = ops_slice(it, s, e); break;
-    case HIR_OP_VIEW: rc = ops_view(it, s, e); break;
-    case HIR_OP_BROADCAST: case HIR_OP_SQUEEZE: rc = ops_flags(it, s, e); break;
-    case HIR_OP_COMMUNICATION: rc = exec_communication(it, s, e); break;
-    case HIR_OP_P2P: rc = exec_p2p(it, s, e); break;
-    case HIR_OP_WAIT: rc = exec_wait(it, s, e); break;
-    case HIR_OP_START_COAL:
-        if (it->in_group)
-            rc = interp_fail(it, e, "StartCoalescing inside an open coalescing group");
-        else if (it->be->ops->group_begin(it->be, e))
-            rc = backend_fail(it, e);
-        else
-            it->in_group = 1;
-        break;
-    case HIR_OP_END_COAL: {
-        hir_work *w = NULL;
-        if (!it->in_group) {
-            rc = interp_fail(it, e, "EndCoalescing without StartCoalescing");
-            break;
-        }
-        it->in_group = 0;
-        if (it->be->ops->group_end(it->be, it->cur, &w, e))
-            rc = backend_fail(it, e);
-        else
-            rc = record_work(it, s->u.comm->number, w ? w : WORK_SKIPPED, e);
-        break;
-    }
-    case HIR_OP_SHARE_HANDLES: rc = exec_share(it, s, e); break;
-    case HIR_OP_POST_ON_STREAM: case HIR_OP_LAUNCH_KERNEL: rc = exec_kernel(it, s, e); break;
-    case HIR_OP_DEALLOCATE: {
-        hir_tensor *t = hir_value_tensor(s->in[0]);
-        if (t) {
-            interp_unbind(it, t);
-            /* Deallocate means "release the memory": results kept for reuse go too */
-            for (size_t i = 0; i < it->result_cache.cap; i++) {
-                rt_result *r = it->result_cache.vals[i];
-                if (it->result_cache.keys[i] != UINT64_MAX && r && r->t == t) {
-                    result_free(it, r);
-                    hir_map_del(&it->result_cache, it->result_cache.keys[i]);
-                }
-            }
-        }
-        break;
-    }
-    case HIR_OP_SCALAR_DEF: {
-        /* A symbol that carries its own definition is evaluated where used; a statement-only
-         * definition binds its current value. */
-        hir_scalar tmp = {0};
-        tmp.head.kind = HIR_VAL_SCALAR;
-        tmp.kind = HIR_SC_ANON;
-        tmp.dtype = s->sout->dtype;
-        tmp.def = s->u.sdef.def;
-        int64_t v;
-        if ((rc = interp_eval(it, &tmp, &v, e)))
-            break;
-        if (!s->sout->def)
-            rc = bind_scalar(it, s->sout, v, e);
-        break;
-    }
-    default:
-        rc = ops_other(it, s, e);
+    exec_fn fn = (unsigned)s->op < HIR_OP_COUNT ? exec_table[s->op] : NULL;
+    int rc;
+    if (fn) {
+        rc = fn(it, s, e);
+    } else {
+        const hir_opinfo *op = (unsigned)s->op < HIR_OP_COUNT ? &hir_ops[s->op] : NULL;
+        rc = interp_fail(it, e, "statement %s cannot run on the host",
+                         !op ? "?" : op->keyword ? op->keyword : op->enum_name);
     }
     it->stmt = s;
     hooks_after(it, s);

@@ -113,8 +113,6 @@ int ops_view(hir_interp *it, const hir_stmt *s, hir_error *e);
 int ops_flags(hir_interp *it, const hir_stmt *s, hir_error *e);
 /* interp_sdpa.c: scaled dot-product attention (host-memory backends) */
 int ops_sdpa(hir_interp *it, const hir_stmt *s, hir_error *e);
-/* exec_stmt's default: the kinds above that have no case of their own, else a refusal */
-int ops_other(hir_interp *it, const hir_stmt *s, hir_error *e);
 /* contiguous copy of v into a fresh buffer (caller unrefs) */
 int ops_materialize(hir_interp *it, const hir_view *v, hir_view *out, rt_buf **buf,
                     hir_error *e);

@@ -1029,15 +1029,3 @@ int ops_reduction(hir_interp *it, const hir_stmt *s, hir_error *e)
         return be_fail(it, e);
     return 0;
 }
-
-/* The statements exec_stmt's switch leaves to its default: the ops that live in files of their
- * own (interp_sdpa.c), and a refusal for every other kind. */
-int ops_other(hir_interp *it, const hir_stmt *s, hir_error *e)
-{
-    switch (s->op) {
-    case HIR_OP_SDPA:
-        return ops_sdpa(it, s, e);
-    default:
-        return interp_fail(it, e, "statement kind not supported by the runner");
-    }
-}

@@ -726,6 +726,144 @@ static int take_deferred(hir_backend *cpu, hir_deferred_gemm **defs, int *n, hir
     return cpu->ops->take_deferred ? cpu->ops->take_deferred(cpu, defs, n, e) : 0;
 }
 
+/* This rank's comparison of every output it holds with the reference's (into mine); the first
+ * output that could not be compared is named on stderr. */
+static void compare_local(const hir_run_options *o, hir_program *mp, const outputs *got,
+                          const outputs *want, cmp_rec *mine, int rank)
+{
+    char firstmsg[600] = "";
+    for (int i = 0; i < got->n; i++) {
+        cmp_rec *c = &mine[i];
+        c->first_bad = -1;
+        if (!got->present[i] || !want->present[i])
+            continue;
+        hir_compare_result r;
+        int64_t cnt;
+        hir_error ce = {{0}, -1};
+        if (got->dtype[i] != want->dtype[i]) {
+            hir_error_set(&ce, "dtype %s in the program, %s in the reference",
+                          hir_dtype_name(got->dtype[i]), hir_dtype_name(want->dtype[i]));
+            c->failed = 1;
+        } else if (hir_check_compare_region(got->host[i], &got->shard[i], want->host[i],
+                                            &want->shard[i], got->dtype[i], &r, &cnt, &ce)) {
+            c->failed = 1;
+        } else {
+            c->n = cnt;
+            c->mismatches = r.mismatches;
+            c->first_bad = r.first_bad;
+            c->max_abs = r.max_abs;
+            c->max_rel = r.max_rel;
+            c->got = r.got_first;
+            c->want = r.want_first;
+            c->atol = r.atol;
+            c->rtol = r.rtol;
+        }
+        if (c->failed && !firstmsg[0]) {
+            char nm[64];
+            snprintf(firstmsg, sizeof firstmsg, "rank %d: output %d (%s): %s", rank, i,
+                     value_name(mp->outputs.items[i], nm, sizeof nm), ce.msg);
+        }
+    }
+    if (firstmsg[0])
+        fprintf(o->err, "check: %s\n", firstmsg);
+}
+
+/* One output's comparison over all ranks. */
+typedef struct cmp_total {
+    cmp_rec tot;
+    int bad_rank, nfail, fv_bad_rank;   /* first rank with a mismatch / a failed GEMM row */
+    int empty;                          /* the output has no elements */
+} cmp_total;
+
+static void total_output(const cmp_rec *all, int n, int size, int i, cmp_total *t)
+{
+    memset(t, 0, sizeof *t);
+    cmp_rec *tot = &t->tot;
+    tot->first_bad = -1;
+    t->bad_rank = t->fv_bad_rank = -1;
+    for (int r = 0; r < size; r++) {
+        const cmp_rec *c = &all[(size_t)r * (size_t)(n + 1) + (size_t)i];
+        t->nfail += c->failed;
+        tot->n += c->n;
+        tot->mismatches += c->mismatches;
+        if (c->max_abs > tot->max_abs || isnan(c->max_abs))
+            tot->max_abs = c->max_abs;
+        if (c->max_rel > tot->max_rel || isnan(c->max_rel))
+            tot->max_rel = c->max_rel;
+        if (c->n) {
+            tot->atol = c->atol;
+            tot->rtol = c->rtol;
+        }
+        tot->fv_gemms += c->fv_gemms;
+        tot->fv_rows += c->fv_rows;
+        if (c->fv_bad_rows && !tot->fv_bad_rows) {
+            t->fv_bad_rank = r;
+            tot->fv_first_bad = c->fv_first_bad;
+            tot->fv_diff = c->fv_diff;
+            tot->fv_bound = c->fv_bound;
+        }
+        tot->fv_bad_rows += c->fv_bad_rows;
+        if (c->fv_worst > tot->fv_worst || isnan(c->fv_worst)) tot->fv_worst = c->fv_worst;
+        if (c->mismatches && t->bad_rank < 0) {
+            t->bad_rank = r;
+            tot->first_bad = c->first_bad;
+            tot->got = c->got;
+            tot->want = c->want;
+        }
+    }
+}
+
+/* Rank 0's report of one output: the summary line, then what failed and where. */
+static void report_output(const hir_run_options *o, hir_program *mp, hir_program *rp,
+                          const outputs *got, const outputs *want, int i, int size,
+                          const cmp_total *t)
+{
+    const cmp_rec *tot = &t->tot;
+    char nm[64], rn[64];
+    const hir_shard *sh = &got->shard[i];
+    char shape[128];
+    size_t k = (size_t)snprintf(shape, sizeof shape, "[");
+    for (int d = 0; d < sh->ndim; d++)
+        k += (size_t)snprintf(shape + k, sizeof shape - k, "%s%" PRId64, d ? ", " : "",
+                              sh->global[d]);
+    snprintf(shape + k, sizeof shape - k, "]");
+    fprintf(o->out, "check: output %d %s%s vs %s: %s %s, %" PRId64
+            " elements compared over %d rank%s: max abs err %.3g, max rel err %.3g, "
+            "%" PRId64 " mismatch%s (atol %.3g x max|ref|, rtol %.3g)\n",
+            i, value_name(mp->outputs.items[i], nm, sizeof nm), "",
+            value_name(rp->outputs.items[i], rn, sizeof rn),
+            hir_dtype_name(got->dtype[i] ? got->dtype[i] : want->dtype[i]), shape, tot->n,
+            size, size == 1 ? "" : "s", tot->max_abs, tot->max_rel, tot->mismatches,
+            tot->mismatches == 1 ? "" : "es", tot->atol, tot->rtol);
+    if (tot->fv_gemms)
+        fprintf(o->out, "check:   of which %" PRId64 " GEMM result%s (%" PRId64
+                " rows) verified by the randomized product check with %d random "
+                "vector%s: %" PRId64 " row%s failed, largest |difference|/bound %.3g\n",
+                tot->fv_gemms, tot->fv_gemms == 1 ? "" : "s", tot->fv_rows,
+                o->check_vectors, o->check_vectors == 1 ? "" : "s", tot->fv_bad_rows,
+                tot->fv_bad_rows == 1 ? "" : "s", tot->fv_worst);
+    if (t->fv_bad_rank >= 0 && isnan(tot->fv_diff))
+        fprintf(o->out, "check:   first failing GEMM row on rank %d, row %" PRId64
+                " of its checked rows: it holds NaN or inf (never written, or "
+                "overflow)\n", t->fv_bad_rank, tot->fv_first_bad);
+    else if (t->fv_bad_rank >= 0)
+        fprintf(o->out, "check:   first failing GEMM row on rank %d, row %" PRId64
+                " of its checked rows: |C·r - A·(B·r)| = %.6g > bound %.6g\n",
+                t->fv_bad_rank, tot->fv_first_bad, tot->fv_diff, tot->fv_bound);
+    if (t->bad_rank >= 0)
+        fprintf(o->out, "check:   first mismatch on rank %d, element %" PRId64
+                " of its compared region: got %.6g, expected %.6g\n", t->bad_rank,
+                tot->first_bad, tot->got, tot->want);
+    if (t->nfail)
+        fprintf(o->out, "check:   %d rank(s) could not compare this output (see "
+                "stderr)\n", t->nfail);
+    if (!t->nfail && tot->n == 0 && t->empty)
+        fprintf(o->out, "check:   the output has no elements: nothing to compare\n");
+    else if (!t->nfail && tot->n == 0)
+        fprintf(o->out, "check:   no rank holds a region of this output that the "
+                "reference also holds\n");
+}
+
 static int scale_inputs(hir_backend *be, inputs *in, double f, hir_error *e);
 
 static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, loaded *main,
@@ -764,137 +902,28 @@ static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, lo
     int n = got->n;
     cmp_rec *mine = calloc((size_t)n + 1, sizeof *mine);
     cmp_rec *all = calloc((size_t)(n + 1) * (size_t)size, sizeof *all);
-    char firstmsg[600] = "";
     if (!mine || !all) {
         hir_error_set(e, "out of host memory");
         goto out;
     }
     if (verify_deferred(o, it, rp, cpu, defs, ndefs, got, &want, mine, rank, e))
         goto out;
-    for (int i = 0; i < n; i++) {
-        cmp_rec *c = &mine[i];
-        c->first_bad = -1;
-        if (!got->present[i] || !want.present[i])
-            continue;
-        hir_compare_result r;
-        int64_t cnt;
-        hir_error ce = {{0}, -1};
-        if (got->dtype[i] != want.dtype[i]) {
-            hir_error_set(&ce, "dtype %s in the program, %s in the reference",
-                          hir_dtype_name(got->dtype[i]), hir_dtype_name(want.dtype[i]));
-            c->failed = 1;
-        } else if (hir_check_compare_region(got->host[i], &got->shard[i], want.host[i],
-                                            &want.shard[i], got->dtype[i], &r, &cnt, &ce)) {
-            c->failed = 1;
-        } else {
-            c->n = cnt;
-            c->mismatches = r.mismatches;
-            c->first_bad = r.first_bad;
-            c->max_abs = r.max_abs;
-            c->max_rel = r.max_rel;
-            c->got = r.got_first;
-            c->want = r.want_first;
-            c->atol = r.atol;
-            c->rtol = r.rtol;
-        }
-        if (c->failed && !firstmsg[0]) {
-            char nm[64];
-            snprintf(firstmsg, sizeof firstmsg, "rank %d: output %d (%s): %s", rank, i,
-                     value_name(mp->outputs.items[i], nm, sizeof nm), ce.msg);
-        }
-    }
-    if (firstmsg[0])
-        fprintf(o->err, "check: %s\n", firstmsg);
+    compare_local(o, mp, got, &want, mine, rank);
     if (allgather_small(boot, mine, all, sizeof(cmp_rec) * (size_t)(n + 1), e))
         goto out;
     int pass = 1;
     for (int i = 0; i < n; i++) {
-        cmp_rec tot = {0};
-        tot.first_bad = -1;
-        int bad_rank = -1, nfail = 0, fv_bad_rank = -1;
-        for (int r = 0; r < size; r++) {
-            const cmp_rec *c = &all[(size_t)r * (size_t)(n + 1) + (size_t)i];
-            nfail += c->failed;
-            tot.n += c->n;
-            tot.mismatches += c->mismatches;
-            if (c->max_abs > tot.max_abs || isnan(c->max_abs))
-                tot.max_abs = c->max_abs;
-            if (c->max_rel > tot.max_rel || isnan(c->max_rel))
-                tot.max_rel = c->max_rel;
-            if (c->n) {
-                tot.atol = c->atol;
-                tot.rtol = c->rtol;
-            }
-            tot.fv_gemms += c->fv_gemms;
-            tot.fv_rows += c->fv_rows;
-            if (c->fv_bad_rows && !tot.fv_bad_rows) {
-                fv_bad_rank = r;
-                tot.fv_first_bad = c->fv_first_bad;
-                tot.fv_diff = c->fv_diff;
-                tot.fv_bound = c->fv_bound;
-            }
-            tot.fv_bad_rows += c->fv_bad_rows;
-            if (c->fv_worst > tot.fv_worst || isnan(c->fv_worst)) tot.fv_worst = c->fv_worst;
-            if (c->mismatches && bad_rank < 0) {
-                bad_rank = r;
-                tot.first_bad = c->first_bad;
-                tot.got = c->got;
-                tot.want = c->want;
-            }
-        }
+        cmp_total t;
+        total_output(all, n, size, i, &t);
         /* an output with no elements (an extent bound to 0) has nothing to compare; any other
          * output that no rank compared fails the check */
         int64_t global = 1;
         for (int d = 0; d < got->shard[i].ndim; d++)
             global = got->shard[i].global[d] ? global : 0;
-        int empty = global == 0;
-        int ok = !nfail && !tot.mismatches && (tot.n > 0 || empty) && !tot.fv_bad_rows;
-        pass &= ok;
-        if (rank == 0) {
-            char nm[64], rn[64];
-            const hir_shard *sh = &got->shard[i];
-            char shape[128];
-            size_t k = (size_t)snprintf(shape, sizeof shape, "[");
-            for (int d = 0; d < sh->ndim; d++)
-                k += (size_t)snprintf(shape + k, sizeof shape - k, "%s%" PRId64, d ? ", " : "",
-                                      sh->global[d]);
-            snprintf(shape + k, sizeof shape - k, "]");
-            fprintf(o->out, "check: output %d %s%s vs %s: %s %s, %" PRId64
-                    " elements compared over %d rank%s: max abs err %.3g, max rel err %.3g, "
-                    "%" PRId64 " mismatch%s (atol %.3g x max|ref|, rtol %.3g)\n",
-                    i, value_name(mp->outputs.items[i], nm, sizeof nm), "",
-                    value_name(rp->outputs.items[i], rn, sizeof rn),
-                    hir_dtype_name(got->dtype[i] ? got->dtype[i] : want.dtype[i]), shape, tot.n,
-                    size, size == 1 ? "" : "s", tot.max_abs, tot.max_rel, tot.mismatches,
-                    tot.mismatches == 1 ? "" : "es", tot.atol, tot.rtol);
-            if (tot.fv_gemms)
-                fprintf(o->out, "check:   of which %" PRId64 " GEMM result%s (%" PRId64
-                        " rows) verified by the randomized product check with %d random "
-                        "vector%s: %" PRId64 " row%s failed, largest |difference|/bound %.3g\n",
-                        tot.fv_gemms, tot.fv_gemms == 1 ? "" : "s", tot.fv_rows,
-                        o->check_vectors, o->check_vectors == 1 ? "" : "s", tot.fv_bad_rows,
-                        tot.fv_bad_rows == 1 ? "" : "s", tot.fv_worst);
-            if (fv_bad_rank >= 0 && isnan(tot.fv_diff))
-                fprintf(o->out, "check:   first failing GEMM row on rank %d, row %" PRId64
-                        " of its checked rows: it holds NaN or inf (never written, or "
-                        "overflow)\n", fv_bad_rank, tot.fv_first_bad);
-            else if (fv_bad_rank >= 0)
-                fprintf(o->out, "check:   first failing GEMM row on rank %d, row %" PRId64
-                        " of its checked rows: |C·r - A·(B·r)| = %.6g > bound %.6g\n",
-                        fv_bad_rank, tot.fv_first_bad, tot.fv_diff, tot.fv_bound);
-            if (bad_rank >= 0)
-                fprintf(o->out, "check:   first mismatch on rank %d, element %" PRId64
-                        " of its compared region: got %.6g, expected %.6g\n", bad_rank,
-                        tot.first_bad, tot.got, tot.want);
-            if (nfail)
-                fprintf(o->out, "check:   %d rank(s) could not compare this output (see "
-                        "stderr)\n", nfail);
-            if (!nfail && tot.n == 0 && empty)
-                fprintf(o->out, "check:   the output has no elements: nothing to compare\n");
-            else if (!nfail && tot.n == 0)
-                fprintf(o->out, "check:   no rank holds a region of this output that the "
-                        "reference also holds\n");
-        }
+        t.empty = global == 0;
+        pass &= !t.nfail && !t.tot.mismatches && (t.tot.n > 0 || t.empty) && !t.tot.fv_bad_rows;
+        if (rank == 0)
+            report_output(o, mp, rp, got, &want, i, size, &t);
     }
     if (rank == 0) {
         fprintf(o->out, "check: %s\n", pass ? "PASS" : "FAIL");
@@ -1023,63 +1052,90 @@ static int load_kernels(const hir_run_options *o, hir_backend *be, hir_error *e)
     return 0;
 }
 
-hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *e)
-{
-    int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
+/* One job on one rank, phase by phase; job_end releases whatever the phases made. */
+typedef struct job {
+    const hir_run_options *o;
+    hir_boot *boot;
+    int rank, size;
     loaded main, ref;
-    memset(&main, 0, sizeof main);
-    memset(&ref, 0, sizeof ref);
-    verbose_log vlog = {0};
-    hir_run_status st;
-    if ((st = load_program(o->program, "program", o->container, boot, o->err, o, &main, e)))
-        goto done;
-    if (o->check && o->check_ref &&
-        (st = load_program(o->check_ref, "reference", 0, boot, o->err, o, &ref, e)))
-        goto done;
-    const hir_backend_entry *dev = NULL;
-    if ((st = choose_device(o, rank, &dev, e)))
-        goto done;
-    hir_backend_config bc = {.boot = boot, .rank = rank, .size = size,
-                             .local_rank = hir_boot_local_rank(boot), .num_streams = o->num_streams,
-                             .timeout = o->timeout, .p2p_protocol = o->p2p_protocol,
+    verbose_log vlog;
+    const hir_backend_entry *dev, *refb;
+    int is_cpu;                  /* the device is the reference backend */
+    int located;                 /* past the device choice: failures get the rank prefix */
+    hir_backend *be, *cpu;       /* cpu: the reference run's backend (be itself when it can) */
+    hir_interp_config cfg;
+    hir_watchdog *wd;
+    hir_interp *it;
+    inputs in;
+    outputs out;
+    vary vi;
+    hir_bench_result bres;
+} job;
+
+/* Load and verify: the program (and the --check reference), each read, verified and agreed
+ * on across ranks by load_program. */
+static hir_run_status job_load(job *j, hir_error *e)
+{
+    const hir_run_options *o = j->o;
+    hir_run_status st = load_program(o->program, "program", o->container, j->boot, o->err, o,
+                                     &j->main, e);
+    if (!st && o->check && o->check_ref)
+        st = load_program(o->check_ref, "reference", 0, j->boot, o->err, o, &j->ref, e);
+    return st;
+}
+
+/* The backends: the device's, and the reference's own when --check needs one that defers the
+ * GEMMs the randomized check covers; then what a run needs from the options. */
+static hir_run_status job_backends(job *j, hir_error *e)
+{
+    const hir_run_options *o = j->o;
+    hir_run_status st = choose_device(o, j->rank, &j->dev, e);
+    if (st)
+        return st;
+    j->located = 1;
+    hir_backend_config bc = {.boot = j->boot, .rank = j->rank, .size = j->size,
+                             .local_rank = hir_boot_local_rank(j->boot),
+                             .num_streams = o->num_streams, .timeout = o->timeout,
+                             .p2p_protocol = o->p2p_protocol,
                              .p2p_host_staged = o->p2p_host_staged};
     bc.device = bc.local_rank;
-    hir_backend *be = NULL, *cpu = NULL;
-    st = HIR_RUN_FAILED;
-    const hir_backend_entry *refb = hir_registry_reference();
-    int is_cpu = dev == refb;
-    if (hir_registry_create(dev->name, &bc, &be, e))
-        goto prefix;
-    /* the reference: its own CPU backend, which defers the GEMMs the randomized check covers */
+    j->refb = hir_registry_reference();
+    j->is_cpu = j->dev == j->refb;
+    if (hir_registry_create(j->dev->name, &bc, &j->be, e))
+        return HIR_RUN_FAILED;
     hir_backend_config rc_cfg = bc;
     rc_cfg.defer_gemm_flops = o->check_mode == HIR_CHECK_FULL ? 0
                               : o->check_mode == HIR_CHECK_RANDOMIZED ? 1 : 1073741824.0;
-    if (o->check && (!is_cpu || rc_cfg.defer_gemm_flops > 0) &&
-        hir_registry_create(refb->name, &rc_cfg, &cpu, e))
-        goto free_be;
-    if (!cpu)
-        cpu = be;
-    if (o->vary_inputs && (o->inputs != HIR_INPUTS_GENERATED || o->data != HIR_DATA_RANDOM)) {
-        st = refuse(e, rank, "--vary-inputs needs generated random inputs (--inputs=random)%s%s",
-                    "", "");
-        goto free_be;
-    }
-    if (load_kernels(o, be, e))
-        goto free_be;
-    hir_interp_config cfg = {0};
-    cfg.rank = rank;
-    cfg.size = size;
-    cfg.num_streams = o->num_streams;
-    cfg.binds = o->binds;
-    cfg.nbinds = o->nbinds;
+    if (o->check && (!j->is_cpu || rc_cfg.defer_gemm_flops > 0) &&
+        hir_registry_create(j->refb->name, &rc_cfg, &j->cpu, e))
+        return HIR_RUN_FAILED;
+    if (!j->cpu)
+        j->cpu = j->be;
+    if (o->vary_inputs && (o->inputs != HIR_INPUTS_GENERATED || o->data != HIR_DATA_RANDOM))
+        return refuse(e, j->rank, "--vary-inputs needs generated random inputs "
+                      "(--inputs=random)%s%s", "", "");
+    if (load_kernels(o, j->be, e))
+        return HIR_RUN_FAILED;
+    j->cfg.rank = j->rank;
+    j->cfg.size = j->size;
+    j->cfg.num_streams = o->num_streams;
+    j->cfg.binds = o->binds;
+    j->cfg.nbinds = o->nbinds;
     if (o->verbose) {
-        vlog.f = size > 1 ? open_memstream(&vlog.buf, &vlog.len) : NULL;
-        cfg.trace = vlog.f ? vlog.f : o->err;   /* one rank: straight to stderr */
+        j->vlog.f = j->size > 1 ? open_memstream(&j->vlog.buf, &j->vlog.len) : NULL;
+        j->cfg.trace = j->vlog.f ? j->vlog.f : o->err;   /* one rank: straight to stderr */
     }
+    return HIR_RUN_OK;
+}
+
+/* Refusals before anything runs: NCCL transports on a backend without NCCL, and on a device
+ * (which has no timeout of its own) CUDA-IPC exchanges ordered for the other protocol. */
+static hir_run_status job_refusals(job *j, hir_error *e)
+{
+    const hir_run_options *o = j->o;
     hir_stmt *nccl = NULL;
-    if (!(be->ops->caps & HIR_CAP_NCCL) &&
-        !hir_block_walk(&main.p->body, 0, find_nccl, &nccl)) {
-        /* the backend of this build has no NCCL: say so before anything runs */
+    if (!(j->be->ops->caps & HIR_CAP_NCCL) &&
+        !hir_block_walk(&j->main.p->body, 0, find_nccl, &nccl)) {
         char where[300];
         snprintf(where, sizeof where, "%s", o->program);
         if (nccl->loc.src) {
@@ -1091,145 +1147,153 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
         snprintf(msg, sizeof msg, "%s: %s with backend=NCCL, but this build's %s backend has "
                  "no NCCL (configure with -DHIR_ENABLE_NCCL=ON and NCCL_HOME=DIR); only CUDA-IPC "
                  "transfers run on the GPU: lower the program with --backend=cuda or run it with "
-                 "--device=%s", where, hir_ops[nccl->op].keyword, dev->title, refb->name);
-        st = refuse(e, rank, "%s%s", msg, "");
-        goto free_be;
+                 "--device=%s", where, hir_ops[nccl->op].keyword, j->dev->title, j->refb->name);
+        return refuse(e, j->rank, "%s%s", msg, "");
     }
-    if (!is_cpu) {
-        /* a mis-ordered exchange would wedge the GPU streams of every rank: refuse it */
+    if (!j->is_cpu) {
         int fatal = 0;
-        hir_check_p2p_order(main.p, o->p2p_protocol, rank == 0 ? o->err : NULL, &fatal);
-        if (fatal) {
-            st = refuse(e, rank, "%s: its CUDA-IPC exchanges are ordered for the other P2P protocol%s",
-                        o->program, "");
-            goto free_be;
-        }
+        hir_check_p2p_order(j->main.p, o->p2p_protocol, j->rank == 0 ? o->err : NULL, &fatal);
+        if (fatal)
+            return refuse(e, j->rank, "%s: its CUDA-IPC exchanges are ordered for the other P2P "
+                          "protocol%s", o->program, "");
     }
+    return HIR_RUN_OK;
+}
+
+/* The interpreter, watched on a device, with the guard's hooks; extents from .npy shapes
+ * bound, then the resource limits checked on every rank together. */
+static hir_run_status job_interp(job *j, hir_error *e)
+{
     /* On the GPU a blocked CUDA call has no timeout of its own: watch the run (watchdog.c) */
-    hir_watchdog *wd = NULL;
-    if (!is_cpu)
-        wd = hir_watchdog_start(o->timeout + 30, rank);
-    hir_interp *it = NULL;
-    if (hir_interp_create(main.p, be, &cfg, &it, e)) {
-        hir_watchdog_stop(wd);
-        st = HIR_RUN_REFUSED;
-        goto prefix_be;
-    }
-    if (guard_hooks(it, wd, e)) {
-        hir_watchdog_stop(wd);
-        hir_interp_destroy(it);
-        st = HIR_RUN_FAILED;
-        goto prefix_be;
-    }
-    /* inputs and allocations fit, sizes fit in 64 bits: refused together (runner/guard/limits.c);
-     * extents taken from .npy shapes are bound first, so the check covers them */
-    if (o->inputs == HIR_INPUTS_DIR && bind_dir_extents(it, main.p, o, main.p, rank, e)) {
-        watch_stop(it, &wd);
-        hir_interp_destroy(it);
-        st = HIR_RUN_FAILED;
-        goto prefix_be;
-    }
-    int limits = hir_limits_check(it, main.p, be, boot, e);
-    if (limits) {
-        st = limits > 0 ? HIR_RUN_REFUSED : HIR_RUN_FAILED;
-        watch_stop(it, &wd);
-        hir_interp_destroy(it);
-        goto prefix_be;
-    }
-    st = HIR_RUN_FAILED;
-    inputs in;
-    outputs out;
-    memset(&out, 0, sizeof out);
-    vary vi;
-    memset(&vi, 0, sizeof vi);
-    vi.it = it;
-    vi.be = be;
-    vi.in = &in;
-    vi.p = main.p;
-    hir_bench_result bres;
-    memset(&bres, 0, sizeof bres);
-    if (make_inputs(it, main.p, be, o, main.p, rank, &in, e))
-        goto free_all;
+    if (!j->is_cpu)
+        j->wd = hir_watchdog_start(j->o->timeout + 30, j->rank);
+    if (hir_interp_create(j->main.p, j->be, &j->cfg, &j->it, e))
+        return HIR_RUN_REFUSED;
+    if (guard_hooks(j->it, j->wd, e))
+        return HIR_RUN_FAILED;
+    if (j->o->inputs == HIR_INPUTS_DIR &&
+        bind_dir_extents(j->it, j->main.p, j->o, j->main.p, j->rank, e))
+        return HIR_RUN_FAILED;
+    int limits = hir_limits_check(j->it, j->main.p, j->be, j->boot, e);
+    return limits > 0 ? HIR_RUN_REFUSED : limits < 0 ? HIR_RUN_FAILED : HIR_RUN_OK;
+}
+
+/* The runs: timed or traced through hir_bench_program, else --iters plain runs with the
+ * progress line. Results are reused run to run (interp.c): each run starts on an idle
+ * device. */
+static int job_run(job *j, hir_error *e)
+{
+    const hir_run_options *o = j->o;
     hir_bench_run_fn prep = o->vary_inputs ? vary_prepare : NULL;
-    if (o->bench > 0 || o->trace_json) {
-        if (hir_bench_program(o, boot, it, be, in.views, prep, &vi, &bres, e))   /* bench.c */
-            goto free_all;
-    } else {
-        /* results are reused run to run (interp.c): each run starts on an idle device */
-        progress_line pl = {o->err, size, 0, o->iters, mono_s(), 0, o->progress_after, false};
-        hir_interp_hook ph = {.before = progress_on_stmt, .ctx = &pl};
-        bool hooked = o->progress && rank == 0;
-        if (hooked && hir_interp_add_hook(it, &ph, e))   /* bench.c hooks --bench likewise */
-            goto free_all;
-        int failed = 0;
-        for (int i = 0; i < o->iters && !failed; i++) {
-            pl.iter = i;
-            failed = (i && be->ops->synchronize(be, e)) || (prep && prep(&vi, i, e)) ||
-                     hir_interp_run(it, in.views, e);
-        }
-        progress_end(&pl);
-        if (hooked)
-            hir_interp_remove_hook(it, &ph);
-        if (failed)
-            goto free_all;
+    if (o->bench > 0 || o->trace_json)
+        return hir_bench_program(o, j->boot, j->it, j->be, j->in.views, prep, &j->vi, &j->bres,
+                                 e);
+    progress_line pl = {o->err, j->size, 0, o->iters, mono_s(), 0, o->progress_after, false};
+    hir_interp_hook ph = {.before = progress_on_stmt, .ctx = &pl};
+    bool hooked = o->progress && j->rank == 0;
+    if (hooked && hir_interp_add_hook(j->it, &ph, e))   /* bench.c hooks --bench likewise */
+        return -1;
+    int failed = 0;
+    for (int i = 0; i < o->iters && !failed; i++) {
+        pl.iter = i;
+        failed = (i && j->be->ops->synchronize(j->be, e)) || (prep && prep(&j->vi, i, e)) ||
+                 hir_interp_run(j->it, j->in.views, e);
     }
-    if (be->ops->synchronize(be, e) || fetch_outputs(it, main.p, be, rank, &out, e))
-        goto free_all;
-    if ((st = check_p2p_matched(it, boot, e)) != HIR_RUN_OK)
-        goto free_all;
-    st = HIR_RUN_FAILED;
-    watch_stop(it, &wd);   /* the CPU check below may take long, legitimately */
-    if (o->save_dir && save_outputs(o, main.p, &out, rank, e))
-        goto free_all;
-    st = HIR_RUN_OK;
-    if (o->check) {
-        /* the reference sees the inputs of the run whose outputs were kept */
-        st = check_outputs(o, boot, &main, o->check_ref ? &ref : &main, &out, cpu, &cfg,
-                           vi.cur ? 2.0 : 1.0, e);
-    }
-    if (bres.iters > 0 && o->bench_json && rank == 0 &&
+    progress_end(&pl);
+    if (hooked)
+        hir_interp_remove_hook(j->it, &ph);
+    return failed ? -1 : 0;
+}
+
+/* Outputs: fetched to the host, P2P counts agreed across ranks, saved with --save-outputs. */
+static hir_run_status job_outputs(job *j, hir_error *e)
+{
+    hir_run_status st;
+    if (j->be->ops->synchronize(j->be, e) ||
+        fetch_outputs(j->it, j->main.p, j->be, j->rank, &j->out, e))
+        return HIR_RUN_FAILED;
+    if ((st = check_p2p_matched(j->it, j->boot, e)) != HIR_RUN_OK)
+        return st;
+    watch_stop(j->it, &j->wd);   /* the CPU check below may take long, legitimately */
+    if (j->o->save_dir && save_outputs(j->o, j->main.p, &j->out, j->rank, e))
+        return HIR_RUN_FAILED;
+    return HIR_RUN_OK;
+}
+
+/* --check against the reference run (which sees the inputs of the run whose outputs were
+ * kept), then the benchmark's JSON with the verdict. */
+static hir_run_status job_check(job *j, hir_error *e)
+{
+    const hir_run_options *o = j->o;
+    hir_run_status st = HIR_RUN_OK;
+    if (o->check)
+        st = check_outputs(o, j->boot, &j->main, o->check_ref ? &j->ref : &j->main, &j->out,
+                           j->cpu, &j->cfg, j->vi.cur ? 2.0 : 1.0, e);
+    if (j->bres.iters > 0 && o->bench_json && j->rank == 0 &&
         (st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED)) {
         static const char *const modes[] = {"auto", "full", "randomized"};
         hir_bench_meta meta = {.streams = o->num_streams,
-                               .protocol = is_cpu ? NULL
+                               .protocol = j->is_cpu ? NULL
                                            : o->p2p_protocol == HIR_P2P_PUT ? "put" : "get",
                                .check = !o->check ? "not checked"
                                         : st == HIR_RUN_OK ? "PASS" : "FAIL",
                                .check_mode = o->check ? modes[o->check_mode] : NULL,
                                .vary_inputs = o->vary_inputs};
-        if (hir_bench_write_json(o->bench_json, &bres, &meta, e))
+        if (hir_bench_write_json(o->bench_json, &j->bres, &meta, e))
             st = HIR_RUN_FAILED;
     }
-free_all:
-    hir_bench_result_free(&bres);
-    watch_stop(it, &wd);
-    outputs_free(&out);
-    /* the interpreter first: it ends communication still in flight on the input buffers */
-    hir_interp_destroy(it);
-    inputs_free(&in, be);
-    /* every rank got here the same way: release peer memory in order (CUDA IPC) */
-    if ((st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED) && be->ops->release_peers &&
-        be->ops->release_peers(be, e))
+    return st;
+}
+
+/* Release in order: the interpreter first (it ends communication still in flight on the input
+ * buffers), then inputs, then, when every rank got here the same way, peer memory (CUDA IPC),
+ * then the backends. A failure past the device choice gets the rank prefix. */
+static hir_run_status job_end(job *j, hir_run_status st, hir_error *e)
+{
+    hir_bench_result_free(&j->bres);
+    watch_stop(j->it, &j->wd);
+    outputs_free(&j->out);
+    hir_interp_destroy(j->it);
+    if (j->be)
+        inputs_free(&j->in, j->be);
+    if (j->it && (st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED) &&
+        j->be->ops->release_peers && j->be->ops->release_peers(j->be, e))
         st = HIR_RUN_FAILED;
-prefix_be:
-free_be:
-    if (cpu && cpu != be)
-        cpu->ops->destroy(cpu);
-    if (be)
-        be->ops->destroy(be);
-prefix:
-    if (st == HIR_RUN_FAILED && strncmp(e->msg, "rank ", 5)) {
+    if (j->cpu && j->cpu != j->be)
+        j->cpu->ops->destroy(j->cpu);
+    if (j->be)
+        j->be->ops->destroy(j->be);
+    if (j->located && st == HIR_RUN_FAILED && strncmp(e->msg, "rank ", 5)) {
         char msg[sizeof e->msg];
         snprintf(msg, sizeof msg, "%s", e->msg);
         int peer = e->peer;
-        hir_error_set(e, "rank %d: %s", rank, msg);
+        hir_error_set(e, "rank %d: %s", j->rank, msg);
         e->peer = peer;
     }
-done:
-    verbose_finish(&vlog, st, boot, o->err);
-    loaded_free(&main);
-    loaded_free(&ref);
+    verbose_finish(&j->vlog, st, j->boot, j->o->err);
+    loaded_free(&j->main);
+    loaded_free(&j->ref);
     return st;
+}
+
+hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *e)
+{
+    job j;
+    memset(&j, 0, sizeof j);
+    j.o = o;
+    j.boot = boot;
+    j.rank = hir_boot_rank(boot);
+    j.size = hir_boot_size(boot);
+    hir_run_status st;
+    if ((st = job_load(&j, e)) || (st = job_backends(&j, e)) || (st = job_refusals(&j, e)) ||
+        (st = job_interp(&j, e)))
+        return job_end(&j, st, e);
+    j.vi = (vary){.it = j.it, .be = j.be, .in = &j.in, .p = j.main.p};
+    if (make_inputs(j.it, j.main.p, j.be, o, j.main.p, j.rank, &j.in, e) || job_run(&j, e))
+        return job_end(&j, HIR_RUN_FAILED, e);
+    if ((st = job_outputs(&j, e)))
+        return job_end(&j, st, e);
+    return job_end(&j, job_check(&j, e), e);
 }
 
 /* ---------------------------------------------------------------- hir-run --bench / --trace
