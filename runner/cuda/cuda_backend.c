@@ -585,6 +585,7 @@ static const hir_backend_ops cu_ops = {
     .work_release = cu_work_release,
     .release_peers = hir_cu_release_peers,
     .device_info = cu_device_info,
+    .sdpa = hir_cu_sdpa,
 };
 
 static int load_driver(hir_cu_driver *d, hir_error *e)
