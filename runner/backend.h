@@ -128,6 +128,7 @@ typedef struct hir_moe_dispatch {
     hir_view topk_idx;          /* [T, 1] or [T]: integer expert ids in [0, num_experts) */
     hir_view topk_weights;      /* [T, 1] or [T] */
     int64_t num_experts;        /* a positive multiple of the job's size */
+    hir_backend_kind transport; /* the statement's backend= (the CPU backend ignores it) */
 } hir_moe_dispatch;
 
 /* What Dispatch returns. Every data pointer is a fresh allocation of the backend (its alloc),
@@ -148,6 +149,7 @@ typedef struct hir_moe_combine {
     hir_view src_idx;           /* [R] int64, as the Dispatch returned it */
     hir_view send_counts, recv_counts;   /* the Dispatch's */
     hir_view out;               /* [T, H], x's dtype */
+    hir_backend_kind transport; /* the statement's backend= (the CPU backend ignores it) */
 } hir_moe_combine;
 
 /* Scaled dot-product attention (hostir-2026.md §3.13, docs/runner.md "sdpa"): for every (n, h),

@@ -586,6 +586,8 @@ static const hir_backend_ops cu_ops = {
     .release_peers = hir_cu_release_peers,
     .device_info = cu_device_info,
     .sdpa = hir_cu_sdpa,
+    .moe_dispatch = hir_cu_moe_dispatch,
+    .moe_combine = hir_cu_moe_combine,
 };
 
 static int load_driver(hir_cu_driver *d, hir_error *e)

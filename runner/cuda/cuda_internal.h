@@ -266,6 +266,12 @@ int    hir_cu_stream_drain(hir_cu_backend *cb, hir_stream *s, const char *what, 
                            hir_error *e);
 double hir_cu_now_s(void);
 void hir_cu_nccl_destroy(hir_cu_backend *cb);
+/* A variable all-to-all over the job (MoE routing, cuda_moe.c), queued on s in one NCCL group:
+ * for each of the nbuf buffers, sc[r] rows of row[b] bytes from sbuf[b] (in rank order) go to
+ * rank r and rc[r] rows from rank r land in rbuf[b] (in rank order); device memory. */
+int  hir_cu_nccl_alltoallv(hir_cu_backend *cb, hir_stream *s, int nbuf,
+                           const void *const *sbuf, void *const *rbuf, const size_t *row,
+                           const int64_t *sc, const int64_t *rc, hir_error *e);
 int  hir_cu_nccl_version(void);   /* ncclGetVersion's code; 0 without NCCL */
 
 /* cuda_ipc.c */
@@ -286,6 +292,12 @@ void hir_cu_ipc_hold(hir_cu_backend *cb, void *ptr);
 /* cuda_sdpa.c: the table's sdpa; the GPU-free check compiles its kernel variants */
 int  hir_cu_sdpa(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_error *e);
 int  hir_cu_sdpa_codegen_check(int cc_major, int cc_minor, int *ncompiled, hir_error *e);
+
+/* cuda_moe.c: the table's Dispatch/Combine; the GPU-free check compiles its row kernels */
+int  hir_cu_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
+                         hir_moe_routed *r, hir_error *e);
+int  hir_cu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e);
+int  hir_cu_moe_codegen_check(int cc_major, int cc_minor, int *ncompiled, hir_error *e);
 
 /* cuda_user_kernel.c */
 void hir_cu_user_kernels_destroy(hir_cu_backend *cb);
