@@ -67,7 +67,9 @@ static int move_rows(hir_cu_backend *cb, hir_stream *s, int scatter, const void 
     mv_spec sp;
     memset(&sp, 0, sizeof sp);
     sp.tag = MOE_TAG;
-    sp.word = row % 8 == 0 ? 8 : row % 4 == 0 ? 4 : row % 2 == 0 ? 2 : 1;
+    /* the widest word that divides the row and both addresses */
+    uintptr_t al = (uintptr_t)row | (uintptr_t)src | (uintptr_t)dst;
+    sp.word = al % 8 == 0 ? 8 : al % 4 == 0 ? 4 : al % 2 == 0 ? 2 : 1;
     sp.scatter = scatter;
     sp.arch = cb->cc_major * 10 + cb->cc_minor;
     CUfunction fn;
@@ -531,7 +533,8 @@ int hir_cu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c,
                 st = hir_cu_copy(be, s, out, &d, e);
             }
         }
-        /* bx and dbsrc are freed with cudaFree, which waits for the scatter */
+        /* the scatter reads bx and dbsrc: done before they go */
+        if (drain(cb, s, st ? &e2 : e) < 0) st = -1;
         be->ops->free(be, bx);
         be->ops->free(be, dbsrc);
         if (st) goto out;

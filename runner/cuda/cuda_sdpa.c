@@ -316,6 +316,10 @@ int hir_cu_sdpa(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_error *e)
                   collapses(&a->out));
     int64_t groups = per_n ? N : 1, gsize = per_n ? r.H : N * r.H;
     int64_t per = SDPA_CHUNK_FLOATS / (r.L * r.S > 0 ? r.L * r.S : 1);
+    /* HIR_CUDA_SDPA_CHUNK=n: at most n slices per chunk, so that small cases take the
+     * several-chunk path too (test/gpu/suite.sh, tier sdpa-cuda) */
+    const char *env = getenv("HIR_CUDA_SDPA_CHUNK");
+    if (env && atoll(env) > 0 && atoll(env) < per) per = atoll(env);
     if (per < 1) per = 1;
     if (per > gsize) per = gsize;
     sdpa_tmp t;
