@@ -459,6 +459,53 @@ static int counts_to_host(hir_backend *be, const hir_view *v, int size, int64_t 
     return be->ops->download(be, out, v->data, (size_t)size * 8, e);
 }
 
+/* Combine's second half: every row and its source row back to the sender (sc[r] rows to rank
+ * r, rc[r] from it), the source rows checked on the host, the rows scattered into c->out */
+static int send_back(hir_cu_backend *cb, hir_stream *s, moe_tmp *t, const hir_moe_combine *c,
+                     const void *dx, const void *dsrc, const int64_t *sc, const int64_t *rc,
+                     int64_t *bsrc, size_t row, hir_error *e)
+{
+    hir_backend *be = &cb->base;
+    const hir_view *out = &c->out;
+    int64_t T = out->shape[0];
+    void *bx, *dbsrc, *dout;
+    /* the buffers IPC peers write into must be cudaMalloc allocations of their own */
+    if (be->ops->alloc(be, (size_t)(T ? T : 1) * (row ? row : 1), &bx, e) < 0) return -1;
+    if (be->ops->alloc(be, (size_t)(T ? T : 1) * 8, &dbsrc, e) < 0) {
+        be->ops->free(be, bx);
+        return -1;
+    }
+    const void *sb[2] = {dx, dsrc};
+    void *rb[2] = {bx, dbsrc};
+    size_t rows[2] = {row, 8};
+    int st = alltoallv(cb, s, c->transport, 2, sb, rb, rows, sc, rc, e);
+    if (st == 0 && T)
+        st = cudaMemcpyAsync(bsrc, dbsrc, (size_t)T * 8, cudaMemcpyDeviceToHost, s->s) ==
+                     cudaSuccess ? 0 : hir_error_set(e, "cudaMemcpyAsync of the source rows failed");
+    hir_error e2;
+    if (drain(cb, s, st ? &e2 : e) < 0) st = -1;
+    for (int64_t i = 0; st == 0 && i < T; i++)
+        if (bsrc[i] < 0 || bsrc[i] >= T)
+            st = hir_error_set(e, "a token came back for row %lld of %lld", (long long)bsrc[i],
+                               (long long)T);
+    if (st == 0) {
+        dout = out->data;
+        int direct = hir_cu_view_contiguous(out);
+        if (!direct) st = tmp(s, t, (size_t)T * row, &dout, e);
+        if (st == 0) st = move_rows(cb, s, 1, bx, dout, dbsrc, T, row, e);
+        if (st == 0 && !direct) {
+            hir_view d;
+            hir_view_init(&d, dout, out->dtype, 2, out->shape);
+            st = hir_cu_copy(be, s, out, &d, e);
+        }
+    }
+    /* the scatter reads bx and dbsrc: done before they go */
+    if (drain(cb, s, st ? &e2 : e) < 0) st = -1;
+    be->ops->free(be, bx);
+    be->ops->free(be, dbsrc);
+    return st ? -1 : 0;
+}
+
 int hir_cu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e)
 {
     hir_cu_backend *cb = hir_cu(be);
@@ -479,7 +526,7 @@ int hir_cu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c,
     int64_t *bsrc = malloc((size_t)(T ? T : 1) * sizeof *bsrc);
     moe_tmp t = {{0}, 0};
     int rc = -1;
-    void *dx, *dsrc, *bx, *dbsrc, *dout;
+    void *dx, *dsrc;
     if (!sc || !rcnt || !bsrc) { hir_error_set(e, "out of host memory"); goto out; }
     /* back to the senders: what came from rank r returns to it */
     if (counts_to_host(be, &c->recv_counts, size, sc, "token counts", e) < 0 ||
@@ -499,46 +546,10 @@ int hir_cu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c,
                       (long long)nb);
         goto out;
     }
-    /* the buffers IPC peers write into must be cudaMalloc allocations of their own */
     if (dense(be, s, &t, x, x->dtype, &dx, e) < 0 ||
         dense(be, s, &t, &c->src_idx, HIR_DT_INT64, &dsrc, e) < 0 ||
-        be->ops->alloc(be, (size_t)(T ? T : 1) * (row ? row : 1), &bx, e) < 0)
+        send_back(cb, s, &t, c, dx, dsrc, sc, rcnt, bsrc, row, e) < 0)
         goto out;
-    if (be->ops->alloc(be, (size_t)(T ? T : 1) * 8, &dbsrc, e) < 0) {
-        be->ops->free(be, bx);
-        goto out;
-    }
-    {
-        const void *sb[2] = {dx, dsrc};
-        void *rb[2] = {bx, dbsrc};
-        size_t rows[2] = {row, 8};
-        int st = alltoallv(cb, s, c->transport, 2, sb, rb, rows, sc, rcnt, e);
-        if (st == 0 && T)
-            st = cudaMemcpyAsync(bsrc, dbsrc, (size_t)T * 8, cudaMemcpyDeviceToHost, s->s) ==
-                         cudaSuccess ? 0 : hir_error_set(e, "cudaMemcpyAsync of the source rows failed");
-        hir_error e2;
-        if (drain(cb, s, st ? &e2 : e) < 0) st = -1;
-        for (int64_t i = 0; st == 0 && i < T; i++)
-            if (bsrc[i] < 0 || bsrc[i] >= T)
-                st = hir_error_set(e, "a token came back for row %lld of %lld",
-                                   (long long)bsrc[i], (long long)T);
-        if (st == 0) {
-            dout = out->data;
-            int direct = hir_cu_view_contiguous(out);
-            if (!direct) st = tmp(s, &t, (size_t)T * row, &dout, e);
-            if (st == 0) st = move_rows(cb, s, 1, bx, dout, dbsrc, T, row, e);
-            if (st == 0 && !direct) {
-                hir_view d;
-                hir_view_init(&d, dout, out->dtype, 2, out->shape);
-                st = hir_cu_copy(be, s, out, &d, e);
-            }
-        }
-        /* the scatter reads bx and dbsrc: done before they go */
-        if (drain(cb, s, st ? &e2 : e) < 0) st = -1;
-        be->ops->free(be, bx);
-        be->ops->free(be, dbsrc);
-        if (st) goto out;
-    }
     rc = 0;
 out:
     tmp_free(s, &t);
