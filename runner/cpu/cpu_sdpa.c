@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runner/convert.h"
+#include "runner/backend/convert.h"
 #include "runner/cpu/cpu_internal.h"
 
 #define SDPA_MAX_THREADS 64
