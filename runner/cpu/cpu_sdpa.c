@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "runner/backend/convert.h"
+#include "runner/boot/boot.h"
 #include "runner/cpu/cpu_internal.h"
 
 #define SDPA_MAX_THREADS 64
