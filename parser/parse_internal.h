@@ -24,6 +24,8 @@
 
 #include "parser.tab.h"
 
+#define HIR_KW_SLOTS 512             /* slots of the scanner's keyword index (a power of two) */
+
 typedef struct hir_parse_ctx {
     hir_program *prog;
     hir_diag *diag;
@@ -53,11 +55,15 @@ struct hir_lexstate {
                                   * lines): a line ending in ',' continues it */
     bool at_eof;
     hir_yyltype dedent_loc;
+    uint16_t kw_slots[HIR_KW_SLOTS];   /* hir_keyword_index */
     jmp_buf *fatal;              /* hir_lex_init: where flex's YY_FATAL_ERROR (out of memory) goes */
 };
 
 hir_loc hir_parse_loc(hir_parse_ctx *ctx, uint32_t begin, uint32_t end);
 int hir_keyword_token(const char *s, size_t n, int64_t *aux);
+/* The keyword index the scanner looks words up in (built once per parse, no global). */
+void hir_keyword_index(uint16_t *slots);
+int  hir_keyword_find(const uint16_t *slots, const char *s, size_t n, int64_t *aux);
 
 int  hir_lex_init(struct hir_lexstate *st, char *buf, size_t len, yyscan_t *out);
 void hir_lex_fini(yyscan_t sc);

@@ -1,5 +1,6 @@
 /* hir-opt — read a %HostIrContainer program, verify it, run passes, print it back.
  * A thin driver over the parser, verifier and pass libraries (mlir-opt style). */
+#include <assert.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -406,21 +407,24 @@ static int run_split(options *o, const hir_pipeline *pl, const char *name, const
 
 /* Statistics, timing, then the output: -o FILE is replaced only by a complete output
  * (tools/outfile.c), and not at all when a program failed. Returns the exit status. */
-static int finish(options *o, const hir_pipeline *pl, const char *name, int failures, bool lost,
-                  const char *outbuf, size_t outlen)
+static int finish(options *o, const hir_pipeline *pl, const char *name, int failures,
+                  hir_outfile *out)
 {
     char err[512];
     if (o->statistics)
         hir_opt_print_statistics(stderr, pl, &o->stats);
     if (o->timing)
         hir_opt_print_timing(stderr, &o->times, pl, &o->stats);
-    if (lost) {
+    if (failures && !o->verify_diagnostics) {
+        hir_outfile_abort(out);
+        return 1;
+    }
+    int rc = hir_outfile_commit(out, err, sizeof err);
+    if (rc == HIR_ENOMEM) {
         hir_tool_error("hir-opt", "out of memory (while printing %s)", name);
         return 1;
     }
-    if (failures && !o->verify_diagnostics)
-        return 1;
-    if (hir_tool_write_output(o->output, outbuf, outlen, err, sizeof err)) {
+    if (rc) {
         hir_tool_error("hir-opt", "%s", err);
         return 1;
     }
@@ -465,23 +469,27 @@ int main(int argc, char **argv)
         return 1;
     }
     const char *name = strcmp(o.input, "-") ? o.input : "<stdin>";
-    char *outbuf = NULL;
-    size_t outlen = 0;
-    FILE *out = open_memstream(&outbuf, &outlen);
-    if (!out) {
+    /* the output streams into its temporary file as it is printed (tools/outfile.h) */
+    static_assert(sizeof(hir_outfile) < (1 << 17), "hir_outfile lives on the stack");
+    hir_outfile out;
+    if (hir_outfile_open(&out, o.output)) {
         hir_tool_error("hir-opt", "out of memory");
         free(text);
         hir_pipeline_fini(&pl);
         hir_diag_fini(&o.tool);
         return 2;
     }
-    int failures = o.split ? run_split(&o, &pl, name, text, len, out)
-                           : run_log(&o, &pl, name, text, len, out);
-    bool lost = fclose(out) != 0;   /* the output stream could not grow */
+    int failures = o.split ? run_split(&o, &pl, name, text, len, out.f)
+                           : run_log(&o, &pl, name, text, len, out.f);
     free(text);
-    int rc = failures < 0 ? 1 : finish(&o, &pl, name, failures, lost, outbuf, outlen);
+    int rc;
+    if (failures < 0) {
+        hir_outfile_abort(&out);
+        rc = 1;
+    } else {
+        rc = finish(&o, &pl, name, failures, &out);
+    }
     hir_pipeline_fini(&pl);
     hir_diag_fini(&o.tool);
-    free(outbuf);
     return rc;
 }

@@ -1,4 +1,5 @@
 /* outfile.c — checked, all-or-nothing output for the tools (outfile.h). */
+#define _GNU_SOURCE              /* fopencookie */
 #include "tools/outfile.h"
 
 #include "support/support.h"
@@ -85,5 +86,160 @@ int hir_tool_write_output(const char *path, const char *buf, size_t len, char *e
         snprintf(err, errlen, "cannot write '%s': %s", path, strerror(saved));
     }
     free(tmp);
+    return rc;
+}
+
+enum { OUT_RENAME, OUT_SPOOL, OUT_MEM };
+
+/* The stdio stream's writes go straight to the temporary file; the first error is kept. */
+static ssize_t cookie_write(void *c, const char *b, size_t n)
+{
+    hir_outfile *o = c;
+    if (o->err)
+        return -1;
+    if (write_all(o->fd, b, n)) {
+        o->err = errno;
+        return -1;
+    }
+    return (ssize_t)n;
+}
+
+static int open_stream(hir_outfile *o)
+{
+    cookie_io_functions_t io = {.write = cookie_write};
+    o->f = fopencookie(o, "w", io);
+    if (!o->f)
+        return -1;
+    setvbuf(o->f, o->buf, _IOFBF, sizeof o->buf);
+    return 0;
+}
+
+static void close_fd(hir_outfile *o)
+{
+    if (o->fd >= 0)
+        close(o->fd);
+    o->fd = -1;
+}
+
+int hir_outfile_open(hir_outfile *o, const char *path)
+{
+    o->path = path && strcmp(path, "-") ? path : NULL;
+    o->fd = -1;
+    o->tmp = NULL;
+    o->err = 0;
+    o->mem = NULL;
+    o->memlen = 0;
+    struct stat st;
+    if (!o->path) {
+        FILE *t = tmpfile();
+        if (t) {
+            o->fd = dup(fileno(t));
+            fclose(t);                 /* unnamed: it goes with its last descriptor */
+        }
+        if (o->fd >= 0 && !open_stream(o)) {
+            o->mode = OUT_SPOOL;
+            return 0;
+        }
+        close_fd(o);
+    } else if (stat(o->path, &st) ? errno == ENOENT : S_ISREG(st.st_mode)) {
+        size_t n = strlen(o->path);
+        o->tmp = malloc(n + 16);
+        if (o->tmp) {
+            snprintf(o->tmp, n + 16, "%s.tmpXXXXXX", o->path);
+            o->fd = mkstemp(o->tmp);
+        }
+        if (o->fd >= 0 && !open_stream(o)) {
+            o->mode = OUT_RENAME;
+            return 0;
+        }
+        if (o->fd >= 0)
+            unlink(o->tmp);
+        close_fd(o);
+        free(o->tmp);
+        o->tmp = NULL;
+    }
+    /* a device or a FIFO, or no temporary file: in memory, written at commit as before */
+    o->mode = OUT_MEM;
+    o->f = open_memstream(&o->mem, &o->memlen);
+    return o->f ? 0 : -1;
+}
+
+void hir_outfile_abort(hir_outfile *o)
+{
+    if (o->f)
+        fclose(o->f);
+    o->f = NULL;
+    close_fd(o);
+    if (o->tmp) {
+        unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+    }
+    free(o->mem);
+    o->mem = NULL;
+}
+
+/* Copies the spooled output to stdout. */
+static int copy_spool(hir_outfile *o)
+{
+    if (lseek(o->fd, 0, SEEK_SET) < 0)
+        return -1;
+    for (;;) {
+        ssize_t k = read(o->fd, o->buf, sizeof o->buf);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -1;
+        if (k == 0)
+            return 0;
+        if (write_all(1, o->buf, (size_t)k))
+            return -1;
+    }
+}
+
+int hir_outfile_commit(hir_outfile *o, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (o->mode == OUT_MEM) {
+        bool lost = fclose(o->f) != 0;   /* the memory stream could not grow */
+        o->f = NULL;
+        if (lost) {
+            snprintf(err, errlen, "out of memory");
+            rc = HIR_ENOMEM;
+        } else {
+            rc = hir_tool_write_output(o->path, o->mem, o->memlen, err, errlen);
+        }
+        hir_outfile_abort(o);
+        return rc;
+    }
+    int e = 0;
+    if (fflush(o->f) || o->err)
+        e = o->err ? o->err : errno;
+    fclose(o->f);
+    o->f = NULL;
+    if (!e && o->mode == OUT_SPOOL && (fflush(stdout) || copy_spool(o)))
+        e = errno;
+    if (!e && o->mode == OUT_RENAME) {
+        mode_t um = umask(0);
+        umask(um);
+        if (close(o->fd))
+            e = errno;
+        o->fd = -1;
+        /* mkstemp makes the file 0600; give it the mode a plain fopen would */
+        if (!e && (chmod(o->tmp, 0666 & ~um) || rename(o->tmp, o->path)))
+            e = errno;
+        if (!e) {
+            free(o->tmp);
+            o->tmp = NULL;
+        }
+    }
+    if (e) {
+        if (o->mode == OUT_SPOOL)
+            snprintf(err, errlen, "writing the output to stdout failed: %s", strerror(e));
+        else
+            snprintf(err, errlen, "cannot write '%s': %s", o->path, strerror(e));
+        rc = -1;
+    }
+    hir_outfile_abort(o);
     return rc;
 }
