@@ -282,7 +282,19 @@ static int lower_plain(sp *c, loopctx *L, hir_stmt *s, hir_iterdomain *sid)
     return 0;
 }
 
-/* Steps 2-4 for one group: returns the statements that replace it. */
+/* an ALLOCATE (long or short form) of t among the statements before the group */
+static bool allocated_before(const hir_ptrvec *before, const hir_tensor *t)
+{
+    for (int i = 0; i < before->n; i++) {
+        const hir_stmt *s = before->items[i];
+        if ((hir_ops[s->op].flags & HIR_OPF_ALLOC) && s->out == t)
+            return true;
+    }
+    return false;
+}
+
+/* Steps 2-4 for one group: appends the statements that replace it to out, which holds the
+ * top-level statements before it. */
 static int lower_group(sp *c, hir_stmt *group, hir_ptrvec *out)
 {
     hir_program *p = c->p;
@@ -312,13 +324,15 @@ static int lower_group(sp *c, hir_stmt *group, hir_ptrvec *out)
                          ? pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_ADD, L.rank, L.idx), L.stop)
                          : L.idx;
 
-    /* step 2: allocations of every output with a stream-mapped axis, in body order */
+    /* step 2: allocations of every output with a stream-mapped axis, in body order, unless the
+     * program allocates it already (the 2026 FusionExecutorCache prints a short ALLOCATE of a
+     * stream-parallel output before the statement that writes it) */
     for (int i = 0; i < hir_block_size(orig); i++) {
         hir_stmt *s = hir_block_at(orig, i);
         int pos;
         if (mapped_axis(c, s, s->out, sid, &pos))
             return -1;
-        if (pos >= 0) {
+        if (pos >= 0 && !allocated_before(out, s->out)) {
             hir_stmt *a = pu_allocate(p, s->out, false, pu_loc(p, s), c->d);
             if (!a)
                 return -1;

@@ -87,6 +87,7 @@ typedef struct hir_moe_dispatch {
     hir_view topk_idx;          /* [T, 1] or [T]: integer expert ids in [0, num_experts) */
     hir_view topk_weights;      /* [T, 1] or [T] */
     int64_t num_experts;        /* a positive multiple of the job's size */
+    hir_backend_kind transport; /* the statement's backend= (the CPU backend ignores it) */
 } hir_moe_dispatch;
 
 /* What Dispatch returns. Every data pointer is a fresh allocation of the backend (its alloc),
@@ -107,7 +108,22 @@ typedef struct hir_moe_combine {
     hir_view src_idx;           /* [R] int64, as the Dispatch returned it */
     hir_view send_counts, recv_counts;   /* the Dispatch's */
     hir_view out;               /* [T, H], x's dtype */
+    hir_backend_kind transport; /* the statement's backend= (the CPU backend ignores it) */
 } hir_moe_combine;
+
+/* Scaled dot-product attention (hostir-2026.md §3.13, docs/runner.md "sdpa"): for every (n, h),
+ * out = softmax(q·kᵀ·scale + bias, masked) · v, with float accumulation, and the float
+ * log-sum-exp of each softmax row. The interpreter has checked the shapes and dropout_p = 0.
+ *   q [N, H, L, E], k [N, H, S, E], v [N, H, S, Ev], out [N, H, L, Ev] (any strides)
+ *   bias, mask: 4-d, each extent that of [N, H, L, S] or 1 (broadcast); a mask element 0
+ *   masks the score out; data NULL when absent
+ *   causal: the top-left causal mask (score (i, j) with j > i is masked out)
+ *   lse: [N, H, L] (float), data NULL when the program does not name it */
+typedef struct hir_sdpa {
+    hir_view q, k, v, bias, mask, out, lse;
+    int has_bias, has_mask, causal;
+    double scale;
+} hir_sdpa;
 
 /* What a benchmark records about the device a backend runs on, and its physical limits. */
 typedef struct hir_device_info {
@@ -211,6 +227,9 @@ typedef struct hir_backend_ops {
     int  (*moe_dispatch)(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
                          hir_moe_routed *r, hir_error *e);
     int  (*moe_combine)(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e);
+    /* sdpa (NULL: the backend does not compute attention; the interpreter refuses the
+     * statement), queued on stream s like the other compute */
+    int  (*sdpa)(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_error *e);
     /* Randomized checking (NULL: the backend defers no GEMM; see hir_deferred_gemm below).
      * take_deferred hands over the GEMMs still deferred (a malloc'd array for the caller to
      * free); from then on the backend forgets them, and their operand memory stays valid until

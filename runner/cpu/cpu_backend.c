@@ -443,6 +443,7 @@ static const hir_backend_ops cpu_ops = {
     .work_release = cpu_work_release,
     .moe_dispatch = cpu_moe_dispatch,
     .moe_combine = cpu_moe_combine,
+    .sdpa = cpu_sdpa,
     .take_deferred = cpu_take_deferred,
     .gemm_now = cpu_gemm_now,
 };

@@ -93,6 +93,7 @@ int  cpu_synchronize(hir_backend *be, hir_error *e);
 int  cpu_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
                       hir_moe_routed *r, hir_error *e);
 int  cpu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e);
+int  cpu_sdpa(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_error *e);   /* cpu_sdpa.c */
 /* randomized checking (cpu_lazy.c): the table's take_deferred and gemm_now */
 int  cpu_take_deferred(hir_backend *be, hir_deferred_gemm **list, int *n, hir_error *e);
 int  cpu_gemm_now(hir_backend *be, const hir_deferred_gemm *d, hir_error *e);

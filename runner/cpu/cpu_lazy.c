@@ -184,6 +184,17 @@ static int lz_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine 
     return touch(cb, rd, 4, &w, 1, e) < 0 ? -1 : BASE(cb)->moe_combine(be, s, c, e);
 }
 
+/* sdpa reads q, k, v, bias and mask and writes out and lse: a deferred GEMM that produced an
+ * operand is computed first, and so is one whose operands or output the results overwrite */
+static int lz_sdpa(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_error *e)
+{
+    hir_cpu_backend *cb = cpu_of(be);
+    range rd[5] = {vr(&a->q), vr(&a->k), vr(&a->v), a->has_bias ? vr(&a->bias) : (range){0, 0},
+                   a->has_mask ? vr(&a->mask) : (range){0, 0}};
+    range w[2] = {vr(&a->out), vr(&a->lse)};
+    return touch(cb, rd, 5, w, 2, e) < 0 ? -1 : BASE(cb)->sdpa(be, s, a, e);
+}
+
 /* Freeing memory a deferred GEMM reads: keep it until the backend goes. Freeing a deferred
  * output: that result can no longer be observed, drop it. */
 static void lz_free(hir_backend *be, void *ptr)
@@ -274,6 +285,8 @@ void cpu_lazy_install(hir_cpu_backend *cb)
         cb->lazy_ops.moe_dispatch = lz_moe_dispatch;
     if (cb->base.ops->moe_combine)
         cb->lazy_ops.moe_combine = lz_moe_combine;
+    if (cb->base.ops->sdpa)
+        cb->lazy_ops.sdpa = lz_sdpa;
     cb->base.ops = &cb->lazy_ops;
 }
 

@@ -464,6 +464,51 @@ static int kernel_get(hir_cu_backend *cb, ew_spec *spec, CUfunction *fn, hir_err
     return 0;
 }
 
+const char *hir_cu_kernel_prelude(void) { return PRELUDE; }
+
+int hir_cu_kernel_compile(hir_cu_backend *cb, const char *src, CUmodule *mod, hir_error *e)
+{
+    return compile_source(cb, src, mod, e);
+}
+
+int hir_cu_kernel_keyed(hir_cu_backend *cb, const void *key, size_t keylen,
+                        int (*gen)(const void *key, char **src, hir_error *e), CUfunction *fn,
+                        hir_error *e)
+{
+    uint64_t h = hir_fnv1a(key, keylen, HIR_FNV1A_INIT);
+    for (int i = 0; i < cb->nkernels; i++)
+        if (cb->kernels[i].hash == h && cb->kernels[i].keylen == keylen &&
+            !memcmp(cb->kernels[i].key, key, keylen))
+            return *fn = cb->kernels[i].fn, 0;
+    char *src = NULL;
+    if (gen(key, &src, e) < 0) return -1;
+    CUmodule mod = NULL;
+    int rc = compile_source(cb, src, &mod, e);
+    free(src);
+    if (rc < 0) return -1;
+    CUfunction f;
+    int st = cb->drv.ModuleGetFunction(&f, mod, "k");
+    void *kcopy = st ? NULL : malloc(keylen);
+    if (st || !kcopy ||
+        hir_cu_grow((void **)&cb->kernels, &cb->cap_kernels, cb->nkernels, sizeof(hir_cu_kernel),
+                    e) < 0) {
+        cb->drv.ModuleUnload(mod);
+        free(kcopy);
+        if (st) HIR_CK_ST(e, cu, "cuModuleGetFunction", st);
+        if (!kcopy) hir_error_set(e, "out of host memory");
+        return -1;
+    }
+    memcpy(kcopy, key, keylen);
+    hir_cu_kernel *k = &cb->kernels[cb->nkernels++];
+    k->key = kcopy;
+    k->keylen = keylen;
+    k->hash = h;
+    k->mod = mod;
+    k->fn = f;
+    *fn = f;
+    return 0;
+}
+
 void hir_cu_kernels_destroy(hir_cu_backend *cb)
 {
     for (int i = 0; i < cb->nkernels; i++) {

@@ -464,3 +464,30 @@ void hir_cu_nccl_destroy(hir_cu_backend *cb)
     cb->comms = NULL;
     cb->ncomms = 0;
 }
+
+/* MoE routing (cuda_moe.c): a variable all-to-all of rows over the job's world communicator in
+ * one NCCL group, self included (NCCL sends to its own rank inside a group). */
+int hir_cu_nccl_alltoallv(hir_cu_backend *cb, hir_stream *s, int nbuf,
+                          const void *const *sbuf, void *const *rbuf, const size_t *row,
+                          const int64_t *sc, const int64_t *rc, hir_error *e)
+{
+    ncclComm_t comm;
+    if (world_comm(cb, &comm, e) < 0) return -1;
+    int size = cb->base.cfg.size, rc2 = 0;
+    HIR_CK(e, nccl, ncclGroupStart());
+    for (int b = 0; b < nbuf && !rc2; b++) {
+        size_t so = 0, ro = 0;
+        for (int r = 0; r < size && !rc2; r++) {
+            size_t sn = (size_t)sc[r] * row[b], rn = (size_t)rc[r] * row[b];
+            if (sn) rc2 = ncclSend((const char *)sbuf[b] + so, sn, ncclUint8, r, comm, s->s);
+            if (!rc2 && rn) rc2 = ncclRecv((char *)rbuf[b] + ro, rn, ncclUint8, r, comm, s->s);
+            so += sn;
+            ro += rn;
+        }
+    }
+    int st = ncclGroupEnd();
+    if (rc2) return hir_cu_fail(e, "ncclSend/ncclRecv", ncclGetErrorString(rc2), __FILE__, __LINE__);
+    HIR_CK_ST(e, nccl, "ncclGroupEnd", st);
+    note_pending(s, -1, "NCCL %s", "MoE all-to-all");
+    return 0;
+}

@@ -44,3 +44,11 @@ int hir_cu_group_end(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e)
 int hir_cu_nccl_check_async(hir_cu_backend *cb, hir_error *e) { return 0; }
 
 void hir_cu_nccl_destroy(hir_cu_backend *cb) {}
+
+int hir_cu_nccl_alltoallv(hir_cu_backend *cb, hir_stream *s, int nbuf,
+                          const void *const *sbuf, void *const *rbuf, const size_t *row,
+                          const int64_t *sc, const int64_t *rc, hir_error *e)
+{
+    return hir_error_set(e, "Dispatch/Combine with backend=NCCL: " HIR_NO_NCCL
+                            " (backend=CUDA routes through CUDA IPC)"), -1;
+}

@@ -1081,6 +1081,7 @@ static int exec_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
         interp_get(it, hir_value_tensor(s->in[2]), &d.topk_weights, e))
         return -1;
     d.num_experts = s->u.moe.num_experts;
+    d.transport = s->u.moe.backend;
     hir_moe_routed r;
     if (it->be->ops->moe_dispatch(it->be, it->cur, &d, &r, e))
         return backend_fail(it, e);
@@ -1134,6 +1135,7 @@ static int exec_combine(hir_interp *it, const hir_stmt *s, hir_error *e)
         interp_get(it, hir_value_tensor(s->in[2]), &c.src_idx, e))
         return -1;
     c.send_counts = m->v[4];
+    c.transport = s->u.moe.backend;
     c.recv_counts = m->v[5];
     if (c.x.ndim != 2)
         return interp_fail(it, e, "in has %d axes, tokens are [R, H]", c.x.ndim);

@@ -1,11 +1,11 @@
-/* interp_sdpa.c — the sdpa statement (docs/runner-cpu.md, "sdpa"): scaled dot-product
- * attention computed on the host, in float accumulation, on backends whose buffers are host
- * memory (the CPU backend). Other backends get a located refusal. */
+/* interp_sdpa.c — the sdpa statement (docs/runner.md, "sdpa"): its operands and scalars are
+ * read and checked here, its outputs bound, and the attention itself is the backend's (the
+ * table's sdpa: runner/cpu/cpu_sdpa.c, runner/cuda/cuda_sdpa.c). A backend without it gets a
+ * located refusal. */
 #include <math.h>
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "runner/backend/convert.h"
 #include "runner/interp/interp_internal.h"
 
 /* a scalar argument as a double: literals directly, anything else through interp_eval */
@@ -23,12 +23,74 @@ static int sdpa_scalar(hir_interp *it, const hir_value *v, double *out, hir_erro
     return 0;
 }
 
-static double load_at(const hir_view *v, const int64_t *idx)
+/* a backend call failed with its message in e: rank and statement in front */
+static int sdpa_backend_fail(hir_interp *it, hir_error *e)
 {
-    int64_t off = 0;
-    for (int d = 0; d < v->ndim; d++)
-        off += (v->shape[d] == 1 ? 0 : idx[d]) * v->stride[d];
-    return hir_load_f64((const char *)v->data + off * (int64_t)hir_dtype_size(v->dtype), v->dtype);
+    char msg[sizeof e->msg];
+    snprintf(msg, sizeof msg, "%s", e->msg);
+    return interp_fail(it, e, "%s", msg);
+}
+
+/* Device-parallel axes of t (extent 1 on this rank) leave v: the verifier does not count them,
+ * and a head- or batch-sharded attention has them. 1 when t has such an axis. */
+static int drop_device_axes(hir_interp *it, const hir_tensor *t, hir_view *v)
+{
+    const hir_iterdomain *const *ax = interp_axes(it, t);
+    int k = 0, m = 0, dropped = 0;
+    for (int i = 0; i < t->nloop && k < v->ndim; i++) {
+        if (ax[i]->itype == HIR_IT_REDUCTION || ax[i]->itype == HIR_IT_STRIDE)
+            continue;
+        if (hir_ptype_is_device(ax[i]->ptype) && v->shape[k] == 1) {
+            dropped = 1;
+        } else {
+            v->shape[m] = v->shape[k];
+            v->stride[m++] = v->stride[k];
+        }
+        k++;
+    }
+    for (; k < v->ndim; k++) {
+        v->shape[m] = v->shape[k];
+        v->stride[m++] = v->stride[k];
+    }
+    v->ndim = m;
+    return dropped;
+}
+
+static int get_operand(hir_interp *it, const hir_value *val, hir_view *v, hir_error *e)
+{
+    const hir_tensor *t = hir_value_tensor((hir_value *)val);
+    if (interp_get(it, t, v, e))
+        return -1;
+    drop_device_axes(it, t, v);
+    return 0;
+}
+
+/* An output of nd axes of extents want: a sharded one as its declared local shape (device
+ * axes of extent 1 included, as the statements that read it expect), which must come to want */
+static int bind_output(hir_interp *it, const hir_tensor *t, int nd, const int64_t *want,
+                       hir_view *v, hir_error *e)
+{
+    int rnd = nd;
+    int64_t shape[HIR_MAX_DIMS];
+    hir_view probe;
+    memset(&probe, 0, sizeof probe);
+    probe.ndim = t->nloop < HIR_MAX_DIMS ? t->nloop : HIR_MAX_DIMS;
+    for (int d = 0; d < probe.ndim; d++)
+        probe.shape[d] = 1;
+    if (!drop_device_axes(it, t, &probe))
+        return interp_bind_new(it, t, nd, want, v, e);
+    if (interp_rt_shape(it, t, &rnd, shape, e) || interp_bind_new(it, t, rnd, shape, v, e))
+        return -1;
+    drop_device_axes(it, t, v);
+    bool same = v->ndim == nd;
+    for (int d = 0; same && d < nd; d++)
+        same = v->shape[d] == want[d];
+    char tn[32];
+    if (!same)
+        return interp_fail(it, e, "%s does not hold this rank's sdpa result (%d axes of "
+                           "%lld, %lld, ... expected)", interp_tname(t, tn, sizeof tn), nd,
+                           (long long)want[0], (long long)want[1]);
+    return 0;
 }
 
 /* bias/mask: 4-d, each extent equal to [N, H, L, S]'s or 1 (broadcast) */
@@ -45,68 +107,13 @@ static int check_bcast(hir_interp *it, const hir_view *m, const int64_t *want, c
     return 0;
 }
 
-typedef struct sdpa_args {
-    hir_view q, k, v, bias, mask, out, lse;
-    bool has_bias, has_mask, causal;
-    double scale;
-    int64_t N, H, L, S, E, Ev;
-} sdpa_args;
-
-/* one (n, h) slice: scores, softmax with its log-sum-exp, then P·V */
-static void sdpa_slice(const sdpa_args *a, int64_t n, int64_t h, double *row)
+static int sdpa_outputs(hir_interp *it, const hir_stmt *s, hir_sdpa *a, hir_error *e)
 {
-    for (int64_t i = 0; i < a->L; i++) {
-        double mx = -INFINITY;
-        for (int64_t j = 0; j < a->S; j++) {
-            int64_t qi[4] = {n, h, i, 0}, ki[4] = {n, h, j, 0}, bi[4] = {n, h, i, j};
-            double acc = 0;
-            for (int64_t c = 0; c < a->E; c++) {
-                qi[3] = ki[3] = c;
-                acc += (double)(float)load_at(&a->q, qi) * (double)(float)load_at(&a->k, ki);
-            }
-            double sc = (float)acc * a->scale;
-            if (a->has_bias)
-                sc += load_at(&a->bias, bi);
-            if ((a->causal && j > i) || (a->has_mask && load_at(&a->mask, bi) == 0))
-                sc = -INFINITY;
-            row[j] = sc;
-            if (sc > mx)
-                mx = sc;
-        }
-        double sum = 0;
-        for (int64_t j = 0; j < a->S; j++) {
-            row[j] = exp(row[j] - mx);   /* a fully masked row: -inf - -inf = NaN, as torch */
-            sum += row[j];
-        }
-        int64_t li[3] = {n, h, i};
-        if (a->lse.data) {
-            int64_t off = 0;
-            for (int d = 0; d < 3; d++)
-                off += li[d] * a->lse.stride[d];
-            hir_store_f64((char *)a->lse.data + off * (int64_t)hir_dtype_size(a->lse.dtype),
-                          a->lse.dtype, (float)(mx + log(sum)));
-        }
-        for (int64_t c = 0; c < a->Ev; c++) {
-            double acc = 0;
-            for (int64_t j = 0; j < a->S; j++) {
-                int64_t vi[4] = {n, h, j, c};
-                acc += (float)(row[j] / sum) * (double)(float)load_at(&a->v, vi);
-            }
-            int64_t oi[4] = {n, h, i, c}, off = 0;
-            for (int d = 0; d < 4; d++)
-                off += oi[d] * a->out.stride[d];
-            hir_store_f64((char *)a->out.data + off * (int64_t)hir_dtype_size(a->out.dtype),
-                          a->out.dtype, (float)acc);
-        }
-    }
-}
-
-static int sdpa_outputs(hir_interp *it, const hir_stmt *s, sdpa_args *a, hir_error *e)
-{
-    int64_t oshape[4] = {a->N, a->H, a->L, a->Ev}, lshape[3] = {a->N, a->H, a->L};
-    if (interp_bind_new(it, s->out, 4, oshape, &a->out, e))
+    int64_t N = a->q.shape[0], H = a->q.shape[1], L = a->q.shape[2], Ev = a->v.shape[3];
+    int64_t oshape[4] = {N, H, L, Ev}, lshape[3] = {N, H, L};
+    if (bind_output(it, s->out, 4, oshape, &a->out, e))
         return -1;
-    if (s->u.sdpa.extra[0] && interp_bind_new(it, s->u.sdpa.extra[0], 3, lshape, &a->lse, e))
+    if (s->u.sdpa.extra[0] && bind_output(it, s->u.sdpa.extra[0], 3, lshape, &a->lse, e))
         return -1;
     for (int i = 1; i < 3; i++) {   /* philox seed/offset: no dropout, so zeros */
         const hir_tensor *t = s->u.sdpa.extra[i];
@@ -117,29 +124,26 @@ static int sdpa_outputs(hir_interp *it, const hir_stmt *s, sdpa_args *a, hir_err
             continue;
         if (interp_rt_shape(it, t, &nd, shape, e) || interp_bind_new(it, t, nd, shape, &v, e))
             return -1;
-        int64_t count = 1;
-        for (int d = 0; d < nd; d++)
-            count *= shape[d];
-        memset(v.data, 0, (size_t)count * hir_dtype_size(v.dtype));
+        if (it->be->ops->fill(it->be, it->cur, &v, 0.0, e))
+            return sdpa_backend_fail(it, e);
     }
     return 0;
 }
 
 int ops_sdpa(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
-    if (!(it->be->ops->caps & HIR_CAP_HOST_MEMORY))
-        return interp_fail(it, e, "sdpa runs on --device=cpu only; the %s backend does not "
-                           "compute it yet", it->be->ops->name);
-    sdpa_args a;
+    if (!it->be->ops->sdpa)
+        return interp_fail(it, e, "the %s backend does not compute sdpa", it->be->ops->name);
+    hir_sdpa a;
     memset(&a, 0, sizeof a);
     int k = 3;
-    if (interp_get(it, hir_value_tensor(s->in[0]), &a.q, e) ||
-        interp_get(it, hir_value_tensor(s->in[1]), &a.k, e) ||
-        interp_get(it, hir_value_tensor(s->in[2]), &a.v, e))
+    if (get_operand(it, s->in[0], &a.q, e) ||
+        get_operand(it, s->in[1], &a.k, e) ||
+        get_operand(it, s->in[2], &a.v, e))
         return -1;
-    if ((a.has_bias = s->u.sdpa.has_bias) && interp_get(it, hir_value_tensor(s->in[k++]), &a.bias, e))
+    if ((a.has_bias = s->u.sdpa.has_bias) && get_operand(it, s->in[k++], &a.bias, e))
         return -1;
-    if ((a.has_mask = s->u.sdpa.has_mask) && interp_get(it, hir_value_tensor(s->in[k++]), &a.mask, e))
+    if ((a.has_mask = s->u.sdpa.has_mask) && get_operand(it, s->in[k++], &a.mask, e))
         return -1;
     double dropout, causal;
     if (sdpa_scalar(it, s->in[k], &dropout, e) || sdpa_scalar(it, s->in[k + 1], &causal, e))
@@ -151,29 +155,22 @@ int ops_sdpa(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (a.q.ndim != 4 || a.k.ndim != 4 || a.v.ndim != 4)
         return interp_fail(it, e, "q, k and v must have 4 axes, not %d, %d and %d",
                            a.q.ndim, a.k.ndim, a.v.ndim);
-    a.N = a.q.shape[0], a.H = a.q.shape[1], a.L = a.q.shape[2], a.E = a.q.shape[3];
-    a.S = a.k.shape[2], a.Ev = a.v.shape[3];
-    if (a.k.shape[0] != a.N || a.v.shape[0] != a.N || a.k.shape[1] != a.H ||
-        a.v.shape[1] != a.H || a.k.shape[3] != a.E || a.v.shape[2] != a.S)
+    int64_t N = a.q.shape[0], H = a.q.shape[1], L = a.q.shape[2], E = a.q.shape[3];
+    int64_t S = a.k.shape[2];
+    if (a.k.shape[0] != N || a.v.shape[0] != N || a.k.shape[1] != H ||
+        a.v.shape[1] != H || a.k.shape[3] != E || a.v.shape[2] != S)
         return interp_fail(it, e, "q, k and v do not fit [N, H, L, E], [N, H, S, E], "
                            "[N, H, S, Ev]");
-    a.scale = 1.0 / sqrt((double)a.E);
+    a.scale = 1.0 / sqrt((double)E);
     if (s->u.sdpa.has_scale && sdpa_scalar(it, s->in[k + 2], &a.scale, e))
         return -1;
-    int64_t want[4] = {a.N, a.H, a.L, a.S};
+    int64_t want[4] = {N, H, L, S};
     if ((a.has_bias && check_bcast(it, &a.bias, want, "bias", e)) ||
         (a.has_mask && check_bcast(it, &a.mask, want, "mask", e)))
         return -1;
-    if (it->be->ops->synchronize(it->be, e))
-        return -1;
     if (sdpa_outputs(it, s, &a, e))
         return -1;
-    double *row = malloc((size_t)(a.S > 0 ? a.S : 1) * sizeof *row);
-    if (!row)
-        return interp_fail(it, e, "out of memory for a row of %lld scores", (long long)a.S);
-    for (int64_t n = 0; n < a.N; n++)
-        for (int64_t h = 0; h < a.H; h++)
-            sdpa_slice(&a, n, h, row);
-    free(row);
+    if (it->be->ops->sdpa(it->be, it->cur, &a, e))
+        return sdpa_backend_fail(it, e);
     return 0;
 }

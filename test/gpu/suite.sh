@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU test suite (ctest label `gpu`; test/gpu/ctest-gpu.sh runs it where a GPU is visible).
 #   test/gpu/suite.sh BIN_DIR OUT_DIR [TIER...]     TIER: headline shapes endurance evidence
-#                                                    nvfuser2026 topology sdpa (not in the default list)
+#                                                    nvfuser2026 topology sdpa sdpa-cuda moe-cuda
+#                                                    (not in the default list)
 # BIN_DIR holds hir-gen, hir-opt, hir-run (and optionally lib/ or blas.tar.xz with OpenBLAS for
 # the CPU reference). Every case runs with --check; at the headline shape (AG+linear, m=32768,
 # k=16384, n=8192, bf16) the check is the randomized product check (--check-mode=auto), and
@@ -192,7 +193,7 @@ for tier in $tiers; do
     ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
     case_ cperm-team-of-one 1 pass -- $C/collective-permute-fec.hir $C/collective-permute-fec.hir
     python3 $I/moe.py gen $work/moe1 --ranks 1 --tokens 9 --hidden 3 --experts 4
-    case_ moe-dispatch-refused 1 "error:does not route MoE tokens" --inputs=$work/moe1 -- $C/moe-dispatch-combine.hir
+    case_ moe-dispatch-combine-d1 1 pass --inputs=$work/moe1 -- $C/moe-dispatch-combine.hir $I/run2026-moe-identity-ref.hir
     if [ "$ngpu" -ge 2 ]; then
       case_ row-parallel-fec-d2 2 pass --bind i0=6 -- $C/row-parallel-allreduce-fec.hir $I/run2026-row-parallel-corpus-ref.hir
       case_ row-parallel-fec-const-d2 2 pass --iters=3 --vary-inputs -- $I/run2026-row-parallel-fec.hir $I/run2026-row-parallel-ref.hir
@@ -208,17 +209,65 @@ for tier in $tiers; do
     ;;
   sdpa)
     # sdpa (docs/runner-cpu.md, "sdpa"): the CPU reference against its broadcast/reduce
-    # formulation, the CUDA backend's located refusal, and the CPU reference against PyTorch's
-    # scaled_dot_product_attention on this GPU (test/gpu/sdpa-torch.py).
+    # formulation, the CUDA backend against the same formulation, and the CPU reference against
+    # PyTorch's scaled_dot_product_attention on this GPU (test/gpu/sdpa-torch.py).
     I=$here/../lit/Inputs/sdpa
     HIR_SUITE_DEVICE=cpu case_ sdpa-cpu-vs-formulation 1 pass -- $I/run-sdpa.hir $I/run-sdpa-ref.hir
-    case_ sdpa-cuda-refused 1 "error:the cuda backend does not compute it yet" -- $I/run-sdpa.hir
+    case_ sdpa-cuda-vs-formulation 1 pass -- $I/run-sdpa.hir $I/run-sdpa-ref.hir
     t0=$(date +%s)
     if python3 $here/sdpa-torch.py $work/sdpa-torch > $logs/sdpa-torch.log 2>&1; then pass=$((pass+1)); r=ok
     else fail=$((fail+1)); r="**UNEXPECTED: error**"; fi
     line=$(tail -1 $logs/sdpa-torch.log | cut -c1-300)
     printf '| sdpa-cpu-vs-torch | 1 | | pass | %s | %s | %s |\n' "$r" "$(( $(date +%s) - t0 ))" "$line" >> "$res"
     cat $logs/sdpa-torch.log
+    ;;
+  sdpa-cuda)
+    # sdpa on the CUDA backend (docs/cuda-backend.md, "sdpa"): cuBLASLt GEMMs and the softmax
+    # kernel checked against the CPU reference (--check), over E = 64/128, L != S, causal or
+    # not, additive bias, boolean mask (whole or broadcast), f32/bf16/f16, the several-chunk
+    # path, a realistic size (N·H = 32, L = S = 2048, E = 128), and ranks sharing the GPU with
+    # CUDA-IPC Allgathers reading what the sdpa wrote. Programs: test/gpu/sdpa-gen.py.
+    I=$here/../lit/Inputs/sdpa G="python3 $here/sdpa-gen.py"
+    sd() { local name=$1 np=$2; shift 2; $G $work/$name.hir "$@" && case_ $name $np pass -- $work/$name.hir $work/$name.hir; }
+    sd sdpa-cuda-f32-e64 1 --n 2 --h 4 --l 128 --s 96 --e 64
+    sd sdpa-cuda-f32-e64-causal-scale 1 --n 1 --h 4 --l 96 --s 128 --e 64 --ev 32 --causal --scale 0.2
+    sd sdpa-cuda-bf16-e128 1 --n 2 --h 4 --l 256 --s 200 --e 128 --dtype __bfloat
+    sd sdpa-cuda-bf16-e128-causal-bias-mask 1 --n 1 --h 8 --l 128 --s 128 --e 128 --dtype __bfloat --causal --bias __bfloat --mask
+    sd sdpa-cuda-f16-e64-bias-mask-bcast 1 --n 2 --h 2 --l 64 --s 300 --e 64 --dtype __half --bias float --mask --bcast
+    sd sdpa-cuda-f16-e128-causal-l300-s100 1 --n 1 --h 4 --l 300 --s 100 --e 128 --dtype __half --causal
+    HIR_CUDA_SDPA_CHUNK=3 sd sdpa-cuda-f32-chunks-of-3 1 --n 2 --h 4 --l 64 --s 80 --e 64 --causal --bias float --mask
+    sd sdpa-cuda-bf16-realistic-nh32-2048-e128-causal 1 --n 4 --h 8 --l 2048 --s 2048 --e 128 --dtype __bfloat --causal
+    sd sdpa-cuda-f16-realistic-nh32-2048-e128 1 --n 2 --h 16 --l 2048 --s 2048 --e 128 --dtype __half
+    sd sdpa-cuda-bf16-d2-allgather 2 --ranks 2 --n 2 --h 4 --l 128 --s 160 --e 64 --dtype __bfloat --causal --bias float --mask
+    sd sdpa-cuda-f32-d4-allgather 4 --ranks 4 --n 4 --h 2 --l 96 --s 64 --e 128 --bias float --bcast --mask
+    # the comparison can fail: another scale is another attention
+    case_ sdpa-cuda-formulation 1 pass -- $I/run-sdpa.hir $I/run-sdpa-ref.hir
+    sed 's/scale=double(0.25)/scale=double(0.5)/' $I/run-sdpa.hir > $work/sdpa-scale.hir
+    case_ sdpa-cuda-other-scale-fails 1 fail -- $work/sdpa-scale.hir $I/run-sdpa-ref.hir
+    sed 's/dropout_p = double(0)/dropout_p = double(0.1)/' $I/run-sdpa.hir > $work/sdpa-drop.hir
+    case_ sdpa-cuda-dropout-refused 1 "error:dropout_p is 0.1; only 0 runs" -- $work/sdpa-drop.hir
+    ;;
+  moe-cuda)
+    # Dispatch/Combine on the CUDA backend (docs/cuda-backend.md, "Dispatch and Combine"), every
+    # output (received tokens, weights, source rows, the combined result) checked against the
+    # CPU reference; valid routing inputs from moe.py. backend=NCCL runs one rank per GPU;
+    # backend=CUDA (CUDA IPC) runs ranks sharing a GPU.
+    C=$here/../corpus/nvfuser-2026 I=$here/../lit/run/Inputs
+    ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    sed 's/backend=NCCL/backend=CUDA/g' $I/run2026-moe-all-outputs.hir > $work/moe-all-ipc.hir
+    sed 's/backend=NCCL/backend=CUDA/g' $C/moe-dispatch-combine.hir > $work/moe-ipc.hir
+    for n in 1 2 4; do python3 $I/moe.py gen $work/moein$n --ranks $n --tokens $((7 * n + 2)) --hidden 5 --experts 4 --seed $n; done
+    case_ moe-nccl-all-outputs-d1 1 pass --inputs=$work/moein1 -- $I/run2026-moe-all-outputs.hir $I/run2026-moe-all-outputs.hir
+    case_ moe-nccl-identity-d1 1 pass --inputs=$work/moein1 --iters=3 -- $C/moe-dispatch-combine.hir $I/run2026-moe-identity-ref.hir
+    case_ moe-ipc-all-outputs-d1 1 pass --inputs=$work/moein1 -- $work/moe-all-ipc.hir $work/moe-all-ipc.hir
+    case_ moe-ipc-all-outputs-d2 2 pass --inputs=$work/moein2 -- $work/moe-all-ipc.hir $work/moe-all-ipc.hir
+    case_ moe-ipc-all-outputs-d4 4 pass --inputs=$work/moein4 -- $work/moe-all-ipc.hir $work/moe-all-ipc.hir
+    case_ moe-ipc-identity-d4-iters3 4 pass --inputs=$work/moein4 --iters=3 -- $work/moe-ipc.hir $I/run2026-moe-identity-ref.hir
+    if [ "$ngpu" -ge 2 ]; then
+      case_ moe-nccl-all-outputs-d2 2 pass --inputs=$work/moein2 -- $I/run2026-moe-all-outputs.hir $I/run2026-moe-all-outputs.hir
+    else
+      case_ moe-nccl-d2-shared-gpu 2 "error:NCCL cannot run two ranks on one GPU" --inputs=$work/moein2 -- $I/run2026-moe-all-outputs.hir $I/run2026-moe-all-outputs.hir
+    fi
     ;;
   *) echo "unknown tier $tier"; fail=$((fail+1)) ;;
   esac

@@ -58,12 +58,36 @@ static void test_generated_kernels_compile(void **st)
     assert_true(n > 100);
 }
 
+/* the sdpa softmax kernel (runner/cuda/cuda_sdpa.c) in its bias/mask/logsumexp variants */
+static void test_sdpa_kernels_compile(void **st)
+{
+    (void)st;
+    hir_error e = {{0}, -1};
+    int n = 0;
+    int rc = hir_cu_sdpa_codegen_check(9, 0, &n, &e);
+    if (rc != 0) fail_msg("sdpa kernel generation for sm_90 failed after %d kernels: %s", n, e.msg);
+    assert_int_equal(n, 7);
+}
+
+/* the MoE row gather/scatter kernels (runner/cuda/cuda_moe.c), every word size */
+static void test_moe_kernels_compile(void **st)
+{
+    (void)st;
+    hir_error e = {{0}, -1};
+    int n = 0;
+    int rc = hir_cu_moe_codegen_check(9, 0, &n, &e);
+    if (rc != 0) fail_msg("MoE kernel generation for sm_90 failed after %d kernels: %s", n, e.msg);
+    assert_int_equal(n, 8);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_row_spelled),
         cmocka_unit_test(test_integer_forms_use_intops),
         cmocka_unit_test(test_generated_kernels_compile),
+        cmocka_unit_test(test_sdpa_kernels_compile),
+        cmocka_unit_test(test_moe_kernels_compile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
