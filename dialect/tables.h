@@ -49,6 +49,9 @@ bool hir_reduce_op_lookup(const char *name, hir_reduce_op *out);
  * binary), then unary, then ternary. A trailing 'f' (fmaxf, powf) names the same op. nargs
  * picks the family (1 unary, 2 binary, 3 ternary); *op is the op of that family. */
 bool hir_ewise_fn_lookup(const char *name, int nargs, int *op);
+/* true when a one-argument function that is no row of ewise.def is one of nvFuser's casts
+ * ("__float2half", "__to_int64"); any other such function has no meaning hir knows */
+bool hir_ewise_is_cast(const char *name);
 
 /* ------------------------------------------------------------------ collectives (comm.def) */
 

@@ -962,6 +962,9 @@ int ops_elementwise(hir_interp *it, const hir_stmt *s, hir_error *e)
         return 0;
     int rc = 0;
     if (s->op == HIR_OP_UNARY) {
+        if (s->u.ew.op < 0 && !hir_ewise_is_cast(s->u.ew.fn))
+            return interp_fail(it, e, "has no run-time meaning on the host: not one of"
+                               " nvFuser's unary operators or casts that hir knows");
         if (s->u.ew.op < 0 || s->u.ew.op == HIR_UN_SET) {   /* casts and set are copies */
             if (ops[0].is_scalar)
                 rc = it->be->ops->fill(it->be, it->cur, &o, ops[0].f, e);

@@ -25,6 +25,28 @@ typedef struct ew_ctx {
 
 #define MAP(expr) for (int64_t i = 0; i < n; i++) r[i] = (expr)
 
+/* The inverse of erf, which C's libm lacks: bisection of erf over [-6, 6] (erf(6) is 1 in
+ * double) to the last bit of a double, ±inf at ±1 and NaN outside [-1, 1], as torch.erfinv.
+ * Slow (about 64 erf calls) but exact to the double's resolution: this is the reference. */
+static double erfinv(double y)
+{
+    if (isnan(y) || y < -1 || y > 1)
+        return NAN;
+    if (y == 1 || y == -1)
+        return y * INFINITY;
+    double lo = -6, hi = 6;
+    for (int k = 0; k < 200 && lo < hi; k++) {
+        double mid = 0.5 * (lo + hi);
+        if (mid == lo || mid == hi)
+            break;
+        if (erf(mid) < y)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
 static int un_f(int op, double *r, const double *a, int64_t n, hir_error *e)
 {
     switch ((hir_unary_op)op) {
@@ -49,6 +71,32 @@ static int un_f(int op, double *r, const double *a, int64_t n, hir_error *e)
     case HIR_UN_SILU: MAP(a[i] / (1.0 + exp(-a[i]))); break;
     case HIR_UN_GELU: MAP(0.5 * a[i] * (1.0 + erf(a[i] * M_SQRT1_2))); break;
     case HIR_UN_SET: MAP(a[i]); break;
+    case HIR_UN_ACOS: MAP(acos(a[i])); break;
+    case HIR_UN_ACOSH: MAP(acosh(a[i])); break;
+    case HIR_UN_ASIN: MAP(asin(a[i])); break;
+    case HIR_UN_ASINH: MAP(asinh(a[i])); break;
+    case HIR_UN_ATAN: MAP(atan(a[i])); break;
+    case HIR_UN_ATANH: MAP(atanh(a[i])); break;
+    case HIR_UN_COSH: MAP(cosh(a[i])); break;
+    case HIR_UN_SINH: MAP(sinh(a[i])); break;
+    case HIR_UN_TAN: MAP(tan(a[i])); break;
+    case HIR_UN_EXP2: MAP(exp2(a[i])); break;
+    case HIR_UN_EXPM1: MAP(expm1(a[i])); break;
+    case HIR_UN_ERFC: MAP(erfc(a[i])); break;
+    case HIR_UN_ERFINV: MAP(erfinv(a[i])); break;
+    case HIR_UN_ERFCINV: MAP(erfinv(1.0 - a[i])); break;
+    case HIR_UN_FRAC: MAP(a[i] - trunc(a[i])); break;   /* torch.frac: sign of the input */
+    case HIR_UN_LGAMMA: MAP(lgamma(a[i])); break;
+    case HIR_UN_LOG10: MAP(log10(a[i])); break;
+    case HIR_UN_LOG1P: MAP(log1p(a[i])); break;
+    case HIR_UN_LOG2: MAP(log2(a[i])); break;
+    case HIR_UN_SIGNBIT: MAP(signbit(a[i]) != 0); break;
+    case HIR_UN_ISFINITE: MAP(isfinite(a[i]) != 0); break;
+    case HIR_UN_ISINF: MAP(isinf(a[i]) != 0); break;
+    case HIR_UN_ISNAN: MAP(isnan(a[i]) != 0); break;
+    case HIR_UN_ISNEGINF: MAP(isinf(a[i]) && a[i] < 0); break;
+    case HIR_UN_ISPOSINF: MAP(isinf(a[i]) && a[i] > 0); break;
+    case HIR_UN_ISREAL: MAP(1); break;   /* no complex values on this backend */
     default:
         return hir_error_set(e, "%s: not defined on floating-point values",
                              hir_unary_op_name((hir_unary_op)op));
@@ -169,6 +217,7 @@ static int ter_f(int op, double *r, const double *a, const double *b, const doub
         MAP(isnan(a[i]) ? a[i] : a[i] < b[i] ? b[i] : a[i] > c[i] ? c[i] : a[i]);
         break;
     case HIR_TER_LERP: MAP(a[i] + c[i] * (b[i] - a[i])); break;
+    case HIR_TER_THRESHOLD: MAP(a[i] <= b[i] ? c[i] : a[i]); break;
     default:
         return hir_error_set(e, "ternary op %d unknown", op);
     }
@@ -181,6 +230,7 @@ static int ter_i(int op, int64_t *r, const int64_t *a, const int64_t *b, const i
     switch ((hir_ternary_op)op) {
     case HIR_TER_WHERE: MAP(a[i] != 0 ? b[i] : c[i]); break;
     case HIR_TER_CLAMP: MAP(a[i] < b[i] ? b[i] : a[i] > c[i] ? c[i] : a[i]); break;
+    case HIR_TER_THRESHOLD: MAP(a[i] <= b[i] ? c[i] : a[i]); break;
     default:
         return hir_error_set(e, "%s: internal error, no integer form",
                              hir_ternary_op_name((hir_ternary_op)op));
