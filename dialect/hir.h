@@ -158,6 +158,14 @@ typedef struct hir_comm {
 
 typedef struct hir_slice_range { hir_scalar *start, *stop, *step; } hir_slice_range;
 
+/* The three layouts nvFuser's LaunchKernel::toString has had (csrc/host_ir/ir.cpp); all are
+ * 2025 or later, so they are a property of the statement, not of its generation. */
+typedef enum hir_launch_layout {
+    HIR_LAUNCH_GROUP_ID = 0,   /* "LaunchKernel(" / "  Group ID: 0," / ... (2025-05-16 on) */
+    HIR_LAUNCH_INDEX,          /* "  Index: 0," in place of Group ID (2025-05-15) */
+    HIR_LAUNCH_ONE_LINE,       /* "LaunchKernel(Inputs: {T0, }, Outputs: {T1, })" (2025-01) */
+} hir_launch_layout;
+
 struct hir_stmt {
     hir_op op;
     hir_form form;               /* the spelling it was read in (2025 unless parsed as 2026) */
@@ -226,8 +234,9 @@ struct hir_stmt {
             hir_comm **comms;
         } share;
         struct {                 /* PostOnStream, LaunchKernel */
-            int64_t number;      /* HostUnit number / Group ID */
+            int64_t number;      /* HostUnit number / Group ID (-1: not printed) */
             int ninputs;         /* inputs are in[0..ninputs), outputs in[ninputs..nin) */
+            hir_launch_layout layout;   /* LaunchKernel: which of its printed layouts */
         } kernel;
         struct {                 /* SCALAR_DEF */
             hir_sexpr *def;

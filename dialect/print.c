@@ -692,9 +692,24 @@ static void p_post(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 static void p_launch(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 {
     indent(f, level);
+    if (s->u.kernel.layout == HIR_LAUNCH_ONE_LINE) {
+        /* the first layout: every value followed by ", ", no group index */
+        PUT(f, "LaunchKernel(Inputs: {");
+        for (int i = 0; i < s->nin; i++) {
+            if (i == s->u.kernel.ninputs)
+                PUT(f, "}, Outputs: {");
+            value_print(s->in[i], f);
+            PUT(f, ", ");
+        }
+        if (s->u.kernel.ninputs == s->nin)
+            PUT(f, "}, Outputs: {");
+        PUT(f, "})\n");
+        return;
+    }
     PUT(f, "LaunchKernel(\n");
     indent(f, level + 1);
-    o_printf(f, "Group ID: %lld,\n", (long long)s->u.kernel.number);
+    o_printf(f, "%s: %lld,\n", s->u.kernel.layout == HIR_LAUNCH_INDEX ? "Index" : "Group ID",
+             (long long)s->u.kernel.number);
     indent(f, level + 1);
     PUT(f, "Inputs: {");
     for (int i = 0; i < s->u.kernel.ninputs; i++) {

@@ -62,6 +62,8 @@ static hir_scalar *named_ref(hir_parse_ctx *ctx, hir_yyltype loc, const char *na
 static hir_sexpr *make_call(hir_parse_ctx *ctx, hir_yyltype loc, const char *fn,
                             hir_ptrvec *args);
 static hir_stmt *stmt_new(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc);
+static hir_stmt *launch_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
+                             hir_launch_layout layout, hir_ptrvec *ins, hir_ptrvec *outs);
 static void stmt_inputs(hir_parse_ctx *ctx, hir_stmt *s, int n, hir_value **v, hir_yyltype *l);
 static hir_stmt *ew_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_value *out, hir_yyltype oloc,
                          struct hir_ewrhs *rhs);
@@ -159,7 +161,7 @@ struct hir_ewrhs { int kind; int op; bool infix; const char *fn; int n; hir_valu
 %token KW_TYPE "'type'" KW_TEAM "'team'" KW_ROOT "'root'" KW_INPUT "'input'" KW_OUTPUT "'output'"
 %token KW_BACKEND "'backend'" KW_PEER "'peer'" KW_WAIT "'Wait'" KW_STARTCOAL "'StartCoalescing'"
 %token KW_ENDCOAL "'EndCoalescing'" KW_POST "'PostOnStream'" KW_INPUTS "'Inputs'" KW_OUTPUTS "'Outputs'"
-%token KW_LAUNCH "'LaunchKernel'" KW_GROUP "'Group'" KW_ID "'ID'" KW_DEALLOC "'Deallocate'"
+%token KW_LAUNCH "'LaunchKernel'" KW_GROUP "'Group'" KW_ID "'ID'" KW_INDEXCAP "'Index'" KW_DEALLOC "'Deallocate'"
 %token KW_TRUE "'true'" KW_FALSE "'false'" KW_EX "'ex'"
 %token KW_CPERM "'CollectivePermute'" KW_DISPATCH "'Dispatch'" KW_COMBINE "'Combine'" KW_RESHAPE "'reshape'"
 %token KW_SDPA "'sdpa'"
@@ -692,17 +694,11 @@ stmt
           $$ = s;
       }
     | KW_LAUNCH '(' KW_GROUP KW_ID ':' INT ',' KW_INPUTS ':' '{' opt_value_list '}' ',' KW_OUTPUTS ':' '{' opt_value_list '}' ',' ')' NEWLINE
-      {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_LAUNCH_KERNEL, @$);
-          int ni = $11 ? $11->n : 0, no = $17 ? $17->n : 0;
-          hir_value **v = hir_arena_alloc(P->arena, sizeof(hir_value *) * (ni + no + 1));
-          for (int i = 0; i < ni; i++) v[i] = $11->items[i];
-          for (int i = 0; i < no; i++) v[ni + i] = $17->items[i];
-          stmt_inputs(ctx, s, ni + no, v, NULL);
-          s->u.kernel.number = $6;
-          s->u.kernel.ninputs = ni;
-          $$ = s;
-      }
+      { $$ = launch_stmt(ctx, @$, $6, HIR_LAUNCH_GROUP_ID, $11, $17); }
+    | KW_LAUNCH '(' KW_INDEXCAP ':' INT ',' KW_INPUTS ':' '{' opt_value_list '}' ',' KW_OUTPUTS ':' '{' opt_value_list '}' ',' ')' NEWLINE
+      { $$ = launch_stmt(ctx, @$, $5, HIR_LAUNCH_INDEX, $10, $16); }
+    | KW_LAUNCH '(' KW_INPUTS ':' '{' trailing_values '}' ',' KW_OUTPUTS ':' '{' trailing_values '}' ')' NEWLINE
+      { $$ = launch_stmt(ctx, @$, -1, HIR_LAUNCH_ONE_LINE, $6, $12); }
     | KW_DEALLOC '{' tensor '}' NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_DEALLOCATE, @$);

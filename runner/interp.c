@@ -1197,6 +1197,9 @@ static int exec_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (s->op == HIR_OP_POST_ON_STREAM)
         return interp_fail(it, e, "needs a kernel: HostUnit%" PRId64
                            " is a fusion that only nvFuser can compile", s->u.kernel.number);
+    if (s->u.kernel.number < 0)
+        return interp_fail(it, e, "needs a kernel: this LaunchKernel prints no group index"
+                           " (nvFuser's layout of early 2025), so no --kernel GROUP=FILE names it");
 #ifdef HIR_HAVE_CUDA_BACKEND
     if (!strcmp(it->be->ops->name, "cuda")) {
         int ni = s->u.kernel.ninputs, no = s->nin - ni;
