@@ -606,6 +606,24 @@ static void p_view(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
     PUT(f, " )\n");
 }
 
+/* FullOp::toString: "{" extents "}" then ", " and the value (no ", " when there is no extent) */
+static void p_full(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    o_tensor_print(s->out, f);
+    o_c(f, '\n');
+    indent(f, level + 1);
+    PUT(f, " = full({");
+    for (int i = 0; i + 1 < s->nin; i++) {
+        if (i)
+            PUT(f, ", ");
+        value_print(s->in[i], f);
+    }
+    put_str(f, s->nin > 1 ? "}, " : "}");
+    value_print(s->in[s->nin - 1], f);
+    PUT(f, ");\n");
+}
+
 static void p_flags(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 {
     indent(f, level);
@@ -888,6 +906,7 @@ static const stmt_printer print_by_fmt[HIR_FMT_COUNT] = {
     [HIR_FMT_REDUCTION] = p_reduction,
     [HIR_FMT_SLICE] = p_slice,
     [HIR_FMT_VIEW] = p_view,
+    [HIR_FMT_FULL] = p_full,
     [HIR_FMT_FLAGS] = p_flags,
     [HIR_FMT_COMM] = p_comm,
     [HIR_FMT_P2P] = p_p2p,

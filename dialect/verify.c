@@ -865,6 +865,17 @@ static void vc_slice(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
     }
 }
 
+/* full({extents}, value): one extent per output axis, scalars only */
+static void vc_full(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    for (int i = 0; i < s->nin; i++)
+        if (hir_value_tensor(s->in[i]))
+            verr(v, s->in_loc ? s->in_loc[i] : s->loc, "full takes scalars (extents and a value), not a tensor");
+    if (s->out && s->out->nloop != s->nin - 1)
+        verr(v, s->loc, "full gives %d extents for T%lld, which has %d axes", s->nin - 1,
+             (long long)s->out->number, s->out->nloop);
+}
+
 static void vc_comm(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
 {
     check_comm_number(v, s, "Communication");
@@ -1050,6 +1061,7 @@ static const stmt_checker check_by_fmt[HIR_FMT_COUNT] = {
     [HIR_FMT_CPERM] = vc_cperm,
     [HIR_FMT_COMBINE] = vc_combine,
     [HIR_FMT_SCALARDEF] = vc_scalardef,
+    [HIR_FMT_FULL] = vc_full,
 };
 
 static void check_stmt(vctx *v, hir_block *b, int idx, int depth)

@@ -62,6 +62,8 @@ static hir_scalar *named_ref(hir_parse_ctx *ctx, hir_yyltype loc, const char *na
 static hir_sexpr *make_call(hir_parse_ctx *ctx, hir_yyltype loc, const char *fn,
                             hir_ptrvec *args);
 static hir_stmt *stmt_new(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc);
+static hir_stmt *full_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
+                           hir_yyltype oloc, hir_ptrvec *extents, hir_scalar *value);
 static hir_stmt *launch_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
                              hir_launch_layout layout, hir_ptrvec *ins, hir_ptrvec *outs);
 static void stmt_inputs(hir_parse_ctx *ctx, hir_stmt *s, int n, hir_value **v, hir_yyltype *l);
@@ -161,6 +163,7 @@ struct hir_ewrhs { int kind; int op; bool infix; const char *fn; int n; hir_valu
 %token KW_TYPE "'type'" KW_TEAM "'team'" KW_ROOT "'root'" KW_INPUT "'input'" KW_OUTPUT "'output'"
 %token KW_BACKEND "'backend'" KW_PEER "'peer'" KW_WAIT "'Wait'" KW_STARTCOAL "'StartCoalescing'"
 %token KW_ENDCOAL "'EndCoalescing'" KW_POST "'PostOnStream'" KW_INPUTS "'Inputs'" KW_OUTPUTS "'Outputs'"
+%token KW_EXPAND "'expand'" KW_FULL "'full'"
 %token KW_LAUNCH "'LaunchKernel'" KW_GROUP "'Group'" KW_ID "'ID'" KW_INDEXCAP "'Index'" KW_DEALLOC "'Deallocate'"
 %token KW_TRUE "'true'" KW_FALSE "'false'" KW_EX "'ex'"
 %token KW_CPERM "'CollectivePermute'" KW_DISPATCH "'Dispatch'" KW_COMBINE "'Combine'" KW_RESHAPE "'reshape'"
@@ -498,6 +501,21 @@ stmt
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
           stmt_inputs(ctx, s, 1, v, l);
           $$ = s;
+      }
+    | tensor '=' KW_EXPAND '(' tensor ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_EXPAND, @$);
+          s->out = $1; s->out_loc = LOC(@1);
+          hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
+          stmt_inputs(ctx, s, 1, v, l);
+          $$ = s;
+      }
+    | tensor '=' KW_FULL '(' '{' inline_args '}' ',' inline ')' ';' NEWLINE
+      { $$ = full_stmt(ctx, @$, $1, @1, $6, $9); }
+    | tensor '=' KW_FULL '(' '{' '}' inline ')' ';' NEWLINE
+      {
+          /* a 0-dim FullOp: nvFuser's printer writes no ", " after the empty "{}" */
+          $$ = full_stmt(ctx, @$, $1, @1, NULL, $7);
       }
     | tensor '=' KW_VIEW '(' tensor ')' NEWLINE
       {

@@ -983,6 +983,67 @@ int ops_elementwise(hir_interp *it, const hir_stmt *s, hir_error *e)
     return rc ? be_fail(it, e) : 0;
 }
 
+/* ---------------------------------------------------------------- expand, full */
+
+/* out = expand(in): in's size-1 axes stretched to out's extents (an expanded broadcast
+ * bS{1 ex N} has N at run time). Like at::expand, an unbound output is bound to a view of
+ * the input with stride 0 on the stretched axes; a bound one receives a copy. */
+int ops_expand(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    hir_tensor *in = hir_value_tensor(s->in[0]);
+    hir_view v, o, x;
+    if (interp_get(it, in, &v, e))
+        return -1;
+    int nd;
+    int64_t shape[HIR_MAX_DIMS];
+    if (interp_rt_shape(it, s->out, &nd, shape, e))
+        return -1;
+    if (nd < v.ndim)
+        return interp_fail(it, e, "expand to %d axes from a tensor of %d", nd, v.ndim);
+    if (broadcast_to(it, &v, nd, shape, &x, e))
+        return -1;
+    if (interp_bound(it, s->out, &o))
+        return copy_into(it, &o, &x, e);
+    return interp_bind(it, s->out, &x, buf_of(it, in), e);
+}
+
+/* out = full({extents}, value): a new tensor of out's shape filled with value (the extents
+ * printed must agree with out's) */
+int ops_full(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    int nd;
+    int64_t shape[HIR_MAX_DIMS];
+    if (interp_rt_shape(it, s->out, &nd, shape, e))
+        return -1;
+    int next = s->nin - 1;
+    if (next != nd)
+        return interp_fail(it, e, "gives %d extents for a tensor of %d axes", next, nd);
+    for (int i = 0; i < next; i++) {
+        int64_t x;
+        if (interp_eval(it, hir_value_scalar(s->in[i]), &x, e))
+            return -1;
+        if (x != shape[i])
+            return interp_fail(it, e, "extent %d is %" PRId64 " but the output's axis is %" PRId64,
+                               i, x, shape[i]);
+    }
+    const hir_scalar *val = hir_value_scalar(s->in[next]);
+    double f;
+    if (val->kind == HIR_SC_FLOAT) {
+        f = val->fval;
+    } else {
+        int64_t k;
+        if (interp_eval(it, val, &k, e))
+            return -1;
+        f = (double)k;
+    }
+    hir_view o;
+    if (out_view(it, s->out, nd, shape, &o, e))
+        return -1;
+    if (hir_view_numel(&o) == 0)
+        return 0;
+    return it->be->ops->fill(it->be, it->cur, &o, f, e) ? be_fail(it, e) : 0;
+}
+
 /* ---------------------------------------------------------------- reductions */
 
 int ops_reduction(hir_interp *it, const hir_stmt *s, hir_error *e)
@@ -1034,12 +1095,16 @@ int ops_reduction(hir_interp *it, const hir_stmt *s, hir_error *e)
 }
 
 /* The statements exec_stmt's switch leaves to its default: the ops that live in files of their
- * own (interp_sdpa.c), and a refusal for every other kind. */
+ * own (interp_sdpa.c) or were added after it grew long (expand, full), and a refusal for every other kind. */
 int ops_other(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     switch (s->op) {
     case HIR_OP_SDPA:
         return ops_sdpa(it, s, e);
+    case HIR_OP_EXPAND:
+        return ops_expand(it, s, e);
+    case HIR_OP_FULL:
+        return ops_full(it, s, e);
     default:
         return interp_fail(it, e, "statement kind not supported by the runner");
     }
