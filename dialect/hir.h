@@ -152,6 +152,8 @@ typedef struct hir_comm {
     /* CollectivePermute (team, input, output and backend as above) */
     hir_scalar *send_peer, *recv_peer;
     hir_backend_kind backend;
+    bool backend_unprinted;      /* read without "backend=" (nvFuser before 2025-02-21, whose
+                                    default was NCCL): printed without it while still NCCL */
     hir_stmt *stmt;              /* the statement that executes it (NULL until seen) */
     hir_loc loc;                 /* first mention */
 } hir_comm;

@@ -284,6 +284,15 @@ static void stream_print(const hir_stream_ref *r, hir_form form, out *f)
         put_int(f, r->number);
 }
 
+/* ", backend=X", unless the communication was read without it and is still NCCL */
+static void comm_backend(const hir_comm *c, out *f)
+{
+    if (c->backend_unprinted && c->backend == HIR_BK_NCCL)
+        return;
+    PUT(f, ", backend=");
+    put_str(f, hir_backend_kind_name(c->backend));
+}
+
 static void p2p_inline(const hir_comm *c, out *f)
 {
     PUT(f, "P2PCommunication ");
@@ -295,8 +304,7 @@ static void p2p_inline(const hir_comm *c, out *f)
     o_tensor_print(c->buffer, f);
     PUT(f, ", peer=");
     o_scalar_print_ref(c->peer, f);
-    PUT(f, ", backend=");
-    put_str(f, hir_backend_kind_name(c->backend));
+    comm_backend(c, f);
     o_c(f, ')');
 }
 
@@ -320,8 +328,7 @@ static void comm_inline(const hir_comm *c, out *f)
         PUT(f, ", output=");
         o_tensor_print(c->output, f);
     }
-    PUT(f, ", backend=");
-    put_str(f, hir_backend_kind_name(c->backend));
+    comm_backend(c, f);
     o_c(f, ')');
 }
 
