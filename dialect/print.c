@@ -631,6 +631,19 @@ static void p_full(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
     PUT(f, ");\n");
 }
 
+static void p_grouped_mma(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    o_tensor_print(s->out, f);
+    PUT(f, " = GroupedMmaOp(mat1=");
+    value_print(s->in[0], f);
+    PUT(f, ", mat2=");
+    value_print(s->in[1], f);
+    PUT(f, ", offsets=");
+    value_print(s->in[2], f);
+    PUT(f, ")\n");
+}
+
 static void p_flags(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 {
     indent(f, level);
@@ -914,6 +927,7 @@ static const stmt_printer print_by_fmt[HIR_FMT_COUNT] = {
     [HIR_FMT_SLICE] = p_slice,
     [HIR_FMT_VIEW] = p_view,
     [HIR_FMT_FULL] = p_full,
+    [HIR_FMT_GROUPEDMMA] = p_grouped_mma,
     [HIR_FMT_FLAGS] = p_flags,
     [HIR_FMT_COMM] = p_comm,
     [HIR_FMT_P2P] = p_p2p,

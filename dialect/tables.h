@@ -129,6 +129,7 @@ typedef enum hir_fmt {
     HIR_FMT_WAIT, HIR_FMT_STARTCOAL, HIR_FMT_ENDCOAL, HIR_FMT_SHARE, HIR_FMT_POST,
     HIR_FMT_LAUNCH, HIR_FMT_DEALLOC, HIR_FMT_SCALARDEF, HIR_FMT_HIRALLOC, HIR_FMT_CPERM,
     HIR_FMT_DISPATCH, HIR_FMT_COMBINE, HIR_FMT_SDPA, HIR_FMT_FULL,
+    HIR_FMT_GROUPEDMMA,
     HIR_FMT_COUNT   /* not a format: the number of them (dispatch tables are this long) */
 } hir_fmt;
 

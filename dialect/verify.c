@@ -865,6 +865,23 @@ static void vc_slice(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
     }
 }
 
+/* GroupedMmaOp: two operands of one dtype and integer group offsets */
+static void vc_grouped_mma(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    hir_tensor *a = hir_value_tensor(s->in[0]), *m = hir_value_tensor(s->in[1]);
+    hir_tensor *o = hir_value_tensor(s->in[2]);
+    if (!a || !m || !o) {
+        verr(v, s->loc, "GroupedMmaOp takes tensors for mat1, mat2 and offsets");
+        return;
+    }
+    if (a->dtype != m->dtype)
+        verr(v, s->loc, "GroupedMmaOp: mat1 T%lld is %s but mat2 T%lld is %s", (long long)a->number,
+             hir_dtype_name(a->dtype), (long long)m->number, hir_dtype_name(m->dtype));
+    if (!hir_dtype_is_int(o->dtype))
+        verr(v, s->in_loc ? s->in_loc[2] : s->loc, "GroupedMmaOp: offsets T%lld must be an integer"
+             " tensor, not %s", (long long)o->number, hir_dtype_name(o->dtype));
+}
+
 /* full({extents}, value): one extent per output axis, scalars only */
 static void vc_full(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
 {
@@ -1062,6 +1079,7 @@ static const stmt_checker check_by_fmt[HIR_FMT_COUNT] = {
     [HIR_FMT_COMBINE] = vc_combine,
     [HIR_FMT_SCALARDEF] = vc_scalardef,
     [HIR_FMT_FULL] = vc_full,
+    [HIR_FMT_GROUPEDMMA] = vc_grouped_mma,
 };
 
 static void check_stmt(vctx *v, hir_block *b, int idx, int depth)

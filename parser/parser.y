@@ -64,6 +64,9 @@ static hir_sexpr *make_call(hir_parse_ctx *ctx, hir_yyltype loc, const char *fn,
 static hir_stmt *stmt_new(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc);
 static hir_stmt *full_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
                            hir_yyltype oloc, hir_ptrvec *extents, hir_scalar *value);
+static hir_stmt *grouped_mma_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
+                                  hir_yyltype oloc, const char **names, hir_yyltype *nl,
+                                  hir_value **v, hir_yyltype *l);
 static hir_stmt *launch_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
                              hir_launch_layout layout, hir_ptrvec *ins, hir_ptrvec *outs);
 static void stmt_inputs(hir_parse_ctx *ctx, hir_stmt *s, int n, hir_value **v, hir_yyltype *l);
@@ -163,7 +166,7 @@ struct hir_ewrhs { int kind; int op; bool infix; const char *fn; int n; hir_valu
 %token KW_TYPE "'type'" KW_TEAM "'team'" KW_ROOT "'root'" KW_INPUT "'input'" KW_OUTPUT "'output'"
 %token KW_BACKEND "'backend'" KW_PEER "'peer'" KW_WAIT "'Wait'" KW_STARTCOAL "'StartCoalescing'"
 %token KW_ENDCOAL "'EndCoalescing'" KW_POST "'PostOnStream'" KW_INPUTS "'Inputs'" KW_OUTPUTS "'Outputs'"
-%token KW_EXPAND "'expand'" KW_FULL "'full'"
+%token KW_EXPAND "'expand'" KW_FULL "'full'" KW_GROUPEDMMA "'GroupedMmaOp'"
 %token KW_LAUNCH "'LaunchKernel'" KW_GROUP "'Group'" KW_ID "'ID'" KW_INDEXCAP "'Index'" KW_DEALLOC "'Deallocate'"
 %token KW_TRUE "'true'" KW_FALSE "'false'" KW_EX "'ex'"
 %token KW_CPERM "'CollectivePermute'" KW_DISPATCH "'Dispatch'" KW_COMBINE "'Combine'" KW_RESHAPE "'reshape'"
@@ -501,6 +504,14 @@ stmt
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
           stmt_inputs(ctx, s, 1, v, l);
           $$ = s;
+      }
+    | tensor '=' KW_GROUPEDMMA '(' IDENT '=' tensor ',' IDENT '=' tensor ',' IDENT '=' tensor ')' NEWLINE
+      {
+          const char *names[3] = {$5, $9, $13};
+          hir_yyltype nl[3] = {@5, @9, @13};
+          hir_value *v[3] = {(hir_value *)$7, (hir_value *)$11, (hir_value *)$15};
+          hir_yyltype l[3] = {@7, @11, @15};
+          $$ = grouped_mma_stmt(ctx, @$, $1, @1, names, nl, v, l);
       }
     | tensor '=' KW_EXPAND '(' tensor ')' NEWLINE
       {
