@@ -154,6 +154,8 @@ typedef struct hir_comm {
     hir_backend_kind backend;
     bool backend_unprinted;      /* read without "backend=" (nvFuser before 2025-02-21, whose
                                     default was NCCL): printed without it while still NCCL */
+    bool number_unprinted;       /* EndCoalescing read without its number (nvFuser before
+                                    2025-06-03): the number is hir's, nothing can Wait on it */
     hir_stmt *stmt;              /* the statement that executes it (NULL until seen) */
     hir_loc loc;                 /* first mention */
 } hir_comm;

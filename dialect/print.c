@@ -695,6 +695,10 @@ static void p_startcoal(const hir_stmt *s, int level, out *f, const hir_opinfo *
 static void p_endcoal(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 {
     indent(f, level);
+    if (s->u.comm && s->u.comm->number_unprinted) {
+        PUT(f, "EndCoalescing\n");
+        return;
+    }
     PUT(f, "EndCoalescing ");
     put_int(f, s->u.comm->number);
     o_c(f, '\n');

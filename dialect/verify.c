@@ -981,6 +981,10 @@ static void vc_wait(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
     if (!c)
         verr(v, find_in(s->loc, num), "Wait refers to expression %lld, which is not a Communication, P2PCommunication or EndCoalescing",
              (long long)s->u.wait.number);
+    else if (c->number_unprinted)
+        verr(v, find_in(s->loc, num), "Wait refers to expression %lld, which no statement prints"
+             " (an EndCoalescing read without its number cannot be waited for)",
+             (long long)s->u.wait.number);
     else if (!c->stmt) {
         hir_diag_entry *e = verr(v, find_in(s->loc, num), "Wait refers to expression %lld, which is never executed",
                                  (long long)s->u.wait.number);

@@ -202,6 +202,14 @@ program
           for (int i = 0; $3 && i < $3->n; i++) hir_ptrvec_push(P->arena, &P->inputs, $3->items[i]);
           for (int i = 0; $7 && i < $7->n; i++) hir_ptrvec_push(P->arena, &P->outputs, $7->items[i]);
           for (int i = 0; $11 && i < $11->n; i++) hir_block_append(P, &P->body, $11->items[i]);
+          for (int i = 0; i < ctx->bare_endcoal.n; i++) {
+              hir_stmt *s = ctx->bare_endcoal.items[i];
+              hir_comm *c = hir_comm_new(P, HIR_OP_END_COAL);
+              c->number_unprinted = true;
+              c->loc = s->loc;
+              c->stmt = s;
+              s->u.comm = c;
+          }
       }
     ;
 
@@ -676,6 +684,14 @@ stmt
     | KW_STARTCOAL NEWLINE
       {
           $$ = stmt_new(ctx, HIR_OP_START_COAL, @$);
+      }
+    | KW_ENDCOAL NEWLINE
+      {
+          /* nvFuser's printer before 2025-06-03: no number. One is given after the whole
+           * program is read, above every printed one (see the program rule). */
+          hir_stmt *s = stmt_new(ctx, HIR_OP_END_COAL, @$);
+          hir_ptrvec_push(P->arena, &ctx->bare_endcoal, s);
+          $$ = s;
       }
     | KW_ENDCOAL INT NEWLINE
       {

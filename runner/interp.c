@@ -630,6 +630,21 @@ static int record_work(hir_interp *it, int64_t number, hir_work *w, hir_error *e
     return 0;
 }
 
+/* EndCoalescing n: close the group and record its work under n; one read without its number
+ * (nvFuser before 2025-06-03) cannot be named by a Wait, so the stream waits for it now */
+static int exec_end_coal(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    hir_work *w = NULL;
+    if (!it->in_group)
+        return interp_fail(it, e, "EndCoalescing without StartCoalescing");
+    it->in_group = 0;
+    if (it->be->ops->group_end(it->be, it->cur, &w, e))
+        return backend_fail(it, e);
+    if (s->u.comm->number_unprinted)
+        return w && it->be->ops->wait(it->be, it->cur, w, e) ? backend_fail(it, e) : 0;
+    return record_work(it, s->u.comm->number, w ? w : WORK_SKIPPED, e);
+}
+
 static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     const hir_comm *c = s->u.comm;
@@ -1385,19 +1400,7 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
         else
             it->in_group = 1;
         break;
-    case HIR_OP_END_COAL: {
-        hir_work *w = NULL;
-        if (!it->in_group) {
-            rc = interp_fail(it, e, "EndCoalescing without StartCoalescing");
-            break;
-        }
-        it->in_group = 0;
-        if (it->be->ops->group_end(it->be, it->cur, &w, e))
-            rc = backend_fail(it, e);
-        else
-            rc = record_work(it, s->u.comm->number, w ? w : WORK_SKIPPED, e);
-        break;
-    }
+    case HIR_OP_END_COAL: rc = exec_end_coal(it, s, e); break;
     case HIR_OP_SHARE_HANDLES: rc = exec_share(it, s, e); break;
     case HIR_OP_POST_ON_STREAM: case HIR_OP_LAUNCH_KERNEL: rc = exec_kernel(it, s, e); break;
     case HIR_OP_DEALLOCATE: {
