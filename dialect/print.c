@@ -900,6 +900,42 @@ static void p_sdpa(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
     PUT(f, ")\n");
 }
 
+/* SdpaBwdOp::toString: three output lines, the arguments at level + 1 with ten more spaces;
+ * after philox_offset a line holding ',', then the scale (if any) with no indentation of the
+ * level, and ')' after the level's indentation */
+static void p_sdpa_bwd(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    static const char *const names[5] = {"logsum_exp = ", "dropout_p = ", "is_causal = ",
+                                         "philox_seed = ", "philox_offset = "};
+    const hir_tensor *outs[3] = {s->out, s->u.sdpa.extra[0], s->u.sdpa.extra[1]};
+    for (int i = 0; i < 3; i++) {
+        indent(f, level);
+        o_tensor_print(outs[i], f);
+        put_str(f, i < 2 ? ",\n" : "\n");
+    }
+    indent(f, level + 1);
+    PUT(f, " = sdpa_bwd(");
+    for (int i = 0; i < 10; i++) {
+        if (i) {
+            indent(f, level + 1);
+            spaces(f, 10);
+        }
+        if (i >= 5)
+            put_str(f, names[i - 5]);
+        value_print(s->in[i], f);
+        PUT(f, ",\n");
+    }
+    if (s->u.sdpa.has_scale) {
+        indent(f, level + 1);
+        PUT(f, ",\n");
+        spaces(f, 10);
+        PUT(f, "scale = ");
+        value_print(s->in[10], f);
+    }
+    indent(f, level + 1);
+    PUT(f, ")\n");
+}
+
 static void p_scalardef(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 {
     indent(f, level);
@@ -947,6 +983,7 @@ static const stmt_printer print_by_fmt[HIR_FMT_COUNT] = {
     [HIR_FMT_DISPATCH] = p_dispatch,
     [HIR_FMT_COMBINE] = p_combine,
     [HIR_FMT_SDPA] = p_sdpa,
+    [HIR_FMT_SDPABWD] = p_sdpa_bwd,
     [HIR_FMT_SCALARDEF] = p_scalardef,
 };
 

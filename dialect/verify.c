@@ -566,6 +566,24 @@ static void check_sdpa(vctx *v, const hir_stmt *s)
     }
 }
 
+/* sdpa_bwd: grad q, k, v (defined here) have the dtypes of q, k, v; every input named by
+ * position is a tensor */
+static void check_sdpa_bwd(vctx *v, const hir_stmt *s)
+{
+    const hir_tensor *grads[3] = {s->out, s->u.sdpa.extra[0], s->u.sdpa.extra[1]};
+    for (int i = 0; i < 2; i++)
+        if (grads[i + 1])
+            define(v, grads[i + 1], s->u.sdpa.extra_loc[i].src ? s->u.sdpa.extra_loc[i] : s->loc);
+    static const char *const names[3] = {"q", "k", "v"};
+    for (int i = 0; i < 3; i++) {
+        const hir_tensor *t = hir_value_tensor(s->in[1 + i]);
+        if (t && grads[i] && t->dtype != grads[i]->dtype)
+            verr(v, s->loc, "sdpa_bwd: the gradient of %s, T%lld, is %s but %s T%lld is %s", names[i],
+                 (long long)grads[i]->number, hir_dtype_name(grads[i]->dtype), names[i],
+                 (long long)t->number, hir_dtype_name(t->dtype));
+    }
+}
+
 /* the outputs a statement defines besides `out`: a Dispatch's that only a Combine names, and
  * sdpa's logsumexp and philox seed/offset (checked with the rest of the sdpa) */
 static void check_multi_output(vctx *v, const hir_stmt *s)
@@ -575,6 +593,8 @@ static void check_multi_output(vctx *v, const hir_stmt *s)
     if (s->op == HIR_OP_DISPATCH)
         for (int i = 0; i < 2; i++)
             define(v, s->u.moe.hidden[i], out_loc(s));
+    if (s->op == HIR_OP_SDPA_BWD)
+        check_sdpa_bwd(v, s);
 }
 
 /* dtype of every tensor input equals the output's for ops that do not convert */

@@ -96,6 +96,8 @@ static bool field_is(hir_parse_ctx *ctx, const char *got, hir_yyltype l, const c
 static bool backend_of(hir_parse_ctx *ctx, const char *name, hir_yyltype l, hir_backend_kind *out);
 /* sdpa (parser/sdpa_actions.inc) */
 static void *sdpa_arg(hir_parse_ctx *ctx, const char *name, hir_yyltype nl, hir_value *v, hir_yyltype vl);
+static hir_stmt *sdpa_bwd_stmt(hir_parse_ctx *ctx, hir_yyltype at, hir_tensor **outs, hir_yyltype *ol,
+                               hir_tensor **ins, hir_yyltype *il, hir_ptrvec *args, hir_yyltype close);
 static hir_stmt *sdpa_stmt(hir_parse_ctx *ctx, hir_yyltype at, hir_tensor **outs, hir_yyltype *ol,
                            hir_tensor **qkv, hir_yyltype *ql, hir_ptrvec *args, hir_yyltype close);
 static bool expr_number_ok(hir_parse_ctx *ctx, int64_t number, hir_yyltype l);
@@ -170,7 +172,7 @@ struct hir_ewrhs { int kind; int op; bool infix; const char *fn; int n; hir_valu
 %token KW_LAUNCH "'LaunchKernel'" KW_GROUP "'Group'" KW_ID "'ID'" KW_INDEXCAP "'Index'" KW_DEALLOC "'Deallocate'"
 %token KW_TRUE "'true'" KW_FALSE "'false'" KW_EX "'ex'"
 %token KW_CPERM "'CollectivePermute'" KW_DISPATCH "'Dispatch'" KW_COMBINE "'Combine'" KW_RESHAPE "'reshape'"
-%token KW_SDPA "'sdpa'"
+%token KW_SDPA "'sdpa'" KW_SDPABWD "'sdpa_bwd'"
 %token <str> HEXPTR "address"
 
 %type <tensor> tensor
@@ -394,6 +396,14 @@ stmt
           stmt_inputs(ctx, s, 3, v, l);
           hir_ptrvec_push(P->arena, &ctx->dispatches, s);
           $$ = s;
+      }
+    | tensor ',' tensor ',' tensor '=' KW_SDPABWD '(' tensor ',' tensor ',' tensor ',' tensor ',' tensor ',' sdpa_args ')' NEWLINE
+      {
+          hir_tensor *outs[3] = {$1, $3, $5};
+          hir_yyltype ol[3] = {@1, @3, @5};
+          hir_tensor *ins[5] = {$9, $11, $13, $15, $17};
+          hir_yyltype il[5] = {@9, @11, @13, @15, @17};
+          $$ = sdpa_bwd_stmt(ctx, @$, outs, ol, ins, il, $19, @20);
       }
     | tensor ',' tensor ',' tensor ',' tensor '=' KW_SDPA '(' tensor ',' tensor ',' tensor ',' sdpa_args ')' NEWLINE
       {

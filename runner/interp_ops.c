@@ -1182,6 +1182,8 @@ int ops_other(hir_interp *it, const hir_stmt *s, hir_error *e)
         return ops_full(it, s, e);
     case HIR_OP_GROUPED_MMA:
         return ops_grouped_mma(it, s, e);
+    case HIR_OP_SDPA_BWD:
+        return ops_sdpa_bwd(it, s, e);
     default:
         return interp_fail(it, e, "statement kind not supported by the runner");
     }
