@@ -10,8 +10,10 @@
 
 #include "api/api_internal.h"
 #include "dialect/hir.h"
-#include "runner/backend.h"
-#include "runner/run.h"
+#include "runner/backend/backend.h"
+#include "runner/job/job.h"
+#include "runner/cpu/cpu.h"
+#include "runner/guard/guard.h"
 
 #define MAX_AUTO 256
 
@@ -317,7 +319,14 @@ static hirc_status start(run_ctx *c, hirc_program *h, hirc_diagnostics *diags,
     }
     if (nout && !out)
         return fail(c, HIRC_ERR_INVALID_ARGUMENT, "NULL outputs%s%s", "", "");
-    return prepare(c, in, nin, opts);
+    hirc_status st = prepare(c, in, nin, opts);
+    if (st != HIRC_OK)
+        return st;
+    /* HIR_FAULT=rank:line:kind fires here as in hir-run: a statement hook of the guard room */
+    hir_error e = {{0}, -1};
+    if (hir_interp_add_hook(c->it, &(hir_interp_hook){.before = hir_fault_before_stmt}, &e))
+        return fail_e(c, HIRC_ERR_RUN, &e);
+    return HIRC_OK;
 }
 
 hirc_status hirc_output_shapes(hirc_program *h, const hirc_tensor *in, size_t nin,

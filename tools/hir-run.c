@@ -1,4 +1,4 @@
-/* hir-run — run a %HostIrContainer program on one or more ranks (runner/run.h does the work):
+/* hir-run — run a %HostIrContainer program on one or more ranks (runner/job/job.h does the work):
  * parses flags, starts ranks (-np N through the system mpirun), and turns the job's outcome
  * into an exit code. A rank that fails while its peers may wait on it takes the job down. */
 #include <limits.h>
@@ -11,8 +11,9 @@
 #include <unistd.h>
 
 #include "dialect/hir.h"
-#include "runner/boot.h"
-#include "runner/run.h"
+#include "runner/boot/boot.h"
+#include "runner/job/job.h"
+#include "runner/registry/registry.h"
 #include "tools/common.h"
 #include "tools/opts.h"
 
@@ -123,6 +124,21 @@ static int bad(const char *what, const char *arg)
     if (!*arg)
         return hir_tool_usage_error("hir-run", "%s", what);
     return hir_tool_usage_error("hir-run", "%s: '%s'", what, arg);
+}
+
+/* --device naming no backend the registry knows */
+static int bad_device(const char *dev)
+{
+    char names[128] = "--device is ";
+    size_t at = strlen(names);
+    hir_registry_names(names + at, sizeof names - at);
+    return bad(names, dev);
+}
+
+/* the devices the backend of --device (or the default one) sees; 0 on the host */
+static int devices_seen(const char *dev)
+{
+    return hir_registry_device_count(dev ? hir_registry_find(dev) : hir_registry_default());
 }
 
 /* a numeric value outside its range (tools/opts.c says which range) */
@@ -309,8 +325,8 @@ int main(int argc, char **argv)
     }
     if (!o.program && !topology)
         return bad("no program given", "");
-    if (topology && o.device && strcmp(o.device, "cpu") && strcmp(o.device, "cuda"))
-        return bad("--device is cpu or cuda", o.device);
+    if (topology && o.device && !hir_registry_find(o.device))
+        return bad_device(o.device);
     if ((bench || o.bench_json || bench_plot || o.graph) && !o.bench)
         o.bench = iters_given ? o.iters : 50;
     if (o.bench && !warmup_given)
@@ -354,7 +370,7 @@ int main(int argc, char **argv)
     }
     if (topology) {
         /* the GPU hir_run_job would pick: local rank modulo the GPUs this rank sees */
-        int ngpu = o.device && !strcmp(o.device, "cpu") ? 0 : hir_cuda_device_count();
+        int ngpu = devices_seen(o.device);
         int gpu = ngpu > 0 ? hir_boot_local_rank(boot) % ngpu : -1;
         int rc = hir_boot_print_topology(boot, gpu, stdout, &e);
         if (rc)

@@ -7,8 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "runner/convert.h"
+#include "runner/backend/convert.h"
 #include "runner/cpu/cpu_internal.h"
+#include "runner/cpu/cpu.h"
 
 /* ---------------------------------------------------------------- strided machinery */
 
@@ -411,7 +412,7 @@ static void cpu_destroy(hir_backend *be)
 
 static const hir_backend_ops cpu_ops = {
     .name = "cpu",
-    .caps = HIR_CAP_HOST_MEMORY,
+    .caps = HIR_CAP_HOST_MEMORY | HIR_CAP_NCCL,   /* every transport goes over MPI */
     .destroy = cpu_destroy,
     .alloc = cpu_alloc,
     .free = cpu_free,

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/boot_mpi.h"
-#include "runner/convert.h"
+#include "runner/boot/boot_mpi.h"
+#include "runner/backend/convert.h"
 #include "runner/cpu/cpu_internal.h"
 
 /* One tag per transport for P2P traffic on the backend's private world communicator: like

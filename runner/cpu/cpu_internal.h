@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runner/backend.h"
+#include "runner/backend/backend.h"
 
 #define CPU_MAX_VIEWS 5
 

@@ -553,8 +553,42 @@ int hir_cuda_ipc_rearm(hir_backend *be, hir_error *e)
     return 0;
 }
 
+/* The extras of this backend as optional entries of its table (runner/backend/backend.h). */
+static int cu_load_kernel(hir_backend *be, int group, const char *path, hir_error *e)
+{
+    return hir_cuda_load_user_kernel(be, group, path, NULL, e);
+}
+
+static int cu_graph_end(hir_backend *be, int ok, hir_graph **out, hir_error *e)
+{
+    hir_cuda_graph *g = NULL;
+    int rc = hir_cuda_graph_end(be, ok, &g, e);
+    *out = (hir_graph *)g;
+    return rc;
+}
+
+static int cu_graph_launch(hir_backend *be, hir_graph *g, hir_error *e)
+{
+    return hir_cuda_graph_launch(be, (hir_cuda_graph *)g, e);
+}
+
+static void cu_graph_destroy(hir_backend *be, hir_graph *g)
+{
+    (void)be;
+    hir_cuda_graph_destroy((hir_cuda_graph *)g);
+}
+
+static int cu_stream_capturing(hir_backend *be, hir_stream *s)
+{
+    (void)be;
+    return hir_cuda_stream_capturing(s);
+}
+
 static const hir_backend_ops cu_ops = {
     .name = "cuda",
+#ifdef HIR_HAVE_NCCL
+    .caps = HIR_CAP_NCCL,
+#endif
     .destroy = cu_destroy,
     .alloc = cu_alloc,
     .free = cu_free,
@@ -585,6 +619,14 @@ static const hir_backend_ops cu_ops = {
     .work_release = cu_work_release,
     .release_peers = hir_cu_release_peers,
     .device_info = cu_device_info,
+    .load_kernel = cu_load_kernel,
+    .launch_kernel = hir_cuda_launch_user_kernel,
+    .graph_begin = hir_cuda_graph_begin,
+    .graph_end = cu_graph_end,
+    .graph_launch = cu_graph_launch,
+    .graph_destroy = cu_graph_destroy,
+    .stream_capturing = cu_stream_capturing,
+    .graph_rearm = hir_cuda_ipc_rearm,
 };
 
 static int load_driver(hir_cu_driver *d, hir_error *e)

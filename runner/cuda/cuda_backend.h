@@ -6,7 +6,17 @@
 
 #include <stddef.h>
 
-#include "runner/backend.h"
+#include "runner/backend/backend.h"
+
+/* The constructor (the registry calls it): fails cleanly, with a message saying why, when no
+ * GPU is visible. */
+int hir_backend_cuda_create(const hir_backend_config *cfg, hir_backend **out, hir_error *e);
+/* 1 when a GPU is visible (no error otherwise). */
+int hir_cuda_available(void);
+/* GPUs this process sees (0 without a GPU). */
+int hir_cuda_device_count(void);
+/* 1 when this build's CUDA backend has NCCL (the NCCL transport). */
+int hir_cuda_has_nccl(void);
 
 /* How a user kernel is launched. The kernel's parameters are the raw data pointers of its
  * inputs, then of its outputs, then one `long long n` = numel of the first output:

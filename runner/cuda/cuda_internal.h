@@ -13,7 +13,8 @@
 
 #include "support/support.h"
 
-#include "runner/backend.h"
+#include "runner/backend/backend.h"
+#include "runner/boot/boot.h"
 #include "runner/cuda/cuda_backend.h"
 
 /* Error strings per library, so HIR_CK can name any failing call uniformly. */

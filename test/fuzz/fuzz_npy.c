@@ -1,4 +1,4 @@
-/* fuzz_npy.c — libFuzzer target for the .npy reader (runner/npy.c): the input is a whole .npy
+/* fuzz_npy.c — libFuzzer target for the .npy reader (runner/data/npy.c): the input is a whole .npy
  * file. Its header is parsed from a buffer of exactly the input's size (so that a read past
  * the end is an ASan report), then the file is read back through hir_npy_read from a memfd,
  * the way `hir-run --inputs=DIR` reads it, for every dtype whose descr the header names, with
@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "runner/npy.h"
+#include "runner/data/npy.h"
 
 static void read_as(const char *path, hir_dtype dt, const hir_npy_header *h, size_t size)
 {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runner/backend.h"
+#include "runner/cuda/cuda_backend.h"
 
 int main(void)
 {

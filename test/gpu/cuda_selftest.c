@@ -10,7 +10,7 @@
 
 #include <nvrtc.h>
 
-#include "runner/boot.h"
+#include "runner/boot/boot.h"
 #include "runner/cuda/cuda_internal.h"
 
 typedef struct tctx {

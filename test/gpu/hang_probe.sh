@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # No-hang probe on the GPU: in a 2-rank CUDA-IPC pipeline, rank 1 stalls (host thread asleep)
-# or exits just before its first P2P statement (HIR_FAULT, runner/fault.c). Rank 0's streams
+# or exits just before its first P2P statement (HIR_FAULT, runner/guard/fault.c). Rank 0's streams
 # then wait on a semaphore nobody releases; the job must still end, with messages, soon after
 # --timeout. Prints the exit status, the time taken and the messages of each case.
 bin=$(cd "$1" && pwd); out=$2

@@ -1,4 +1,4 @@
-# runner/bench.c: the --bench timing loop on the CPU backend.
+# runner/bench/bench.c: the --bench timing loop on the CPU backend.
 hir_add_unit_test(test_bench
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_bench.c
-  LIBS hir::runner)
+  LIBS hir::bench hir::cpu)

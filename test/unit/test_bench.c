@@ -1,4 +1,4 @@
-/* test_bench.c — the timing loop of hir-run --bench (runner/bench.c) on the CPU backend, whose
+/* test_bench.c — the timing loop of hir-run --bench (runner/bench/bench.c) on the CPU backend, whose
  * events read the clock: iteration counts, statistics, FLOP and statement counters, JSON. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,8 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "runner/bench.h"
+#include "runner/bench/bench.h"
+#include "runner/cpu/cpu.h"
 
 typedef struct fake {
     hir_bench_counters *c;

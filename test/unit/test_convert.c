@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "runner/convert.h"
+#include "runner/backend/convert.h"
 
 static uint32_t bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static float from(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }

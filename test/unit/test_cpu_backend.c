@@ -12,9 +12,10 @@
 
 #include <cmocka.h>
 
-#include "runner/backend.h"
-#include "runner/convert.h"
-#include "runner/data.h"
+#include "runner/backend/backend.h"
+#include "runner/cpu/cpu.h"
+#include "runner/backend/convert.h"
+#include "runner/data/data.h"
 
 static int setup(void **state)
 {

@@ -10,8 +10,9 @@
 
 #include <mpi.h>
 
-#include "runner/boot.h"
-#include "runner/convert.h"
+#include "runner/boot/boot.h"
+#include "runner/cpu/cpu.h"
+#include "runner/backend/convert.h"
 
 static int checks, failures, me_rank;
 

@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "runner/convert.h"
-#include "runner/data.h"
-#include "runner/npy.h"
+#include "runner/backend/convert.h"
+#include "runner/data/data.h"
+#include "runner/data/npy.h"
 
 static char dir[64];
 

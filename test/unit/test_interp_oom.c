@@ -21,8 +21,8 @@
 
 #include <cmocka.h>
 
-#include "runner/boot.h"
-#include "runner/run.h"
+#include "runner/boot/boot.h"
+#include "runner/job/job.h"
 
 #ifndef HIR_RELIABILITY_INPUTS
 #error "HIR_RELIABILITY_INPUTS (test/lit/reliability/Inputs) must be defined"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/boot.h"
+#include "runner/boot/boot.h"
 
 int main(int argc, char **argv)
 {

@@ -1,0 +1,276 @@
+/* backend.h — the backend room (runner/backend/): the small table of functions an execution
+ * backend implements, with the views and dtype conversions it works on (types.h, convert.h).
+ * It owns the table's shape, not any backend: the CPU backend (runner/cpu/, always built, the
+ * reference) and the CUDA backend (runner/cuda/, when CMake finds the toolkit) fill it, the
+ * registry (runner/registry/) creates them by name, and the interpreter walks the IR calling
+ * only these entries. It may use support/ and the dialect's tables (dtypes, element-wise ops,
+ * collective kinds); nothing here includes CUDA, NCCL or MPI headers. */
+#ifndef HIR_BACKEND_H
+#define HIR_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+#include "runner/backend/types.h"
+#include "support/error.h"
+
+/* The out-of-band channel between ranks (runner/boot/boot.h): backends get it in their config and
+ * use it to share NCCL unique ids and CUDA-IPC handles; the CPU backend moves its data with it. */
+typedef struct hir_boot hir_boot;
+
+/* ---------------------------------------------------------------- backend table */
+
+typedef struct hir_backend hir_backend;   /* a backend instance; first member is `ops` */
+typedef struct hir_stream hir_stream;     /* opaque, backend-specific */
+typedef struct hir_work hir_work;         /* a pending communication, consumed by wait */
+typedef struct hir_event hir_event;       /* a timing point */
+
+typedef enum hir_p2p_protocol { HIR_P2P_GET = 0, HIR_P2P_PUT = 1 } hir_p2p_protocol;
+
+typedef struct hir_backend_config {
+    hir_boot *boot;
+    int rank, size, local_rank;
+    int device;                 /* GPU index (local_rank % visible GPUs), ignored on CPU */
+    int num_streams;            /* value of numberOfStreams */
+    double timeout;             /* seconds a wait on a peer may take before it fails */
+    hir_p2p_protocol p2p_protocol;
+    /* CPU backend only: GEMMs of at least this many FLOP (2·M·N·K) are not computed but
+     * recorded, for a randomized check of another backend's result (0: compute all) */
+    double defer_gemm_flops;
+    /* CUDA backend only: P2P over the NCCL transport is host-staged (device -> host copy, the
+     * bootstrap's MPI, host -> device copy) instead of going through NCCL, for ranks that share
+     * a GPU (hir-run --nccl-p2p=host-staged; NCCL refuses two ranks on one device) */
+    int p2p_host_staged;
+} hir_backend_config;
+
+typedef struct hir_collective {
+    hir_comm_type kind;         /* dialect/defs/comm.def */
+    hir_backend_kind transport; /* dialect/defs/transport.def (backend= in the text) */
+    const int *team;           /* world ranks, in the program's order */
+    int team_size;
+    int my_index;              /* position of this rank in team (caller guarantees >= 0) */
+    int root_index;            /* team-relative root for rooted kinds, else -1 */
+    hir_reduce_op op;          /* for reducing kinds (sum unless the program says otherwise) */
+    const hir_view *input;     /* may be NULL where the kind allows (e.g. non-root gather) */
+    const hir_view *output;    /* may be NULL likewise */
+    uintptr_t stmt_id;         /* identity of the statement, for caches and messages */
+} hir_collective;
+
+typedef struct hir_p2p {
+    int is_send;
+    int peer;                  /* world rank */
+    hir_backend_kind transport;
+    hir_view buf;              /* whole buffer to send / receive into */
+    uintptr_t stmt_id;         /* identity of the P2PCommunication statement */
+} hir_p2p;
+
+/* A GEMM: out[b] = A[b] · op(B[b]) (+ bias), row-major 2-D matrices with unit column stride.
+ *   a:   [M, K] (shape[0]=M, shape[1]=K, stride[1]=1, stride[0]=lda >= K)
+ *   b:   [K, N] if !b_trans (matmul), [N, K] if b_trans (linear, PyTorch weight layout)
+ *   out: [M, N]
+ *   bias: NULL or a 1-D [N] view, broadcast over rows (added in the epilogue)
+ * batch >= 1 matrices, at element offsets batch_stride_{a,b,out} apart (0 = broadcast).
+ * Storage dtypes are those of the views; accumulation is always fp32 (fp64 for double). */
+typedef struct hir_gemm {
+    hir_view a, b, out;
+    const hir_view *bias;
+    int b_trans;
+    int64_t batch;
+    int64_t batch_stride_a, batch_stride_b, batch_stride_out;
+} hir_gemm;
+
+/* MoE token routing (hostir-2026.md §3.11): top-1, over all ranks of the job; expert e lives
+ * on rank e / (num_experts / size). */
+typedef struct hir_moe_dispatch {
+    hir_view x;                 /* [T, H] this rank's tokens */
+    hir_view topk_idx;          /* [T, 1] or [T]: integer expert ids in [0, num_experts) */
+    hir_view topk_weights;      /* [T, 1] or [T] */
+    int64_t num_experts;        /* a positive multiple of the job's size */
+} hir_moe_dispatch;
+
+/* What Dispatch returns. Every data pointer is a fresh allocation of the backend (its alloc),
+ * owned by the caller from then on (its free), also when it is empty. R = tokens received. */
+typedef struct hir_moe_routed {
+    hir_view x;                 /* [R, H] x's dtype: received tokens, by sender rank, each
+                                   sender's tokens in ascending expert order (stable) */
+    hir_view topk_idx;          /* [R, 1] int64: their expert ids */
+    hir_view topk_weights;      /* [R, 1] topk_weights' dtype */
+    hir_view src_idx;           /* [R] int64: each token's row on its sender */
+    hir_view send_counts;       /* [size] int64: tokens this rank sent to each rank */
+    hir_view recv_counts;       /* [size] int64: tokens this rank received from each rank */
+} hir_moe_routed;
+
+/* Combine: every token goes back to its sender, which writes it to row src_idx of out. */
+typedef struct hir_moe_combine {
+    hir_view x;                 /* [R, H] */
+    hir_view src_idx;           /* [R] int64, as the Dispatch returned it */
+    hir_view send_counts, recv_counts;   /* the Dispatch's */
+    hir_view out;               /* [T, H], x's dtype */
+} hir_moe_combine;
+
+/* What a benchmark records about the device a backend runs on, and its physical limits. */
+typedef struct hir_device_info {
+    char name[96];              /* "NVIDIA H200" */
+    char uuid[48];              /* identity of the physical device (ranks sharing it agree) */
+    int sm_count, cc_major, cc_minor;
+    int clock_khz;              /* peak SM clock */
+    int mem_clock_khz;
+    int driver_version, runtime_version, nccl_version, cublaslt_version;   /* 0: unknown */
+    /* dense peak of the device in TFLOP/s for GEMMs of 16-bit floats (tensor cores), float
+     * (no TF32) and double: SMs x peak clock x FLOP per clock per SM of the architecture;
+     * 0 when the architecture is unknown */
+    double peak_tflops_16, peak_tflops_32, peak_tflops_64;
+} hir_device_info;
+
+/* Capabilities of a backend (hir_backend_ops.caps), so callers ask the table, not the name. */
+enum {
+    HIR_CAP_HOST_MEMORY = 1u << 0,   /* its buffers are host memory (limits count them per node) */
+    HIR_CAP_NCCL = 1u << 1,          /* it runs communication whose transport is NCCL */
+};
+
+/* A captured run of a program that the backend can replay (graph_* below). */
+typedef struct hir_graph hir_graph;
+
+struct hir_deferred_gemm;
+
+typedef struct hir_backend_ops {
+    const char *name;                       /* "cpu", "cuda" */
+    unsigned caps;                          /* HIR_CAP_* */
+    void (*destroy)(hir_backend *be);
+
+    /* memory: plain device (or host) allocations, zero-filled only when asked */
+    int  (*alloc)(hir_backend *be, size_t bytes, void **ptr, hir_error *e);
+    void (*free)(hir_backend *be, void *ptr);
+    /* bytes the backend could still allocate (for refusing oversize programs up front) */
+    int  (*mem_available)(hir_backend *be, size_t *bytes, hir_error *e);
+    /* synchronous host<->backend transfer of a contiguous byte range */
+    int  (*upload)(hir_backend *be, void *dst, const void *host_src, size_t bytes, hir_error *e);
+    int  (*download)(hir_backend *be, void *host_dst, const void *src, size_t bytes, hir_error *e);
+
+    /* streams: key >= 0 for indexed streams, created on first use and kept for the backend's
+     * life; stream_main is the stream current at program start (the "default" stream). */
+    hir_stream *(*stream_main)(hir_backend *be);
+    int  (*stream_get)(hir_backend *be, int64_t key, hir_stream **s, hir_error *e);
+    /* `waiter` waits (device-side, host does not block) for the work queued so far on `on` */
+    int  (*stream_wait)(hir_backend *be, hir_stream *waiter, hir_stream *on, hir_error *e);
+    /* host waits for everything queued on every stream; honours the timeout */
+    int  (*synchronize)(hir_backend *be, hir_error *e);
+
+    /* events, for benchmarks and traces */
+    int  (*event_create)(hir_backend *be, hir_event **ev, hir_error *e);
+    int  (*event_record)(hir_backend *be, hir_event *ev, hir_stream *s, hir_error *e);
+    int  (*event_elapsed_ms)(hir_backend *be, hir_event *from, hir_event *to, double *ms,
+                             hir_error *e);
+    void (*event_destroy)(hir_backend *be, hir_event *ev);
+
+    /* compute, queued on stream s. Views of one call have equal ndim; broadcasting is expressed
+     * with stride 0 by the caller, so backends see out-shaped operands only. */
+    int  (*fill)(hir_backend *be, hir_stream *s, const hir_view *out, double value, hir_error *e);
+    /* strided copy with element-type conversion (Set, casts); dst and src have equal shapes */
+    int  (*copy)(hir_backend *be, hir_stream *s, const hir_view *dst, const hir_view *src,
+                 hir_error *e);
+    int  (*gemm)(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e);
+    /* out = op(a[, b[, c]]); operands are views or scalars (see hir_operand) */
+    int  (*unary)(hir_backend *be, hir_stream *s, hir_unary_op op, const hir_view *out,
+                  const hir_operand *a, hir_error *e);
+    int  (*binary)(hir_backend *be, hir_stream *s, hir_binary_op op, const hir_view *out,
+                   const hir_operand *a, const hir_operand *b, hir_error *e);
+    int  (*ternary)(hir_backend *be, hir_stream *s, hir_ternary_op op, const hir_view *out,
+                    const hir_operand *a, const hir_operand *b, const hir_operand *c,
+                    hir_error *e);
+    /* out has in's ndim with shape 1 on every reduced axis (reduce_mask bit i = axis i) */
+    int  (*reduce)(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_view *out,
+                   const hir_view *in, uint32_t reduce_mask, hir_error *e);
+
+    /* communication. Posting returns a work item that a later wait consumes. */
+    int  (*collective)(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **w,
+                       hir_error *e);
+    /* between group_begin and group_end, p2p posts are coalesced; group_end returns one work */
+    int  (*group_begin)(hir_backend *be, hir_error *e);
+    int  (*group_end)(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e);
+    /* *w is NULL when posted inside a group */
+    int  (*p2p_post)(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **w,
+                     hir_error *e);
+    /* ShareMemHandles: make sure every CUDA-transport P2P in the list has its handles,
+     * exchanging only with the peers involved; cached by (stmt_id, peer, buffer identity). */
+    int  (*share_handles)(hir_backend *be, const hir_p2p *list, int n, hir_error *e);
+    /* make stream s wait for w's completion (never blocks the host, except on the CPU backend
+     * where everything is synchronous); consumes w */
+    int  (*wait)(hir_backend *be, hir_stream *s, hir_work *w, hir_error *e);
+    /* drop a work item without waiting (error paths) */
+    void (*work_release)(hir_backend *be, hir_work *w);
+    /* Ordered teardown after a successful job, collective with every peer this rank shared
+     * memory with (may be NULL): stop using peer memory, agree with each peer, then free the
+     * memory peers mapped. Without it, destroy frees nothing a peer may still map. */
+    int  (*release_peers)(hir_backend *be, hir_error *e);
+    /* the device and its limits (NULL: a CPU backend, no device peak known) */
+    int  (*device_info)(hir_backend *be, hir_device_info *d, hir_error *e);
+    /* MoE Dispatch/Combine (NULL: the backend does not route tokens; the interpreter refuses
+     * the statement). Collective over every rank of the job. */
+    int  (*moe_dispatch)(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
+                         hir_moe_routed *r, hir_error *e);
+    int  (*moe_combine)(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e);
+    /* Randomized checking (NULL: the backend defers no GEMM; see hir_deferred_gemm below).
+     * take_deferred hands over the GEMMs still deferred (a malloc'd array for the caller to
+     * free); from then on the backend forgets them, and their operand memory stays valid until
+     * the backend is destroyed. gemm_now computes a deferred GEMM after all (exactly, into its
+     * output region). */
+    int  (*take_deferred)(hir_backend *be, struct hir_deferred_gemm **list, int *n, hir_error *e);
+    int  (*gemm_now)(hir_backend *be, const struct hir_deferred_gemm *d, hir_error *e);
+
+    /* User kernels for LaunchKernel (NULL: the backend runs no user kernel). load_kernel reads
+     * FILE for kernel group `group` (replacing an earlier one); launch_kernel queues group
+     * `group` on stream s with the raw data of its input and output views. */
+    int  (*load_kernel)(hir_backend *be, int group, const char *path, hir_error *e);
+    int  (*launch_kernel)(hir_backend *be, hir_stream *s, int group,
+                          const hir_view *const *inputs, int ninputs,
+                          const hir_view *const *outputs, int noutputs, hir_error *e);
+    /* Graphs, for timing replays of one run (NULL: the backend cannot capture). graph_begin
+     * starts capturing the work queued on the main stream (other streams join through stream
+     * waits); graph_end with ok = 0 abandons a capture after a failed run; stream_capturing
+     * says whether work queued on s is recorded rather than run; graph_rearm runs before each
+     * replay, with every rank idle, to reset what a replay must find fresh. */
+    int  (*graph_begin)(hir_backend *be, hir_error *e);
+    int  (*graph_end)(hir_backend *be, int ok, hir_graph **out, hir_error *e);
+    int  (*graph_launch)(hir_backend *be, hir_graph *g, hir_error *e);
+    void (*graph_destroy)(hir_backend *be, hir_graph *g);
+    int  (*stream_capturing)(hir_backend *be, hir_stream *s);
+    int  (*graph_rearm)(hir_backend *be, hir_error *e);
+} hir_backend_ops;
+
+struct hir_backend {
+    const hir_backend_ops *ops;
+    hir_backend_config cfg;
+};
+
+/* Backends are created by name through the registry (runner/registry/registry.h). */
+/* ---------------------------------------------------------------- randomized checking
+ * (CPU backend: runner/cpu/cpu_lazy.c, cpu_verify.c) */
+
+/* A GEMM the CPU backend recorded instead of computing (cfg.defer_gemm_flops): its operands
+ * and output region in that backend's memory; g.bias is NULL, the bias is in `bias`. */
+typedef struct hir_deferred_gemm {
+    hir_gemm g;
+    hir_view bias;
+    int has_bias;
+} hir_deferred_gemm;
+
+/* The GEMMs still deferred are reached through the backend table (ops->take_deferred,
+ * ops->gemm_now); a backend without them defers nothing. */
+
+/* Freivalds' check of a claimed product: g->out holds the result to verify (host memory, any
+ * float dtype); g->a, g->b, g->bias are the true operands. For `vectors` random ±1 vectors r
+ * it compares out·r with a·(op(b)·r) + (bias·r) in float64, row by row, against a bound
+ * derived from the output dtype's rounding and the accumulation over K (docs/runner.md). */
+typedef struct hir_gemm_check {
+    int64_t rows;                /* rows checked (times batch) */
+    int64_t bad_rows;            /* rows whose difference exceeded the bound for some r */
+    int64_t first_bad_row;       /* -1 when none */
+    double worst;                /* largest |difference| / bound seen */
+    double diff_first, bound_first;   /* at the first bad row */
+} hir_gemm_check;
+int hir_cpu_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, hir_gemm_check *r,
+                        hir_error *e);
+
+#endif

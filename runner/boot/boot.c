@@ -1,0 +1,796 @@
+/* boot.c — the bootstrap over MPI (rank discovery, node ids, the polled barrier / team
+ * broadcast / pairwise exchange that backends use for NCCL ids and IPC handles), the
+ * per-team communicator cache, and the local launcher behind `hir-run -np N`. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/prctl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runner/boot/boot_mpi.h"
+#include "support/support.h"
+
+#define HIR_BOOT_DEFAULT_TIMEOUT 300.0
+/* tag of the membership handshake before MPI_Comm_create_group, and of the create itself */
+#define HIR_TEAM_TAG 0x7ff0
+
+struct hir_mpi_team_entry {
+    int n;
+    int *team;
+    MPI_Comm comm;
+};
+
+/* The sentinel: a thread alive from MPI start-up to the end of shut-down. It ends the
+ * process when a timed phase (MPI_Init and the bootstrap, MPI_Finalize) makes no progress
+ * for longer than its limit, which the run's own timeouts cannot cover, and when the
+ * launcher that started this rank (`hir-run -np`, through mpirun) has died: the rank is then
+ * re-parented, and nothing else would end it. */
+typedef struct sentinel {
+    pthread_t thread;
+    int started;
+    int rank;
+    double limit;
+    pid_t parent;                        /* getppid() at start when we launched it, else 0 */
+    _Atomic int64_t phase_ns;            /* start of the timed phase; 0: none */
+    _Atomic(const char *) phase;
+    _Atomic int stop;
+} sentinel;
+
+struct hir_boot {
+    MPI_Comm world, local;
+    int rank, size, local_rank, local_size;
+    /* Node identity (hir_boot_node). host_of: per world rank, the index of its shared-memory
+     * domain (MPI_COMM_TYPE_SHARED), numbered in the order of each domain's lowest rank.
+     * node_of: the node each rank counts as: host_of, or a simulated block of ranks
+     * (hir_boot_simulate_nodes). */
+    int *host_of, *node_of;
+    int nhosts, nnodes, simulated;
+    int node_local_rank, node_local_size;
+    double timeout;
+    int initialized_mpi;         /* we called MPI_Init_thread, so we finalize */
+    int pending;                 /* a bootstrap collective timed out and is still in flight:
+                                  * MPI can neither cancel it nor free or finalize around it */
+    hir_mpi_team_cache teams;
+    sentinel sent;
+};
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sentinel_say(const char *msg)
+{
+    if (write(2, msg, strlen(msg)) < 0)
+        (void)0;
+}
+
+static void *sentinel_main(void *arg)
+{
+    sentinel *st = arg;
+    while (!atomic_load(&st->stop)) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        char msg[512];
+        if (st->parent && getppid() != st->parent) {
+            snprintf(msg, sizeof msg, "hir-run: rank %d: error: the launcher (pid %d) is gone; "
+                     "ending this rank\n", st->rank, (int)st->parent);
+            sentinel_say(msg);
+            _exit(1);
+        }
+        int64_t t0 = atomic_load(&st->phase_ns);
+        const char *what = atomic_load(&st->phase);
+        if (t0 && what && (mono_ns() - t0) * 1e-9 > st->limit) {
+            snprintf(msg, sizeof msg, "hir-run: rank %d: error: no progress for %.0f s in %s "
+                     "(timeout); ending this rank\n", st->rank, st->limit, what);
+            sentinel_say(msg);
+            _exit(1);
+        }
+    }
+    return NULL;
+}
+
+static void sentinel_phase(sentinel *st, const char *what)
+{
+    atomic_store(&st->phase_ns, what ? mono_ns() : 0);
+    atomic_store(&st->phase, what);
+}
+
+static void sentinel_start(sentinel *st, double limit)
+{
+    memset(st, 0, sizeof *st);
+    st->rank = -1;
+    st->limit = limit;
+    /* only a rank this program's launcher started watches its parent (hir_launch_local) */
+    st->parent = getenv(HIR_LAUNCH_MARKER) ? getppid() : 0;
+    if (st->parent == 1)
+        _exit(1);                        /* the launcher died before we got here */
+    st->started = pthread_create(&st->thread, NULL, sentinel_main, st) == 0;
+}
+
+static void sentinel_stop(sentinel *st)
+{
+    if (!st->started)
+        return;
+    atomic_store(&st->stop, 1);
+    pthread_join(st->thread, NULL);
+    st->started = 0;
+}
+
+/* Test-only fault injection (docs/reliability.md): HIR_FAULT_BOOT=init-stall|fini-stall makes
+ * this process stall inside MPI start-up or shut-down, where only the sentinel can end it. */
+static void boot_fault(const char *where)
+{
+    const char *f = getenv("HIR_FAULT_BOOT");
+    if (f && !strncmp(f, where, strlen(where)) && !strcmp(f + strlen(where), "-stall"))
+        for (;;)
+            pause();
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int hir_mpi_error(hir_error *e, const char *call, int rc)
+{
+    char s[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, s, &len) != MPI_SUCCESS)
+        snprintf(s, sizeof s, "error %d", rc);
+    return hir_error_set(e, "%s: %s", call, s);
+}
+
+int hir_mpi_poll(MPI_Request *reqs, const int *peers, int n, double timeout_s,
+                 const char *what, hir_error *e)
+{
+    double t0 = now_s();
+    long spins = 0;
+    for (;;) {
+        int pending = -1;
+        for (int i = 0; i < n; i++) {
+            if (reqs[i] == MPI_REQUEST_NULL)
+                continue;
+            int flag = 0;
+            int rc = MPI_Test(&reqs[i], &flag, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS)
+                return hir_mpi_error(e, "MPI_Test", rc);
+            if (!flag && pending < 0)
+                pending = i;
+        }
+        if (pending < 0)
+            return 0;
+        double waited = now_s() - t0;
+        if (waited > timeout_s) {
+            int peer = peers ? peers[pending] : -1;
+            if (peer >= 0)
+                hir_error_set(e, "%s: peer rank %d did not take part within %.1f s (timeout)",
+                              what, peer, waited);
+            else
+                hir_error_set(e, "%s: not all team members took part within %.1f s (timeout)",
+                              what, waited);
+            e->peer = peer;
+            return -1;
+        }
+        /* Spin politely first (latency of short exchanges), then sleep with a growing
+         * interval capped at 0.5 ms so an idle wait does not burn a core that a peer rank
+         * oversubscribed on the same machine may need. */
+        if (spins < 2000) {
+            sched_yield();
+        } else {
+            long ns = (spins - 2000) * 1000 + 10000;
+            struct timespec ts = {0, ns > 500000 ? 500000 : ns};
+            nanosleep(&ts, NULL);
+        }
+        spins++;
+    }
+}
+
+/* Give up on requests a failed poll left behind: receives are cancelled (so they cannot
+ * match a later message), sends are detached (MPI completes or drops them). */
+static void drop_pending(MPI_Request *r, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (r[i] == MPI_REQUEST_NULL)
+            continue;
+        MPI_Cancel(&r[i]);
+        MPI_Request_free(&r[i]);
+    }
+}
+
+/* ---------------------------------------------------------------- team communicators */
+
+static int team_handshake(MPI_Comm parent, const int *team, int n, double timeout_s,
+                          hir_error *e)
+{
+    int me;
+    MPI_Comm_rank(parent, &me);
+    int token = 0, rc;
+    if (me == team[0]) {
+        MPI_Request *r = calloc(2 * (size_t)n, sizeof *r);
+        int *tok = calloc((size_t)n, sizeof *tok);
+        int *peers = calloc(2 * (size_t)n, sizeof *peers);
+        if (!r || !tok || !peers) {
+            free(r); free(tok); free(peers);
+            return hir_error_set(e, "team communicator: out of memory");
+        }
+        for (int i = 0; i < 2 * n; i++) {
+            r[i] = MPI_REQUEST_NULL;
+            peers[i] = team[i % n];
+        }
+        for (int i = 1; i < n; i++)
+            MPI_Irecv(&tok[i], 1, MPI_INT, team[i], HIR_TEAM_TAG, parent, &r[i]);
+        rc = hir_mpi_poll(r, peers, n, timeout_s, "creating team communicator", e);
+        for (int i = 1; i < n && rc == 0; i++)
+            MPI_Isend(&token, 1, MPI_INT, team[i], HIR_TEAM_TAG, parent, &r[n + i]);
+        if (rc == 0)
+            rc = hir_mpi_poll(r + n, peers + n, n, timeout_s, "creating team communicator", e);
+        if (rc)
+            drop_pending(r, 2 * n);
+        free(r); free(tok); free(peers);
+        return rc;
+    }
+    MPI_Request r[2];
+    int peers[2] = {team[0], team[0]};
+    int go = 0;
+    MPI_Isend(&token, 1, MPI_INT, team[0], HIR_TEAM_TAG, parent, &r[0]);
+    MPI_Irecv(&go, 1, MPI_INT, team[0], HIR_TEAM_TAG, parent, &r[1]);
+    rc = hir_mpi_poll(r, peers, 2, timeout_s, "creating team communicator", e);
+    if (rc)
+        drop_pending(r, 2);
+    return rc;
+}
+
+int hir_mpi_team_comm(hir_mpi_team_cache *c, MPI_Comm parent, const int *team, int n,
+                      double timeout_s, MPI_Comm *out, hir_error *e)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->v[i].n == n && !memcmp(c->v[i].team, team, (size_t)n * sizeof *team)) {
+            *out = c->v[i].comm;
+            return 0;
+        }
+    int me, member = 0;
+    MPI_Comm_rank(parent, &me);
+    for (int i = 0; i < n; i++)
+        member |= team[i] == me;
+    if (!member)
+        return hir_error_set(e, "team communicator: rank %d is not a member of the team", me);
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 8;
+        struct hir_mpi_team_entry *v = realloc(c->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return hir_error_set(e, "team communicator: out of memory");
+        c->v = v;
+        c->cap = cap;
+    }
+    int *copy = malloc((size_t)n * sizeof *copy);
+    if (!copy)
+        return hir_error_set(e, "team communicator: out of memory");
+    memcpy(copy, team, (size_t)n * sizeof *team);
+
+    if (team_handshake(parent, team, n, timeout_s, e)) {
+        free(copy);
+        return -1;
+    }
+    MPI_Group world_group, group;
+    MPI_Comm comm;
+    MPI_Comm_group(parent, &world_group);
+    int rc = MPI_Group_incl(world_group, n, team, &group);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_create_group(parent, group, HIR_TEAM_TAG + 1, &comm);
+    MPI_Group_free(&world_group);
+    if (rc != MPI_SUCCESS) {
+        free(copy);
+        return hir_mpi_error(e, "MPI_Comm_create_group", rc);
+    }
+    MPI_Group_free(&group);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    c->v[c->n++] = (struct hir_mpi_team_entry){n, copy, comm};
+    *out = comm;
+    return 0;
+}
+
+void hir_mpi_team_cache_free(hir_mpi_team_cache *c)
+{
+    int fin = 0;
+    MPI_Finalized(&fin);
+    for (int i = 0; i < c->n; i++) {
+        if (!fin)
+            MPI_Comm_free(&c->v[i].comm);
+        free(c->v[i].team);
+    }
+    free(c->v);
+    memset(c, 0, sizeof *c);
+}
+
+/* ---------------------------------------------------------------- bootstrap */
+
+/* Node identity from MPI, not from host names (two containers or hosts may share a name, and
+ * one host may answer to several): ranks in one MPI_COMM_TYPE_SHARED communicator (b->local,
+ * ordered by world rank, so its local rank 0 is its lowest world rank) form a node. Every rank
+ * learns the lowest world rank of its node, all ranks gather these, and a node's index is the
+ * number of nodes whose lowest rank comes before its own. */
+static int discover_nodes(hir_boot *b, hir_error *e)
+{
+    int *lead = calloc((size_t)b->size, sizeof *lead);
+    b->host_of = calloc((size_t)b->size, sizeof *b->host_of);
+    b->node_of = calloc((size_t)b->size, sizeof *b->node_of);
+    if (!lead || !b->host_of || !b->node_of) {
+        free(lead);
+        return hir_error_set(e, "hir_boot_init: out of memory");
+    }
+    int mine = b->rank;
+    MPI_Request r;
+    int rc = MPI_Ibcast(&mine, 1, MPI_INT, 0, b->local, &r);
+    if (rc != MPI_SUCCESS) {
+        free(lead);
+        return hir_mpi_error(e, "MPI_Ibcast", rc);
+    }
+    if (hir_mpi_poll(&r, NULL, 1, b->timeout, "node leader broadcast", e)) {
+        b->pending = 1;
+        free(lead);
+        return -1;
+    }
+    rc = MPI_Iallgather(&mine, 1, MPI_INT, lead, 1, MPI_INT, b->world, &r);
+    if (rc != MPI_SUCCESS) {
+        free(lead);
+        return hir_mpi_error(e, "MPI_Iallgather", rc);
+    }
+    if (hir_mpi_poll(&r, NULL, 1, b->timeout, "allgather of node leaders", e)) {
+        b->pending = 1;
+        free(lead);
+        return -1;
+    }
+    b->nhosts = 0;
+    for (int q = 0; q < b->size; q++) {
+        if (lead[q] < 0 || lead[q] > q || lead[lead[q]] != lead[q]) {
+            hir_error_set(e, "node discovery: rank %d reports rank %d as the lowest rank of "
+                             "its node, which MPI_COMM_TYPE_SHARED cannot give", q, lead[q]);
+            free(lead);
+            return -1;
+        }
+        /* leaders appear in ascending order, each before the ranks it leads */
+        b->host_of[q] = lead[q] == q ? b->nhosts++ : b->host_of[lead[q]];
+    }
+    free(lead);
+    memcpy(b->node_of, b->host_of, (size_t)b->size * sizeof *b->node_of);
+    b->nnodes = b->nhosts;
+    b->node_local_rank = b->local_rank;
+    b->node_local_size = b->local_size;
+    return 0;
+}
+
+int hir_boot_simulate_nodes(hir_boot *b, int n, hir_error *e)
+{
+    if (n < 1 || n > b->size)
+        return hir_error_set(e, "--simulate-nodes=%d: needs 1 to %d (the number of ranks)", n,
+                             b->size);
+    if (b->size % n)
+        return hir_error_set(e, "--simulate-nodes=%d: %d ranks do not split into %d equal "
+                                "blocks of consecutive ranks (%d %% %d = %d)", n, b->size, n,
+                             b->size, n, b->size % n);
+    if (b->nhosts != 1)
+        return hir_error_set(e, "--simulate-nodes=%d: the ranks already span %d nodes; "
+                                "simulated nodes split the ranks of one node", n, b->nhosts);
+    int per = b->size / n;
+    for (int q = 0; q < b->size; q++)
+        b->node_of[q] = q / per;
+    b->nnodes = n;
+    b->simulated = 1;
+    b->node_local_rank = b->rank % per;
+    b->node_local_size = per;
+    return 0;
+}
+
+int hir_boot_init(int *argc, char ***argv, double timeout_s, hir_boot **out, hir_error *e)
+{
+    *out = NULL;
+    hir_boot *b = calloc(1, sizeof *b);
+    if (!b)
+        return hir_error_set(e, "hir_boot_init: out of memory");
+    b->timeout = timeout_s > 0 ? timeout_s : HIR_BOOT_DEFAULT_TIMEOUT;
+    b->world = b->local = MPI_COMM_NULL;
+    /* the same grace as the GPU watchdog (watchdog.c): start-up is slow on a loaded machine */
+    sentinel_start(&b->sent, b->timeout + 30);
+    sentinel_phase(&b->sent, "MPI start-up (MPI_Init_thread and the bootstrap)");
+    boot_fault("init");
+
+    int inited = 0, rc;
+    MPI_Initialized(&inited);
+    if (!inited) {
+        int provided = 0;
+        rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+        if (rc != MPI_SUCCESS) {
+            sentinel_stop(&b->sent);
+            free(b);
+            return hir_error_set(e, "MPI_Init_thread failed (error %d)", rc);
+        }
+        b->initialized_mpi = 1;
+        /* CUDA/NCCL helper threads never call MPI, but the thread that initialised MPI must
+         * be allowed to run while they exist: FUNNELED is the least that promises it. */
+        if (provided < MPI_THREAD_FUNNELED) {
+            hir_error_set(e, "MPI_Init_thread: MPI_THREAD_FUNNELED not provided (got %d)",
+                          provided);
+            goto fail;
+        }
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &b->rank);
+    b->sent.rank = b->rank;
+    MPI_Comm_size(MPI_COMM_WORLD, &b->size);
+
+    /* A private duplicate keeps our tags away from any other user of MPI_COMM_WORLD. */
+    MPI_Request r;
+    rc = MPI_Comm_idup(MPI_COMM_WORLD, &b->world, &r);
+    if (rc != MPI_SUCCESS) {
+        hir_mpi_error(e, "MPI_Comm_idup", rc);
+        goto fail;
+    }
+    if (hir_mpi_poll(&r, NULL, 1, b->timeout, "MPI_Comm_idup of the world", e)) {
+        b->pending = 1;
+        goto fail;
+    }
+    MPI_Comm_set_errhandler(b->world, MPI_ERRORS_RETURN);
+
+    rc = MPI_Comm_split_type(b->world, MPI_COMM_TYPE_SHARED, b->rank, MPI_INFO_NULL, &b->local);
+    if (rc != MPI_SUCCESS) {
+        hir_mpi_error(e, "MPI_Comm_split_type", rc);
+        goto fail;
+    }
+    MPI_Comm_rank(b->local, &b->local_rank);
+    MPI_Comm_size(b->local, &b->local_size);
+
+    if (discover_nodes(b, e))
+        goto fail;
+    sentinel_phase(&b->sent, NULL);     /* the run has timeouts of its own */
+    *out = b;
+    return 0;
+fail:
+    hir_boot_fini(b);
+    return -1;
+}
+
+void hir_boot_fini(hir_boot *b)
+{
+    if (!b)
+        return;
+    int fin = 0;
+    MPI_Finalized(&fin);
+    /* After a timed-out bootstrap collective, freeing its communicator or finalizing made
+     * Open MPI complete the orphaned request in MPI_Finalize and crash (SIGSEGV): leave MPI
+     * as it is; the process ends with the caller's error (a launcher then ends the job). */
+    if (b->pending)
+        fin = 1;
+    sentinel_phase(&b->sent, "MPI shut-down (MPI_Finalize)");
+    boot_fault("fini");
+    hir_mpi_team_cache_free(&b->teams);
+    if (!fin) {
+        if (b->local != MPI_COMM_NULL)
+            MPI_Comm_free(&b->local);
+        if (b->world != MPI_COMM_NULL)
+            MPI_Comm_free(&b->world);
+        if (b->initialized_mpi)
+            MPI_Finalize();
+    }
+    sentinel_stop(&b->sent);
+    free(b->host_of);
+    free(b->node_of);
+    free(b);
+}
+
+void hir_boot_abort(hir_boot *b, int code)
+{
+    int inited = 0, fin = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&fin);
+    fflush(stdout);
+    fflush(stderr);
+    if (inited && !fin)
+        MPI_Abort(b && b->world != MPI_COMM_NULL ? b->world : MPI_COMM_WORLD, code);
+    _Exit(code);   /* no MPI: there is no job to take down beyond this process */
+}
+
+void hir_boot_set_timeout(hir_boot *b, double timeout_s)
+{
+    b->timeout = timeout_s > 0 ? timeout_s : HIR_BOOT_DEFAULT_TIMEOUT;
+}
+
+int hir_boot_rank(const hir_boot *b) { return b->rank; }
+int hir_boot_size(const hir_boot *b) { return b->size; }
+int hir_boot_local_rank(const hir_boot *b) { return b->local_rank; }
+int hir_boot_local_size(const hir_boot *b) { return b->local_size; }
+double hir_boot_timeout(const hir_boot *b) { return b->timeout; }
+MPI_Comm hir_boot_mpi_world(const hir_boot *b) { return b->world; }
+
+uint64_t hir_boot_node_id(const hir_boot *b, int rank)
+{
+    return rank >= 0 && rank < b->size ? (uint64_t)b->host_of[rank] : UINT64_MAX;
+}
+
+int hir_boot_node(const hir_boot *b, int rank)
+{
+    return rank >= 0 && rank < b->size ? b->node_of[rank] : -1;
+}
+
+int hir_boot_node_count(const hir_boot *b) { return b->nnodes; }
+int hir_boot_nodes_simulated(const hir_boot *b) { return b->simulated; }
+int hir_boot_node_local_rank(const hir_boot *b) { return b->node_local_rank; }
+int hir_boot_node_local_size(const hir_boot *b) { return b->node_local_size; }
+
+/* What rank 0 learns of every rank for hir_boot_print_topology */
+typedef struct topo_rec {
+    char host[256];
+    int node, local_rank, local_size, gpu;
+} topo_rec;
+
+int hir_boot_print_topology(hir_boot *b, int gpu, FILE *out, hir_error *e)
+{
+    topo_rec mine;
+    memset(&mine, 0, sizeof mine);
+    if (gethostname(mine.host, sizeof mine.host - 1))
+        snprintf(mine.host, sizeof mine.host, "?");
+    for (char *c = mine.host; *c; c++)        /* one token per field, whatever the name */
+        if (*c <= ' ' || *c == 0x7f)
+            *c = '?';
+    mine.node = b->node_of[b->rank];
+    mine.local_rank = b->node_local_rank;
+    mine.local_size = b->node_local_size;
+    mine.gpu = gpu;
+    topo_rec *all = NULL;
+    if (b->rank == 0 && !(all = calloc((size_t)b->size, sizeof *all)))
+        return hir_error_set(e, "topology: out of memory");
+    MPI_Request r;
+    int rc = MPI_Igather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0,
+                         b->world, &r);
+    if (rc != MPI_SUCCESS) {
+        free(all);
+        return hir_mpi_error(e, "MPI_Igather", rc);
+    }
+    if (hir_mpi_poll(&r, NULL, 1, b->timeout, "gathering the topology", e)) {
+        b->pending = 1;
+        free(all);
+        return -1;
+    }
+    if (b->rank == 0) {
+        fprintf(out, "topology: %d rank%s on %d node%s (%s)\n", b->size, b->size == 1 ? "" : "s",
+                b->nnodes, b->nnodes == 1 ? "" : "s",
+                b->simulated ? "simulated: --simulate-nodes" : "MPI_COMM_TYPE_SHARED");
+        for (int q = 0; q < b->size; q++) {
+            fprintf(out, "rank %d node %d local_rank %d local_size %d host %s gpu ", q,
+                    all[q].node, all[q].local_rank, all[q].local_size, all[q].host);
+            if (all[q].gpu >= 0)
+                fprintf(out, "%d\n", all[q].gpu);
+            else
+                fprintf(out, "none\n");
+        }
+        fflush(out);
+    }
+    free(all);
+    return 0;
+}
+
+int hir_boot_barrier(hir_boot *b, hir_error *e)
+{
+    MPI_Request r;
+    int rc = MPI_Ibarrier(b->world, &r);
+    if (rc != MPI_SUCCESS)
+        return hir_mpi_error(e, "MPI_Ibarrier", rc);
+    return hir_mpi_poll(&r, NULL, 1, b->timeout, "world barrier", e);
+}
+
+int hir_boot_team_bcast(hir_boot *b, const int *team, int team_size, int root_index,
+                        void *data, size_t bytes, hir_error *e)
+{
+    if (team_size <= 1 || bytes == 0)
+        return 0;
+    if (bytes > INT_MAX)
+        return hir_error_set(e, "hir_boot_team_bcast: %zu bytes is more than one message", bytes);
+    if (root_index < 0 || root_index >= team_size)
+        return hir_error_set(e, "hir_boot_team_bcast: root index %d outside a team of %d",
+                             root_index, team_size);
+    MPI_Comm comm;
+    if (hir_mpi_team_comm(&b->teams, b->world, team, team_size, b->timeout, &comm, e))
+        return -1;
+    MPI_Request r;
+    int rc = MPI_Ibcast(data, (int)bytes, MPI_BYTE, root_index, comm, &r);
+    if (rc != MPI_SUCCESS)
+        return hir_mpi_error(e, "MPI_Ibcast", rc);
+    char what[96];
+    snprintf(what, sizeof what, "team broadcast from rank %d", team[root_index]);
+    return hir_mpi_poll(&r, NULL, 1, b->timeout, what, e);
+}
+
+int hir_boot_exchange(hir_boot *b, int peer, int tag, const void *mine, void *theirs,
+                      size_t bytes, hir_error *e)
+{
+    if (peer < 0 || peer >= b->size)
+        return hir_error_set(e, "hir_boot_exchange: peer %d outside a world of %d", peer, b->size);
+    if (bytes > INT_MAX)
+        return hir_error_set(e, "hir_boot_exchange: %zu bytes is more than one message", bytes);
+    if (peer == b->rank) {
+        memmove(theirs, mine, bytes);
+        return 0;
+    }
+    MPI_Request r[2];
+    int peers[2] = {peer, peer};
+    int rc = MPI_Irecv(theirs, (int)bytes, MPI_BYTE, peer, tag, b->world, &r[1]);
+    if (rc != MPI_SUCCESS)
+        return hir_mpi_error(e, "MPI_Irecv", rc);
+    rc = MPI_Isend(mine, (int)bytes, MPI_BYTE, peer, tag, b->world, &r[0]);
+    if (rc != MPI_SUCCESS) {
+        MPI_Cancel(&r[1]);
+        MPI_Request_free(&r[1]);
+        return hir_mpi_error(e, "MPI_Isend", rc);
+    }
+    char what[64];
+    snprintf(what, sizeof what, "exchange (tag %d) with rank %d", tag, peer);
+    if (hir_mpi_poll(r, peers, 2, b->timeout, what, e)) {
+        /* leave no receive behind that could match a later exchange's message */
+        drop_pending(r, 2);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- local launcher */
+
+/* Why ranks are spawned this way: every MPI implementation ships a launcher that already
+ * knows how to start processes, wire up PMI/PMIx, bind them and propagate signals and exit
+ * codes. Re-executing ourselves under it gives `hir-run -np 4 prog.hir` the exact environment
+ * of `mpirun -np 4 hir-run prog.hir`, with no home-made transport or process manager to get
+ * wrong; the marker variable stops the children from launching again. */
+
+int hir_launch_is_child(void)
+{
+    static const char *const vars[] = {HIR_LAUNCH_MARKER, "OMPI_COMM_WORLD_SIZE", "PMI_RANK",
+                                       "PMI_SIZE", "PMIX_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+        if (getenv(vars[i]))
+            return 1;
+    return 0;
+}
+
+static int find_on_path(const char *name, char *out, size_t cap)
+{
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t len = colon ? (size_t)(colon - path) : strlen(path);
+        struct stat st;
+        if (len > 0 && (size_t)snprintf(out, cap, "%.*s/%s", (int)len, path, name) < cap &&
+            stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+            return 0;
+        path += len + (colon != NULL);
+    }
+    return -1;
+}
+
+/* 1 for Open MPI, 0 for anything else (MPICH/Hydra, Intel MPI), from `<launcher> --version`. */
+static int launcher_is_openmpi(const char *launcher)
+{
+    int fd[2];
+    if (pipe(fd))
+        return 0;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return 0;
+    }
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        dup2(fd[1], 2);
+        close(fd[0]);
+        close(fd[1]);
+        execl(launcher, launcher, "--version", (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    char buf[4096];
+    size_t n = 0;
+    ssize_t k;
+    while (n < sizeof buf - 1 && (k = read(fd[0], buf + n, sizeof buf - 1 - n)) > 0)
+        n += (size_t)k;
+    buf[n] = 0;
+    close(fd[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return strstr(buf, "Open MPI") || strstr(buf, "OpenRTE") || strstr(buf, "Open RTE");
+}
+
+int hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_error *e)
+{
+    *exit_code = 0;
+    if (np <= 1 || hir_launch_is_child())
+        return 1;
+    char launcher[PATH_MAX];
+    if (find_on_path("mpirun", launcher, sizeof launcher) &&
+        find_on_path("mpiexec", launcher, sizeof launcher))
+        return hir_error_set(e, "-np %d: neither mpirun nor mpiexec is on PATH", np);
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len > 0)
+        self[len] = 0;
+    else
+        snprintf(self, sizeof self, "%s", argv[0]);
+    int ompi = launcher_is_openmpi(launcher);
+
+    char **args = calloc((size_t)argc + 8, sizeof *args);
+    if (!args)
+        return hir_error_set(e, "hir_launch_local: out of memory");
+    char npbuf[16];
+    snprintf(npbuf, sizeof npbuf, "%d", np);
+    int k = 0;
+    args[k++] = launcher;
+    if (ompi) {
+        /* more ranks than cores is the normal case for a functional check on a workstation */
+        args[k++] = "--oversubscribe";
+        if (geteuid() == 0)
+            args[k++] = "--allow-run-as-root";
+    }
+    args[k++] = "-np";
+    args[k++] = npbuf;
+    args[k++] = self;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-np") || !strcmp(argv[i], "--np")) {
+            i++;          /* and its value */
+            continue;
+        }
+        if (!strncmp(argv[i], "-np=", 4) || !strncmp(argv[i], "--np=", 5))
+            continue;
+        args[k++] = argv[i];
+    }
+    args[k] = NULL;
+
+    fflush(stdout);
+    fflush(stderr);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        free(args);
+        return hir_error_set(e, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        /* mpirun ends with us, however we end (even SIGKILL): it gets SIGTERM and takes its
+         * ranks down; the ranks also watch their own parent (the boot sentinel) */
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+            _exit(127);
+        setenv(HIR_LAUNCH_MARKER, "1", 1);
+        /* the ranks' stderr reaches the terminal through mpirun, not as a terminal of their
+         * own: tell them (hir-run --progress=auto) */
+        if (isatty(2))
+            setenv(HIR_LAUNCH_TTY, "1", 1);
+        else
+            unsetenv(HIR_LAUNCH_TTY);
+        execv(launcher, args);
+        fprintf(stderr, "hir: execv %s: %s\n", launcher, strerror(errno));
+        _exit(127);
+    }
+    free(args);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return hir_error_set(e, "waitpid: %s", strerror(errno));
+    if (WIFEXITED(st))
+        *exit_code = WEXITSTATUS(st);
+    else if (WIFSIGNALED(st))
+        *exit_code = 128 + WTERMSIG(st);
+    else
+        *exit_code = 1;
+    return 0;
+}

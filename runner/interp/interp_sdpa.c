@@ -1,0 +1,310 @@
+/* interp_sdpa.c — the sdpa statement (docs/runner-cpu.md, "sdpa"): scaled dot-product
+ * attention computed on the host, in float accumulation, on backends whose buffers are host
+ * memory (the CPU backend). Other backends get a located refusal. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/backend/convert.h"
+#include "runner/interp/interp_internal.h"
+
+/* a scalar argument as a double: literals directly, anything else through interp_eval */
+static int sdpa_scalar(hir_interp *it, const hir_value *v, double *out, hir_error *e)
+{
+    const hir_scalar *sc = (const hir_scalar *)v;
+    if (sc->kind == HIR_SC_FLOAT) {
+        *out = sc->fval;
+        return 0;
+    }
+    int64_t i;
+    if (interp_eval(it, sc, &i, e))
+        return -1;
+    *out = (double)i;
+    return 0;
+}
+
+static double load_at(const hir_view *v, const int64_t *idx)
+{
+    int64_t off = 0;
+    for (int d = 0; d < v->ndim; d++)
+        off += (v->shape[d] == 1 ? 0 : idx[d]) * v->stride[d];
+    return hir_load_f64((const char *)v->data + off * (int64_t)hir_dtype_size(v->dtype), v->dtype);
+}
+
+/* bias/mask: 4-d, each extent equal to [N, H, L, S]'s or 1 (broadcast) */
+static int check_bcast(hir_interp *it, const hir_view *m, const int64_t *want, const char *what,
+                       hir_error *e)
+{
+    if (m->ndim != 4)
+        return interp_fail(it, e, "%s has %d axes, expected 4 ([N, H, L, S] or broadcast)",
+                           what, m->ndim);
+    for (int d = 0; d < 4; d++)
+        if (m->shape[d] != want[d] && m->shape[d] != 1)
+            return interp_fail(it, e, "%s axis %d has extent %lld, expected %lld or 1", what,
+                               d, (long long)m->shape[d], (long long)want[d]);
+    return 0;
+}
+
+typedef struct sdpa_args {
+    hir_view q, k, v, bias, mask, out, lse;
+    bool has_bias, has_mask, causal;
+    double scale;
+    int64_t N, H, L, S, E, Ev;
+} sdpa_args;
+
+/* one (n, h) slice: scores, softmax with its log-sum-exp, then P·V */
+static void sdpa_slice(const sdpa_args *a, int64_t n, int64_t h, double *row)
+{
+    for (int64_t i = 0; i < a->L; i++) {
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < a->S; j++) {
+            int64_t qi[4] = {n, h, i, 0}, ki[4] = {n, h, j, 0}, bi[4] = {n, h, i, j};
+            double acc = 0;
+            for (int64_t c = 0; c < a->E; c++) {
+                qi[3] = ki[3] = c;
+                acc += (double)(float)load_at(&a->q, qi) * (double)(float)load_at(&a->k, ki);
+            }
+            double sc = (float)acc * a->scale;
+            if (a->has_bias)
+                sc += load_at(&a->bias, bi);
+            if ((a->causal && j > i) || (a->has_mask && load_at(&a->mask, bi) == 0))
+                sc = -INFINITY;
+            row[j] = sc;
+            if (sc > mx)
+                mx = sc;
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < a->S; j++) {
+            row[j] = exp(row[j] - mx);   /* a fully masked row: -inf - -inf = NaN, as torch */
+            sum += row[j];
+        }
+        int64_t li[3] = {n, h, i};
+        if (a->lse.data) {
+            int64_t off = 0;
+            for (int d = 0; d < 3; d++)
+                off += li[d] * a->lse.stride[d];
+            hir_store_f64((char *)a->lse.data + off * (int64_t)hir_dtype_size(a->lse.dtype),
+                          a->lse.dtype, (float)(mx + log(sum)));
+        }
+        for (int64_t c = 0; c < a->Ev; c++) {
+            double acc = 0;
+            for (int64_t j = 0; j < a->S; j++) {
+                int64_t vi[4] = {n, h, j, c};
+                acc += (float)(row[j] / sum) * (double)(float)load_at(&a->v, vi);
+            }
+            int64_t oi[4] = {n, h, i, c}, off = 0;
+            for (int d = 0; d < 4; d++)
+                off += oi[d] * a->out.stride[d];
+            hir_store_f64((char *)a->out.data + off * (int64_t)hir_dtype_size(a->out.dtype),
+                          a->out.dtype, (float)acc);
+        }
+    }
+}
+
+static int sdpa_outputs(hir_interp *it, const hir_stmt *s, sdpa_args *a, hir_error *e)
+{
+    int64_t oshape[4] = {a->N, a->H, a->L, a->Ev}, lshape[3] = {a->N, a->H, a->L};
+    if (interp_bind_new(it, s->out, 4, oshape, &a->out, e))
+        return -1;
+    if (s->u.sdpa.extra[0] && interp_bind_new(it, s->u.sdpa.extra[0], 3, lshape, &a->lse, e))
+        return -1;
+    for (int i = 1; i < 3; i++) {   /* philox seed/offset: no dropout, so zeros */
+        const hir_tensor *t = s->u.sdpa.extra[i];
+        int nd;
+        int64_t shape[HIR_MAX_DIMS];
+        hir_view v;
+        if (!t)
+            continue;
+        if (interp_rt_shape(it, t, &nd, shape, e) || interp_bind_new(it, t, nd, shape, &v, e))
+            return -1;
+        int64_t count = 1;
+        for (int d = 0; d < nd; d++)
+            count *= shape[d];
+        memset(v.data, 0, (size_t)count * hir_dtype_size(v.dtype));
+    }
+    return 0;
+}
+
+int ops_sdpa(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    if (!(it->be->ops->caps & HIR_CAP_HOST_MEMORY))
+        return interp_fail(it, e, "sdpa runs on --device=cpu only; the %s backend does not "
+                           "compute it yet", it->be->ops->name);
+    sdpa_args a;
+    memset(&a, 0, sizeof a);
+    int k = 3;
+    if (interp_get(it, hir_value_tensor(s->in[0]), &a.q, e) ||
+        interp_get(it, hir_value_tensor(s->in[1]), &a.k, e) ||
+        interp_get(it, hir_value_tensor(s->in[2]), &a.v, e))
+        return -1;
+    if ((a.has_bias = s->u.sdpa.has_bias) && interp_get(it, hir_value_tensor(s->in[k++]), &a.bias, e))
+        return -1;
+    if ((a.has_mask = s->u.sdpa.has_mask) && interp_get(it, hir_value_tensor(s->in[k++]), &a.mask, e))
+        return -1;
+    double dropout, causal;
+    if (sdpa_scalar(it, s->in[k], &dropout, e) || sdpa_scalar(it, s->in[k + 1], &causal, e))
+        return -1;
+    if (dropout != 0)
+        return interp_fail(it, e, "dropout_p is %g; only 0 runs (no dropout compatible with "
+                           "nvFuser's random numbers is claimed)", dropout);
+    a.causal = causal != 0;
+    if (a.q.ndim != 4 || a.k.ndim != 4 || a.v.ndim != 4)
+        return interp_fail(it, e, "q, k and v must have 4 axes, not %d, %d and %d",
+                           a.q.ndim, a.k.ndim, a.v.ndim);
+    a.N = a.q.shape[0], a.H = a.q.shape[1], a.L = a.q.shape[2], a.E = a.q.shape[3];
+    a.S = a.k.shape[2], a.Ev = a.v.shape[3];
+    if (a.k.shape[0] != a.N || a.v.shape[0] != a.N || a.k.shape[1] != a.H ||
+        a.v.shape[1] != a.H || a.k.shape[3] != a.E || a.v.shape[2] != a.S)
+        return interp_fail(it, e, "q, k and v do not fit [N, H, L, E], [N, H, S, E], "
+                           "[N, H, S, Ev]");
+    a.scale = 1.0 / sqrt((double)a.E);
+    if (s->u.sdpa.has_scale && sdpa_scalar(it, s->in[k + 2], &a.scale, e))
+        return -1;
+    int64_t want[4] = {a.N, a.H, a.L, a.S};
+    if ((a.has_bias && check_bcast(it, &a.bias, want, "bias", e)) ||
+        (a.has_mask && check_bcast(it, &a.mask, want, "mask", e)))
+        return -1;
+    if (it->be->ops->synchronize(it->be, e))
+        return -1;
+    if (sdpa_outputs(it, s, &a, e))
+        return -1;
+    double *row = malloc((size_t)(a.S > 0 ? a.S : 1) * sizeof *row);
+    if (!row)
+        return interp_fail(it, e, "out of memory for a row of %lld scores", (long long)a.S);
+    for (int64_t n = 0; n < a.N; n++)
+        for (int64_t h = 0; h < a.H; h++)
+            sdpa_slice(&a, n, h, row);
+    free(row);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- sdpa_bwd */
+
+typedef struct sdpa_bwd_args {
+    hir_view dout, q, k, v, out, lse, dq, dk, dv;
+    bool causal;
+    double scale;
+    int64_t N, H, L, S, E, Ev;
+} sdpa_bwd_args;
+
+static void store_at(const hir_view *v, const int64_t *idx, double x)
+{
+    int64_t off = 0;
+    for (int d = 0; d < v->ndim; d++)
+        off += idx[d] * v->stride[d];
+    hir_store_f64((char *)v->data + off * (int64_t)hir_dtype_size(v->dtype), v->dtype, x);
+}
+
+/* One (n, h) slice of the attention gradient, in double: P = exp(q·kᵀ·scale - lse) (0 where
+ * the causal mask hides j > i), dV = Pᵀ·dO, dS = P ∘ (dO·Vᵀ - rowsum(dO ∘ O)),
+ * dQ = dS·K·scale, dK = dSᵀ·Q·scale. p holds L×S doubles, ds as many. */
+static void sdpa_bwd_slice(const sdpa_bwd_args *a, int64_t n, int64_t h, double *p, double *ds)
+{
+    for (int64_t i = 0; i < a->L; i++) {
+        int64_t li[3] = {n, h, i};
+        double lse = load_at(&a->lse, li), dsum = 0;
+        for (int64_t c = 0; c < a->Ev; c++) {
+            int64_t oi[4] = {n, h, i, c};
+            dsum += load_at(&a->dout, oi) * load_at(&a->out, oi);
+        }
+        for (int64_t j = 0; j < a->S; j++) {
+            double s = 0, dp = 0;
+            for (int64_t c = 0; c < a->E; c++) {
+                int64_t qi[4] = {n, h, i, c}, ki[4] = {n, h, j, c};
+                s += load_at(&a->q, qi) * load_at(&a->k, ki);
+            }
+            for (int64_t c = 0; c < a->Ev; c++) {
+                int64_t oi[4] = {n, h, i, c}, vi[4] = {n, h, j, c};
+                dp += load_at(&a->dout, oi) * load_at(&a->v, vi);
+            }
+            double pij = a->causal && j > i ? 0 : exp(s * a->scale - lse);
+            p[i * a->S + j] = pij;
+            ds[i * a->S + j] = pij * (dp - dsum);
+        }
+    }
+    for (int64_t i = 0; i < a->L; i++)
+        for (int64_t c = 0; c < a->E; c++) {
+            double acc = 0;
+            for (int64_t j = 0; j < a->S; j++) {
+                int64_t ki[4] = {n, h, j, c};
+                acc += ds[i * a->S + j] * load_at(&a->k, ki);
+            }
+            int64_t qi[4] = {n, h, i, c};
+            store_at(&a->dq, qi, acc * a->scale);
+        }
+    for (int64_t j = 0; j < a->S; j++) {
+        for (int64_t c = 0; c < a->E; c++) {
+            double acc = 0;
+            for (int64_t i = 0; i < a->L; i++) {
+                int64_t qi[4] = {n, h, i, c};
+                acc += ds[i * a->S + j] * load_at(&a->q, qi);
+            }
+            int64_t ki[4] = {n, h, j, c};
+            store_at(&a->dk, ki, acc * a->scale);
+        }
+        for (int64_t c = 0; c < a->Ev; c++) {
+            double acc = 0;
+            for (int64_t i = 0; i < a->L; i++) {
+                int64_t oi[4] = {n, h, i, c};
+                acc += p[i * a->S + j] * load_at(&a->dout, oi);
+            }
+            int64_t vi[4] = {n, h, j, c};
+            store_at(&a->dv, vi, acc);
+        }
+    }
+}
+
+/* grad_q, grad_k, grad_v = sdpa_bwd(grad_attn, q, k, v, attn_out, logsum_exp, dropout_p,
+ * is_causal, philox_seed, philox_offset[, scale]); the log-sum-exp is the forward's [N, H, L] */
+int ops_sdpa_bwd(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    if (!(it->be->ops->caps & HIR_CAP_HOST_MEMORY))
+        return interp_fail(it, e, "runs on --device=cpu only; the %s backend does not "
+                           "compute it yet", it->be->ops->name);
+    sdpa_bwd_args a;
+    memset(&a, 0, sizeof a);
+    hir_view *in[6] = {&a.dout, &a.q, &a.k, &a.v, &a.out, &a.lse};
+    for (int i = 0; i < 6; i++)
+        if (interp_get(it, hir_value_tensor(s->in[i]), in[i], e))
+            return -1;
+    double dropout, causal;
+    if (sdpa_scalar(it, s->in[6], &dropout, e) || sdpa_scalar(it, s->in[7], &causal, e))
+        return -1;
+    if (dropout != 0)
+        return interp_fail(it, e, "dropout_p is %g; only 0 runs", dropout);
+    a.causal = causal != 0;
+    if (a.q.ndim != 4 || a.k.ndim != 4 || a.v.ndim != 4 || a.dout.ndim != 4 || a.out.ndim != 4 ||
+        a.lse.ndim != 3)
+        return interp_fail(it, e, "grad_attn, q, k, v, attn_out need 4 axes and logsum_exp 3");
+    a.N = a.q.shape[0], a.H = a.q.shape[1], a.L = a.q.shape[2], a.E = a.q.shape[3];
+    a.S = a.k.shape[2], a.Ev = a.v.shape[3];
+    int64_t want[6][4] = {{a.N, a.H, a.L, a.Ev}, {a.N, a.H, a.L, a.E}, {a.N, a.H, a.S, a.E},
+                          {a.N, a.H, a.S, a.Ev}, {a.N, a.H, a.L, a.Ev}, {a.N, a.H, a.L, 0}};
+    static const char *const names[6] = {"grad_attn", "q", "k", "v", "attn_out", "logsum_exp"};
+    for (int i = 0; i < 6; i++)
+        for (int d = 0; d < in[i]->ndim; d++)
+            if (in[i]->shape[d] != want[i][d])
+                return interp_fail(it, e, "%s axis %d has extent %lld, expected %lld (q [N, H, L, E],"
+                                   " k [N, H, S, E], v [N, H, S, Ev])", names[i], d,
+                                   (long long)in[i]->shape[d], (long long)want[i][d]);
+    a.scale = 1.0 / sqrt((double)a.E);
+    if (s->u.sdpa.has_scale && sdpa_scalar(it, s->in[10], &a.scale, e))
+        return -1;
+    if (it->be->ops->synchronize(it->be, e))
+        return -1;
+    const hir_tensor *gt[3] = {s->out, s->u.sdpa.extra[0], s->u.sdpa.extra[1]};
+    hir_view *gv[3] = {&a.dq, &a.dk, &a.dv};
+    for (int i = 0; i < 3; i++)
+        if (!gt[i] || interp_bind_new(it, gt[i], 4, want[1 + i], gv[i], e))
+            return gt[i] ? -1 : interp_fail(it, e, "an output is missing");
+    size_t cells = (size_t)(a.L > 0 ? a.L : 1) * (size_t)(a.S > 0 ? a.S : 1);
+    double *p = malloc(2 * cells * sizeof *p);
+    if (!p)
+        return interp_fail(it, e, "out of memory for %lld x %lld scores", (long long)a.L,
+                           (long long)a.S);
+    for (int64_t n = 0; n < a.N; n++)
+        for (int64_t h = 0; h < a.H; h++)
+            sdpa_bwd_slice(&a, n, h, p, p + cells);
+    free(p);
+    return 0;
+}

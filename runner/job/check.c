@@ -1,0 +1,402 @@
+/* check.c — the checks of a job that are not the interpreter: the program's meshes against the
+ * world size, the program text being the same on every rank, and the comparison of an output's
+ * local data with a reference's over the global region both hold. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/job/job.h"
+#include "runner/boot/boot.h"
+#include "support/support.h"
+
+/* ---------------------------------------------------------------- meshes */
+
+typedef struct mesh_walk {
+    uint8_t *seen;               /* devices named, index = device id, bounded by cap */
+    int64_t cap;
+    int64_t bad;                 /* a device id outside [0, cap), or -1 */
+    int64_t max;                 /* largest device id named */
+    int named;
+} mesh_walk;
+
+static void note_device(mesh_walk *w, int64_t d)
+{
+    w->named = 1;
+    if (d > w->max)
+        w->max = d;
+    if (d < 0 || d >= w->cap) {
+        if (w->bad < 0)
+            w->bad = d;
+        return;
+    }
+    w->seen[d] = 1;
+}
+
+static void note_tensor(mesh_walk *w, const hir_tensor *t)
+{
+    if (t && t->mesh)
+        for (int64_t i = 0; i < t->mesh->ndevices; i++)
+            note_device(w, t->mesh->devices[i]);
+}
+
+static bool walk_stmt(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    mesh_walk *w = ctx;
+    note_tensor(w, s->out);
+    for (int i = 0; i < s->nin; i++)
+        note_tensor(w, hir_value_tensor(s->in[i]));
+    if (s->op == HIR_OP_COMMUNICATION)
+        for (int i = 0; i < s->u.comm->nteam; i++)
+            note_device(w, s->u.comm->team[i]);
+    if (s->op == HIR_OP_COMMUNICATION || s->op == HIR_OP_P2P) {
+        note_tensor(w, s->u.comm->input);
+        note_tensor(w, s->u.comm->output);
+        note_tensor(w, s->u.comm->buffer);
+    }
+    return true;
+}
+
+int hir_check_meshes(hir_program *p, int size, hir_error *e)
+{
+    mesh_walk w = {0};
+    w.cap = size;
+    w.bad = -1;
+    w.seen = calloc((size_t)size + 1, 1);
+    if (!w.seen)
+        return hir_error_set(e, "out of host memory");
+    for (int i = 0; i < p->inputs.n; i++)
+        note_tensor(&w, hir_value_tensor(p->inputs.items[i]));
+    for (int i = 0; i < p->outputs.n; i++)
+        note_tensor(&w, hir_value_tensor(p->outputs.items[i]));
+    hir_block_walk(&p->body, 0, walk_stmt, &w);
+    int rc = 0;
+    if (w.bad >= 0) {
+        rc = hir_error_set(e, "the program's meshes name device %" PRId64 ", but the job has %d "
+                           "rank%s (devices 0..%d); run it with -np %" PRId64, w.max, size,
+                           size == 1 ? "" : "s", size - 1, w.max + 1);
+    } else if (w.named) {
+        int missing = -1, nmissing = 0;
+        for (int r = 0; r < size; r++)
+            if (!w.seen[r]) {
+                if (missing < 0)
+                    missing = r;
+                nmissing++;
+            }
+        if (nmissing)
+            rc = hir_error_set(e, "the program's meshes name devices up to %" PRId64 ", but the "
+                               "job has %d ranks: rank %d%s is in no mesh; run it with -np %"
+                               PRId64, w.max, size, missing, nmissing > 1 ? " (and others)" : "",
+                               w.max + 1);
+    }
+    free(w.seen);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- same program everywhere */
+
+uint64_t hir_check_text_hash(const char *text, size_t len)
+{
+    return hir_fnv1a(text, len, HIR_FNV1A_INIT);
+}
+
+int hir_check_same_program(hir_boot *boot, uint64_t hash, const char *what, hir_error *e)
+{
+    int size = hir_boot_size(boot), rank = hir_boot_rank(boot);
+    if (size == 1)
+        return 0;
+    int *team = malloc(sizeof(int) * (size_t)size);
+    uint64_t *all = malloc(sizeof(uint64_t) * (size_t)size);
+    if (!team || !all) {
+        free(team);
+        free(all);
+        return hir_error_set(e, "out of host memory");
+    }
+    for (int r = 0; r < size; r++)
+        team[r] = r;
+    int rc = 0;
+    for (int r = 0; r < size && !rc; r++) {
+        all[r] = r == rank ? hash : 0;
+        rc = hir_boot_team_bcast(boot, team, size, r, &all[r], sizeof all[r], e);
+    }
+    if (!rc) {
+        char list[256];
+        size_t k = 0;
+        int n = 0;
+        list[0] = 0;
+        for (int r = 1; r < size; r++)
+            if (all[r] != all[0]) {
+                if (k < sizeof list - 16)
+                    k += (size_t)snprintf(list + k, sizeof list - k, "%s%d", n ? ", " : "", r);
+                n++;
+            }
+        if (n)
+            rc = hir_error_set(e, "the %s differs between ranks: rank%s %s read a text other "
+                               "than rank 0's (hash %016" PRIx64 "); every rank must run the "
+                               "same program", what, n > 1 ? "s" : "", list, all[0]);
+    }
+    free(team);
+    free(all);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- comparing a region */
+
+/* copy region [lo, hi) of a contiguous local block (at `off` in the global tensor, `shape`
+ * locally) into dst, contiguous */
+static void extract(char *dst, const char *src, size_t es, int nd, const int64_t *shape,
+                    const int64_t *off, const int64_t *lo, const int64_t *hi)
+{
+    int64_t idx[HIR_MAX_DIMS], stride[HIR_MAX_DIMS];
+    int64_t s = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        stride[d] = s;
+        s *= shape[d];
+        idx[d] = lo[d];
+    }
+    for (int d = 0; d < nd; d++)
+        if (hi[d] <= lo[d])
+            return;
+    for (;;) {
+        int64_t lin = 0;
+        for (int d = 0; d < nd; d++)
+            lin += (idx[d] - off[d]) * stride[d];
+        memcpy(dst, src + (size_t)lin * es, es);
+        dst += es;
+        int d = nd - 1;
+        while (d >= 0 && ++idx[d] == hi[d]) {
+            idx[d] = lo[d];
+            d--;
+        }
+        if (d < 0)
+            return;
+    }
+}
+
+int hir_check_compare_region(const void *got, const hir_shard *gs, const void *want,
+                             const hir_shard *ws, hir_dtype dt, hir_compare_result *r,
+                             int64_t *compared, hir_error *e)
+{
+    memset(r, 0, sizeof *r);
+    r->first_bad = -1;
+    *compared = 0;
+    if (gs->ndim != ws->ndim)
+        return hir_error_set(e, "the output has %d dimensions, the reference's %d", gs->ndim,
+                             ws->ndim);
+    int nd = gs->ndim;
+    int64_t lo[HIR_MAX_DIMS], hi[HIR_MAX_DIMS], n = 1;
+    for (int d = 0; d < nd; d++) {
+        if (gs->global[d] != ws->global[d])
+            return hir_error_set(e, "global dimension %d is %" PRId64 " in the program and %"
+                                 PRId64 " in the reference", d, gs->global[d], ws->global[d]);
+        int64_t a = gs->offset[d] > ws->offset[d] ? gs->offset[d] : ws->offset[d];
+        int64_t ge = gs->offset[d] + gs->local[d], we = ws->offset[d] + ws->local[d];
+        int64_t b = ge < we ? ge : we;
+        lo[d] = a;
+        hi[d] = b > a ? b : a;
+        n *= hi[d] - lo[d];
+    }
+    if (n == 0)
+        return 0;
+    size_t es = hir_dtype_size(dt);
+    char *g = malloc((size_t)n * es), *w = malloc((size_t)n * es);
+    if (!g || !w) {
+        free(g);
+        free(w);
+        return hir_error_set(e, "out of host memory comparing %" PRId64 " elements", n);
+    }
+    extract(g, got, es, nd, gs->local, gs->offset, lo, hi);
+    extract(w, want, es, nd, ws->local, ws->offset, lo, hi);
+    int rc = hir_compare(g, w, dt, n, r);
+    free(g);
+    free(w);
+    if (rc < 0)
+        return hir_error_set(e, "outputs of dtype %s cannot be compared on the host",
+                             hir_dtype_name(dt));
+    *compared = n;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- P2P order */
+
+typedef struct order_ctx {
+    hir_p2p_protocol proto;
+    FILE *err;
+    int bad, fatal;
+} order_ctx;
+
+/* `exchange`: b is the else-branch of an IF directly in a kernel-IR FOR body — the shape of
+ * the pipeline's exchange, which every rank runs at the same iteration. There a wrong order
+ * deadlocks for certain; elsewhere it depends on what the other ranks run, so it is a warning. */
+static void order_block(order_ctx *c, const hir_block *b, bool exchange)
+{
+    const hir_stmt *first_send = NULL, *first_recv = NULL;
+    int is = -1, ir = -1;
+    for (int i = 0; i < hir_block_size(b); i++) {
+        const hir_stmt *s = hir_block_at(b, i);
+        if (hir_ops[s->op].flags & HIR_OPF_REGION) {
+            for (int k = 0; s->op == HIR_OP_FOR && k < hir_block_size(&s->body); k++) {
+                const hir_stmt *t = hir_block_at(&s->body, k);
+                if (t->op == HIR_OP_IF)
+                    order_block(c, &t->else_body, true);
+            }
+            order_block(c, &s->body, false);
+            if (s->op != HIR_OP_IF || !exchange)
+                order_block(c, &s->else_body, false);
+        }
+        if (s->op != HIR_OP_P2P || s->u.comm->backend != HIR_BK_CUDA)
+            continue;
+        if (s->u.comm->is_send && !first_send) {
+            first_send = s;
+            is = i;
+        }
+        if (!s->u.comm->is_send && !first_recv) {
+            first_recv = s;
+            ir = i;
+        }
+    }
+    if (!first_send || !first_recv)
+        return;
+    /* the blocking half (receive for Get, send for Put) must not come first */
+    bool put = c->proto == HIR_P2P_PUT;
+    const hir_stmt *blocking = put ? first_send : first_recv;
+    const hir_stmt *signal = put ? first_recv : first_send;
+    if ((put ? is : ir) > (put ? ir : is))
+        return;
+    c->bad++;
+    c->fatal += exchange;
+    if (c->err) {
+        char where[256] = "";
+        if (blocking->loc.src) {
+            int line, col;
+            hir_source_linecol((hir_source *)blocking->loc.src, blocking->loc.begin, &line, &col);
+            snprintf(where, sizeof where, "%s:%d:%d: ", blocking->loc.src->name, line, col);
+        }
+        fprintf(c->err,
+                "hir-run: %s%s: with the %s protocol, P2PCommunication %lld (%s) is queued "
+                "before P2PCommunication %lld (%s) of the same block; %s every stream waits "
+                "before signalling its peer and the ring cannot complete (hostir-format.md 4.6). "
+                "Lower it with --pass-pipeline='backend{kind=cuda,protocol=%s}' or run with "
+                "--p2p-protocol=%s.\n",
+                where, exchange ? "error" : "warning", put ? "Put" : "Get",
+                (long long)blocking->u.comm->number, blocking->u.comm->is_send ? "send" : "recv",
+                (long long)signal->u.comm->number, signal->u.comm->is_send ? "send" : "recv",
+                exchange ? "every rank runs this exchange at the same iteration, so"
+                         : "if every rank runs this block,",
+                put ? "put" : "get", put ? "get" : "put");
+    }
+}
+
+int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, FILE *err, int *fatal)
+{
+    order_ctx c = {proto, err, 0, 0};
+    order_block(&c, &p->body, false);
+    if (fatal)
+        *fatal = c.fatal;
+    return c.bad;
+}
+
+/* ---------------------------------------------------------------- node assignment */
+
+/* K of a kind=auto node test `( x / K ) == ( rank / K )` (passes/backend.c), else 0 */
+static int64_t node_test_size(const hir_scalar *pred)
+{
+    const hir_sexpr *eq = pred ? pred->def : NULL;
+    if (!eq || eq->kind != HIR_SX_BINARY || eq->op != HIR_BIN_EQ || eq->nargs != 2 || !eq->args[0] ||
+        !eq->args[1])
+        return 0;
+    const hir_sexpr *x = eq->args[0]->def, *r = eq->args[1]->def;
+    if (!x || !r || x->kind != HIR_SX_BINARY || r->kind != HIR_SX_BINARY || x->op != HIR_BIN_DIV ||
+        r->op != HIR_BIN_DIV || x->nargs != 2 || r->nargs != 2 || !r->args[0] ||
+        r->args[0]->kind != HIR_SC_NAMED || strcmp(r->args[0]->name, "rank"))
+        return 0;
+    int64_t k1, k2;
+    if (!hir_scalar_const(x->args[1], &k1) || !hir_scalar_const(r->args[1], &k2) || k1 != k2 || k1 <= 0)
+        return 0;
+    return k1;
+}
+
+typedef struct node_walk {
+    const hir_boot *boot;
+    int size;
+    int *owner;                  /* node -> the first block of K ranks seen on it */
+    hir_error *e;
+    int rc;
+} node_walk;
+
+static bool one_p2p(hir_block *b, hir_backend_kind k, bool *is_send)
+{
+    if (hir_block_size(b) != 1)
+        return false;
+    hir_stmt *s = hir_block_at(b, 0);
+    if (s->op != HIR_OP_P2P || !s->u.comm || s->u.comm->backend != k)
+        return false;
+    *is_send = s->u.comm->is_send;
+    return true;
+}
+
+static bool walk_node_tests(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    node_walk *w = ctx;
+    bool a, b;
+    if (s->op != HIR_OP_IF || !one_p2p(&s->body, HIR_BK_CUDA, &a) ||
+        !one_p2p(&s->else_body, HIR_BK_NCCL, &b) || a != b)
+        return true;
+    int64_t k = node_test_size(s->u.cond.pred);
+    if (!k)
+        return true;
+    char where[320] = "";
+    if (s->loc.src) {
+        int line, col;
+        hir_source_linecol((hir_source *)s->loc.src, s->loc.begin, &line, &col);
+        snprintf(where, sizeof where, "%.256s:%d:%d: error: ", s->loc.src->name, line, col);
+    }
+    const char *sim = hir_boot_nodes_simulated(w->boot) ? " (simulated by --simulate-nodes)" : "";
+    if (w->size % k) {
+        w->rc = hir_error_set(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %" PRId64
+                              " consecutive ranks, which %d ranks do not fill; lower it with "
+                              "backend{kind=auto nodes=N} for this job's N nodes",
+                              where, k, w->size);
+        return false;
+    }
+    for (int i = 0; i < w->size; i++)
+        w->owner[i] = -1;
+    for (int r = 0; r < w->size; r++) {
+        int node = hir_boot_node(w->boot, r), lead = hir_boot_node(w->boot, (int)(r / k * k));
+        int block = (int)(r / k);
+        bool bad = node != lead || node < 0 || node >= w->size;
+        if (!bad && w->owner[node] < 0)
+            w->owner[node] = block;
+        bad = bad || w->owner[node] != block;
+        if (bad) {
+            int other = node != lead ? (int)(r / k * k) : (int)(w->owner[node] * k);
+            if (node != lead)
+                w->rc = hir_error_set(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %"
+                                      PRId64 " consecutive ranks, so ranks %d and %d share a "
+                                      "node, but this job puts them on nodes %d and %d%s; lower "
+                                      "it with backend{kind=auto nodes=N} for this job's N nodes "
+                                      "(hir-run --topology shows them)",
+                                      where, k, other, r, lead, node, sim);
+            else
+                w->rc = hir_error_set(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %"
+                                      PRId64 " consecutive ranks, so ranks %d and %d are on two "
+                                      "nodes, but this job puts both on node %d%s; lower it with "
+                                      "backend{kind=auto nodes=N} for this job's N nodes (hir-run "
+                                      "--topology shows them)", where, k, other, r, node, sim);
+            return false;
+        }
+    }
+    return true;
+}
+
+int hir_check_node_assignment(hir_program *p, const hir_boot *boot, hir_error *e)
+{
+    node_walk w = {boot, hir_boot_size(boot), NULL, e, 0};
+    w.owner = malloc(sizeof(int) * (size_t)(w.size > 0 ? w.size : 1));
+    if (!w.owner)
+        return hir_error_set(e, "out of host memory");
+    hir_block_walk(&p->body, 0, walk_node_tests, &w);
+    free(w.owner);
+    return w.rc;
+}

@@ -1,0 +1,124 @@
+/* job.h — the job room (runner/job/): what hir-run does on one rank. It owns the phases of a
+ * job (load and verify the program, agree on it across ranks and check its meshes, make or
+ * read inputs, run it, fetch and save outputs, check them against a reference run on the
+ * reference backend) and the checks of check.c (meshes, node assignment, P2P order, the
+ * program hash). It is the top of the runner: it may use every room below it (bench, guard,
+ * data, interp, registry, boot, backend), the parser, the passes, the dialect and support/,
+ * and names no backend (the registry does). Tools only parse flags and pick exit codes. */
+#ifndef HIR_RUNNER_JOB_H
+#define HIR_RUNNER_JOB_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dialect/hir.h"
+#include "runner/backend/backend.h"
+#include "runner/bench/bench.h"
+#include "runner/boot/boot.h"
+#include "runner/data/data.h"
+#include "runner/interp/interp.h"
+
+/* ---------------------------------------------------------------- a job (runner/job/job.c) */
+
+typedef enum hir_inputs_kind { HIR_INPUTS_GENERATED, HIR_INPUTS_DIR } hir_inputs_kind;
+
+typedef struct hir_run_options {
+    const char *program;             /* path of the program (or of a log holding it) */
+    int container;                   /* --container=N: the N-th program of the log (1-based);
+                                      * 0: the input must hold exactly one */
+    const char *device;              /* "cpu", "cuda", or NULL for the default */
+    int num_streams;                 /* default 4 */
+    double timeout;                  /* seconds, default 300 */
+    uint64_t seed;
+    hir_inputs_kind inputs;
+    hir_data_kind data;              /* for HIR_INPUTS_GENERATED */
+    const char *inputs_dir;          /* for HIR_INPUTS_DIR */
+    const char *save_dir;            /* --save-outputs, or NULL */
+    int raw_bf16;
+    int check;                       /* --check given */
+    const char *check_ref;           /* REF program, NULL: the program itself */
+    /* how the reference treats GEMMs: AUTO computes small ones and verifies those of at least
+     * 2^30 FLOP by Freivalds' randomized check; FULL computes all; RANDOMIZED verifies all */
+    enum { HIR_CHECK_AUTO = 0, HIR_CHECK_FULL, HIR_CHECK_RANDOMIZED } check_mode;
+    int check_vectors;               /* random vectors per randomized check (default 2) */
+    int vary_inputs;                 /* alternate two input sets run to run, poison outputs */
+    int iters;                       /* >= 1 */
+    hir_p2p_protocol p2p_protocol;
+    int p2p_host_staged;             /* --nccl-p2p=host-staged (CUDA backend) */
+    int verbose;
+    /* a progress line on rank 0's stderr (ranks, iteration, elapsed), shown once a run has
+     * taken 2 s and refreshed 4 times a second: 1 on, 0 off (hir-run --progress decides: by
+     * default on when stderr is a terminal) */
+    int progress;
+    double progress_after;           /* seconds before the line appears (default 2) */
+    const hir_run_binding *binds;
+    int nbinds;
+    const char *const *kernels;      /* "GROUP=FILE" for LaunchKernel (CUDA device) */
+    int nkernels;
+    /* benchmark hooks */
+    int bench;                       /* timed iterations after the warm-up; 0: off */
+    int warmup;
+    const char *bench_json;          /* write the timings as JSON */
+    const char *trace_json;          /* Chrome trace of statements */
+    int graph;                       /* --graph: time replays of a CUDA graph of one run */
+    FILE *out;                       /* report stream (stdout) */
+    FILE *err;                       /* messages (stderr) */
+    bool color;                      /* colour the diagnostics of parsing and verifying */
+} hir_run_options;
+
+void hir_run_options_init(hir_run_options *o);
+
+/* Outcome of hir_run_job, for the tool to turn into an exit code. */
+typedef enum hir_run_status {
+    HIR_RUN_OK = 0,
+    HIR_RUN_CHECK_FAILED = 1,        /* ran, results differ from the reference */
+    HIR_RUN_REFUSED = 2,             /* every rank stopped the same way (bad program, mesh,
+                                        ranks disagree, bad options): a clean exit */
+    HIR_RUN_FAILED = 3,              /* this rank failed; peers may be waiting on it: abort */
+} hir_run_status;
+
+/* Run the whole job on this rank: read, verify and compare the program across ranks, check
+ * its meshes against the world, make inputs, run it --iters times, save and check outputs.
+ * The message of a failure is in e (already prefixed with the rank). */
+hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *e);
+
+/* ---------------------------------------------------------------- benchmarks (interp_job.c) */
+
+/* What hir-run does for --bench (o->bench timed iterations after o->warmup, --graph: replay a
+ * captured run) and --trace (the last run recorded; after the timed ones with --bench): the
+ * job drives, the bench room times and traces. Collective over all ranks; rank 0 prints the
+ * report and writes the files. */
+int hir_bench_program(const hir_run_options *o, hir_boot *boot, hir_interp *it,
+                      hir_backend *be, const hir_view *inputs, hir_bench_run_fn prepare,
+                      void *prepare_ctx, hir_bench_result *res, hir_error *e);
+
+/* ---------------------------------------------------------------- checks (runner/job/check.c) */
+
+/* The world-size rule: the devices named by the program's meshes and communication teams must
+ * be exactly {0, ..., size-1}; a program that names no device runs replicated on every rank.
+ * Returns 0 or -1 with the reason. */
+int hir_check_meshes(hir_program *p, int size, hir_error *e);
+/* The node rule of backend{kind=auto} programs: every node test `( x / K ) == ( rank / K )`
+ * that picks a CUDA-IPC or an NCCL P2P assumes nodes of K consecutive ranks; the job's
+ * topology (real or --simulate-nodes) must be exactly that. Returns 0 or -1 with the reason. */
+int hir_check_node_assignment(hir_program *p, const hir_boot *boot, hir_error *e);
+/* Reports (on `err`) blocks whose CUDA-IPC send/recv order cannot complete under the protocol
+ * when every rank runs the block (Get needs send before recv, Put recv before send;
+ * hostir-format.md 4.6): an error for the pipeline's exchange (an IF directly in a kernel-IR
+ * FOR, which all ranks run at the same iteration; counted in *fatal), a warning elsewhere.
+ * Returns the number of such blocks. */
+int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, FILE *err, int *fatal);
+
+/* FNV-1a hash of a program's text, and the comparison of it across the world: every rank
+ * learns every hash; on a difference all ranks fail with a message naming the ranks. */
+uint64_t hir_check_text_hash(const char *text, size_t len);
+int hir_check_same_program(hir_boot *boot, uint64_t hash, const char *what, hir_error *e);
+
+/* Compare one output: got (the program's local data) against want (the reference's local
+ * data), both host copies of dtype dt described by their shards; only the global region both
+ * ranks hold is compared. *compared is the number of elements compared. */
+int hir_check_compare_region(const void *got, const hir_shard *gs, const void *want,
+                             const hir_shard *ws, hir_dtype dt, hir_compare_result *r,
+                             int64_t *compared, hir_error *e);
+
+#endif
