@@ -150,10 +150,9 @@ static void auto_bind(run_ctx *c, const hir_tensor *t, const hirc_tensor *b)
     }
 }
 
-/* Everything up to the inputs' backend copies: verify, check the world, make the backend and
- * the interpreter, bind the extents, check and copy the inputs. */
-static hirc_status prepare(run_ctx *c, const hirc_tensor *in, size_t nin,
-                           const hirc_run_options *opts)
+/* The counts of inputs and bindings checked, and the caller's bindings copied. */
+static hirc_status take_bindings(run_ctx *c, const hirc_tensor *in, size_t nin,
+                                 const hirc_run_options *opts)
 {
     hir_program *p = c->h->p;
     if (nin != (size_t)p->inputs.n) {
@@ -165,7 +164,6 @@ static hirc_status prepare(run_ctx *c, const hirc_tensor *in, size_t nin,
     }
     if (nin && !in)
         return fail(c, HIRC_ERR_INVALID_ARGUMENT, "NULL inputs%s%s", "", "");
-    int num_streams = opts && opts->num_streams > 0 ? opts->num_streams : 4;
     size_t nb = opts ? opts->nbindings : 0;
     if (nb > 64)
         return fail(c, HIRC_ERR_INVALID_ARGUMENT, "more than 64 bindings%s%s", "", "");
@@ -179,7 +177,13 @@ static hirc_status prepare(run_ctx *c, const hirc_tensor *in, size_t nin,
         c->binds[i].value = opts->bindings[i].value;
     }
     c->nbinds = (int)nb;
-    /* dimensions and extents first: they decide the bindings below */
+    return HIRC_OK;
+}
+
+/* The inputs' dimensions and extents, checked first: they decide the automatic bindings. */
+static hirc_status check_dims(run_ctx *c, const hirc_tensor *in, size_t nin)
+{
+    hir_program *p = c->h->p;
     for (size_t i = 0; i < nin; i++) {
         const hir_tensor *t = hir_value_tensor(p->inputs.items[i]);
         char nm[128], a[64], b[64];
@@ -200,8 +204,12 @@ static hirc_status prepare(run_ctx *c, const hirc_tensor *in, size_t nin,
         if (t)
             auto_bind(c, t, &in[i]);
     }
+    return HIRC_OK;
+}
 
-    /* verify as hir-run does: an undefined scalar is an error unless bound */
+/* Verify as hir-run does: an undefined scalar is an error unless bound. */
+static hirc_status verify(run_ctx *c)
+{
     const char *bound[64 + MAX_AUTO];
     int nbound = 0;
     for (int i = 0; i < c->nbinds; i++)
@@ -212,16 +220,20 @@ static hirc_status prepare(run_ctx *c, const hirc_tensor *in, size_t nin,
     hir_diag_init(&d, NULL);
     d.keep = true;
     hir_verify_opts vo = {true, bound, nbound};
-    int rc = hir_program_verify(p, &vo, &d);
+    int rc = hir_program_verify(c->h->p, &vo, &d);
     int nerr = d.errors;
     hirc_status ts = hirc__diags_take(c->diags, &d);
     if (rc == HIR_ENOMEM)
         return fail(c, HIRC_ERR_NO_MEMORY, "out of memory (while verifying)%s%s", "", "");
     if (rc || nerr)
         return HIRC_ERR_VERIFY;
-    if (ts != HIRC_OK)
-        return ts;
+    return ts;
+}
 
+/* The world of one checked, the CPU backend and the interpreter made, the extents bound. */
+static hirc_status make_runner(run_ctx *c, int num_streams)
+{
+    hir_program *p = c->h->p;
     hir_error e = {{0}, -1};
     if (hir_check_meshes(p, 1, &e))
         return fail_e(c, HIRC_ERR_RUN, &e);
@@ -246,44 +258,67 @@ static hirc_status prepare(run_ctx *c, const hirc_tensor *in, size_t nin,
         return fail_e(c, HIRC_ERR_RUN, &e);
     for (int i = 0; i < c->nauto; i++)
         hir_interp_bind_scalar(c->it, c->auto_s[i], c->auto_v[i], &e);
+    return HIRC_OK;
+}
 
+/* Input i checked against the program and copied: a scalar into c->scalars, a tensor into
+ * backend memory of its shard's shape. */
+static hirc_status copy_input(run_ctx *c, size_t i, const hirc_tensor *in)
+{
+    hir_program *p = c->h->p;
+    hir_error e = {{0}, -1};
+    char nm[128];
+    hirc__value_name(p->inputs.items[i], nm, sizeof nm);
+    const hir_scalar *s = hir_value_scalar(p->inputs.items[i]);
+    if (s) {
+        hirc_status st = check_buffer(c, "input", nm, in, HIR_DT_INT64, 0, NULL);
+        if (st != HIRC_OK)
+            return st;
+        memcpy(&c->scalars[i], in->data, sizeof(int64_t));
+        hir_view_init(&c->views[i], &c->scalars[i], HIR_DT_INT64, 0, NULL);
+        return HIRC_OK;
+    }
+    const hir_tensor *t = hir_value_tensor(p->inputs.items[i]);
+    hir_shard sh;
+    if (hir_interp_shard(c->it, t, &sh, &e))
+        return fail_e(c, HIRC_ERR_RUN, &e);
+    hirc_status st = check_buffer(c, "input", nm, in, t->dtype, sh.ndim, sh.local);
+    if (st != HIRC_OK)
+        return st;
+    hir_view v;
+    hir_view_init(&v, NULL, t->dtype, sh.ndim, sh.local);
+    size_t bytes;
+    if (hir_view_size_checked(&v, NULL, &bytes))
+        return fail(c, HIRC_ERR_MISMATCH, "input %s: its size does not fit in 64 bits%s", nm,
+                    "");
+    if (c->be->ops->alloc(c->be, bytes ? bytes : 1, &c->dev[i], &e) ||
+        (bytes && c->be->ops->upload(c->be, c->dev[i], in->data, bytes, &e)))
+        return fail_e(c, HIRC_ERR_RUN, &e);
+    v.data = c->dev[i];
+    c->views[i] = v;
+    return HIRC_OK;
+}
+
+/* Everything up to the inputs' backend copies: verify, check the world, make the backend and
+ * the interpreter, bind the extents, check and copy the inputs. */
+static hirc_status prepare(run_ctx *c, const hirc_tensor *in, size_t nin,
+                           const hirc_run_options *opts)
+{
+    int num_streams = opts && opts->num_streams > 0 ? opts->num_streams : 4;
+    hirc_status st;
+    if ((st = take_bindings(c, in, nin, opts)) != HIRC_OK ||
+        (st = check_dims(c, in, nin)) != HIRC_OK || (st = verify(c)) != HIRC_OK ||
+        (st = make_runner(c, num_streams)) != HIRC_OK)
+        return st;
     c->n = (int)nin;
     c->views = calloc(nin + 1, sizeof *c->views);
     c->dev = calloc(nin + 1, sizeof *c->dev);
     c->scalars = calloc(nin + 1, sizeof *c->scalars);
     if (!c->views || !c->dev || !c->scalars)
         return HIRC_ERR_NO_MEMORY;
-    for (size_t i = 0; i < nin; i++) {
-        char nm[128];
-        hirc__value_name(p->inputs.items[i], nm, sizeof nm);
-        const hir_scalar *s = hir_value_scalar(p->inputs.items[i]);
-        if (s) {
-            hirc_status st = check_buffer(c, "input", nm, &in[i], HIR_DT_INT64, 0, NULL);
-            if (st != HIRC_OK)
-                return st;
-            memcpy(&c->scalars[i], in[i].data, sizeof(int64_t));
-            hir_view_init(&c->views[i], &c->scalars[i], HIR_DT_INT64, 0, NULL);
-            continue;
-        }
-        const hir_tensor *t = hir_value_tensor(p->inputs.items[i]);
-        hir_shard sh;
-        if (hir_interp_shard(c->it, t, &sh, &e))
-            return fail_e(c, HIRC_ERR_RUN, &e);
-        hirc_status st = check_buffer(c, "input", nm, &in[i], t->dtype, sh.ndim, sh.local);
-        if (st != HIRC_OK)
+    for (size_t i = 0; i < nin; i++)
+        if ((st = copy_input(c, i, &in[i])) != HIRC_OK)
             return st;
-        hir_view v;
-        hir_view_init(&v, NULL, t->dtype, sh.ndim, sh.local);
-        size_t bytes;
-        if (hir_view_size_checked(&v, NULL, &bytes))
-            return fail(c, HIRC_ERR_MISMATCH, "input %s: its size does not fit in 64 bits%s", nm,
-                        "");
-        if (c->be->ops->alloc(c->be, bytes ? bytes : 1, &c->dev[i], &e) ||
-            (bytes && c->be->ops->upload(c->be, c->dev[i], in[i].data, bytes, &e)))
-            return fail_e(c, HIRC_ERR_RUN, &e);
-        v.data = c->dev[i];
-        c->views[i] = v;
-    }
     return HIRC_OK;
 }
 

@@ -130,6 +130,74 @@ static int put(buf *b, const char *s, size_t n)
     return 0;
 }
 
+/* A program being read: its text (prefixes removed) and, per line kept, where its prefix was. */
+typedef struct reader {
+    buf b;
+    hir_line_prefix *pfx;
+    size_t cap, np;
+} reader;
+
+/* After the footer: blank lines, then "Index definitions:" and its "  …;" lines, belong to the
+ * program; true for a line that ends it. */
+static bool ends_after_footer(kind k, const char *c, size_t cn, bool *trailer)
+{
+    bool empty = k != K_CONTENT || blank(c, cn);
+    if (!*trailer && !empty && has(c, cn, TRAILER))
+        *trailer = true;
+    else if (*trailer && k == K_CONTENT && has(c, cn, "  ") && !blank(c, cn))
+        ;
+    else if (!*trailer && empty)
+        ;
+    else
+        return true;
+    return false;
+}
+
+/* Line i (ls, its prefix skip bytes, its content c[0, cn)) added to the program. */
+static int keep_line(reader *r, kind k, size_t i, const char *ls, size_t skip, const char *c,
+                     size_t cn)
+{
+    if (r->np == r->cap) {
+        hir_line_prefix *q = realloc(r->pfx, 2 * r->cap * sizeof *r->pfx);
+        if (!q)
+            return HIR_ENOMEM;
+        r->pfx = q;
+        r->cap *= 2;
+    }
+    hir_line_prefix *p = &r->pfx[r->np];
+    p->text = k == K_CONTENT && skip ? ls : NULL;
+    p->len = k == K_CONTENT ? (uint32_t)skip : 0;
+    p->line = (int)i + 1;
+    if (k == K_CONTENT && put(&r->b, c, cn))
+        return HIR_ENOMEM;
+    r->np++;
+    if (put(&r->b, "\n", 1))
+        return HIR_ENOMEM;
+    return 0;
+}
+
+/* The program's text cut after its first `keep` lines (what follows the footer and is not the
+ * trailer goes), handed to *out with its prefixes; the header is on line h. */
+static int finish_program(reader *r, size_t h, size_t keep, hir_log_program *out)
+{
+    buf *b = &r->b;
+    size_t off = 0;
+    for (size_t i = 0; i < keep && off < b->n; off++)
+        if (b->p[off] == '\n')
+            i++;
+    if (!b->p && put(b, "", 0))
+        return HIR_ENOMEM;
+    b->n = off;
+    b->p[b->n] = b->p[b->n + 1] = 0;
+    out->text = b->p;
+    out->len = b->n;
+    out->line_base = (int)h;
+    out->header_line = (int)h + 1;
+    out->prefixes = r->pfx;
+    out->nprefixes = keep < r->np ? keep : r->np;
+    return 0;
+}
+
 /* Reads the program whose header is on line h. Sets *last to its last line and *clean when
  * no line of its span was someone else's or carried a prefix. */
 static int read_program(const char *text, const line *lines, size_t nlines, size_t h,
@@ -140,10 +208,9 @@ static int read_program(const char *text, const line *lines, size_t nlines, size
     const char *pf = s;
     size_t pn = (size_t)(hdr - s);
     mode m = M_UNKNOWN;
-    buf b = {0};
-    size_t cap = 64, np = 0;
-    hir_line_prefix *pfx = calloc(cap, sizeof *pfx);
-    if (!pfx)
+    reader r = {.cap = 64};
+    r.pfx = calloc(r.cap, sizeof *r.pfx);
+    if (!r.pfx)
         return HIR_ENOMEM;
     *clean = pn == 0;
     bool footer = false, trailer = false;
@@ -162,67 +229,28 @@ static int read_program(const char *text, const line *lines, size_t nlines, size
         }
         if (k == K_CONTENT && i > h && find_header(c, cn))
             break;                                /* the next program starts */
-        if (footer) {
-            /* after the footer: blank lines, then "Index definitions:" and its "  …;" lines */
-            bool empty = k != K_CONTENT || blank(c, cn);
-            if (!trailer && !empty && has(c, cn, TRAILER))
-                trailer = true;
-            else if (trailer && k == K_CONTENT && has(c, cn, "  ") && !blank(c, cn))
-                ;
-            else if (!trailer && empty)
-                ;
-            else
-                break;
-        }
-        if (np == cap) {
-            hir_line_prefix *q = realloc(pfx, 2 * cap * sizeof *pfx);
-            if (!q) {
-                free(pfx);
-                free(b.p);
-                return HIR_ENOMEM;
-            }
-            pfx = q;
-            cap *= 2;
-        }
-        pfx[np].text = k == K_CONTENT && skip ? ls : NULL;
-        pfx[np].len = k == K_CONTENT ? (uint32_t)skip : 0;
-        pfx[np].line = (int)i + 1;
-        if (k == K_CONTENT && put(&b, c, cn))
-            goto oom;
-        np++;
-        if (put(&b, "\n", 1))
+        if (footer && ends_after_footer(k, c, cn, &trailer))
+            break;
+        if (keep_line(&r, k, i, ls, skip, c, cn))
             goto oom;
         if (skip)
             *clean = false;
         if (!footer && k == K_CONTENT && has(c, cn, FOOTER)) {
             footer = true;
             end = i;
-            keep = np;
+            keep = r.np;
         } else if (!footer || (k == K_CONTENT && !blank(c, cn))) {
             end = i;
-            keep = np;
+            keep = r.np;
         }
     }
-    /* keep the lines up to `end` (what follows the footer and is not the trailer goes) */
-    size_t off = 0;
-    for (size_t i = 0; i < keep && off < b.n; off++)
-        if (b.p[off] == '\n')
-            i++;
-    if (!b.p && put(&b, "", 0))
+    if (finish_program(&r, h, keep, out))
         goto oom;
-    b.n = off;
-    b.p[b.n] = b.p[b.n + 1] = 0;
-    out->text = b.p;
-    out->len = b.n;
-    out->line_base = (int)h;
-    out->header_line = (int)h + 1;
-    out->prefixes = pfx;
-    out->nprefixes = keep < np ? keep : np;
     *last = end;
     return 0;
 oom:
-    free(pfx);
-    free(b.p);
+    free(r.pfx);
+    free(r.b.p);
     return HIR_ENOMEM;
 }
 

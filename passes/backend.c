@@ -388,6 +388,87 @@ static void split_by_node(bk *c, int64_t nodes)
     strip_block(c, &p->body);
 }
 
+/* Every exchange not yet in c->kind's form rewritten into it (the symbols its old peers used
+ * marked in *old); true when any was. */
+static bool convert_exchanges(bk *c, hir_map *old)
+{
+    hir_program *p = c->p;
+    hir_stmt *done_loop = NULL;
+    hir_scalar *tensor_index = NULL, *send_peer = NULL;
+    bool any = false;
+    for (int i = 0; i < c->nex; i++) {
+        exchange *x = &c->ex[i];
+        if (x->end) {
+            /* the kind=auto form: its node tests go; as CUDA it keeps its ring peers */
+            pu_mark_symbols(old, x->pick[0]->u.cond.pred);
+            pu_mark_symbols(old, x->pick[1]->u.cond.pred);
+            if (c->kind == HIR_BK_CUDA) {
+                hir_scalar *pred = x->cond->u.cond.pred;   /* already send_peer == rank */
+                to_cuda(c, x, x->recv->peer, x->send->peer);
+                x->cond->u.cond.pred = pred;
+                any = true;
+                continue;
+            }
+        }
+        if (x->cuda == (c->kind == HIR_BK_CUDA))
+            continue;
+        any = true;
+        pu_mark_symbols(old, x->recv->peer);
+        pu_mark_symbols(old, x->send->peer);
+        hir_scalar *from = x->recv->peer;
+        if (c->kind == HIR_BK_CUDA) {
+            /* one chunk index per loop, made in the order --stream-parallel makes it */
+            if (x->loop != done_loop) {
+                hir_scalar *idx = x->loop->u.kfor.index, *rank = hir_scalar_named(p, "rank");
+                hir_scalar *stop = x->loop->u.kfor.id->extent;
+                tensor_index = pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_ADD, rank, idx), stop);
+                send_peer = pu_index(p, HIR_BIN_MOD,
+                                     pu_index(p, HIR_BIN_ADD, stop, pu_index(p, HIR_BIN_SUB, rank, idx)),
+                                     stop);
+                reindex(x->loop, from, tensor_index);
+                done_loop = x->loop;
+            }
+            to_cuda(c, x, tensor_index, send_peer);
+        } else {
+            reindex(x->loop, from, x->loop->u.kfor.index);
+            to_nccl(c, x);
+        }
+    }
+    return any;
+}
+
+/* protocol=put|get: every CUDA exchange's two P2P statements in that protocol's order */
+static void order_for_protocol(bk *c, const char *proto)
+{
+    bool put = !strcmp(proto, "put");
+    for (int i = 0; i < c->nex; i++) {
+        hir_block *e = &c->ex[i].cond->else_body;
+        for (int j = 0; j + 1 < hir_block_size(e); j++) {
+            hir_stmt *a = hir_block_at(e, j), *b = hir_block_at(e, j + 1);
+            if (a->op == HIR_OP_P2P && b->op == HIR_OP_P2P && a->u.comm->is_send == put) {
+                e->stmts.items[j] = b;
+                e->stmts.items[j + 1] = a;
+                break;
+            }
+        }
+    }
+}
+
+/* The collectives' backend: NCCL for kind=auto (nodes > 0); else c->kind, which for CUDA only
+ * Allgather and Broadcast take. */
+static void set_collective_backends(hir_program *p, const bk *c, int64_t nodes)
+{
+    for (size_t i = 0; i < p->comms.cap; i++) {
+        hir_comm *m = p->comms.vals[i];
+        if (p->comms.keys[i] == UINT64_MAX || !m || m->op != HIR_OP_COMMUNICATION)
+            continue;
+        if (nodes)
+            m->backend = HIR_BK_NCCL;  /* kind=auto: collectives go to NCCL */
+        else if (c->kind == HIR_BK_NCCL || m->type == HIR_COMM_ALLGATHER || m->type == HIR_COMM_BROADCAST)
+            m->backend = c->kind;
+    }
+}
+
 int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
 {
     bk c = {p, d, HIR_BK_NCCL, NULL, 0, 0};
@@ -409,68 +490,15 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
 
     hir_map old;
     hir_map_init_in(&old, p->arena);
-    hir_stmt *done_loop = NULL;
-    hir_scalar *tensor_index = NULL, *send_peer = NULL;
-    bool any = false;
-    for (int i = 0; i < c.nex; i++) {
-        exchange *x = &c.ex[i];
-        if (x->end) {
-            /* the kind=auto form: its node tests go; as CUDA it keeps its ring peers */
-            pu_mark_symbols(&old, x->pick[0]->u.cond.pred);
-            pu_mark_symbols(&old, x->pick[1]->u.cond.pred);
-            if (c.kind == HIR_BK_CUDA) {
-                hir_scalar *pred = x->cond->u.cond.pred;   /* already send_peer == rank */
-                to_cuda(&c, x, x->recv->peer, x->send->peer);
-                x->cond->u.cond.pred = pred;
-                any = true;
-                continue;
-            }
-        }
-        if (x->cuda == (c.kind == HIR_BK_CUDA))
-            continue;
-        any = true;
-        pu_mark_symbols(&old, x->recv->peer);
-        pu_mark_symbols(&old, x->send->peer);
-        hir_scalar *from = x->recv->peer;
-        if (c.kind == HIR_BK_CUDA) {
-            /* one chunk index per loop, made in the order --stream-parallel makes it */
-            if (x->loop != done_loop) {
-                hir_scalar *idx = x->loop->u.kfor.index, *rank = hir_scalar_named(p, "rank");
-                hir_scalar *stop = x->loop->u.kfor.id->extent;
-                tensor_index = pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_ADD, rank, idx), stop);
-                send_peer = pu_index(p, HIR_BIN_MOD,
-                                     pu_index(p, HIR_BIN_ADD, stop, pu_index(p, HIR_BIN_SUB, rank, idx)),
-                                     stop);
-                reindex(x->loop, from, tensor_index);
-                done_loop = x->loop;
-            }
-            to_cuda(&c, x, tensor_index, send_peer);
-        } else {
-            reindex(x->loop, from, x->loop->u.kfor.index);
-            to_nccl(&c, x);
-        }
-    }
+    bool any = convert_exchanges(&c, &old);
     const char *proto = hir_pass_arg(args, "protocol", NULL);
     if (proto && c.kind != HIR_BK_CUDA) {
         hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: protocol= applies to kind=cuda only");
         hir_map_fini(&old);
         return -1;
     }
-    if (proto) {
-        /* order every CUDA exchange for the chosen protocol */
-        bool put = !strcmp(proto, "put");
-        for (int i = 0; i < c.nex; i++) {
-            hir_block *e = &c.ex[i].cond->else_body;
-            for (int j = 0; j + 1 < hir_block_size(e); j++) {
-                hir_stmt *a = hir_block_at(e, j), *b = hir_block_at(e, j + 1);
-                if (a->op == HIR_OP_P2P && b->op == HIR_OP_P2P && a->u.comm->is_send == put) {
-                    e->stmts.items[j] = b;
-                    e->stmts.items[j + 1] = a;
-                    break;
-                }
-            }
-        }
-    }
+    if (proto)
+        order_for_protocol(&c, proto);
     if (any && c.kind == HIR_BK_NCCL)
         strip_block(&c, &p->body);
     if (any)
@@ -480,16 +508,7 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
     if (nodes > 1 && c.kind == HIR_BK_CUDA)
         split_by_node(&c, nodes);
 
-    /* collectives */
-    for (size_t i = 0; i < p->comms.cap; i++) {
-        hir_comm *m = p->comms.vals[i];
-        if (p->comms.keys[i] == UINT64_MAX || !m || m->op != HIR_OP_COMMUNICATION)
-            continue;
-        if (nodes)
-            m->backend = HIR_BK_NCCL;  /* kind=auto: collectives go to NCCL */
-        else if (c.kind == HIR_BK_NCCL || m->type == HIR_COMM_ALLGATHER || m->type == HIR_COMM_BROADCAST)
-            m->backend = c.kind;
-    }
+    set_collective_backends(p, &c, nodes);
     return 0;
 }
 

@@ -417,6 +417,97 @@ static bool only_comment_line(hir_source *s, size_t l)
     return i + 1 < s->len && s->text[i] == '/' && s->text[i + 1] == '/';
 }
 
+static const struct { const char *kw; hir_severity sev; } expect_kws[] = {
+    {"expected-error", HIR_ERROR}, {"expected-warning", HIR_WARNING},
+    {"expected-note", HIR_NOTE}, {"expected-remark", HIR_NOTE},
+};
+
+/* The keyword of an annotation in line[0, len): after the first "//" and its spaces, one of
+ * expect_kws (its index; -1 for none). *p is set past it. */
+static int expect_keyword(const char *line, size_t len, const char **p)
+{
+    const char *c = NULL;
+    for (size_t i = 0; i + 1 < len; i++)
+        if (line[i] == '/' && line[i + 1] == '/') {
+            c = line + i;
+            break;
+        }
+    if (!c)
+        return -1;
+    const char *end = line + len;
+    *p = c + 2;
+    while (*p < end && **p == ' ')
+        (*p)++;
+    for (int i = 0; i < 4; i++) {
+        size_t kl = strlen(expect_kws[i].kw);
+        if ((size_t)(end - *p) >= kl && memcmp(*p, expect_kws[i].kw, kl) == 0) {
+            *p += kl;
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* The line an annotation on line l means: l itself, or after '@' the next ("below") or
+ * previous ("above") line that is not a comment alone, or l+N / l-N. -1 after a bad '@'. */
+static int expect_target(hir_source *s, size_t l, const char **pp, const char *end, int *target)
+{
+    const char *p = *pp;
+    *target = (int)l;
+    if (!(p < end && *p == '@'))
+        return 0;
+    p++;
+    if (end - p >= 5 && memcmp(p, "below", 5) == 0) {
+        p += 5;
+        size_t t = l + 1;
+        while (t <= s->nlines && only_comment_line(s, t))
+            t++;
+        *target = (int)t;
+    } else if (end - p >= 5 && memcmp(p, "above", 5) == 0) {
+        p += 5;
+        size_t t = l - 1;
+        while (t >= 1 && only_comment_line(s, t))
+            t--;
+        *target = (int)t;
+    } else if (p < end && (*p == '+' || *p == '-')) {
+        int sign = *p == '+' ? 1 : -1;
+        p++;
+        int v = 0;
+        while (p < end && *p >= '0' && *p <= '9' && v < 1000000)
+            v = v * 10 + (*p++ - '0');
+        *target = (int)l + sign * v;
+    } else {
+        return -1;
+    }
+    *pp = p;
+    return 0;
+}
+
+/* The text of "{{text}}" at *p (spaces before it skipped): [*p, *q), up to the last "}}" so
+ * that a message may hold "}". Prints the error and returns -1 when it is not there. */
+static int expect_text(hir_source *s, size_t l, const char **p, const char *end, const char **q,
+                       FILE *err)
+{
+    while (*p < end && **p == ' ')
+        (*p)++;
+    if (end - *p < 4 || (*p)[0] != '{' || (*p)[1] != '{') {
+        fprintf(err, "%s:%d: error: expected '{{' in expected-* annotation\n", s->name,
+                (int)l + s->line_base);
+        return -1;
+    }
+    *p += 2;
+    *q = NULL;
+    for (const char *r = *p; r + 1 < end; r++)
+        if (r[0] == '}' && r[1] == '}')
+            *q = r;
+    if (!*q) {
+        fprintf(err, "%s:%d: error: unterminated '{{' in expected-* annotation\n", s->name,
+                (int)l + s->line_base);
+        return -1;
+    }
+    return 0;
+}
+
 static int parse_expectations(hir_source *s, expect **out, FILE *err)
 {
     index_lines(s);
@@ -427,88 +518,23 @@ static int parse_expectations(hir_source *s, expect **out, FILE *err)
         *out = NULL;
         return 1;
     }
-    static const struct { const char *kw; hir_severity sev; } kws[] = {
-        {"expected-error", HIR_ERROR}, {"expected-warning", HIR_WARNING},
-        {"expected-note", HIR_NOTE}, {"expected-remark", HIR_NOTE},
-    };
     for (size_t l = 1; l <= s->nlines; l++) {
         size_t ls = s->line_starts[l - 1];
         size_t le = ls;
         while (le < s->len && s->text[le] != '\n')
             le++;
-        const char *line = s->text + ls;
-        size_t len = le - ls;
-        /* find "//" then "expected-" */
-        const char *c = NULL;
-        for (size_t i = 0; i + 1 < len; i++)
-            if (line[i] == '/' && line[i + 1] == '/') {
-                c = line + i;
-                break;
-            }
-        if (!c)
-            continue;
-        const char *end = line + len;
-        const char *p = c + 2;
-        while (p < end && *p == ' ')
-            p++;
-        int k = -1;
-        for (int i = 0; i < 4; i++) {
-            size_t kl = strlen(kws[i].kw);
-            if ((size_t)(end - p) >= kl && memcmp(p, kws[i].kw, kl) == 0) {
-                k = i;
-                p += kl;
-                break;
-            }
-        }
+        const char *line = s->text + ls, *end = s->text + le, *p = NULL, *q;
+        int k = expect_keyword(line, le - ls, &p);
         if (k < 0)
             continue;
-        int target = (int)l;
-        if (p < end && *p == '@') {
-            p++;
-            if (end - p >= 5 && memcmp(p, "below", 5) == 0) {
-                p += 5;
-                size_t t = l + 1;
-                while (t <= s->nlines && only_comment_line(s, t))
-                    t++;
-                target = (int)t;
-            } else if (end - p >= 5 && memcmp(p, "above", 5) == 0) {
-                p += 5;
-                size_t t = l - 1;
-                while (t >= 1 && only_comment_line(s, t))
-                    t--;
-                target = (int)t;
-            } else if (p < end && (*p == '+' || *p == '-')) {
-                int sign = *p == '+' ? 1 : -1;
-                p++;
-                int v = 0;
-                while (p < end && *p >= '0' && *p <= '9' && v < 1000000)
-                    v = v * 10 + (*p++ - '0');
-                target = (int)l + sign * v;
-            } else {
-                fprintf(err, "%s:%d: error: bad expected-* location after '@'\n", s->name,
-                        (int)l + s->line_base);
-                bad++;
-                continue;
-            }
-        }
-        while (p < end && *p == ' ')
-            p++;
-        if (end - p < 4 || p[0] != '{' || p[1] != '{') {
-            fprintf(err, "%s:%d: error: expected '{{' in expected-* annotation\n", s->name,
+        int target;
+        if (expect_target(s, l, &p, end, &target)) {
+            fprintf(err, "%s:%d: error: bad expected-* location after '@'\n", s->name,
                     (int)l + s->line_base);
             bad++;
             continue;
         }
-        p += 2;
-        const char *q = NULL;
-        for (const char *r = p; r + 1 < end; r++)
-            if (r[0] == '}' && r[1] == '}') {
-                q = r;
-                /* keep the last "}}" so messages may contain "}" */
-            }
-        if (!q) {
-            fprintf(err, "%s:%d: error: unterminated '{{' in expected-* annotation\n", s->name,
-                    (int)l + s->line_base);
+        if (expect_text(s, l, &p, end, &q, err)) {
             bad++;
             continue;
         }
@@ -523,15 +549,23 @@ static int parse_expectations(hir_source *s, expect **out, FILE *err)
             }
             ex = nx;
         }
-        ex[n].sev = kws[k].sev;
+        ex[n].sev = expect_kws[k].sev;
         ex[n].line = target + s->line_base;
         ex[n].text = strndup(p, (size_t)(q - p));
         ex[n].at_line = (int)l + s->line_base;
         ex[n].matched = false;
         n++;
     }
+    if (bad) {
+        /* the caller checks nothing then: the annotations read so far go */
+        for (int i = 0; i < n; i++)
+            free(ex[i].text);
+        free(ex);
+        *out = NULL;
+        return -bad;
+    }
     *out = ex;
-    return bad ? -bad : n;
+    return n;
 }
 
 static int check_entry(const hir_diag_entry *e, expect *ex, int n, FILE *err)

@@ -582,15 +582,30 @@ static void cleanup(reducer *r)
         rmdir(r->dir);
 }
 
-int main(int argc, char **argv)
+/* One --bind NAME=INTEGER (x) recorded in r; 2 (usage error) when it is not that. */
+static int add_bind(reducer *r, const char *x)
 {
-    reducer r = {0};
-    r.timeout = 60;
-    const char *output = NULL, *input = NULL;
+    char why[128];
+    long long v;
+    const char *eq = strchr(x, '=');
+    if (!eq || eq == x || hir_opt_int(eq + 1, LLONG_MIN, LLONG_MAX, &v, why, sizeof why) ||
+        r->nbound == 64 || eq - x >= (ptrdiff_t)sizeof r->bound_names[0])
+        return usage_error("--bind needs NAME=INTEGER, not '%s'", x);
+    snprintf(r->bound_names[r->nbound], sizeof r->bound_names[0], "%.*s", (int)(eq - x), x);
+    r->bound[r->nbound] = r->bound_names[r->nbound];
+    r->nbound++;
+    return 0;
+}
+
+/* The options before PROGRAM, PROGRAM (*input) and where COMMAND starts (*cmd_at). Returns
+ * the exit status when the run ends here (--help, --version, a usage error), else -1. */
+static int parse_args(int argc, char **argv, reducer *r, const char **output,
+                      const char **input, int *cmd_at)
+{
     char why[128];
     long long v;
     int i = 1;
-    for (; i < argc && !input; i++) {
+    for (; i < argc && !*input; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage_text, stdout);
@@ -601,36 +616,36 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "-o")) {
             if (++i == argc)
                 return usage_error("-o needs a file name%s", "");
-            output = argv[i];
+            *output = argv[i];
         } else if (!strncmp(a, "--timeout=", 10)) {
-            if (hir_opt_double(a + 10, 0, 1e7, &r.timeout, why, sizeof why))
+            if (hir_opt_double(a + 10, 0, 1e7, &r->timeout, why, sizeof why))
                 return usage_error("--timeout needs %s", why);
         } else if (!strncmp(a, "--max-tests=", 12)) {
             if (hir_opt_int(a + 12, 1, LLONG_MAX, &v, why, sizeof why))
                 return usage_error("--max-tests needs %s", why);
-            r.max_tests = v;
+            r->max_tests = v;
         } else if (!strcmp(a, "--bind") || !strncmp(a, "--bind=", 7)) {
-            const char *x = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : "");
-            const char *eq = strchr(x, '=');
-            if (!eq || eq == x || hir_opt_int(eq + 1, LLONG_MIN, LLONG_MAX, &v, why, sizeof why) ||
-                r.nbound == 64 || eq - x >= (ptrdiff_t)sizeof r.bound_names[0])
-                return usage_error("--bind needs NAME=INTEGER, not '%s'", x);
-            snprintf(r.bound_names[r.nbound], sizeof r.bound_names[0], "%.*s", (int)(eq - x), x);
-            r.bound[r.nbound] = r.bound_names[r.nbound];
-            r.nbound++;
+            if (add_bind(r, a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : "")))
+                return 2;
         } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
-            r.verbose = true;
+            r->verbose = true;
         } else if (a[0] == '-' && a[1]) {
             return usage_error("unknown option '%s'", a);
         } else {
-            input = a;
+            *input = a;
         }
     }
-    if (!input)
+    if (!*input)
         return usage_error("no program given%s", "");
     if (i == argc)
-        return usage_error("no interestingness command given after %s", input);
+        return usage_error("no interestingness command given after %s", *input);
+    *cmd_at = i;
+    return -1;
+}
 
+/* PROGRAM read, parsed and verified, and printed into r->cur; *before its statement count. */
+static int load_input(reducer *r, const char *input, int *before)
+{
     char err[512];
     char *text;
     size_t len;
@@ -640,73 +655,110 @@ int main(int argc, char **argv)
     }
     hir_source src;
     hir_program *p;
-    if (load(&r, strcmp(input, "-") ? input : "<stdin>", text, len, &src, &p, &r.cur_warnings,
+    if (load(r, strcmp(input, "-") ? input : "<stdin>", text, len, &src, &p, &r->cur_warnings,
              true)) {
         fprintf(stderr, "hir-reduce: error: %s does not parse and verify: nothing to reduce\n",
                 input);
         free(text);
         return 1;
     }
-    r.cur = print_program(p, &r.curlen);
-    int before = count_block(&p->body);
-    size_t before_bytes = r.curlen;
+    r->cur = print_program(p, &r->curlen);
+    *before = count_block(&p->body);
     hir_program_free(p);
     hir_source_fini(&src);
     free(text);
+    return 0;
+}
 
-    /* COMMAND ARG... CANDIDATE */
-    r.ncmd = argc - i + 1;
-    r.cmd = calloc((size_t)r.ncmd + 1, sizeof *r.cmd);
-    if (!r.cmd) {
+/* COMMAND ARG... CANDIDATE in r->cmd, the candidate file in a new temporary directory. */
+static int make_command(reducer *r, int argc, char **argv, int i)
+{
+    r->ncmd = argc - i + 1;
+    r->cmd = calloc((size_t)r->ncmd + 1, sizeof *r->cmd);
+    if (!r->cmd) {
         fprintf(stderr, "hir-reduce: error: out of memory\n");
         return 1;
     }
     for (int k = i; k < argc; k++)
-        r.cmd[k - i] = argv[k];
+        r->cmd[k - i] = argv[k];
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !*tmp || strlen(tmp) > 40)
         tmp = "/tmp";
-    snprintf(r.dir, sizeof r.dir, "%s/hir-reduce.XXXXXX", tmp);
-    if (!mkdtemp(r.dir)) {
+    snprintf(r->dir, sizeof r->dir, "%s/hir-reduce.XXXXXX", tmp);
+    if (!mkdtemp(r->dir)) {
         fprintf(stderr, "hir-reduce: error: cannot make a temporary directory in %s: %s\n", tmp,
                 strerror(errno));
-        r.dir[0] = 0;
-        free(r.cmd);
-        free(r.cur);
+        r->dir[0] = 0;
+        free(r->cmd);
+        free(r->cur);
         return 1;
     }
-    snprintf(r.path, sizeof r.path, "%s/candidate.hir", r.dir);
-    r.cmd[r.ncmd - 1] = r.path;
+    snprintf(r->path, sizeof r->path, "%s/candidate.hir", r->dir);
+    r->cmd[r->ncmd - 1] = r->path;
+    return 0;
+}
 
-    int status = 1;
-    if (write_file(r.path, r.cur, r.curlen)) {
-        fprintf(stderr, "hir-reduce: error: cannot write %s: %s\n", r.path, strerror(errno));
-        goto out;
+/* The program written as the first candidate, and COMMAND checked to find it interesting. */
+static int check_start(reducer *r, const char *input)
+{
+    char err[512];
+    if (write_file(r->path, r->cur, r->curlen)) {
+        fprintf(stderr, "hir-reduce: error: cannot write %s: %s\n", r->path, strerror(errno));
+        return -1;
     }
-    int rc = interesting(&r, err, sizeof err);
+    int rc = interesting(r, err, sizeof err);
     if (rc < 0 || rc == 127) {
         fprintf(stderr, "hir-reduce: error: %s\n", err);
-        goto out;
+        return -1;
     }
     if (rc) {
         fprintf(stderr,
                 "hir-reduce: error: %s is not interesting to begin with: '%s' did not exit 0 on "
                 "it\n",
-                input, r.cmd[0]);
-        goto out;
+                input, r->cmd[0]);
+        return -1;
     }
+    return 0;
+}
+
+/* Rounds of every pass until one changes nothing (or --max-tests is reached). */
+static int reduce_rounds(reducer *r)
+{
     for (int round = 1;; round++) {
         int changed = 0, k;
-        if ((k = reduce_statements(&r)) < 0 || (changed += k, (k = reduce_regions(&r)) < 0) ||
-            (changed += k, (k = reduce_lists(&r)) < 0) ||
-            (changed += k, (k = reduce_folds(&r)) < 0))
-            goto out;
+        if ((k = reduce_statements(r)) < 0 || (changed += k, (k = reduce_regions(r)) < 0) ||
+            (changed += k, (k = reduce_lists(r)) < 0) ||
+            (changed += k, (k = reduce_folds(r)) < 0))
+            return -1;
         changed += k;
-        if (r.verbose)
+        if (r->verbose)
             fprintf(stderr, "hir-reduce: round %d: %d edits accepted\n", round, changed);
-        if (!changed || (r.max_tests && r.tests >= r.max_tests))
-            break;
+        if (!changed || (r->max_tests && r->tests >= r->max_tests))
+            return 0;
     }
+}
+
+int main(int argc, char **argv)
+{
+    reducer r = {0};
+    r.timeout = 60;
+    const char *output = NULL, *input = NULL;
+    int i = 0;
+    int code = parse_args(argc, argv, &r, &output, &input, &i);
+    if (code >= 0)
+        return code;
+
+    int before;
+    if (load_input(&r, input, &before))
+        return 1;
+    size_t before_bytes = r.curlen;
+    if (make_command(&r, argc, argv, i))
+        return 1;
+
+    char err[512];
+    int status = 1;
+    if (check_start(&r, input) || reduce_rounds(&r))
+        goto out;
     if (hir_tool_write_output(output, r.cur, r.curlen, err, sizeof err)) {
         fprintf(stderr, "hir-reduce: error: %s\n", err);
         goto out;

@@ -307,29 +307,268 @@ static int count_ok(int64_t n, const char *coll, hir_error *e)
     return 0;
 }
 
-static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *c, hir_error *e)
+/* One collective on its way to MPI: what the common checks found (the transfer dtype xt and
+ * its MPI type, the op, the team's communicator), and what a kind's handler posts (r, with
+ * the MPI status in rc and, for SendRecv, the peer and direction). */
+typedef struct coll_post {
+    hir_work *w;
+    const hir_collective *c;
+    const char *name;
+    const hir_view *in, *out;
+    int ts, me, root, is_root;
+    hir_dtype xt;
+    MPI_Datatype mt;
+    MPI_Op op;
+    MPI_Comm comm;
+    MPI_Request r;
+    int rc, peer, is_recv;
+} coll_post;
+
+static int coll_allgather(coll_post *p, hir_error *e)
 {
-    const char *name = hir_comm_type_name(c->kind);
-    const hir_view *in = c->input, *out = c->output;
-    int ts = c->team_size, me = c->my_index, root = c->root_index;
-    int is_root = me == root;
+    const char *name = p->name;
+    const hir_view *in = p->in, *out = p->out;
+    void *sbuf = NULL, *rbuf = NULL;
+    if (need(in, "input", name, e) || need(out, "output", name, e))
+        return -1;
+    int64_t n = hir_view_numel(in);
+    if (hir_view_numel(out) != n * p->ts)
+        return hir_error_set(e, "%s: output has %lld elements, expected %d x %lld", name,
+                             (long long)hir_view_numel(out), p->ts, (long long)n);
+    if (count_ok(n, name, e) || stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
+        stage(p->w, out, p->xt, 0, 1, &rbuf, e))
+        return -1;
+    p->rc = MPI_Iallgather(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->comm, &p->r);
+    return 0;
+}
+
+static int coll_reducescatter(coll_post *p, hir_error *e)
+{
+    const char *name = p->name;
+    const hir_view *in = p->in, *out = p->out;
+    void *sbuf = NULL, *rbuf = NULL;
+    if (need(in, "input", name, e) || need(out, "output", name, e))
+        return -1;
+    int64_t n = hir_view_numel(out);
+    if (hir_view_numel(in) != n * p->ts)
+        return hir_error_set(e, "%s: input has %lld elements, expected %d x %lld", name,
+                             (long long)hir_view_numel(in), p->ts, (long long)n);
+    if (count_ok(n * p->ts, name, e) || stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
+        stage(p->w, out, p->xt, 0, 1, &rbuf, e))
+        return -1;
+    p->rc = MPI_Ireduce_scatter_block(sbuf, rbuf, (int)n, p->mt, p->op, p->comm, &p->r);
+    return 0;
+}
+
+static int coll_allreduce(coll_post *p, hir_error *e)
+{
+    const char *name = p->name;
+    const hir_view *in = p->in, *out = p->out;
+    void *rbuf = NULL;
+    if (need(in, "input", name, e) || need(out, "output", name, e))
+        return -1;
+    int64_t n = hir_view_numel(out);
+    if (hir_view_numel(in) != n)
+        return hir_error_set(e, "%s: input has %lld elements, output %lld", name,
+                             (long long)hir_view_numel(in), (long long)n);
+    /* the input travels in the output's staging buffer (copy, then in-place allreduce) */
+    if (count_ok(n, name, e) || stage(p->w, out, p->xt, 0, 1, &rbuf, e))
+        return -1;
+    hir_view bv;
+    hir_view_init(&bv, rbuf, p->xt, out->ndim, out->shape);
+    if (rbuf != in->data && flat_copy(p->w, &bv, in, e))
+        return -1;
+    p->rc = MPI_Iallreduce(MPI_IN_PLACE, rbuf, (int)n, p->mt, p->op, p->comm, &p->r);
+    return 0;
+}
+
+static int coll_broadcast(coll_post *p, hir_error *e)
+{
+    const char *name = p->name;
+    const hir_view *in = p->in, *out = p->out;
+    void *rbuf = NULL;
+    const hir_view *buf = out ? out : in;
+    if (p->is_root && need(in, "input on the root", name, e))
+        return -1;
+    if (!p->is_root && need(out, "output", name, e))
+        return -1;
+    int64_t n = hir_view_numel(buf);
+    if (count_ok(n, name, e))
+        return -1;
+    if (p->is_root) {
+        if (out && flat_copy(p->w, out, in, e))
+            return -1;
+        if (stage(p->w, buf, p->xt, 1, 0, &rbuf, e))
+            return -1;
+    } else if (stage(p->w, buf, p->xt, 0, 1, &rbuf, e)) {
+        return -1;
+    }
+    p->rc = MPI_Ibcast(rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
+    return 0;
+}
+
+static int coll_gather(coll_post *p, hir_error *e)
+{
+    const char *name = p->name;
+    const hir_view *in = p->in, *out = p->out;
+    int is_root = p->is_root;
+    void *sbuf = NULL, *rbuf = NULL;
+    if (need(in, "input", name, e) || (is_root && need(out, "output on the root", name, e)))
+        return -1;
+    int64_t n = hir_view_numel(in);
+    if (is_root && hir_view_numel(out) != n * p->ts)
+        return hir_error_set(e, "%s: root output has %lld elements, expected %d x %lld",
+                             name, (long long)hir_view_numel(out), p->ts, (long long)n);
+    if (count_ok(n * p->ts, name, e) || stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
+        (is_root && stage(p->w, out, p->xt, 0, 1, &rbuf, e)))
+        return -1;
+    p->rc = MPI_Igather(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
+    return 0;
+}
+
+static int coll_scatter(coll_post *p, hir_error *e)
+{
+    const char *name = p->name;
+    const hir_view *in = p->in, *out = p->out;
+    int is_root = p->is_root;
+    void *sbuf = NULL, *rbuf = NULL;
+    if (need(out, "output", name, e) || (is_root && need(in, "input on the root", name, e)))
+        return -1;
+    int64_t n = hir_view_numel(out);
+    if (is_root && hir_view_numel(in) != n * p->ts)
+        return hir_error_set(e, "%s: root input has %lld elements, expected %d x %lld",
+                             name, (long long)hir_view_numel(in), p->ts, (long long)n);
+    if (count_ok(n * p->ts, name, e) || (is_root && stage(p->w, in, p->xt, 1, 0, &sbuf, e)) ||
+        stage(p->w, out, p->xt, 0, 1, &rbuf, e))
+        return -1;
+    p->rc = MPI_Iscatter(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
+    return 0;
+}
+
+static int coll_reduce(coll_post *p, hir_error *e)
+{
+    const char *name = p->name;
+    const hir_view *in = p->in, *out = p->out;
+    int is_root = p->is_root;
+    void *sbuf = NULL, *rbuf = NULL;
+    if (need(in, "input", name, e) || (is_root && need(out, "output on the root", name, e)))
+        return -1;
+    int64_t n = hir_view_numel(in);
+    if (is_root && hir_view_numel(out) != n)
+        return hir_error_set(e, "%s: root output has %lld elements, input %lld", name,
+                             (long long)hir_view_numel(out), (long long)n);
+    /* reducing the root's input into its output = copy then reduce in place */
+    if (count_ok(n, name, e) || stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
+        (is_root && stage(p->w, out, p->xt, 0, 1, &rbuf, e)))
+        return -1;
+    if (is_root && sbuf == rbuf)
+        sbuf = MPI_IN_PLACE;
+    p->rc = MPI_Ireduce(sbuf, rbuf, (int)n, p->mt, p->op, p->root, p->comm, &p->r);
+    return 0;
+}
+
+static int coll_sendrecv(coll_post *p, hir_error *e)
+{
+    const char *name = p->name;
+    int root = p->root;
+    void *sbuf = NULL, *rbuf = NULL;
+    int64_t n;
+    if (p->ts != 2)
+        return hir_error_set(e, "%s: team of %d, expected 1 or 2", name, p->ts);
+    p->peer = p->c->team[1 - root];
+    if (p->is_root) {
+        if (need(p->in, "input on the sender", name, e))
+            return -1;
+        n = hir_view_numel(p->in);
+        if (count_ok(n, name, e) || stage(p->w, p->in, p->xt, 1, 0, &sbuf, e))
+            return -1;
+        p->rc = MPI_Isend(sbuf, (int)n, p->mt, 1 - root, HIR_SENDRECV_TAG, p->comm, &p->r);
+    } else {
+        p->peer = p->c->team[root];
+        p->is_recv = 1;
+        if (need(p->out, "output on the receiver", name, e))
+            return -1;
+        n = hir_view_numel(p->out);
+        if (count_ok(n, name, e) || stage(p->w, p->out, p->xt, 0, 1, &rbuf, e))
+            return -1;
+        p->rc = MPI_Irecv(rbuf, (int)n, p->mt, root, HIR_SENDRECV_TAG, p->comm, &p->r);
+    }
+    return 0;
+}
+
+static int coll_alltoall(coll_post *p, hir_error *e)
+{
+    /* part j of the flat input goes to member j; part i of the output comes from member i */
+    const char *name = p->name;
+    const hir_view *in = p->in, *out = p->out;
+    int ts = p->ts;
+    void *sbuf = NULL, *rbuf = NULL;
+    if (need(in, "input", name, e) || need(out, "output", name, e))
+        return -1;
+    int64_t n = hir_view_numel(in);
+    if (hir_view_numel(out) != n || n % ts)
+        return hir_error_set(e, "%s: input (%lld elements) and output (%lld) must have equal "
+                             "sizes divisible by the team of %d", name, (long long)n,
+                             (long long)hir_view_numel(out), ts);
+    if (count_ok(n, name, e) || stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
+        stage(p->w, out, p->xt, 0, 1, &rbuf, e))
+        return -1;
+    p->rc = MPI_Ialltoall(sbuf, (int)(n / ts), p->mt, rbuf, (int)(n / ts), p->mt, p->comm,
+                          &p->r);
+    return 0;
+}
+
+/* The handler of each collective kind (dialect/defs/comm.def); a kind without one is refused. */
+typedef int (*coll_fn)(coll_post *p, hir_error *e);
+static const coll_fn coll_handlers[HIR_COMM_COUNT] = {
+    [HIR_COMM_GATHER] = coll_gather,
+    [HIR_COMM_ALLGATHER] = coll_allgather,
+    [HIR_COMM_SCATTER] = coll_scatter,
+    [HIR_COMM_REDUCE] = coll_reduce,
+    [HIR_COMM_ALLREDUCE] = coll_allreduce,
+    [HIR_COMM_REDUCESCATTER] = coll_reducescatter,
+    [HIR_COMM_BROADCAST] = coll_broadcast,
+    [HIR_COMM_SENDRECV] = coll_sendrecv,
+    [HIR_COMM_ALLTOALL] = coll_alltoall,
+};
+
+/* The checks every kind shares: root and team index in the team, a buffer, a dtype MPI can
+ * carry (bf16/f16 reductions as f32), a known reduction op. Fills p's common fields. */
+static int coll_check(hir_cpu_comm *cc, const hir_collective *c, coll_post *p, hir_error *e)
+{
+    const char *name = p->name;
+    int ts = p->ts, me = p->me, root = p->root;
     int reducing = hir_comm_type_reduces(c->kind);
     int rooted = hir_comm_type_has_root(c->kind);
     if (rooted && (root < 0 || root >= ts))
         return hir_error_set(e, "%s: root index %d outside a team of %d", name, root, ts);
     if (me < 0 || me >= ts)
         return hir_error_set(e, "%s: this rank's team index %d outside a team of %d", name, me, ts);
-    const hir_view *any = out ? out : in;
+    const hir_view *any = p->out ? p->out : p->in;
     if (!any)
         return hir_error_set(e, "%s: neither input nor output given", name);
     hir_dtype dt = any->dtype;
-    hir_dtype xt = reducing && (dt == HIR_DT_HALF || dt == HIR_DT_BFLOAT) ? HIR_DT_FLOAT : dt;
-    MPI_Datatype mt = mpi_type(xt);
-    if (mt == MPI_DATATYPE_NULL)
+    p->xt = reducing && (dt == HIR_DT_HALF || dt == HIR_DT_BFLOAT) ? HIR_DT_FLOAT : dt;
+    p->mt = mpi_type(p->xt);
+    if (p->mt == MPI_DATATYPE_NULL)
         return hir_error_set(e, "%s: dtype %s cannot be communicated", name, hir_dtype_name(dt));
-    MPI_Op op = reducing ? mpi_op(cc, c->op, xt) : MPI_OP_NULL;
-    if (reducing && op == MPI_OP_NULL)
+    p->op = reducing ? mpi_op(cc, c->op, p->xt) : MPI_OP_NULL;
+    if (reducing && p->op == MPI_OP_NULL)
         return hir_error_set(e, "%s: reduction op %d unknown", name, (int)c->op);
+    return 0;
+}
+
+static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *c, hir_error *e)
+{
+    coll_post p = {.w = w, .c = c, .name = hir_comm_type_name(c->kind), .in = c->input,
+                   .out = c->output, .ts = c->team_size, .me = c->my_index,
+                   .root = c->root_index, .r = MPI_REQUEST_NULL, .rc = MPI_SUCCESS, .peer = -1};
+    const char *name = p.name;
+    const hir_view *in = p.in, *out = p.out;
+    int ts = p.ts;
+    p.is_root = p.me == p.root;
+    if (coll_check(cc, c, &p, e))
+        return -1;
 
     /* a team of one moves nothing: every kind degenerates to output = input */
     if (ts == 1) {
@@ -344,158 +583,16 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
     if (!cc->have_mpi)
         return hir_error_set(e, "%s: a team of %d needs the MPI bootstrap (no hir_boot given)",
                              name, ts);
-    MPI_Comm comm;
-    if (hir_mpi_team_comm(&cc->teams, cc->world, c->team, ts, cc->timeout, &comm, e))
+    if (hir_mpi_team_comm(&cc->teams, cc->world, c->team, ts, cc->timeout, &p.comm, e))
         return -1;
-
-    MPI_Request r = MPI_REQUEST_NULL;
-    int rc = MPI_SUCCESS, peer = -1, is_recv = 0;
-    void *sbuf = NULL, *rbuf = NULL;
-    int64_t n;
-    switch (c->kind) {
-    case HIR_COMM_ALLGATHER:
-        if (need(in, "input", name, e) || need(out, "output", name, e))
-            return -1;
-        n = hir_view_numel(in);
-        if (hir_view_numel(out) != n * ts)
-            return hir_error_set(e, "%s: output has %lld elements, expected %d x %lld", name,
-                                 (long long)hir_view_numel(out), ts, (long long)n);
-        if (count_ok(n, name, e) || stage(w, in, xt, 1, 0, &sbuf, e) ||
-            stage(w, out, xt, 0, 1, &rbuf, e))
-            return -1;
-        rc = MPI_Iallgather(sbuf, (int)n, mt, rbuf, (int)n, mt, comm, &r);
-        break;
-    case HIR_COMM_REDUCESCATTER:
-        if (need(in, "input", name, e) || need(out, "output", name, e))
-            return -1;
-        n = hir_view_numel(out);
-        if (hir_view_numel(in) != n * ts)
-            return hir_error_set(e, "%s: input has %lld elements, expected %d x %lld", name,
-                                 (long long)hir_view_numel(in), ts, (long long)n);
-        if (count_ok(n * ts, name, e) || stage(w, in, xt, 1, 0, &sbuf, e) ||
-            stage(w, out, xt, 0, 1, &rbuf, e))
-            return -1;
-        rc = MPI_Ireduce_scatter_block(sbuf, rbuf, (int)n, mt, op, comm, &r);
-        break;
-    case HIR_COMM_ALLREDUCE:
-        if (need(in, "input", name, e) || need(out, "output", name, e))
-            return -1;
-        n = hir_view_numel(out);
-        if (hir_view_numel(in) != n)
-            return hir_error_set(e, "%s: input has %lld elements, output %lld", name,
-                                 (long long)hir_view_numel(in), (long long)n);
-        /* the input travels in the output's staging buffer (copy, then in-place allreduce) */
-        if (count_ok(n, name, e) || stage(w, out, xt, 0, 1, &rbuf, e))
-            return -1;
-        {
-            hir_view bv;
-            hir_view_init(&bv, rbuf, xt, out->ndim, out->shape);
-            if (rbuf != in->data && flat_copy(w, &bv, in, e))
-                return -1;
-        }
-        rc = MPI_Iallreduce(MPI_IN_PLACE, rbuf, (int)n, mt, op, comm, &r);
-        break;
-    case HIR_COMM_BROADCAST: {
-        const hir_view *buf = out ? out : in;
-        if (is_root && need(in, "input on the root", name, e))
-            return -1;
-        if (!is_root && need(out, "output", name, e))
-            return -1;
-        n = hir_view_numel(buf);
-        if (count_ok(n, name, e))
-            return -1;
-        if (is_root) {
-            if (out && flat_copy(w, out, in, e))
-                return -1;
-            if (stage(w, buf, xt, 1, 0, &rbuf, e))
-                return -1;
-        } else if (stage(w, buf, xt, 0, 1, &rbuf, e)) {
-            return -1;
-        }
-        rc = MPI_Ibcast(rbuf, (int)n, mt, root, comm, &r);
-        break;
-    }
-    case HIR_COMM_GATHER:
-        if (need(in, "input", name, e) || (is_root && need(out, "output on the root", name, e)))
-            return -1;
-        n = hir_view_numel(in);
-        if (is_root && hir_view_numel(out) != n * ts)
-            return hir_error_set(e, "%s: root output has %lld elements, expected %d x %lld",
-                                 name, (long long)hir_view_numel(out), ts, (long long)n);
-        if (count_ok(n * ts, name, e) || stage(w, in, xt, 1, 0, &sbuf, e) ||
-            (is_root && stage(w, out, xt, 0, 1, &rbuf, e)))
-            return -1;
-        rc = MPI_Igather(sbuf, (int)n, mt, rbuf, (int)n, mt, root, comm, &r);
-        break;
-    case HIR_COMM_SCATTER:
-        if (need(out, "output", name, e) || (is_root && need(in, "input on the root", name, e)))
-            return -1;
-        n = hir_view_numel(out);
-        if (is_root && hir_view_numel(in) != n * ts)
-            return hir_error_set(e, "%s: root input has %lld elements, expected %d x %lld",
-                                 name, (long long)hir_view_numel(in), ts, (long long)n);
-        if (count_ok(n * ts, name, e) || (is_root && stage(w, in, xt, 1, 0, &sbuf, e)) ||
-            stage(w, out, xt, 0, 1, &rbuf, e))
-            return -1;
-        rc = MPI_Iscatter(sbuf, (int)n, mt, rbuf, (int)n, mt, root, comm, &r);
-        break;
-    case HIR_COMM_REDUCE:
-        if (need(in, "input", name, e) || (is_root && need(out, "output on the root", name, e)))
-            return -1;
-        n = hir_view_numel(in);
-        if (is_root && hir_view_numel(out) != n)
-            return hir_error_set(e, "%s: root output has %lld elements, input %lld", name,
-                                 (long long)hir_view_numel(out), (long long)n);
-        /* reducing the root's input into its output = copy then reduce in place */
-        if (count_ok(n, name, e) || stage(w, in, xt, 1, 0, &sbuf, e) ||
-            (is_root && stage(w, out, xt, 0, 1, &rbuf, e)))
-            return -1;
-        if (is_root && sbuf == rbuf)
-            sbuf = MPI_IN_PLACE;
-        rc = MPI_Ireduce(sbuf, rbuf, (int)n, mt, op, root, comm, &r);
-        break;
-    case HIR_COMM_SENDRECV:
-        if (ts != 2)
-            return hir_error_set(e, "%s: team of %d, expected 1 or 2", name, ts);
-        peer = c->team[1 - root];
-        if (is_root) {
-            if (need(in, "input on the sender", name, e))
-                return -1;
-            n = hir_view_numel(in);
-            if (count_ok(n, name, e) || stage(w, in, xt, 1, 0, &sbuf, e))
-                return -1;
-            rc = MPI_Isend(sbuf, (int)n, mt, 1 - root, HIR_SENDRECV_TAG, comm, &r);
-        } else {
-            peer = c->team[root];
-            is_recv = 1;
-            if (need(out, "output on the receiver", name, e))
-                return -1;
-            n = hir_view_numel(out);
-            if (count_ok(n, name, e) || stage(w, out, xt, 0, 1, &rbuf, e))
-                return -1;
-            rc = MPI_Irecv(rbuf, (int)n, mt, root, HIR_SENDRECV_TAG, comm, &r);
-        }
-        break;
-    case HIR_COMM_ALLTOALL:
-        /* part j of the flat input goes to member j; part i of the output comes from member i */
-        if (need(in, "input", name, e) || need(out, "output", name, e))
-            return -1;
-        n = hir_view_numel(in);
-        if (hir_view_numel(out) != n || n % ts)
-            return hir_error_set(e, "%s: input (%lld elements) and output (%lld) must have equal "
-                                 "sizes divisible by the team of %d", name, (long long)n,
-                                 (long long)hir_view_numel(out), ts);
-        if (count_ok(n, name, e) || stage(w, in, xt, 1, 0, &sbuf, e) ||
-            stage(w, out, xt, 0, 1, &rbuf, e))
-            return -1;
-        rc = MPI_Ialltoall(sbuf, (int)(n / ts), mt, rbuf, (int)(n / ts), mt, comm, &r);
-        break;
-    default:
+    coll_fn post = (unsigned)c->kind < HIR_COMM_COUNT ? coll_handlers[c->kind] : NULL;
+    if (!post)
         return hir_error_set(e, "collective kind %d unknown", (int)c->kind);
-    }
-    if (rc != MPI_SUCCESS)
-        return hir_mpi_error(e, name, rc);
-    return work_add_req(w, r, peer, is_recv, e);
+    if (post(&p, e))
+        return -1;
+    if (p.rc != MPI_SUCCESS)
+        return hir_mpi_error(e, name, p.rc);
+    return work_add_req(w, p.r, p.peer, p.is_recv, e);
 }
 
 int cpu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **wp,
@@ -829,6 +926,137 @@ static void moe_routed_free(hir_backend *be, hir_moe_routed *r)
     memset(r, 0, sizeof *r);
 }
 
+/* A Dispatch's checked figures: T tokens of H elements (row bytes each), E experts, per
+ * experts a rank, es and ws the bytes of an element and of a weight. */
+typedef struct moe_dims {
+    int64_t T, H, E, per;
+    size_t es, ws, row;
+} moe_dims;
+
+/* The send side of a Dispatch: each token's expert, the tokens in expert order, the experts'
+ * starts, the per-rank send and receive counts, and the packed rows, ids, weights and
+ * source rows. */
+typedef struct moe_send {
+    int64_t *ex, *order, *start, *sc, *rcnt, *sidx, *ssrc;
+    char *sx, *sw;
+} moe_send;
+
+static void moe_send_free(moe_send *b)
+{
+    free(b->ex);
+    free(b->order);
+    free(b->start);
+    free(b->sc);
+    free(b->rcnt);
+    free(b->sidx);
+    free(b->ssrc);
+    free(b->sw);
+    free(b->sx);
+}
+
+static int moe_send_alloc(moe_send *b, const moe_dims *m, int size, hir_error *e)
+{
+    size_t nt = (size_t)(m->T ? m->T : 1);
+    b->ex = malloc(nt * sizeof *b->ex);
+    b->order = malloc(nt * sizeof *b->order);
+    b->start = calloc((size_t)m->E + 1, sizeof *b->start);
+    b->sc = calloc((size_t)size, sizeof *b->sc);
+    b->rcnt = calloc((size_t)size, sizeof *b->rcnt);
+    b->sidx = malloc(nt * sizeof *b->sidx);
+    b->ssrc = malloc(nt * sizeof *b->ssrc);
+    b->sw = malloc(nt * (m->ws ? m->ws : 1));
+    b->sx = (m->T && m->row > SIZE_MAX / (size_t)m->T) ? NULL
+                                                       : malloc(nt * (m->row ? m->row : 1));
+    if (!b->ex || !b->order || !b->start || !b->sc || !b->rcnt || !b->sidx || !b->ssrc ||
+        !b->sw || !b->sx)
+        return hir_error_set(e, "out of memory");
+    return 0;
+}
+
+static int moe_dispatch_check(const hir_moe_dispatch *d, int size, moe_dims *m, hir_error *e)
+{
+    const hir_view *x = &d->x;
+    if (x->ndim != 2)
+        return hir_error_set(e, "in must be [T, H], it has %d axes", x->ndim);
+    m->T = x->shape[0], m->H = x->shape[1];
+    if (moe_column(&d->topk_idx, m->T, "topk_idx", e) ||
+        moe_column(&d->topk_weights, m->T, "topk_weights", e))
+        return -1;
+    if (!hir_dtype_is_int(d->topk_idx.dtype))
+        return hir_error_set(e, "topk_idx is %s, expert ids must be integers",
+                             hir_dtype_name(d->topk_idx.dtype));
+    m->E = d->num_experts;
+    if (m->E <= 0 || m->E % size)
+        return hir_error_set(e, "num_experts=%lld is not a positive multiple of the "
+                             "job's %d ranks", (long long)m->E, size);
+    m->per = m->E / size;
+    m->es = hir_dtype_size(x->dtype), m->ws = hir_dtype_size(d->topk_weights.dtype);
+    if (!m->es)
+        return hir_error_set(e, "dtype %s cannot be routed", hir_dtype_name(x->dtype));
+    m->row = (size_t)m->H * m->es;
+    if (m->H && m->row / (size_t)m->H != m->es)
+        return hir_error_set(e, "a token row does not fit in memory");
+    return 0;
+}
+
+/* Each token's expert checked, then the tokens packed by a stable counting sort on the
+ * expert: the tokens for rank r are contiguous, in rank order; sc counts them. */
+static int moe_pack(const hir_moe_dispatch *d, const moe_dims *m, moe_send *b, hir_error *e)
+{
+    int64_t T = m->T, E = m->E;
+    if (T)
+        cpu_load_i64(b->ex, d->topk_idx.data, d->topk_idx.dtype, d->topk_idx.stride[0], T);
+    for (int64_t t = 0; t < T; t++) {
+        if (b->ex[t] < 0 || b->ex[t] >= E)
+            return hir_error_set(e, "topk_idx row %lld holds %lld, not an expert id in "
+                                 "[0, %lld)", (long long)t, (long long)b->ex[t], (long long)E);
+        b->start[b->ex[t] + 1]++;
+    }
+    for (int64_t k = 0; k < E; k++)
+        b->start[k + 1] += b->start[k];
+    for (int64_t t = 0; t < T; t++)
+        b->order[b->start[b->ex[t]]++] = t;
+    for (int64_t i = 0; i < T; i++) {
+        int64_t t = b->order[i];
+        b->sc[b->ex[t] / m->per]++;
+        moe_row_get(b->sx + (size_t)i * m->row, &d->x, t);
+        b->sidx[i] = b->ex[t];
+        memcpy(b->sw + (size_t)i * m->ws, moe_col_ptr(&d->topk_weights, t), m->ws);
+        b->ssrc[i] = t;
+    }
+    return 0;
+}
+
+/* The counts exchanged, r's outputs allocated, and the rows and their metadata routed. */
+static int moe_route(hir_backend *be, int size, const hir_moe_dispatch *d, const moe_dims *m,
+                     moe_send *b, hir_moe_routed *r, hir_error *e)
+{
+    if (moe_counts(be, size, b->sc, b->rcnt, e))
+        return -1;
+    int64_t R = 0;
+    for (int k = 0; k < size; k++)
+        R += b->rcnt[k];
+    int64_t shx[2] = {R, m->H}, shc[2] = {R, 1}, shn[1] = {size};
+    if (moe_alloc(be, &r->x, d->x.dtype, 2, shx, e) ||
+        moe_alloc(be, &r->topk_idx, HIR_DT_INT64, 2, shc, e) ||
+        moe_alloc(be, &r->topk_weights, d->topk_weights.dtype, 2, shc, e) ||
+        moe_alloc(be, &r->src_idx, HIR_DT_INT64, 1, &R, e) ||
+        moe_alloc(be, &r->send_counts, HIR_DT_INT64, 1, shn, e) ||
+        moe_alloc(be, &r->recv_counts, HIR_DT_INT64, 1, shn, e))
+        return -1;
+    memcpy(r->send_counts.data, b->sc, (size_t)size * sizeof *b->sc);
+    memcpy(r->recv_counts.data, b->rcnt, (size_t)size * sizeof *b->rcnt);
+    if (moe_exchange(be, size, b->sx, b->sc, r->x.data, b->rcnt, m->row, "tokens", e) ||
+        moe_exchange(be, size, (char *)b->sidx, b->sc, r->topk_idx.data, b->rcnt, 8,
+                     "expert ids", e) ||
+        moe_exchange(be, size, b->sw, b->sc, r->topk_weights.data, b->rcnt, m->ws, "weights",
+                     e) ||
+        moe_exchange(be, size, (char *)b->ssrc, b->sc, r->src_idx.data, b->rcnt, 8,
+                     "source rows", e))
+        return -1;
+    return 0;
+}
+
 int cpu_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
                      hir_moe_routed *r, hir_error *e)
 {
@@ -836,103 +1064,17 @@ int cpu_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
     memset(r, 0, sizeof *r);
     int size;
     moe_world(be, &size);
-    const hir_view *x = &d->x;
-    if (x->ndim != 2)
-        return hir_error_set(e, "in must be [T, H], it has %d axes", x->ndim);
-    int64_t T = x->shape[0], H = x->shape[1];
-    if (moe_column(&d->topk_idx, T, "topk_idx", e) ||
-        moe_column(&d->topk_weights, T, "topk_weights", e))
+    moe_dims m = {0};
+    if (moe_dispatch_check(d, size, &m, e))
         return -1;
-    if (!hir_dtype_is_int(d->topk_idx.dtype))
-        return hir_error_set(e, "topk_idx is %s, expert ids must be integers",
-                             hir_dtype_name(d->topk_idx.dtype));
-    int64_t E = d->num_experts;
-    if (E <= 0 || E % size)
-        return hir_error_set(e, "num_experts=%lld is not a positive multiple of the "
-                             "job's %d ranks", (long long)E, size);
-    int64_t per = E / size;
-    size_t es = hir_dtype_size(x->dtype), ws = hir_dtype_size(d->topk_weights.dtype);
-    if (!es)
-        return hir_error_set(e, "dtype %s cannot be routed", hir_dtype_name(x->dtype));
-    size_t row = (size_t)H * es;
-    if (H && row / (size_t)H != es)
-        return hir_error_set(e, "a token row does not fit in memory");
+    moe_send b = {0};
     int rc = -1;
-    int64_t *ex = NULL, *order = NULL, *start = NULL, *sc = NULL, *rcnt = NULL;
-    int64_t *sidx = NULL, *ssrc = NULL;
-    char *sx = NULL, *sw = NULL;
-    size_t nt = (size_t)(T ? T : 1);
-    ex = malloc(nt * sizeof *ex);
-    order = malloc(nt * sizeof *order);
-    start = calloc((size_t)E + 1, sizeof *start);
-    sc = calloc((size_t)size, sizeof *sc);
-    rcnt = calloc((size_t)size, sizeof *rcnt);
-    sidx = malloc(nt * sizeof *sidx);
-    ssrc = malloc(nt * sizeof *ssrc);
-    sw = malloc(nt * (ws ? ws : 1));
-    sx = (T && row > SIZE_MAX / (size_t)T) ? NULL : malloc(nt * (row ? row : 1));
-    if (!ex || !order || !start || !sc || !rcnt || !sidx || !ssrc || !sw || !sx) {
-        hir_error_set(e, "out of memory");
-        goto out;
-    }
-    if (T)
-        cpu_load_i64(ex, d->topk_idx.data, d->topk_idx.dtype, d->topk_idx.stride[0], T);
-    for (int64_t t = 0; t < T; t++) {
-        if (ex[t] < 0 || ex[t] >= E) {
-            hir_error_set(e, "topk_idx row %lld holds %lld, not an expert id in "
-                          "[0, %lld)", (long long)t, (long long)ex[t], (long long)E);
-            goto out;
-        }
-        start[ex[t] + 1]++;
-    }
-    /* stable counting sort by expert: tokens for rank r are contiguous, in rank order */
-    for (int64_t k = 0; k < E; k++)
-        start[k + 1] += start[k];
-    for (int64_t t = 0; t < T; t++)
-        order[start[ex[t]]++] = t;
-    for (int64_t i = 0; i < T; i++) {
-        int64_t t = order[i];
-        sc[ex[t] / per]++;
-        moe_row_get(sx + (size_t)i * row, x, t);
-        sidx[i] = ex[t];
-        memcpy(sw + (size_t)i * ws, moe_col_ptr(&d->topk_weights, t), ws);
-        ssrc[i] = t;
-    }
-    if (moe_counts(be, size, sc, rcnt, e))
-        goto out;
-    int64_t R = 0;
-    for (int k = 0; k < size; k++)
-        R += rcnt[k];
-    int64_t shx[2] = {R, H}, shc[2] = {R, 1}, shn[1] = {size};
-    if (moe_alloc(be, &r->x, x->dtype, 2, shx, e) ||
-        moe_alloc(be, &r->topk_idx, HIR_DT_INT64, 2, shc, e) ||
-        moe_alloc(be, &r->topk_weights, d->topk_weights.dtype, 2, shc, e) ||
-        moe_alloc(be, &r->src_idx, HIR_DT_INT64, 1, &R, e) ||
-        moe_alloc(be, &r->send_counts, HIR_DT_INT64, 1, shn, e) ||
-        moe_alloc(be, &r->recv_counts, HIR_DT_INT64, 1, shn, e))
-        goto out;
-    memcpy(r->send_counts.data, sc, (size_t)size * sizeof *sc);
-    memcpy(r->recv_counts.data, rcnt, (size_t)size * sizeof *rcnt);
-    if (moe_exchange(be, size, sx, sc, r->x.data, rcnt, row, "tokens", e) ||
-        moe_exchange(be, size, (char *)sidx, sc, r->topk_idx.data, rcnt, 8,
-                     "expert ids", e) ||
-        moe_exchange(be, size, sw, sc, r->topk_weights.data, rcnt, ws, "weights", e) ||
-        moe_exchange(be, size, (char *)ssrc, sc, r->src_idx.data, rcnt, 8,
-                     "source rows", e))
-        goto out;
-    rc = 0;
-out:
+    if (!moe_send_alloc(&b, &m, size, e) && !moe_pack(d, &m, &b, e) &&
+        !moe_route(be, size, d, &m, &b, r, e))
+        rc = 0;
     if (rc)
         moe_routed_free(be, r);
-    free(ex);
-    free(order);
-    free(start);
-    free(sc);
-    free(rcnt);
-    free(sidx);
-    free(ssrc);
-    free(sw);
-    free(sx);
+    moe_send_free(&b);
     return rc;
 }
 

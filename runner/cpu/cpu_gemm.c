@@ -64,119 +64,167 @@ static int gemm_prepare(hir_cpu_backend *cb, int slot, const hir_view *v, hir_dt
     return 0;
 }
 
-int cpu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e)
+/* The operands' ranks and extents, the bias and the batch checked: *M, *N, *K the sizes. */
+static int gemm_check(const hir_gemm *g, int64_t *M, int64_t *N, int64_t *K, hir_error *e)
 {
-    hir_cpu_backend *cb = cpu_of(be);
     if (cpu_check_view(&g->a, "gemm A", e) || cpu_check_view(&g->b, "gemm B", e) ||
         cpu_check_view(&g->out, "gemm output", e))
         return -1;
     if (g->a.ndim != 2 || g->b.ndim != 2 || g->out.ndim != 2)
         return hir_error_set(e, "gemm: operands must be 2-D (A %d-D, B %d-D, out %d-D)",
                              g->a.ndim, g->b.ndim, g->out.ndim);
-    int64_t M = g->a.shape[0], K = g->a.shape[1];
-    int64_t N = g->b_trans ? g->b.shape[0] : g->b.shape[1];
+    *M = g->a.shape[0], *K = g->a.shape[1];
+    *N = g->b_trans ? g->b.shape[0] : g->b.shape[1];
     int64_t Kb = g->b_trans ? g->b.shape[1] : g->b.shape[0];
-    if (K != Kb)
-        return hir_error_set(e, "gemm: A is [%lld, %lld] but B%s is [%lld, %lld]", (long long)M,
-                             (long long)K, g->b_trans ? " (transposed)" : "",
+    if (*K != Kb)
+        return hir_error_set(e, "gemm: A is [%lld, %lld] but B%s is [%lld, %lld]", (long long)*M,
+                             (long long)*K, g->b_trans ? " (transposed)" : "",
                              (long long)g->b.shape[0], (long long)g->b.shape[1]);
-    if (g->out.shape[0] != M || g->out.shape[1] != N)
+    if (g->out.shape[0] != *M || g->out.shape[1] != *N)
         return hir_error_set(e, "gemm: output is [%lld, %lld], expected [%lld, %lld]",
                              (long long)g->out.shape[0], (long long)g->out.shape[1],
-                             (long long)M, (long long)N);
+                             (long long)*M, (long long)*N);
     if (g->bias) {
         if (cpu_check_view(g->bias, "gemm bias", e))
             return -1;
-        if (g->bias->ndim != 1 || g->bias->shape[0] != N)
-            return hir_error_set(e, "gemm: bias must be 1-D of extent %lld", (long long)N);
+        if (g->bias->ndim != 1 || g->bias->shape[0] != *N)
+            return hir_error_set(e, "gemm: bias must be 1-D of extent %lld", (long long)*N);
     }
     if (g->batch < 1)
         return hir_error_set(e, "gemm: batch %lld < 1", (long long)g->batch);
-    if (M > INT_MAX || N > INT_MAX || K > INT_MAX)
+    if (*M > INT_MAX || *N > INT_MAX || *K > INT_MAX)
         return hir_error_set(e, "gemm: extents beyond the 32-bit BLAS interface");
-    if (M == 0 || N == 0)
+    return 0;
+}
+
+/* One GEMM of the batch: its sizes, compute type ct (double when dbl, else float) of es
+ * bytes, and the operands as the BLAS call takes them. */
+typedef struct gemm_call {
+    int64_t M, N, K;
+    int dbl;
+    hir_dtype ct;
+    size_t es;
+    gemm_operand A, B, C;
+} gemm_call;
+
+/* Where the product goes (the output itself when the BLAS can write it, else slot 2 of the
+ * scratch), and the bias copied in the compute type: *bias its place, *direct_c whether C
+ * is the output. */
+static int gemm_place_c(hir_cpu_backend *cb, const hir_gemm *g, const hir_view *vo,
+                        gemm_call *k, void **bias, int *direct_c, hir_error *e)
+{
+    int64_t M = k->M, N = k->N;
+    *direct_c = direct_ok(vo, k->ct, M, N);
+    size_t cbytes = (size_t)(M * N) * k->es;
+    if (*direct_c) {
+        k->C.ptr = vo->data;
+        k->C.ld = M <= 1 ? N : vo->stride[0];
+    } else {
+        /* slot 2 holds [C | bias]; the bias row sits after C */
+        void *buf = cpu_scratch(cb, 2, cbytes + (size_t)N * k->es + 64, e);
+        if (!buf)
+            return -1;
+        k->C.ptr = buf;
+        k->C.ld = N;
+    }
+    if (g->bias) {
+        *bias = (char *)cb->scratch[2] + (*direct_c ? 0 : cbytes);
+        hir_view bv;
+        hir_view_init(&bv, *bias, k->ct, 1, &N);
+        if (cpu_copy_view(&bv, g->bias, e))
+            return -1;
+    }
+    return 0;
+}
+
+/* C = A · op(B) through CBLAS (zero when K is 0), then C += bias on every row. */
+static void gemm_blas(const hir_gemm *g, const gemm_call *k, const void *bias)
+{
+    int64_t M = k->M, N = k->N, K = k->K;
+    const gemm_operand *A = &k->A, *B = &k->B, *C = &k->C;
+    if (K == 0) {
+        for (int64_t i = 0; i < M; i++)
+            memset((char *)C->ptr + (size_t)(i * C->ld) * k->es, 0, (size_t)N * k->es);
+    } else if (k->dbl) {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, g->b_trans ? CblasTrans : CblasNoTrans,
+                    (int)M, (int)N, (int)K, 1.0, A->ptr, (int)A->ld, B->ptr, (int)B->ld, 0.0,
+                    C->ptr, (int)C->ld);
+    } else {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, g->b_trans ? CblasTrans : CblasNoTrans,
+                    (int)M, (int)N, (int)K, 1.0f, A->ptr, (int)A->ld, B->ptr, (int)B->ld, 0.0f,
+                    C->ptr, (int)C->ld);
+    }
+    if (!g->bias)
+        return;
+    for (int64_t i = 0; i < M; i++) {
+        if (k->dbl) {
+            double *r = (double *)C->ptr + i * C->ld;
+            for (int64_t j = 0; j < N; j++)
+                r[j] += ((const double *)bias)[j];
+        } else {
+            float *r = (float *)C->ptr + i * C->ld;
+            for (int64_t j = 0; j < N; j++)
+                r[j] += ((const float *)bias)[j];
+        }
+    }
+}
+
+/* Matrix bi of the batch: its operands prepared, the product, and the rounding copy into the
+ * output when C was scratch. */
+static int gemm_one(hir_cpu_backend *cb, const hir_gemm *g, int64_t bi, gemm_call *k,
+                    void *bias, hir_error *e)
+{
+    int64_t M = k->M, N = k->N, K = k->K;
+    hir_view va, vb, vo;
+    gemm_view2(&va, &g->a, bi * g->batch_stride_a, M, K);
+    gemm_view2(&vb, &g->b, bi * g->batch_stride_b, g->b_trans ? N : K, g->b_trans ? K : N);
+    gemm_view2(&vo, &g->out, bi * g->batch_stride_out, M, N);
+
+    /* a broadcast operand (batch stride 0) is converted only for the first matrix */
+    if (bi == 0 || g->batch_stride_a != 0)
+        if (gemm_prepare(cb, 0, &va, k->ct, &k->A, e))
+            return -1;
+    if (bi == 0 || g->batch_stride_b != 0)
+        if (gemm_prepare(cb, 1, &vb, k->ct, &k->B, e))
+            return -1;
+
+    int direct_c;
+    if (gemm_place_c(cb, g, &vo, k, &bias, &direct_c, e))
+        return -1;
+    gemm_blas(g, k, bias);
+    if (!direct_c) {
+        hir_view cv;
+        int64_t shape[2] = {M, N};
+        hir_view_init(&cv, k->C.ptr, k->ct, 2, shape);
+        if (cpu_copy_view(&vo, &cv, e))
+            return -1;
+    }
+    return 0;
+}
+
+int cpu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e)
+{
+    hir_cpu_backend *cb = cpu_of(be);
+    gemm_call k = {0};
+    if (gemm_check(g, &k.M, &k.N, &k.K, e))
+        return -1;
+    if (k.M == 0 || k.N == 0)
         return 0;
 
-    int dbl = g->a.dtype == HIR_DT_DOUBLE && g->b.dtype == HIR_DT_DOUBLE;
-    hir_dtype ct = dbl ? HIR_DT_DOUBLE : HIR_DT_FLOAT;
-    size_t es = hir_dtype_size(ct);
+    k.dbl = g->a.dtype == HIR_DT_DOUBLE && g->b.dtype == HIR_DT_DOUBLE;
+    k.ct = k.dbl ? HIR_DT_DOUBLE : HIR_DT_FLOAT;
+    k.es = hir_dtype_size(k.ct);
 
     /* bias, once, in the compute type */
     void *bias = NULL;
     if (g->bias) {
-        bias = cpu_scratch(cb, 2, (size_t)N * es * 2 + 64, e);   /* tail of slot 2 */
+        bias = cpu_scratch(cb, 2, (size_t)k.N * k.es * 2 + 64, e);   /* tail of slot 2 */
         if (!bias)
             return -1;
     }
 
-    gemm_operand A = {0}, B = {0}, C = {0};
-    for (int64_t bi = 0; bi < g->batch; bi++) {
-        hir_view va, vb, vo;
-        gemm_view2(&va, &g->a, bi * g->batch_stride_a, M, K);
-        gemm_view2(&vb, &g->b, bi * g->batch_stride_b, g->b_trans ? N : K, g->b_trans ? K : N);
-        gemm_view2(&vo, &g->out, bi * g->batch_stride_out, M, N);
-
-        /* a broadcast operand (batch stride 0) is converted only for the first matrix */
-        if (bi == 0 || g->batch_stride_a != 0)
-            if (gemm_prepare(cb, 0, &va, ct, &A, e))
-                return -1;
-        if (bi == 0 || g->batch_stride_b != 0)
-            if (gemm_prepare(cb, 1, &vb, ct, &B, e))
-                return -1;
-
-        int direct_c = direct_ok(&vo, ct, M, N);
-        size_t cbytes = (size_t)(M * N) * es;
-        if (direct_c) {
-            C.ptr = vo.data;
-            C.ld = M <= 1 ? N : vo.stride[0];
-        } else {
-            /* slot 2 holds [C | bias]; the bias row sits after C */
-            void *buf = cpu_scratch(cb, 2, cbytes + (size_t)N * es + 64, e);
-            if (!buf)
-                return -1;
-            C.ptr = buf;
-            C.ld = N;
-        }
-        if (g->bias) {
-            bias = (char *)cb->scratch[2] + (direct_c ? 0 : cbytes);
-            hir_view bv;
-            hir_view_init(&bv, bias, ct, 1, &N);
-            if (cpu_copy_view(&bv, g->bias, e))
-                return -1;
-        }
-
-        if (K == 0) {
-            for (int64_t i = 0; i < M; i++)
-                memset((char *)C.ptr + (size_t)(i * C.ld) * es, 0, (size_t)N * es);
-        } else if (dbl) {
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, g->b_trans ? CblasTrans : CblasNoTrans,
-                        (int)M, (int)N, (int)K, 1.0, A.ptr, (int)A.ld, B.ptr, (int)B.ld, 0.0,
-                        C.ptr, (int)C.ld);
-        } else {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, g->b_trans ? CblasTrans : CblasNoTrans,
-                        (int)M, (int)N, (int)K, 1.0f, A.ptr, (int)A.ld, B.ptr, (int)B.ld, 0.0f,
-                        C.ptr, (int)C.ld);
-        }
-        if (g->bias) {
-            for (int64_t i = 0; i < M; i++) {
-                if (dbl) {
-                    double *r = (double *)C.ptr + i * C.ld;
-                    for (int64_t j = 0; j < N; j++)
-                        r[j] += ((double *)bias)[j];
-                } else {
-                    float *r = (float *)C.ptr + i * C.ld;
-                    for (int64_t j = 0; j < N; j++)
-                        r[j] += ((float *)bias)[j];
-                }
-            }
-        }
-        if (!direct_c) {
-            hir_view cv;
-            int64_t shape[2] = {M, N};
-            hir_view_init(&cv, C.ptr, ct, 2, shape);
-            if (cpu_copy_view(&vo, &cv, e))
-                return -1;
-        }
-    }
+    for (int64_t bi = 0; bi < g->batch; bi++)
+        if (gemm_one(cb, g, bi, &k, bias, e))
+            return -1;
     return 0;
 }

@@ -156,10 +156,17 @@ static int plan_get(hir_cu_backend *cb, const int64_t *k, hir_cu_gemm_plan **out
     return 0;
 }
 
-int hir_cu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e)
+/* A GEMM's checked figures: the cuBLASLt dtypes, the operands' layouts and the sizes. */
+typedef struct gemm_dims {
+    cudaDataType_t ta, to;
+    mat A, B, O;
+    int64_t M, N, K, batch;
+} gemm_dims;
+
+/* The dtypes, layouts, shapes and batch of g, checked; fills *d. */
+static int gemm_check(const hir_gemm *g, gemm_dims *d, hir_error *e)
 {
-    hir_cu_backend *cb = hir_cu(be);
-    cudaDataType_t ta, tb, to, tbias = CUDA_R_32F;
+    cudaDataType_t ta, tb, to;
     if (lt_type(g->a.dtype, &ta) < 0 || lt_type(g->b.dtype, &tb) < 0 ||
         lt_type(g->out.dtype, &to) < 0 || ta != tb)
         return hir_error_set(e, "gemm: unsupported dtypes a=%s b=%s out=%s (float, double, "
@@ -169,11 +176,11 @@ int hir_cu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e)
     if ((ta == CUDA_R_32F || ta == CUDA_R_64F) ? to != ta : (to != ta && to != CUDA_R_32F))
         return hir_error_set(e, "gemm: output dtype %s not allowed for inputs %s",
                              hir_dtype_name(g->out.dtype), hir_dtype_name(g->a.dtype)), -1;
-    mat A, B, O;
-    if (classify(&g->a, "a", &A, e) < 0 || classify(&g->b, "b", &B, e) < 0 ||
-        classify(&g->out, "out", &O, e) < 0)
+    d->ta = ta, d->to = to;
+    if (classify(&g->a, "a", &d->A, e) < 0 || classify(&g->b, "b", &d->B, e) < 0 ||
+        classify(&g->out, "out", &d->O, e) < 0)
         return -1;
-    if (!O.row_major)
+    if (!d->O.row_major)
         return hir_error_set(e, "gemm: the output must have unit column stride"), -1;
     int64_t M = g->a.shape[0], K = g->a.shape[1];
     int64_t N = g->b_trans ? g->b.shape[0] : g->b.shape[1];
@@ -184,73 +191,108 @@ int hir_cu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e)
                              g->b_trans ? "^T" : "", (long long)g->b.shape[0],
                              (long long)g->b.shape[1], (long long)g->out.shape[0],
                              (long long)g->out.shape[1]), -1;
-    int64_t batch = g->batch < 1 ? 1 : g->batch;
-    if (batch > 1 && g->batch_stride_out == 0)
+    d->M = M, d->N = N, d->K = K;
+    d->batch = g->batch < 1 ? 1 : g->batch;
+    if (d->batch > 1 && g->batch_stride_out == 0)
         return hir_error_set(e, "gemm: batched output with batch stride 0"), -1;
-    if (M == 0 || N == 0) return 0;
-    const hir_view *bias = g->bias;
+    return 0;
+}
+
+/* The bias of g, checked: *tbias its dtype; *bias NULL when the epilogue cannot take it
+ * (strided, or K == 0), so that it is added after the product. */
+static int gemm_check_bias(const hir_gemm *g, const gemm_dims *d, cudaDataType_t *tbias,
+                           const hir_view **bias, hir_error *e)
+{
+    *bias = g->bias;
+    if (!*bias) return 0;
+    if (hir_cu_numel(*bias) != d->N)
+        return hir_error_set(e, "gemm: bias has %lld elements, expected N=%lld",
+                             (long long)hir_cu_numel(*bias), (long long)d->N), -1;
+    if (lt_type((*bias)->dtype, tbias) < 0 || (*tbias != d->to && *tbias != CUDA_R_32F))
+        return hir_error_set(e, "gemm: bias dtype %s must be the output's or float",
+                             hir_dtype_name((*bias)->dtype)), -1;
+    if (!hir_cu_view_contiguous(*bias) || d->K == 0) *bias = NULL;   /* epilogue wants dense */
+    return 0;
+}
+
+/* The product through cuBLASLt, with the bias fused when a plan takes it; *bias becomes NULL
+ * when it does not (the caller adds it then). */
+static int gemm_matmul(hir_cu_backend *cb, hir_stream *s, const hir_gemm *g, const gemm_dims *d,
+                       cudaDataType_t tbias, const hir_view **biasp, hir_error *e)
+{
+    const hir_view *bias = *biasp;
+    cudaDataType_t ta = d->ta;
+    size_t ea = hir_dtype_size(g->a.dtype), eo = hir_dtype_size(g->out.dtype);
+    int64_t k[20] = {d->M, d->N, d->K, d->A.ld, d->B.ld, d->O.ld,
+                     /* transa: see the table in docs/cuda-backend.md */
+                     g->b_trans == d->B.row_major, !d->A.row_major, ta, d->to, d->batch,
+                     g->batch_stride_a, g->batch_stride_b, g->batch_stride_out,
+                     bias != NULL, bias ? tbias : 0,
+                     align_of(g->a.data, g->batch_stride_a * (int64_t)ea),
+                     align_of(g->b.data, g->batch_stride_b * (int64_t)ea),
+                     align_of(g->out.data, g->batch_stride_out * (int64_t)eo),
+                     bias ? align_of(bias->data, 0) : 0};
+    /* bias dtype float with a 16-bit output is legal in cuBLASLt; otherwise it must match */
+    hir_cu_gemm_plan *p = NULL;
+    hir_error e2;
+    if (plan_get(cb, k, &p, &e2) < 0) {
+        if (!bias) return *e = e2, -1;
+        /* no fused-bias kernel for this case: plain GEMM, then a broadcast add below */
+        k[14] = 0, k[15] = 0, k[19] = 0;
+        bias = *biasp = NULL;
+        if (plan_get(cb, k, &p, e) < 0) return -1;
+    }
     if (bias) {
-        if (hir_cu_numel(bias) != N)
-            return hir_error_set(e, "gemm: bias has %lld elements, expected N=%lld",
-                                 (long long)hir_cu_numel(bias), (long long)N), -1;
-        if (lt_type(bias->dtype, &tbias) < 0 || (tbias != to && tbias != CUDA_R_32F))
-            return hir_error_set(e, "gemm: bias dtype %s must be the output's or float",
-                                 hir_dtype_name(bias->dtype)), -1;
-        if (!hir_cu_view_contiguous(bias) || K == 0) bias = NULL;   /* epilogue wants dense */
+        const void *bp = bias->data;
+        HIR_CK(e, cublas, cublasLtMatmulDescSetAttribute(
+                              p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp));
     }
-    if (K == 0) {
+    double one64 = 1.0, zero64 = 0.0;
+    float one32 = 1.0f, zero32 = 0.0f;
+    const void *alpha = ta == CUDA_R_64F ? (const void *)&one64 : (const void *)&one32;
+    const void *beta = ta == CUDA_R_64F ? (const void *)&zero64 : (const void *)&zero32;
+    HIR_CK(e, cublas, cublasLtMatmul(cb->lt, p->desc, alpha, g->b.data, p->la, g->a.data,
+                                     p->lb, beta, g->out.data, p->lc, g->out.data, p->lc,
+                                     &p->algo, s->ws, cb->workspace_bytes, s->s));
+    return 0;
+}
+
+/* out += bias broadcast over rows (and batches) */
+static int gemm_add_bias(hir_backend *be, hir_stream *s, const hir_gemm *g, const gemm_dims *d,
+                         hir_error *e)
+{
+    for (int64_t bi = 0; bi < d->batch; bi++) {
+        hir_view o = g->out;
+        o.data = (char *)o.data + bi * g->batch_stride_out * hir_dtype_size(o.dtype);
+        hir_operand a = {0}, b = {0};
+        a.view = o;
+        b.view = *g->bias;
+        b.view.ndim = 2;
+        b.view.shape[0] = d->M, b.view.shape[1] = d->N;
+        b.view.stride[0] = 0;
+        b.view.stride[1] = g->bias->ndim ? g->bias->stride[g->bias->ndim - 1] : 0;
+        for (int dim = g->bias->ndim - 1; dim >= 0; dim--)
+            if (g->bias->shape[dim] != 1) { b.view.stride[1] = g->bias->stride[dim]; break; }
+        if (hir_cu_binary(be, s, HIR_BIN_ADD, &o, &a, &b, e) < 0) return -1;
+    }
+    return 0;
+}
+
+int hir_cu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    cudaDataType_t tbias = CUDA_R_32F;
+    gemm_dims d;
+    if (gemm_check(g, &d, e) < 0) return -1;
+    if (d.M == 0 || d.N == 0) return 0;
+    const hir_view *bias;
+    if (gemm_check_bias(g, &d, &tbias, &bias, e) < 0) return -1;
+    if (d.K == 0) {
         if (hir_cu_fill(be, s, &g->out, 0.0, e) < 0) return -1;
-    } else {
-        size_t ea = hir_dtype_size(g->a.dtype), eo = hir_dtype_size(g->out.dtype);
-        int64_t k[20] = {M, N, K, A.ld, B.ld, O.ld,
-                         /* transa: see the table in docs/cuda-backend.md */
-                         g->b_trans == B.row_major, !A.row_major, ta, to, batch,
-                         g->batch_stride_a, g->batch_stride_b, g->batch_stride_out,
-                         bias != NULL, bias ? tbias : 0,
-                         align_of(g->a.data, g->batch_stride_a * (int64_t)ea),
-                         align_of(g->b.data, g->batch_stride_b * (int64_t)ea),
-                         align_of(g->out.data, g->batch_stride_out * (int64_t)eo),
-                         bias ? align_of(bias->data, 0) : 0};
-        /* bias dtype float with a 16-bit output is legal in cuBLASLt; otherwise it must match */
-        hir_cu_gemm_plan *p = NULL;
-        hir_error e2;
-        if (plan_get(cb, k, &p, &e2) < 0) {
-            if (!bias) return *e = e2, -1;
-            /* no fused-bias kernel for this case: plain GEMM, then a broadcast add below */
-            k[14] = 0, k[15] = 0, k[19] = 0;
-            bias = NULL;
-            if (plan_get(cb, k, &p, e) < 0) return -1;
-        }
-        if (bias) {
-            const void *bp = bias->data;
-            HIR_CK(e, cublas, cublasLtMatmulDescSetAttribute(
-                                  p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp));
-        }
-        double one64 = 1.0, zero64 = 0.0;
-        float one32 = 1.0f, zero32 = 0.0f;
-        const void *alpha = ta == CUDA_R_64F ? (const void *)&one64 : (const void *)&one32;
-        const void *beta = ta == CUDA_R_64F ? (const void *)&zero64 : (const void *)&zero32;
-        HIR_CK(e, cublas, cublasLtMatmul(cb->lt, p->desc, alpha, g->b.data, p->la, g->a.data,
-                                         p->lb, beta, g->out.data, p->lc, g->out.data, p->lc,
-                                         &p->algo, s->ws, cb->workspace_bytes, s->s));
+    } else if (gemm_matmul(cb, s, g, &d, tbias, &bias, e) < 0) {
+        return -1;
     }
-    if (g->bias && !bias) {
-        /* out += bias broadcast over rows (and batches) */
-        for (int64_t bi = 0; bi < batch; bi++) {
-            hir_view o = g->out;
-            o.data = (char *)o.data + bi * g->batch_stride_out * hir_dtype_size(o.dtype);
-            hir_operand a = {0}, b = {0};
-            a.view = o;
-            b.view = *g->bias;
-            b.view.ndim = 2;
-            b.view.shape[0] = M, b.view.shape[1] = N;
-            b.view.stride[0] = 0;
-            b.view.stride[1] = g->bias->ndim ? g->bias->stride[g->bias->ndim - 1] : 0;
-            for (int d = g->bias->ndim - 1; d >= 0; d--)
-                if (g->bias->shape[d] != 1) { b.view.stride[1] = g->bias->stride[d]; break; }
-            if (hir_cu_binary(be, s, HIR_BIN_ADD, &o, &a, &b, e) < 0) return -1;
-        }
-    }
+    if (g->bias && !bias && gemm_add_bias(be, s, g, &d, e) < 0) return -1;
     return 0;
 }
 

@@ -142,6 +142,219 @@ static int need(const hir_view *v, const char *what, const hir_collective *c, hi
     return 0;
 }
 
+/* One collective's checked operands and the arguments of its NCCL calls, as the per-kind
+ * handlers below read them. comm is NULL for a team of one that a kind runs as a local copy. */
+typedef struct nccl_coll {
+    const hir_collective *c;
+    int n, me, root;
+    const hir_view *in, *out;
+    ncclDataType_t dt;
+    size_t mult, es;             /* NCCL elements per element, bytes per element */
+    ncclComm_t comm;
+    ncclRedOp_t op;
+    cudaStream_t st;
+} nccl_coll;
+
+static int nccl_allgather(const nccl_coll *k, hir_error *e)
+{
+    const hir_collective *c = k->c;
+    const hir_view *in = k->in, *out = k->out;
+    if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
+    size_t cnt = (size_t)hir_cu_numel(in);
+    if ((size_t)hir_cu_numel(out) != cnt * k->n)
+        return hir_error_set(e, "Allgather: output has %lld elements, expected %zu",
+                             (long long)hir_cu_numel(out), cnt * k->n), -1;
+    HIR_CK(e, nccl, ncclAllGather(in->data, out->data, cnt * k->mult, k->dt, k->comm, k->st));
+    return 0;
+}
+
+static int nccl_reducescatter(const nccl_coll *k, hir_error *e)
+{
+    const hir_collective *c = k->c;
+    const hir_view *in = k->in, *out = k->out;
+    if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
+    size_t cnt = (size_t)hir_cu_numel(out);
+    if ((size_t)hir_cu_numel(in) != cnt * k->n)
+        return hir_error_set(e, "ReduceScatter: input has %lld elements, expected %zu",
+                             (long long)hir_cu_numel(in), cnt * k->n), -1;
+    HIR_CK(e, nccl, ncclReduceScatter(in->data, out->data, cnt, k->dt, k->op, k->comm, k->st));
+    return 0;
+}
+
+static int nccl_allreduce(const nccl_coll *k, hir_error *e)
+{
+    const hir_collective *c = k->c;
+    const hir_view *in = k->in, *out = k->out;
+    if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
+    size_t cnt = (size_t)hir_cu_numel(out);
+    HIR_CK(e, nccl, ncclAllReduce(in->data, out->data, cnt, k->dt, k->op, k->comm, k->st));
+    return 0;
+}
+
+static int nccl_broadcast(const nccl_coll *k, hir_error *e)
+{
+    /* the root sends its input; everyone receives into output (or in place) */
+    const hir_collective *c = k->c;
+    const hir_view *in = k->in, *out = k->out;
+    int me = k->me, root = k->root;
+    const hir_view *buf = out ? out : in;
+    if (need(buf, "buffer", c, e) < 0) return -1;
+    if (me == root && need(in, "input", c, e) < 0) return -1;
+    size_t cnt = (size_t)hir_cu_numel(buf);
+    HIR_CK(e, nccl, ncclBroadcast(me == root ? in->data : buf->data, buf->data, cnt * k->mult,
+                                  k->dt, root, k->comm, k->st));
+    return 0;
+}
+
+static int nccl_reduce(const nccl_coll *k, hir_error *e)
+{
+    const hir_collective *c = k->c;
+    const hir_view *in = k->in, *out = k->out;
+    int me = k->me, root = k->root;
+    if (need(in, "input", c, e) < 0) return -1;
+    if (me == root && need(out, "output", c, e) < 0) return -1;
+    size_t cnt = (size_t)hir_cu_numel(in);
+    HIR_CK(e, nccl, ncclReduce(in->data, me == root ? out->data : NULL, cnt, k->dt, k->op, root,
+                               k->comm, k->st));
+    return 0;
+}
+
+/* The root's part of a Gather or Scatter: a receive (Gather) or send (Scatter) per member and
+ * a local copy of its own slice; stops at the first failure. */
+static int nccl_root_slices(const nccl_coll *k, int gather, const hir_view *big,
+                            const hir_view *small, size_t cnt, size_t bytes, hir_error *e)
+{
+    int n = k->n, me = k->me, rc = 0;
+    ncclDataType_t dt = k->dt;
+    size_t mult = k->mult;
+    ncclComm_t comm = k->comm;
+    cudaStream_t st = k->st;
+    for (int i = 0; i < n && !rc; i++) {
+        char *slice = (char *)big->data + (size_t)i * bytes;
+        int st2;
+        if (i == me)
+            st2 = cudaMemcpyAsync(gather ? slice : small->data, gather ? small->data : slice,
+                                  bytes, cudaMemcpyDeviceToDevice, st),
+            rc = st2 ? hir_cu_fail(e, "cudaMemcpyAsync", cudaGetErrorString(st2),
+                                   __FILE__, __LINE__) : 0;
+        else if (gather)
+            st2 = ncclRecv(slice, cnt * mult, dt, i, comm, st),
+            rc = st2 ? hir_cu_fail(e, "ncclRecv", ncclGetErrorString(st2), __FILE__,
+                                   __LINE__) : 0;
+        else
+            st2 = ncclSend(slice, cnt * mult, dt, i, comm, st),
+            rc = st2 ? hir_cu_fail(e, "ncclSend", ncclGetErrorString(st2), __FILE__,
+                                   __LINE__) : 0;
+    }
+    return rc;
+}
+
+static int nccl_gather_scatter(const nccl_coll *k, hir_error *e)
+{
+    /* root holds team_size slices of dim 0: a group of sends/receives, its own slice by
+     * a local copy */
+    const hir_collective *c = k->c;
+    int n = k->n, me = k->me, root = k->root;
+    int gather = c->kind == HIR_COMM_GATHER;
+    const hir_view *big = gather ? k->out : k->in, *small = gather ? k->in : k->out;
+    if (need(small, gather ? "input" : "output", c, e) < 0) return -1;
+    if (me == root && need(big, gather ? "output" : "input", c, e) < 0) return -1;
+    size_t cnt = (size_t)hir_cu_numel(small), bytes = cnt * k->es;
+    if (me == root && (size_t)hir_cu_numel(big) != cnt * n)
+        return hir_error_set(e, "%s: root buffer has %lld elements, expected %zu",
+                             hir_comm_type_name(c->kind), (long long)hir_cu_numel(big), cnt * n), -1;
+    if (n > 1) HIR_CK(e, nccl, ncclGroupStart());
+    int rc = 0;
+    if (me == root) {
+        rc = nccl_root_slices(k, gather, big, small, cnt, bytes, e);
+    } else if (gather) {
+        int st2 = ncclSend(small->data, cnt * k->mult, k->dt, root, k->comm, k->st);
+        rc = st2 ? hir_cu_fail(e, "ncclSend", ncclGetErrorString(st2), __FILE__, __LINE__) : 0;
+    } else {
+        int st2 = ncclRecv(small->data, cnt * k->mult, k->dt, root, k->comm, k->st);
+        rc = st2 ? hir_cu_fail(e, "ncclRecv", ncclGetErrorString(st2), __FILE__, __LINE__) : 0;
+    }
+    if (n > 1) {
+        int st3 = ncclGroupEnd();
+        if (!rc && st3) rc = hir_cu_fail(e, "ncclGroupEnd", ncclGetErrorString(st3),
+                                         __FILE__, __LINE__);
+    }
+    if (rc) return -1;
+    return 0;
+}
+
+static int nccl_sendrecv(const nccl_coll *k, hir_error *e)
+{
+    const hir_collective *c = k->c;
+    const hir_view *in = k->in, *out = k->out;
+    int n = k->n, me = k->me, sender = k->root;
+    if (n == 1) {
+        if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
+        if (in->data != out->data)
+            HIR_CK(e, cuda, cudaMemcpyAsync(out->data, in->data, hir_cu_numel(in) * k->es,
+                                            cudaMemcpyDeviceToDevice, k->st));
+        return 0;
+    }
+    if (n != 2) return hir_error_set(e, "SendRecv: team of %d (1 or 2 expected)", n), -1;
+    if (me == sender) {
+        if (need(in, "input", c, e) < 0) return -1;
+        HIR_CK(e, nccl, ncclSend(in->data, hir_cu_numel(in) * k->mult, k->dt, 1 - me, k->comm,
+                                 k->st));
+    } else {
+        if (need(out, "output", c, e) < 0) return -1;
+        HIR_CK(e, nccl, ncclRecv(out->data, hir_cu_numel(out) * k->mult, k->dt, 1 - me, k->comm,
+                                 k->st));
+    }
+    return 0;
+}
+
+static int nccl_alltoall(const nccl_coll *k, hir_error *e)
+{
+    /* NCCL has no all-to-all: one grouped send and receive per member, part i of the
+     * flat buffers to and from member i (hostir-2026.md §3.9) */
+    const hir_collective *c = k->c;
+    const hir_view *in = k->in, *out = k->out;
+    int n = k->n;
+    if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
+    size_t cnt = (size_t)hir_cu_numel(in);
+    if ((size_t)hir_cu_numel(out) != cnt || cnt % (size_t)n)
+        return hir_error_set(e, "AllToAll: input (%zu elements) and output (%lld) must have "
+                                "equal sizes divisible by the team of %d", cnt,
+                             (long long)hir_cu_numel(out), n), -1;
+    size_t part = cnt / (size_t)n, pbytes = part * k->es;
+    HIR_CK(e, nccl, ncclGroupStart());
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        ncclResult_t st2 = ncclSend((char *)in->data + (size_t)i * pbytes, part * k->mult, k->dt,
+                                    i, k->comm, k->st);
+        if (st2 == ncclSuccess)
+            st2 = ncclRecv((char *)out->data + (size_t)i * pbytes, part * k->mult, k->dt, i,
+                           k->comm, k->st);
+        if (st2 != ncclSuccess)
+            rc = hir_cu_fail(e, "ncclSend/ncclRecv", ncclGetErrorString(st2), __FILE__,
+                             __LINE__);
+    }
+    int st3 = ncclGroupEnd();
+    if (!rc && st3) rc = hir_cu_fail(e, "ncclGroupEnd", ncclGetErrorString(st3), __FILE__,
+                                     __LINE__);
+    if (rc) return -1;
+    return 0;
+}
+
+/* The handler of each collective kind (dialect/defs/comm.def); a kind without one is refused. */
+typedef int (*nccl_coll_fn)(const nccl_coll *k, hir_error *e);
+static const nccl_coll_fn nccl_colls[HIR_COMM_COUNT] = {
+    [HIR_COMM_GATHER] = nccl_gather_scatter,
+    [HIR_COMM_ALLGATHER] = nccl_allgather,
+    [HIR_COMM_SCATTER] = nccl_gather_scatter,
+    [HIR_COMM_REDUCE] = nccl_reduce,
+    [HIR_COMM_ALLREDUCE] = nccl_allreduce,
+    [HIR_COMM_REDUCESCATTER] = nccl_reducescatter,
+    [HIR_COMM_BROADCAST] = nccl_broadcast,
+    [HIR_COMM_SENDRECV] = nccl_sendrecv,
+    [HIR_COMM_ALLTOALL] = nccl_alltoall,
+};
+
 /* Every collective but an Allgather over CUDA IPC (cu_collective, cuda_backend.c). */
 int hir_cu_nccl_collective(hir_backend *be, hir_stream *s, const hir_collective *c,
                            hir_work **w, hir_error *e)
@@ -154,166 +367,28 @@ int hir_cu_nccl_collective(hir_backend *be, hir_stream *s, const hir_collective 
     if (cb->in_group)
         return hir_error_set(e, "%s inside StartCoalescing is not supported",
                              hir_comm_type_name(c->kind)), -1;
-    int n = c->team_size, me = c->my_index, root = c->root_index < 0 ? 0 : c->root_index;
-    const hir_view *in = c->input, *out = c->output;
-    const hir_view *ref = in ? in : out;
+    nccl_coll k = {.c = c, .n = c->team_size, .me = c->my_index,
+                   .root = c->root_index < 0 ? 0 : c->root_index, .in = c->input,
+                   .out = c->output};
+    const hir_view *ref = k.in ? k.in : k.out;
     if (!ref) return hir_error_set(e, "%s: no buffers", hir_comm_type_name(c->kind)), -1;
     int reducing = hir_comm_type_reduces(c->kind);
-    ncclDataType_t dt;
-    size_t mult;
-    if (nccl_type(ref->dtype, reducing, &dt, &mult) < 0)
+    if (nccl_type(ref->dtype, reducing, &k.dt, &k.mult) < 0)
         return hir_error_set(e, "%s: dtype %s not supported by NCCL", hir_comm_type_name(c->kind),
                              hir_dtype_name(ref->dtype)), -1;
-    size_t es = hir_dtype_size(ref->dtype);
-    ncclComm_t comm = NULL;
+    k.es = hir_dtype_size(ref->dtype);
+    k.comm = NULL;
     /* a team of one still goes through NCCL (a 1-rank communicator), except the kinds that
      * are plain local copies then */
-    int local = n == 1 && (c->kind == HIR_COMM_SENDRECV || c->kind == HIR_COMM_GATHER ||
-                           c->kind == HIR_COMM_SCATTER);
-    if (!local && comm_get(cb, c->team, n, me, &comm, e) < 0) return -1;
-    ncclRedOp_t op = nccl_op(c->op);
-    cudaStream_t st = s->s;
+    int local = k.n == 1 && (c->kind == HIR_COMM_SENDRECV || c->kind == HIR_COMM_GATHER ||
+                             c->kind == HIR_COMM_SCATTER);
+    if (!local && comm_get(cb, c->team, k.n, k.me, &k.comm, e) < 0) return -1;
+    k.op = nccl_op(c->op);
+    k.st = s->s;
     note_pending(s, -1, "NCCL %s", hir_comm_type_name(c->kind));
-    switch (c->kind) {
-    case HIR_COMM_ALLGATHER: {
-        if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
-        size_t cnt = (size_t)hir_cu_numel(in);
-        if ((size_t)hir_cu_numel(out) != cnt * n)
-            return hir_error_set(e, "Allgather: output has %lld elements, expected %zu",
-                                 (long long)hir_cu_numel(out), cnt * n), -1;
-        HIR_CK(e, nccl, ncclAllGather(in->data, out->data, cnt * mult, dt, comm, st));
-        break;
-    }
-    case HIR_COMM_REDUCESCATTER: {
-        if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
-        size_t cnt = (size_t)hir_cu_numel(out);
-        if ((size_t)hir_cu_numel(in) != cnt * n)
-            return hir_error_set(e, "ReduceScatter: input has %lld elements, expected %zu",
-                                 (long long)hir_cu_numel(in), cnt * n), -1;
-        HIR_CK(e, nccl, ncclReduceScatter(in->data, out->data, cnt, dt, op, comm, st));
-        break;
-    }
-    case HIR_COMM_ALLREDUCE: {
-        if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
-        size_t cnt = (size_t)hir_cu_numel(out);
-        HIR_CK(e, nccl, ncclAllReduce(in->data, out->data, cnt, dt, op, comm, st));
-        break;
-    }
-    case HIR_COMM_BROADCAST: {
-        /* the root sends its input; everyone receives into output (or in place) */
-        const hir_view *buf = out ? out : in;
-        if (need(buf, "buffer", c, e) < 0) return -1;
-        if (me == root && need(in, "input", c, e) < 0) return -1;
-        size_t cnt = (size_t)hir_cu_numel(buf);
-        HIR_CK(e, nccl, ncclBroadcast(me == root ? in->data : buf->data, buf->data, cnt * mult,
-                                      dt, root, comm, st));
-        break;
-    }
-    case HIR_COMM_REDUCE: {
-        if (need(in, "input", c, e) < 0) return -1;
-        if (me == root && need(out, "output", c, e) < 0) return -1;
-        size_t cnt = (size_t)hir_cu_numel(in);
-        HIR_CK(e, nccl, ncclReduce(in->data, me == root ? out->data : NULL, cnt, dt, op, root,
-                                   comm, st));
-        break;
-    }
-    case HIR_COMM_GATHER:
-    case HIR_COMM_SCATTER: {
-        /* root holds team_size slices of dim 0: a group of sends/receives, its own slice by
-         * a local copy */
-        int gather = c->kind == HIR_COMM_GATHER;
-        const hir_view *big = gather ? out : in, *small = gather ? in : out;
-        if (need(small, gather ? "input" : "output", c, e) < 0) return -1;
-        if (me == root && need(big, gather ? "output" : "input", c, e) < 0) return -1;
-        size_t cnt = (size_t)hir_cu_numel(small), bytes = cnt * es;
-        if (me == root && (size_t)hir_cu_numel(big) != cnt * n)
-            return hir_error_set(e, "%s: root buffer has %lld elements, expected %zu",
-                                 hir_comm_type_name(c->kind), (long long)hir_cu_numel(big), cnt * n), -1;
-        if (n > 1) HIR_CK(e, nccl, ncclGroupStart());
-        int rc = 0;
-        if (me == root) {
-            for (int i = 0; i < n && !rc; i++) {
-                char *slice = (char *)big->data + (size_t)i * bytes;
-                int st2;
-                if (i == me)
-                    st2 = cudaMemcpyAsync(gather ? slice : small->data, gather ? small->data : slice,
-                                          bytes, cudaMemcpyDeviceToDevice, st),
-                    rc = st2 ? hir_cu_fail(e, "cudaMemcpyAsync", cudaGetErrorString(st2),
-                                           __FILE__, __LINE__) : 0;
-                else if (gather)
-                    st2 = ncclRecv(slice, cnt * mult, dt, i, comm, st),
-                    rc = st2 ? hir_cu_fail(e, "ncclRecv", ncclGetErrorString(st2), __FILE__,
-                                           __LINE__) : 0;
-                else
-                    st2 = ncclSend(slice, cnt * mult, dt, i, comm, st),
-                    rc = st2 ? hir_cu_fail(e, "ncclSend", ncclGetErrorString(st2), __FILE__,
-                                           __LINE__) : 0;
-            }
-        } else if (gather) {
-            int st2 = ncclSend(small->data, cnt * mult, dt, root, comm, st);
-            rc = st2 ? hir_cu_fail(e, "ncclSend", ncclGetErrorString(st2), __FILE__, __LINE__) : 0;
-        } else {
-            int st2 = ncclRecv(small->data, cnt * mult, dt, root, comm, st);
-            rc = st2 ? hir_cu_fail(e, "ncclRecv", ncclGetErrorString(st2), __FILE__, __LINE__) : 0;
-        }
-        if (n > 1) {
-            int st3 = ncclGroupEnd();
-            if (!rc && st3) rc = hir_cu_fail(e, "ncclGroupEnd", ncclGetErrorString(st3),
-                                             __FILE__, __LINE__);
-        }
-        if (rc) return -1;
-        break;
-    }
-    case HIR_COMM_SENDRECV: {
-        int sender = root;
-        if (n == 1) {
-            if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
-            if (in->data != out->data)
-                HIR_CK(e, cuda, cudaMemcpyAsync(out->data, in->data, hir_cu_numel(in) * es,
-                                                cudaMemcpyDeviceToDevice, st));
-            break;
-        }
-        if (n != 2) return hir_error_set(e, "SendRecv: team of %d (1 or 2 expected)", n), -1;
-        if (me == sender) {
-            if (need(in, "input", c, e) < 0) return -1;
-            HIR_CK(e, nccl, ncclSend(in->data, hir_cu_numel(in) * mult, dt, 1 - me, comm, st));
-        } else {
-            if (need(out, "output", c, e) < 0) return -1;
-            HIR_CK(e, nccl, ncclRecv(out->data, hir_cu_numel(out) * mult, dt, 1 - me, comm, st));
-        }
-        break;
-    }
-    case HIR_COMM_ALLTOALL: {
-        /* NCCL has no all-to-all: one grouped send and receive per member, part i of the
-         * flat buffers to and from member i (hostir-2026.md §3.9) */
-        if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
-        size_t cnt = (size_t)hir_cu_numel(in);
-        if ((size_t)hir_cu_numel(out) != cnt || cnt % (size_t)n)
-            return hir_error_set(e, "AllToAll: input (%zu elements) and output (%lld) must have "
-                                    "equal sizes divisible by the team of %d", cnt,
-                                 (long long)hir_cu_numel(out), n), -1;
-        size_t part = cnt / (size_t)n, pbytes = part * es;
-        HIR_CK(e, nccl, ncclGroupStart());
-        int rc = 0;
-        for (int i = 0; i < n && !rc; i++) {
-            ncclResult_t st2 = ncclSend((char *)in->data + (size_t)i * pbytes, part * mult, dt, i,
-                                        comm, st);
-            if (st2 == ncclSuccess)
-                st2 = ncclRecv((char *)out->data + (size_t)i * pbytes, part * mult, dt, i, comm,
-                               st);
-            if (st2 != ncclSuccess)
-                rc = hir_cu_fail(e, "ncclSend/ncclRecv", ncclGetErrorString(st2), __FILE__,
-                                 __LINE__);
-        }
-        int st3 = ncclGroupEnd();
-        if (!rc && st3) rc = hir_cu_fail(e, "ncclGroupEnd", ncclGetErrorString(st3), __FILE__,
-                                         __LINE__);
-        if (rc) return -1;
-        break;
-    }
-    default:
-        return hir_error_set(e, "collective kind %d unknown", (int)c->kind), -1;
-    }
+    nccl_coll_fn run = (unsigned)c->kind < HIR_COMM_COUNT ? nccl_colls[c->kind] : NULL;
+    if (!run) return hir_error_set(e, "collective kind %d unknown", (int)c->kind), -1;
+    if (run(&k, e) < 0) return -1;
     return hir_cu_work_event(cb, s, w, e);
 }
 

@@ -288,6 +288,63 @@ static void run_refuses_other_ranks(void **state)
     hirc_diagnostics_destroy(d);
 }
 
+/* the argument checks of a run, a scalar input (an int64 of shape []), and bindings */
+static void run_arguments_and_scalar_inputs(void **state)
+{
+    (void)state;
+    static const char scal[] =
+        "%HostIrContainer { (T0_g_float[iS0{4}], i5) -> (T1_g_float[iS1{4}]) :\n"
+        "  T1_g_float[iS1{4}]\n"
+        "     = Set( T0_g_float[iS0{4}], cache_op=Streaming )\n"
+        "} // %HostIrContainer\n";
+    hirc_diagnostics *d;
+    assert_int_equal(hirc_diagnostics_create(&d), HIRC_OK);
+    hirc_program *p = parse_ok(scal, d);
+    float a[4] = {1, 2, 3, 4}, c[4] = {0};
+    int64_t five = 5;
+    hirc_tensor in[2] = {{a, HIRC_FLOAT32, 1, {4}}, {&five, HIRC_INT64, 0, {0}}};
+    hirc_tensor out = {c, HIRC_FLOAT32, 1, {4}};
+    hirc_diagnostic x;
+    assert_int_equal(hirc_run(p, NULL, 2, &out, 1, NULL, d), HIRC_ERR_INVALID_ARGUMENT);
+    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
+    assert_string_equal(x.message, "NULL inputs");
+    hirc_diagnostics_clear(d);
+    hirc_binding many[65];
+    for (int i = 0; i < 65; i++)
+        many[i] = (hirc_binding){"i9", i};
+    hirc_run_options o = {0, many, 65};
+    assert_int_equal(hirc_run(p, in, 2, &out, 1, &o, d), HIRC_ERR_INVALID_ARGUMENT);
+    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
+    assert_string_equal(x.message, "more than 64 bindings");
+    hirc_diagnostics_clear(d);
+    o.bindings = NULL;
+    o.nbindings = 1;
+    assert_int_equal(hirc_run(p, in, 2, &out, 1, &o, d), HIRC_ERR_INVALID_ARGUMENT);
+    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
+    assert_string_equal(x.message, "binding without a name");
+    hirc_diagnostics_clear(d);
+    /* a scalar input must be an int64 */
+    in[1].dtype = HIRC_FLOAT32;
+    assert_int_equal(hirc_run(p, in, 2, &out, 1, NULL, d), HIRC_ERR_MISMATCH);
+    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
+    assert_string_equal(x.message,
+                        "input i5: the program needs dtype int64 (int64_t), the buffer is float32");
+    hirc_diagnostics_clear(d);
+    in[1].dtype = HIRC_INT64;
+    /* a binding must name a free scalar of the program (the interpreter refuses it) */
+    o.bindings = many;
+    o.nbindings = 1;
+    o.num_streams = 2;
+    assert_int_equal(hirc_run(p, in, 2, &out, 1, &o, d), HIRC_ERR_RUN);
+    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
+    assert_string_equal(x.message, "--bind i9: the program has no scalar of that name");
+    hirc_diagnostics_clear(d);
+    assert_int_equal(hirc_run(p, in, 2, &out, 1, NULL, d), HIRC_OK);
+    assert_memory_equal(a, c, sizeof a);
+    hirc_program_destroy(p);
+    hirc_diagnostics_destroy(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -299,6 +356,7 @@ int main(void)
         cmocka_unit_test(run_matmul),
         cmocka_unit_test(run_symbolic_extent),
         cmocka_unit_test(run_refuses_other_ranks),
+        cmocka_unit_test(run_arguments_and_scalar_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -140,6 +140,82 @@ static void test_gemm_errors(void **state)
     assert_non_null(strstr(e.msg, "gemm: A is [2, 3] but B is [2, 3]"));
     g.b_trans = 1;
     assert_int_equal(be->ops->gemm(be, NULL, &g, &e), 0);
+#define GEMM_REFUSED(want)                                                                 \
+    do {                                                                                   \
+        assert_int_equal(be->ops->gemm(be, NULL, &g, &e), -1);                            \
+        if (!strstr(e.msg, want))                                                          \
+            fail_msg("'%s' does not hold '%s'", e.msg, want);                              \
+    } while (0)
+    g.a.data = NULL;
+    GEMM_REFUSED("gemm A: null data pointer");
+    g.a.data = a;
+    g.a.ndim = 1;
+    GEMM_REFUSED("gemm: operands must be 2-D (A 1-D, B 2-D, out 2-D)");
+    g.a.ndim = 2;
+    g.out = view2(o, HIR_DT_FLOAT, 2, 1, 1);
+    GEMM_REFUSED("gemm: output is [2, 1], expected [2, 2]");
+    g.out = view2(o, HIR_DT_FLOAT, 2, 2, 2);
+    float bias[3] = {10, 20, 30};
+    int64_t n3 = 3, n2 = 2;
+    hir_view bv;
+    hir_view_init(&bv, NULL, HIR_DT_FLOAT, 1, &n2);
+    g.bias = &bv;
+    GEMM_REFUSED("gemm bias: null data pointer");
+    hir_view_init(&bv, bias, HIR_DT_FLOAT, 1, &n3);
+    GEMM_REFUSED("gemm: bias must be 1-D of extent 2");
+    hir_view_init(&bv, bias, HIR_DT_FLOAT, 1, &n2);
+    g.batch = 0;
+    GEMM_REFUSED("gemm: batch 0 < 1");
+    g.batch = 1;
+    /* extents past INT_MAX are refused before any element is read */
+    g.a = view2(a, HIR_DT_FLOAT, (int64_t)1 << 31, 3, 3);
+    g.out = view2(o, HIR_DT_FLOAT, (int64_t)1 << 31, 2, 2);
+    GEMM_REFUSED("gemm: extents beyond the 32-bit BLAS interface");
+#undef GEMM_REFUSED
+    /* M = 0: nothing to do; K = 0: the output is the bias on every row (zero without one) */
+    g.a = view2(a, HIR_DT_FLOAT, 0, 3, 3);
+    g.out = view2(o, HIR_DT_FLOAT, 0, 2, 2);
+    o[0] = -1;
+    assert_int_equal(be->ops->gemm(be, NULL, &g, &e), 0);
+    assert_true(o[0] == -1);
+    g.a = view2(a, HIR_DT_FLOAT, 2, 0, 1);
+    g.b = view2(b, HIR_DT_FLOAT, 2, 0, 1);
+    g.out = view2(o, HIR_DT_FLOAT, 2, 2, 2);
+    for (int i = 0; i < 4; i++)
+        o[i] = -1;
+    assert_int_equal(be->ops->gemm(be, NULL, &g, &e), 0);
+    assert_true(o[0] == 10 && o[1] == 20 && o[2] == 10 && o[3] == 20);
+    g.bias = NULL;
+    assert_int_equal(be->ops->gemm(be, NULL, &g, &e), 0);
+    assert_true(o[0] == 0 && o[1] == 0 && o[2] == 0 && o[3] == 0);
+}
+
+/* The randomized check's refusals (its passing and failing rows run in test/lit/run). */
+static void test_verify_gemm_refusals(void **state)
+{
+    (void)state;
+    float a[6], b[6], o[4];
+    int32_t ia[6];
+    hir_gemm g = {0};
+    g.a = view2(a, HIR_DT_FLOAT, 2, 3, 3);
+    g.b = view2(b, HIR_DT_FLOAT, 2, 3, 3);
+    g.b_trans = 1;
+    g.out = view2(o, HIR_DT_FLOAT, 2, 2, 2);
+    g.batch = 1;
+    hir_gemm_check r;
+    hir_error e;
+    g.out.ndim = 1;
+    assert_int_equal(hir_cpu_verify_gemm(&g, 2, 1, &r, &e), -1);
+    assert_non_null(strstr(e.msg, "randomized check: 2-D operands expected"));
+    assert_int_equal(r.first_bad_row, -1);
+    g.out.ndim = 2;
+    g.a = view2(ia, HIR_DT_INT32, 2, 3, 3);
+    assert_int_equal(hir_cpu_verify_gemm(&g, 2, 1, &r, &e), -1);
+    assert_non_null(strstr(e.msg, "randomized check: float dtypes expected (got int, float -> float)"));
+    g.a = view2(a, HIR_DT_FLOAT, 2, 3, 3);
+    g.b_trans = 0;
+    assert_int_equal(hir_cpu_verify_gemm(&g, 2, 1, &r, &e), -1);
+    assert_non_null(strstr(e.msg, "randomized check: shapes do not match"));
 }
 
 /* ---------------------------------------------------------------- element-wise */
@@ -419,6 +495,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm),
         cmocka_unit_test(test_gemm_errors),
+        cmocka_unit_test(test_verify_gemm_refusals),
         cmocka_unit_test(test_binary_broadcast_scalar),
         cmocka_unit_test(test_integer_semantics),
         cmocka_unit_test(test_ternary),

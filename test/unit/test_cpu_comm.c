@@ -1,6 +1,7 @@
 /* test_cpu_comm.c — multi-rank test of the CPU backend's MPI communication and of the
  * bootstrap: every collective against values computed locally, sub-teams, P2P rings with
- * and without coalescing, and timeouts that name the missing peer instead of hanging.
+ * and without coalescing, timeouts that name the missing peer instead of hanging, and each
+ * collective kind's and Dispatch's refusals of bad operands.
  * Run as `mpiexec -np 4 test_cpu_comm` (any size >= 1 works; the singleton skips peers). */
 #include <math.h>
 #include <stdio.h>
@@ -340,6 +341,242 @@ static void test_moe(void)
           strstr(e.msg, "not an expert id"), "bad expert id: %s", e.msg);
 }
 
+/* A collective refused where it is posted (nothing reaches MPI): the message holds `want`. */
+static void refused(hir_collective *c, const char *want, int line)
+{
+    hir_work *w = NULL;
+    int rc = be->ops->collective(be, be->ops->stream_main(be), c, &w, &e);
+    CHECK(rc != 0 && strstr(e.msg, want), "line %d: %s (expected '%s')", line,
+          rc ? e.msg : "accepted", want);
+    if (!rc)
+        be->ops->wait(be, be->ops->stream_main(be), w, &e);
+}
+#define REFUSED(c, want) refused((c), (want), __LINE__)
+
+/* The checks every collective kind shares, on the ranks' own (nothing is exchanged). */
+static void test_collective_checks(void)
+{
+    float a[4] = {1, 2, 3, 4}, b[4];
+    uint8_t f8[4] = {0};
+    int me = idx_of(R);
+    hir_view v4 = vec(a, HIR_DT_FLOAT, 4), o4 = vec(b, HIR_DT_FLOAT, 4), o3 = vec(b, HIR_DT_FLOAT, 3);
+    hir_view v8 = vec(f8, HIR_DT_E4M3, 4);
+    hir_collective c = {HIR_COMM_BROADCAST, HIR_BK_NCCL, team, N, me, N, HIR_RED_SUM, &v4, &o4,
+                        30};
+    REFUSED(&c, "Broadcast: root index");
+    c.root_index = 0;
+    c.my_index = N;
+    REFUSED(&c, "Broadcast: this rank's team index");
+    c.my_index = me;
+    c.input = c.output = NULL;
+    REFUSED(&c, "Broadcast: neither input nor output given");
+    c.input = c.output = &v8;
+    REFUSED(&c, "Broadcast: dtype __e4m3 cannot be communicated");
+    c.kind = HIR_COMM_ALLREDUCE;
+    c.input = &v4;
+    c.output = &o4;
+    c.op = (hir_reduce_op)99;
+    REFUSED(&c, "Allreduce: reduction op 99 unknown");
+    /* a team of one copies (counts must agree) or, with one buffer, does nothing */
+    int solo[1] = {R};
+    hir_collective one = {HIR_COMM_ALLREDUCE, HIR_BK_NCCL, solo, 1, 0, -1, HIR_RED_SUM, &v4, &o3,
+                          31};
+    REFUSED(&one, "team of one with 4 input and 3 output elements");
+    one.output = NULL;
+    OK(run(&one));
+    CHECK(a[3] == 4, "a team of one with only an input changed it");
+    /* a backend without the bootstrap runs teams of one only */
+    hir_backend_config cfg = be->cfg;
+    cfg.boot = NULL;
+    hir_backend *alone;
+    OK(hir_backend_cpu_create(&cfg, &alone, &e));
+    int two[2] = {0, 1};
+    hir_collective pair = {HIR_COMM_ALLREDUCE, HIR_BK_NCCL, two, 2, 0, -1, HIR_RED_SUM, &v4,
+                           &o4, 32};
+    hir_work *w = NULL;
+    CHECK(alone->ops->collective(alone, NULL, &pair, &w, &e) != 0 &&
+              strstr(e.msg, "Allreduce: a team of 2 needs the MPI bootstrap"), "%s", e.msg);
+    alone->ops->destroy(alone);
+}
+
+/* Each kind's own checks over the whole (reversed) team, whose communicator the tests above
+ * made: every member is refused before anything is posted, so none waits for another. A
+ * "huge" view of 2^31 elements (never touched) exceeds one MPI message. */
+static void test_collective_refusals(void)
+{
+    if (N < 2)
+        return;
+    float a[4] = {1, 2, 3, 4}, b[64 * 4];
+    int me = idx_of(R), root = me == 0;
+    int64_t big = (int64_t)1 << 31;
+    hir_view v4 = vec(a, HIR_DT_FLOAT, 4), o4 = vec(b, HIR_DT_FLOAT, 4), o3 = vec(b, HIR_DT_FLOAT, 3);
+    hir_view on = vec(b, HIR_DT_FLOAT, 4 * N), huge = vec(b, HIR_DT_FLOAT, big);
+    hir_view hugen = vec(b, HIR_DT_FLOAT, big * N);
+    hir_collective c = {HIR_COMM_ALLGATHER, HIR_BK_NCCL, team, N, me, -1, HIR_RED_SUM, NULL, &on,
+                        33};
+    REFUSED(&c, "Allgather: missing input");
+    c.input = &v4;
+    c.output = &o3;
+    REFUSED(&c, "Allgather: output has 3 elements, expected");
+    c.input = &huge;
+    c.output = &hugen;
+    REFUSED(&c, "Allgather: 2147483648 elements exceed one MPI message");
+
+    c.kind = HIR_COMM_REDUCESCATTER;
+    c.input = &v4;
+    c.output = NULL;
+    REFUSED(&c, "ReduceScatter: missing output");
+    c.input = &o3;
+    c.output = &v4;
+    REFUSED(&c, "ReduceScatter: input has 3 elements, expected");
+    c.input = &hugen;
+    c.output = &huge;
+    REFUSED(&c, "exceed one MPI message");
+
+    c.kind = HIR_COMM_ALLREDUCE;
+    c.input = NULL;
+    c.output = &o4;
+    REFUSED(&c, "Allreduce: missing input");
+    c.input = &o3;
+    c.output = &v4;
+    REFUSED(&c, "Allreduce: input has 3 elements, output 4");
+    c.input = c.output = &huge;
+    REFUSED(&c, "Allreduce: 2147483648 elements exceed one MPI message");
+
+    c.kind = HIR_COMM_BROADCAST;
+    c.root_index = 0;
+    c.input = root ? NULL : &v4;
+    c.output = root ? &o4 : NULL;
+    REFUSED(&c, root ? "Broadcast: missing input on the root" : "Broadcast: missing output");
+    c.input = c.output = &huge;
+    REFUSED(&c, "Broadcast: 2147483648 elements exceed one MPI message");
+
+    c.kind = HIR_COMM_GATHER;
+    c.input = NULL;
+    c.output = &on;
+    REFUSED(&c, "Gather: missing input");
+    c.input = root ? &v4 : NULL;
+    c.output = root ? NULL : &on;
+    REFUSED(&c, root ? "Gather: missing output on the root" : "Gather: missing input");
+    c.input = root ? &v4 : &huge;
+    c.output = root ? &o3 : NULL;
+    REFUSED(&c, root ? "Gather: root output has 3 elements, expected" : "exceed one MPI message");
+
+    c.kind = HIR_COMM_SCATTER;
+    c.input = &on;
+    c.output = NULL;
+    REFUSED(&c, "Scatter: missing output");
+    c.input = NULL;
+    c.output = root ? &v4 : &huge;
+    REFUSED(&c, root ? "Scatter: missing input on the root" : "exceed one MPI message");
+    c.input = &o3;
+    c.output = root ? &v4 : NULL;
+    REFUSED(&c, root ? "Scatter: root input has 3 elements, expected" : "Scatter: missing output");
+
+    c.kind = HIR_COMM_REDUCE;
+    c.input = NULL;
+    c.output = &o4;
+    REFUSED(&c, "Reduce: missing input");
+    c.input = root ? &v4 : &huge;
+    c.output = NULL;
+    REFUSED(&c, root ? "Reduce: missing output on the root" : "exceed one MPI message");
+    c.input = root ? &v4 : NULL;
+    c.output = root ? &o3 : &o4;
+    REFUSED(&c, root ? "Reduce: root output has 3 elements, input 4" : "Reduce: missing input");
+
+    c.kind = HIR_COMM_ALLTOALL;
+    c.input = NULL;
+    c.output = &on;
+    REFUSED(&c, "AllToAll: missing input");
+    c.input = c.output = &hugen;
+    REFUSED(&c, "exceed one MPI message");
+
+    c.kind = HIR_COMM_COUNT;
+    c.input = &v4;
+    c.output = &o4;
+    REFUSED(&c, "collective kind 9 unknown");
+    if (N > 2) {
+        c.kind = HIR_COMM_SENDRECV;
+        c.root_index = 0;
+        REFUSED(&c, "SendRecv: team of");
+    }
+}
+
+/* SendRecv's own refusals on the pair {1, 3} (its communicator made by the subteam test), and
+ * a Reduce whose root reduces in place (input and output one buffer). */
+static void test_sendrecv_refusals_reduce_in_place(void)
+{
+    int64_t big = (int64_t)1 << 31;
+    float b[4];
+    hir_view huge = vec(b, HIR_DT_FLOAT, big);
+    int pair[2] = {1, 3};
+    if (N >= 4 && (R == 1 || R == 3)) {
+        hir_collective c = {HIR_COMM_SENDRECV, HIR_BK_NCCL, pair, 2, R == 1 ? 0 : 1, 0,
+                            HIR_RED_SUM, NULL, NULL, 34};
+        hir_view v = vec(b, HIR_DT_FLOAT, 4);
+        c.output = R == 1 ? &v : NULL;
+        c.input = R == 3 ? &v : NULL;
+        REFUSED(&c, R == 1 ? "SendRecv: missing input on the sender"
+                           : "SendRecv: missing output on the receiver");
+        c.input = c.output = &huge;
+        REFUSED(&c, "SendRecv: 2147483648 elements exceed one MPI message");
+    }
+    double x[3];
+    for (int i = 0; i < 3; i++)
+        x[i] = R + i * 0.5;
+    hir_view vx = vec(x, HIR_DT_DOUBLE, 3);
+    int root = 1 % N;
+    hir_collective r = {HIR_COMM_REDUCE, HIR_BK_NCCL, team, N, idx_of(R), root, HIR_RED_SUM,
+                        &vx, idx_of(R) == root ? &vx : NULL, 35};
+    OK(run(&r));
+    if (idx_of(R) == root)
+        for (int i = 0; i < 3; i++)
+            CHECK(x[i] == N * (N - 1) / 2.0 + N * i * 0.5, "in-place reduce [%d] = %g", i, x[i]);
+}
+
+/* Dispatch's refusals, each on every rank before the token counts are exchanged. */
+static void test_moe_refusals(void)
+{
+    float x[4][2] = {{0}};
+    int64_t idx[4] = {0, 1, 0, 1};
+    float w[4] = {0};
+    int64_t xs[2] = {4, 2}, cs[2] = {4, 1}, bad[2] = {3, 1}, wide[2] = {4, (int64_t)1 << 62};
+    hir_moe_dispatch d;
+    memset(&d, 0, sizeof d);
+    hir_view_init(&d.x, x, HIR_DT_FLOAT, 1, xs);
+    hir_view_init(&d.topk_idx, idx, HIR_DT_INT64, 2, cs);
+    hir_view_init(&d.topk_weights, w, HIR_DT_FLOAT, 2, cs);
+    d.num_experts = 2 * N;
+    hir_moe_routed r;
+    hir_stream *s = be->ops->stream_main(be);
+#define MOE_REFUSED(want)                                                                  \
+    CHECK(be->ops->moe_dispatch(be, s, &d, &r, &e) != 0 && strstr(e.msg, want),           \
+          "%s (expected '%s')", e.msg, want)
+    MOE_REFUSED("in must be [T, H], it has 1 axes");
+    hir_view_init(&d.x, x, HIR_DT_FLOAT, 2, xs);
+    hir_view_init(&d.topk_weights, w, HIR_DT_FLOAT, 2, bad);
+    MOE_REFUSED("topk_weights must be [4, 1] (one value per token: top-1 routing)");
+    hir_view_init(&d.topk_weights, w, HIR_DT_FLOAT, 2, cs);
+    hir_view_init(&d.topk_idx, idx, HIR_DT_DOUBLE, 2, cs);
+    MOE_REFUSED("topk_idx is double, expert ids must be integers");
+    hir_view_init(&d.topk_idx, idx, HIR_DT_INT64, 2, cs);
+    d.num_experts = 2 * N + 1;
+    if (N > 1)
+        MOE_REFUSED("is not a positive multiple of the job's");
+    d.num_experts = 0;
+    MOE_REFUSED("num_experts=0 is not a positive multiple of the job's");
+    d.num_experts = 2 * N;
+    hir_view_init(&d.x, x, HIR_DT_E2M1, 2, xs);
+    MOE_REFUSED("dtype __e2m1 cannot be routed");
+    /* a row of 2^62 floats (the strides set by hand: hir_view_init's would overflow) */
+    d.x.shape[0] = wide[0];
+    d.x.shape[1] = wide[1];
+    d.x.stride[0] = d.x.stride[1] = 1;
+    d.x.dtype = HIR_DT_FLOAT;
+    MOE_REFUSED("a token row does not fit in memory");
+#undef MOE_REFUSED
+}
+
 static void test_boot(hir_boot *b)
 {
     OK(hir_boot_barrier(b, &e));
@@ -467,8 +704,12 @@ int main(int argc, char **argv)
     test_subteam_and_sendrecv();
     test_p2p();
     test_alltoall();
+    test_collective_checks();
+    test_collective_refusals();
+    test_sendrecv_refusals_reduce_in_place();
     if (N <= 16)
         test_moe();
+    test_moe_refusals();
     test_timeouts(b);
     test_nodes(b);
     be->ops->destroy(be);

@@ -159,6 +159,23 @@ static void a_program_without_footer_ends_at_the_next(void **state)
     hir_log_fini(&log);
 }
 
+static void a_blank_line_ends_a_prefixed_trailer(void **state)
+{
+    (void)state;
+    /* after "Index definitions:" and its lines, an empty line ends the program: the
+     * definition after it is not part of it */
+    char *text = prefixed("", "[r0] ", "[r0] Index definitions:\n[r0]   i3 = i1 * 2;\n\n"
+                                       "[r0]   i4 = 5;\n");
+    hir_log log;
+    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(log.n, 1);
+    assert_string_equal(log.programs[0].text, PROG "Index definitions:\n  i3 = i1 * 2;\n");
+    assert_int_equal(log.programs[0].nprefixes, 6);
+    assert_int_equal(log.programs[0].prefixes[5].line, 6);
+    hir_log_fini(&log);
+    free(text);
+}
+
 static void no_program(void **state)
 {
     (void)state;
@@ -181,6 +198,7 @@ int main(void)
         cmocka_unit_test(interleaved_programs_are_told_apart),
         cmocka_unit_test(several_programs_and_a_trailer),
         cmocka_unit_test(a_program_without_footer_ends_at_the_next),
+        cmocka_unit_test(a_blank_line_ends_a_prefixed_trailer),
         cmocka_unit_test(no_program),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
