@@ -152,11 +152,23 @@ typedef struct hir_comm {
     /* CollectivePermute (team, input, output and backend as above) */
     hir_scalar *send_peer, *recv_peer;
     hir_backend_kind backend;
+    bool backend_unprinted;      /* read without "backend=" (nvFuser before 2025-02-21, whose
+                                    default was NCCL): printed without it while still NCCL */
+    bool number_unprinted;       /* EndCoalescing read without its number (nvFuser before
+                                    2025-06-03): the number is hir's, nothing can Wait on it */
     hir_stmt *stmt;              /* the statement that executes it (NULL until seen) */
     hir_loc loc;                 /* first mention */
 } hir_comm;
 
 typedef struct hir_slice_range { hir_scalar *start, *stop, *step; } hir_slice_range;
+
+/* The three layouts nvFuser's LaunchKernel::toString has had (csrc/host_ir/ir.cpp); all are
+ * 2025 or later, so they are a property of the statement, not of its generation. */
+typedef enum hir_launch_layout {
+    HIR_LAUNCH_GROUP_ID = 0,   /* "LaunchKernel(" / "  Group ID: 0," / ... (2025-05-16 on) */
+    HIR_LAUNCH_INDEX,          /* "  Index: 0," in place of Group ID (2025-05-15) */
+    HIR_LAUNCH_ONE_LINE,       /* "LaunchKernel(Inputs: {T0, }, Outputs: {T1, })" (2025-01) */
+} hir_launch_layout;
 
 struct hir_stmt {
     hir_op op;
@@ -226,8 +238,9 @@ struct hir_stmt {
             hir_comm **comms;
         } share;
         struct {                 /* PostOnStream, LaunchKernel */
-            int64_t number;      /* HostUnit number / Group ID */
+            int64_t number;      /* HostUnit number / Group ID (-1: not printed) */
             int ninputs;         /* inputs are in[0..ninputs), outputs in[ninputs..nin) */
+            hir_launch_layout layout;   /* LaunchKernel: which of its printed layouts */
         } kernel;
         struct {                 /* SCALAR_DEF */
             hir_sexpr *def;

@@ -284,6 +284,15 @@ static void stream_print(const hir_stream_ref *r, hir_form form, out *f)
         put_int(f, r->number);
 }
 
+/* ", backend=X", unless the communication was read without it and is still NCCL */
+static void comm_backend(const hir_comm *c, out *f)
+{
+    if (c->backend_unprinted && c->backend == HIR_BK_NCCL)
+        return;
+    PUT(f, ", backend=");
+    put_str(f, hir_backend_kind_name(c->backend));
+}
+
 static void p2p_inline(const hir_comm *c, out *f)
 {
     PUT(f, "P2PCommunication ");
@@ -295,8 +304,7 @@ static void p2p_inline(const hir_comm *c, out *f)
     o_tensor_print(c->buffer, f);
     PUT(f, ", peer=");
     o_scalar_print_ref(c->peer, f);
-    PUT(f, ", backend=");
-    put_str(f, hir_backend_kind_name(c->backend));
+    comm_backend(c, f);
     o_c(f, ')');
 }
 
@@ -320,8 +328,7 @@ static void comm_inline(const hir_comm *c, out *f)
         PUT(f, ", output=");
         o_tensor_print(c->output, f);
     }
-    PUT(f, ", backend=");
-    put_str(f, hir_backend_kind_name(c->backend));
+    comm_backend(c, f);
     o_c(f, ')');
 }
 
@@ -606,6 +613,37 @@ static void p_view(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
     PUT(f, " )\n");
 }
 
+/* FullOp::toString: "{" extents "}" then ", " and the value (no ", " when there is no extent) */
+static void p_full(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    o_tensor_print(s->out, f);
+    o_c(f, '\n');
+    indent(f, level + 1);
+    PUT(f, " = full({");
+    for (int i = 0; i + 1 < s->nin; i++) {
+        if (i)
+            PUT(f, ", ");
+        value_print(s->in[i], f);
+    }
+    put_str(f, s->nin > 1 ? "}, " : "}");
+    value_print(s->in[s->nin - 1], f);
+    PUT(f, ");\n");
+}
+
+static void p_grouped_mma(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    indent(f, level);
+    o_tensor_print(s->out, f);
+    PUT(f, " = GroupedMmaOp(mat1=");
+    value_print(s->in[0], f);
+    PUT(f, ", mat2=");
+    value_print(s->in[1], f);
+    PUT(f, ", offsets=");
+    value_print(s->in[2], f);
+    PUT(f, ")\n");
+}
+
 static void p_flags(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 {
     indent(f, level);
@@ -657,6 +695,10 @@ static void p_startcoal(const hir_stmt *s, int level, out *f, const hir_opinfo *
 static void p_endcoal(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 {
     indent(f, level);
+    if (s->u.comm && s->u.comm->number_unprinted) {
+        PUT(f, "EndCoalescing\n");
+        return;
+    }
     PUT(f, "EndCoalescing ");
     put_int(f, s->u.comm->number);
     o_c(f, '\n');
@@ -692,9 +734,24 @@ static void p_post(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 static void p_launch(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 {
     indent(f, level);
+    if (s->u.kernel.layout == HIR_LAUNCH_ONE_LINE) {
+        /* the first layout: every value followed by ", ", no group index */
+        PUT(f, "LaunchKernel(Inputs: {");
+        for (int i = 0; i < s->nin; i++) {
+            if (i == s->u.kernel.ninputs)
+                PUT(f, "}, Outputs: {");
+            value_print(s->in[i], f);
+            PUT(f, ", ");
+        }
+        if (s->u.kernel.ninputs == s->nin)
+            PUT(f, "}, Outputs: {");
+        PUT(f, "})\n");
+        return;
+    }
     PUT(f, "LaunchKernel(\n");
     indent(f, level + 1);
-    o_printf(f, "Group ID: %lld,\n", (long long)s->u.kernel.number);
+    o_printf(f, "%s: %lld,\n", s->u.kernel.layout == HIR_LAUNCH_INDEX ? "Index" : "Group ID",
+             (long long)s->u.kernel.number);
     indent(f, level + 1);
     PUT(f, "Inputs: {");
     for (int i = 0; i < s->u.kernel.ninputs; i++) {
@@ -843,6 +900,42 @@ static void p_sdpa(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
     PUT(f, ")\n");
 }
 
+/* SdpaBwdOp::toString: three output lines, the arguments at level + 1 with ten more spaces;
+ * after philox_offset a line holding ',', then the scale (if any) with no indentation of the
+ * level, and ')' after the level's indentation */
+static void p_sdpa_bwd(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
+{
+    static const char *const names[5] = {"logsum_exp = ", "dropout_p = ", "is_causal = ",
+                                         "philox_seed = ", "philox_offset = "};
+    const hir_tensor *outs[3] = {s->out, s->u.sdpa.extra[0], s->u.sdpa.extra[1]};
+    for (int i = 0; i < 3; i++) {
+        indent(f, level);
+        o_tensor_print(outs[i], f);
+        put_str(f, i < 2 ? ",\n" : "\n");
+    }
+    indent(f, level + 1);
+    PUT(f, " = sdpa_bwd(");
+    for (int i = 0; i < 10; i++) {
+        if (i) {
+            indent(f, level + 1);
+            spaces(f, 10);
+        }
+        if (i >= 5)
+            put_str(f, names[i - 5]);
+        value_print(s->in[i], f);
+        PUT(f, ",\n");
+    }
+    if (s->u.sdpa.has_scale) {
+        indent(f, level + 1);
+        PUT(f, ",\n");
+        spaces(f, 10);
+        PUT(f, "scale = ");
+        value_print(s->in[10], f);
+    }
+    indent(f, level + 1);
+    PUT(f, ")\n");
+}
+
 static void p_scalardef(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 {
     indent(f, level);
@@ -873,6 +966,8 @@ static const stmt_printer print_by_fmt[HIR_FMT_COUNT] = {
     [HIR_FMT_REDUCTION] = p_reduction,
     [HIR_FMT_SLICE] = p_slice,
     [HIR_FMT_VIEW] = p_view,
+    [HIR_FMT_FULL] = p_full,
+    [HIR_FMT_GROUPEDMMA] = p_grouped_mma,
     [HIR_FMT_FLAGS] = p_flags,
     [HIR_FMT_COMM] = p_comm,
     [HIR_FMT_P2P] = p_p2p,
@@ -888,6 +983,7 @@ static const stmt_printer print_by_fmt[HIR_FMT_COUNT] = {
     [HIR_FMT_DISPATCH] = p_dispatch,
     [HIR_FMT_COMBINE] = p_combine,
     [HIR_FMT_SDPA] = p_sdpa,
+    [HIR_FMT_SDPABWD] = p_sdpa_bwd,
     [HIR_FMT_SCALARDEF] = p_scalardef,
 };
 

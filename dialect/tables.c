@@ -105,6 +105,13 @@ bool hir_ewise_fn_lookup(const char *s, int nargs, int *op)
     return false;
 }
 
+bool hir_ewise_is_cast(const char *name)
+{
+    /* every conversion nvFuser prints (csrc/type.cpp, supported_casts2string) is spelled
+     * "__<from>2<to>", "__to_<to>" or "__real_then_…"; no other function starts with "__" */
+    return name && name[0] == '_' && name[1] == '_' && name[2] != 0;
+}
+
 /* ------------------------------------------------------------------ collectives, transports */
 
 static const struct { const char *name; bool root, reduces; } comm_types[] = {

@@ -49,6 +49,9 @@ bool hir_reduce_op_lookup(const char *name, hir_reduce_op *out);
  * binary), then unary, then ternary. A trailing 'f' (fmaxf, powf) names the same op. nargs
  * picks the family (1 unary, 2 binary, 3 ternary); *op is the op of that family. */
 bool hir_ewise_fn_lookup(const char *name, int nargs, int *op);
+/* true when a one-argument function that is no row of ewise.def is one of nvFuser's casts
+ * ("__float2half", "__to_int64"); any other such function has no meaning hir knows */
+bool hir_ewise_is_cast(const char *name);
 
 /* ------------------------------------------------------------------ collectives (comm.def) */
 
@@ -125,7 +128,8 @@ typedef enum hir_fmt {
     HIR_FMT_SELECT, HIR_FMT_SLICE, HIR_FMT_VIEW, HIR_FMT_FLAGS, HIR_FMT_COMM, HIR_FMT_P2P,
     HIR_FMT_WAIT, HIR_FMT_STARTCOAL, HIR_FMT_ENDCOAL, HIR_FMT_SHARE, HIR_FMT_POST,
     HIR_FMT_LAUNCH, HIR_FMT_DEALLOC, HIR_FMT_SCALARDEF, HIR_FMT_HIRALLOC, HIR_FMT_CPERM,
-    HIR_FMT_DISPATCH, HIR_FMT_COMBINE, HIR_FMT_SDPA,
+    HIR_FMT_DISPATCH, HIR_FMT_COMBINE, HIR_FMT_SDPA, HIR_FMT_FULL,
+    HIR_FMT_GROUPEDMMA, HIR_FMT_SDPABWD,
     HIR_FMT_COUNT   /* not a format: the number of them (dispatch tables are this long) */
 } hir_fmt;
 

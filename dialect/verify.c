@@ -566,6 +566,24 @@ static void check_sdpa(vctx *v, const hir_stmt *s)
     }
 }
 
+/* sdpa_bwd: grad q, k, v (defined here) have the dtypes of q, k, v; every input named by
+ * position is a tensor */
+static void check_sdpa_bwd(vctx *v, const hir_stmt *s)
+{
+    const hir_tensor *grads[3] = {s->out, s->u.sdpa.extra[0], s->u.sdpa.extra[1]};
+    for (int i = 0; i < 2; i++)
+        if (grads[i + 1])
+            define(v, grads[i + 1], s->u.sdpa.extra_loc[i].src ? s->u.sdpa.extra_loc[i] : s->loc);
+    static const char *const names[3] = {"q", "k", "v"};
+    for (int i = 0; i < 3; i++) {
+        const hir_tensor *t = hir_value_tensor(s->in[1 + i]);
+        if (t && grads[i] && t->dtype != grads[i]->dtype)
+            verr(v, s->loc, "sdpa_bwd: the gradient of %s, T%lld, is %s but %s T%lld is %s", names[i],
+                 (long long)grads[i]->number, hir_dtype_name(grads[i]->dtype), names[i],
+                 (long long)t->number, hir_dtype_name(t->dtype));
+    }
+}
+
 /* the outputs a statement defines besides `out`: a Dispatch's that only a Combine names, and
  * sdpa's logsumexp and philox seed/offset (checked with the rest of the sdpa) */
 static void check_multi_output(vctx *v, const hir_stmt *s)
@@ -575,6 +593,8 @@ static void check_multi_output(vctx *v, const hir_stmt *s)
     if (s->op == HIR_OP_DISPATCH)
         for (int i = 0; i < 2; i++)
             define(v, s->u.moe.hidden[i], out_loc(s));
+    if (s->op == HIR_OP_SDPA_BWD)
+        check_sdpa_bwd(v, s);
 }
 
 /* dtype of every tensor input equals the output's for ops that do not convert */
@@ -865,6 +885,34 @@ static void vc_slice(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
     }
 }
 
+/* GroupedMmaOp: two operands of one dtype and integer group offsets */
+static void vc_grouped_mma(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    hir_tensor *a = hir_value_tensor(s->in[0]), *m = hir_value_tensor(s->in[1]);
+    hir_tensor *o = hir_value_tensor(s->in[2]);
+    if (!a || !m || !o) {
+        verr(v, s->loc, "GroupedMmaOp takes tensors for mat1, mat2 and offsets");
+        return;
+    }
+    if (a->dtype != m->dtype)
+        verr(v, s->loc, "GroupedMmaOp: mat1 T%lld is %s but mat2 T%lld is %s", (long long)a->number,
+             hir_dtype_name(a->dtype), (long long)m->number, hir_dtype_name(m->dtype));
+    if (!hir_dtype_is_int(o->dtype))
+        verr(v, s->in_loc ? s->in_loc[2] : s->loc, "GroupedMmaOp: offsets T%lld must be an integer"
+             " tensor, not %s", (long long)o->number, hir_dtype_name(o->dtype));
+}
+
+/* full({extents}, value): one extent per output axis, scalars only */
+static void vc_full(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    for (int i = 0; i < s->nin; i++)
+        if (hir_value_tensor(s->in[i]))
+            verr(v, s->in_loc ? s->in_loc[i] : s->loc, "full takes scalars (extents and a value), not a tensor");
+    if (s->out && s->out->nloop != s->nin - 1)
+        verr(v, s->loc, "full gives %d extents for T%lld, which has %d axes", s->nin - 1,
+             (long long)s->out->number, s->out->nloop);
+}
+
 static void vc_comm(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
 {
     check_comm_number(v, s, "Communication");
@@ -952,6 +1000,10 @@ static void vc_wait(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
     snprintf(num, sizeof num, "%lld", (long long)s->u.wait.number);
     if (!c)
         verr(v, find_in(s->loc, num), "Wait refers to expression %lld, which is not a Communication, P2PCommunication or EndCoalescing",
+             (long long)s->u.wait.number);
+    else if (c->number_unprinted)
+        verr(v, find_in(s->loc, num), "Wait refers to expression %lld, which no statement prints"
+             " (an EndCoalescing read without its number cannot be waited for)",
              (long long)s->u.wait.number);
     else if (!c->stmt) {
         hir_diag_entry *e = verr(v, find_in(s->loc, num), "Wait refers to expression %lld, which is never executed",
@@ -1050,6 +1102,8 @@ static const stmt_checker check_by_fmt[HIR_FMT_COUNT] = {
     [HIR_FMT_CPERM] = vc_cperm,
     [HIR_FMT_COMBINE] = vc_combine,
     [HIR_FMT_SCALARDEF] = vc_scalardef,
+    [HIR_FMT_FULL] = vc_full,
+    [HIR_FMT_GROUPEDMMA] = vc_grouped_mma,
 };
 
 static void check_stmt(vctx *v, hir_block *b, int idx, int depth)

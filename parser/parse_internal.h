@@ -36,6 +36,7 @@ typedef struct hir_parse_ctx {
     struct hir_idparts idparts;  /* the inside of the IterDomain being read */
     hir_ptrvec dispatches;       /* Dispatch statements read so far (a Combine names one) */
     hir_ptrvec stream_addrs;     /* "0x…" stream addresses (interned), in order of appearance */
+    hir_ptrvec bare_endcoal;     /* EndCoalescing statements printed without a number */
 } hir_parse_ctx;
 
 struct hir_lexstate {

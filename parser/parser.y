@@ -62,6 +62,13 @@ static hir_scalar *named_ref(hir_parse_ctx *ctx, hir_yyltype loc, const char *na
 static hir_sexpr *make_call(hir_parse_ctx *ctx, hir_yyltype loc, const char *fn,
                             hir_ptrvec *args);
 static hir_stmt *stmt_new(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc);
+static hir_stmt *full_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
+                           hir_yyltype oloc, hir_ptrvec *extents, hir_scalar *value);
+static hir_stmt *grouped_mma_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
+                                  hir_yyltype oloc, const char **names, hir_yyltype *nl,
+                                  hir_value **v, hir_yyltype *l);
+static hir_stmt *launch_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
+                             hir_launch_layout layout, hir_ptrvec *ins, hir_ptrvec *outs);
 static void stmt_inputs(hir_parse_ctx *ctx, hir_stmt *s, int n, hir_value **v, hir_yyltype *l);
 static hir_stmt *ew_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_value *out, hir_yyltype oloc,
                          struct hir_ewrhs *rhs);
@@ -89,6 +96,8 @@ static bool field_is(hir_parse_ctx *ctx, const char *got, hir_yyltype l, const c
 static bool backend_of(hir_parse_ctx *ctx, const char *name, hir_yyltype l, hir_backend_kind *out);
 /* sdpa (parser/sdpa_actions.inc) */
 static void *sdpa_arg(hir_parse_ctx *ctx, const char *name, hir_yyltype nl, hir_value *v, hir_yyltype vl);
+static hir_stmt *sdpa_bwd_stmt(hir_parse_ctx *ctx, hir_yyltype at, hir_tensor **outs, hir_yyltype *ol,
+                               hir_tensor **ins, hir_yyltype *il, hir_ptrvec *args, hir_yyltype close);
 static hir_stmt *sdpa_stmt(hir_parse_ctx *ctx, hir_yyltype at, hir_tensor **outs, hir_yyltype *ol,
                            hir_tensor **qkv, hir_yyltype *ql, hir_ptrvec *args, hir_yyltype close);
 static bool expr_number_ok(hir_parse_ctx *ctx, int64_t number, hir_yyltype l);
@@ -159,10 +168,11 @@ struct hir_ewrhs { int kind; int op; bool infix; const char *fn; int n; hir_valu
 %token KW_TYPE "'type'" KW_TEAM "'team'" KW_ROOT "'root'" KW_INPUT "'input'" KW_OUTPUT "'output'"
 %token KW_BACKEND "'backend'" KW_PEER "'peer'" KW_WAIT "'Wait'" KW_STARTCOAL "'StartCoalescing'"
 %token KW_ENDCOAL "'EndCoalescing'" KW_POST "'PostOnStream'" KW_INPUTS "'Inputs'" KW_OUTPUTS "'Outputs'"
-%token KW_LAUNCH "'LaunchKernel'" KW_GROUP "'Group'" KW_ID "'ID'" KW_DEALLOC "'Deallocate'"
+%token KW_EXPAND "'expand'" KW_FULL "'full'" KW_GROUPEDMMA "'GroupedMmaOp'"
+%token KW_LAUNCH "'LaunchKernel'" KW_GROUP "'Group'" KW_ID "'ID'" KW_INDEXCAP "'Index'" KW_DEALLOC "'Deallocate'"
 %token KW_TRUE "'true'" KW_FALSE "'false'" KW_EX "'ex'"
 %token KW_CPERM "'CollectivePermute'" KW_DISPATCH "'Dispatch'" KW_COMBINE "'Combine'" KW_RESHAPE "'reshape'"
-%token KW_SDPA "'sdpa'"
+%token KW_SDPA "'sdpa'" KW_SDPABWD "'sdpa_bwd'"
 %token <str> HEXPTR "address"
 
 %type <tensor> tensor
@@ -194,6 +204,14 @@ program
           for (int i = 0; $3 && i < $3->n; i++) hir_ptrvec_push(P->arena, &P->inputs, $3->items[i]);
           for (int i = 0; $7 && i < $7->n; i++) hir_ptrvec_push(P->arena, &P->outputs, $7->items[i]);
           for (int i = 0; $11 && i < $11->n; i++) hir_block_append(P, &P->body, $11->items[i]);
+          for (int i = 0; i < ctx->bare_endcoal.n; i++) {
+              hir_stmt *s = ctx->bare_endcoal.items[i];
+              hir_comm *c = hir_comm_new(P, HIR_OP_END_COAL);
+              c->number_unprinted = true;
+              c->loc = s->loc;
+              c->stmt = s;
+              s->u.comm = c;
+          }
       }
     ;
 
@@ -379,6 +397,14 @@ stmt
           hir_ptrvec_push(P->arena, &ctx->dispatches, s);
           $$ = s;
       }
+    | tensor ',' tensor ',' tensor '=' KW_SDPABWD '(' tensor ',' tensor ',' tensor ',' tensor ',' tensor ',' sdpa_args ')' NEWLINE
+      {
+          hir_tensor *outs[3] = {$1, $3, $5};
+          hir_yyltype ol[3] = {@1, @3, @5};
+          hir_tensor *ins[5] = {$9, $11, $13, $15, $17};
+          hir_yyltype il[5] = {@9, @11, @13, @15, @17};
+          $$ = sdpa_bwd_stmt(ctx, @$, outs, ol, ins, il, $19, @20);
+      }
     | tensor ',' tensor ',' tensor ',' tensor '=' KW_SDPA '(' tensor ',' tensor ',' tensor ',' sdpa_args ')' NEWLINE
       {
           hir_tensor *outs[4] = {$1, $3, $5, $7};
@@ -496,6 +522,29 @@ stmt
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
           stmt_inputs(ctx, s, 1, v, l);
           $$ = s;
+      }
+    | tensor '=' KW_GROUPEDMMA '(' IDENT '=' tensor ',' IDENT '=' tensor ',' IDENT '=' tensor ')' NEWLINE
+      {
+          const char *names[3] = {$5, $9, $13};
+          hir_yyltype nl[3] = {@5, @9, @13};
+          hir_value *v[3] = {(hir_value *)$7, (hir_value *)$11, (hir_value *)$15};
+          hir_yyltype l[3] = {@7, @11, @15};
+          $$ = grouped_mma_stmt(ctx, @$, $1, @1, names, nl, v, l);
+      }
+    | tensor '=' KW_EXPAND '(' tensor ')' NEWLINE
+      {
+          hir_stmt *s = stmt_new(ctx, HIR_OP_EXPAND, @$);
+          s->out = $1; s->out_loc = LOC(@1);
+          hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
+          stmt_inputs(ctx, s, 1, v, l);
+          $$ = s;
+      }
+    | tensor '=' KW_FULL '(' '{' inline_args '}' ',' inline ')' ';' NEWLINE
+      { $$ = full_stmt(ctx, @$, $1, @1, $6, $9); }
+    | tensor '=' KW_FULL '(' '{' '}' inline ')' ';' NEWLINE
+      {
+          /* a 0-dim FullOp: nvFuser's printer writes no ", " after the empty "{}" */
+          $$ = full_stmt(ctx, @$, $1, @1, NULL, $7);
       }
     | tensor '=' KW_VIEW '(' tensor ')' NEWLINE
       {
@@ -646,6 +695,14 @@ stmt
       {
           $$ = stmt_new(ctx, HIR_OP_START_COAL, @$);
       }
+    | KW_ENDCOAL NEWLINE
+      {
+          /* nvFuser's printer before 2025-06-03: no number. One is given after the whole
+           * program is read, above every printed one (see the program rule). */
+          hir_stmt *s = stmt_new(ctx, HIR_OP_END_COAL, @$);
+          hir_ptrvec_push(P->arena, &ctx->bare_endcoal, s);
+          $$ = s;
+      }
     | KW_ENDCOAL INT NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_END_COAL, @$);
@@ -692,17 +749,11 @@ stmt
           $$ = s;
       }
     | KW_LAUNCH '(' KW_GROUP KW_ID ':' INT ',' KW_INPUTS ':' '{' opt_value_list '}' ',' KW_OUTPUTS ':' '{' opt_value_list '}' ',' ')' NEWLINE
-      {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_LAUNCH_KERNEL, @$);
-          int ni = $11 ? $11->n : 0, no = $17 ? $17->n : 0;
-          hir_value **v = hir_arena_alloc(P->arena, sizeof(hir_value *) * (ni + no + 1));
-          for (int i = 0; i < ni; i++) v[i] = $11->items[i];
-          for (int i = 0; i < no; i++) v[ni + i] = $17->items[i];
-          stmt_inputs(ctx, s, ni + no, v, NULL);
-          s->u.kernel.number = $6;
-          s->u.kernel.ninputs = ni;
-          $$ = s;
-      }
+      { $$ = launch_stmt(ctx, @$, $6, HIR_LAUNCH_GROUP_ID, $11, $17); }
+    | KW_LAUNCH '(' KW_INDEXCAP ':' INT ',' KW_INPUTS ':' '{' opt_value_list '}' ',' KW_OUTPUTS ':' '{' opt_value_list '}' ',' ')' NEWLINE
+      { $$ = launch_stmt(ctx, @$, $5, HIR_LAUNCH_INDEX, $10, $16); }
+    | KW_LAUNCH '(' KW_INPUTS ':' '{' trailing_values '}' ',' KW_OUTPUTS ':' '{' trailing_values '}' ')' NEWLINE
+      { $$ = launch_stmt(ctx, @$, -1, HIR_LAUNCH_ONE_LINE, $6, $12); }
     | KW_DEALLOC '{' tensor '}' NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_DEALLOCATE, @$);

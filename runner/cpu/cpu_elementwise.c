@@ -25,8 +25,76 @@ typedef struct ew_ctx {
 
 #define MAP(expr) for (int64_t i = 0; i < n; i++) r[i] = (expr)
 
+/* The inverse of erf, which C's libm lacks: bisection of erf over [-6, 6] (erf(6) is 1 in
+ * double) to the last bit of a double, ±inf at ±1 and NaN outside [-1, 1], as torch.erfinv.
+ * Slow (about 64 erf calls) but exact to the double's resolution: this is the reference. */
+static double erfinv(double y)
+{
+    if (isnan(y) || y < -1 || y > 1)
+        return NAN;
+    if (y == 1 || y == -1)
+        return y * INFINITY;
+    double lo = -6, hi = 6;
+    for (int k = 0; k < 200 && lo < hi; k++) {
+        double mid = 0.5 * (lo + hi);
+        if (mid == lo || mid == hi)
+            break;
+        if (erf(mid) < y)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+static double erfcinv_d(double y) { return erfinv(1.0 - y); }
+static double frac_d(double x) { return x - trunc(x); }   /* torch.frac: the sign of x */
+static double signbit_d(double x) { return signbit(x) != 0; }
+static double isfinite_d(double x) { return isfinite(x) != 0; }
+static double isinf_d(double x) { return isinf(x) != 0; }
+static double isnan_d(double x) { return isnan(x) != 0; }
+static double isneginf_d(double x) { return isinf(x) && x < 0; }
+static double isposinf_d(double x) { return isinf(x) && x > 0; }
+static double isreal_d(double x) { (void)x; return 1; }   /* no complex values here */
+
+/* The unary operators that are one function of a double (the rest of nvFuser's UnaryOpType,
+ * dialect/defs/ewise.def): a table rather than more cases in un_f's switch. */
+static double (*const un_fn[HIR_UN_COUNT])(double) = {
+    [HIR_UN_ACOS] = acos,
+    [HIR_UN_ACOSH] = acosh,
+    [HIR_UN_ASIN] = asin,
+    [HIR_UN_ASINH] = asinh,
+    [HIR_UN_ATAN] = atan,
+    [HIR_UN_ATANH] = atanh,
+    [HIR_UN_COSH] = cosh,
+    [HIR_UN_SINH] = sinh,
+    [HIR_UN_TAN] = tan,
+    [HIR_UN_EXP2] = exp2,
+    [HIR_UN_EXPM1] = expm1,
+    [HIR_UN_ERFC] = erfc,
+    [HIR_UN_ERFINV] = erfinv,
+    [HIR_UN_ERFCINV] = erfcinv_d,
+    [HIR_UN_FRAC] = frac_d,
+    [HIR_UN_LGAMMA] = lgamma,
+    [HIR_UN_LOG10] = log10,
+    [HIR_UN_LOG1P] = log1p,
+    [HIR_UN_LOG2] = log2,
+    [HIR_UN_SIGNBIT] = signbit_d,
+    [HIR_UN_ISFINITE] = isfinite_d,
+    [HIR_UN_ISINF] = isinf_d,
+    [HIR_UN_ISNAN] = isnan_d,
+    [HIR_UN_ISNEGINF] = isneginf_d,
+    [HIR_UN_ISPOSINF] = isposinf_d,
+    [HIR_UN_ISREAL] = isreal_d,
+};
+
 static int un_f(int op, double *r, const double *a, int64_t n, hir_error *e)
 {
+    if ((unsigned)op < HIR_UN_COUNT && un_fn[op]) {
+        double (*fn)(double) = un_fn[op];
+        MAP(fn(a[i]));
+        return 0;
+    }
     switch ((hir_unary_op)op) {
     case HIR_UN_NEG: MAP(-a[i]); break;
     case HIR_UN_NOT: MAP(a[i] == 0); break;
@@ -169,6 +237,7 @@ static int ter_f(int op, double *r, const double *a, const double *b, const doub
         MAP(isnan(a[i]) ? a[i] : a[i] < b[i] ? b[i] : a[i] > c[i] ? c[i] : a[i]);
         break;
     case HIR_TER_LERP: MAP(a[i] + c[i] * (b[i] - a[i])); break;
+    case HIR_TER_THRESHOLD: MAP(a[i] <= b[i] ? c[i] : a[i]); break;
     default:
         return hir_error_set(e, "ternary op %d unknown", op);
     }
@@ -181,6 +250,7 @@ static int ter_i(int op, int64_t *r, const int64_t *a, const int64_t *b, const i
     switch ((hir_ternary_op)op) {
     case HIR_TER_WHERE: MAP(a[i] != 0 ? b[i] : c[i]); break;
     case HIR_TER_CLAMP: MAP(a[i] < b[i] ? b[i] : a[i] > c[i] ? c[i] : a[i]); break;
+    case HIR_TER_THRESHOLD: MAP(a[i] <= b[i] ? c[i] : a[i]); break;
     default:
         return hir_error_set(e, "%s: internal error, no integer form",
                              hir_ternary_op_name((hir_ternary_op)op));

@@ -132,7 +132,13 @@ static int unary_needs_float(int op)
     switch (op) {
     case HIR_UN_EXP: case HIR_UN_LOG: case HIR_UN_SQRT: case HIR_UN_RSQRT: case HIR_UN_SIN:
     case HIR_UN_COS: case HIR_UN_TANH: case HIR_UN_SIGMOID: case HIR_UN_RECIPROCAL:
-    case HIR_UN_ERF: case HIR_UN_SILU: case HIR_UN_GELU: return 1;
+    case HIR_UN_ERF: case HIR_UN_SILU: case HIR_UN_GELU:
+    case HIR_UN_ACOS: case HIR_UN_ACOSH: case HIR_UN_ASIN: case HIR_UN_ASINH: case HIR_UN_ATAN:
+    case HIR_UN_ATANH: case HIR_UN_COSH: case HIR_UN_SINH: case HIR_UN_TAN: case HIR_UN_EXP2:
+    case HIR_UN_EXPM1: case HIR_UN_ERFC: case HIR_UN_ERFINV: case HIR_UN_ERFCINV:
+    case HIR_UN_LGAMMA: case HIR_UN_LOG10: case HIR_UN_LOG1P: case HIR_UN_LOG2:
+    case HIR_UN_SIGNBIT: case HIR_UN_ISFINITE: case HIR_UN_ISINF: case HIR_UN_ISNAN:
+    case HIR_UN_ISNEGINF: case HIR_UN_ISPOSINF: return 1;
     default: return 0;
     }
 }
@@ -166,6 +172,32 @@ static const cu_spelling unary_cuda[HIR_UN_COUNT] = {
     [HIR_UN_SILU] = {NULL, "a/((CT)1+exp(-a))"},
     [HIR_UN_GELU] = {NULL, "(CT)0.5*a*((CT)1+erf(a*(CT)0.70710678118654752))"},
     [HIR_UN_SET] = {"a", "a"},
+    [HIR_UN_ACOS] = {NULL, "acos(a)"},
+    [HIR_UN_ACOSH] = {NULL, "acosh(a)"},
+    [HIR_UN_ASIN] = {NULL, "asin(a)"},
+    [HIR_UN_ASINH] = {NULL, "asinh(a)"},
+    [HIR_UN_ATAN] = {NULL, "atan(a)"},
+    [HIR_UN_ATANH] = {NULL, "atanh(a)"},
+    [HIR_UN_COSH] = {NULL, "cosh(a)"},
+    [HIR_UN_SINH] = {NULL, "sinh(a)"},
+    [HIR_UN_TAN] = {NULL, "tan(a)"},
+    [HIR_UN_EXP2] = {NULL, "exp2(a)"},
+    [HIR_UN_EXPM1] = {NULL, "expm1(a)"},
+    [HIR_UN_ERFC] = {NULL, "erfc(a)"},
+    [HIR_UN_ERFINV] = {NULL, "erfinv(a)"},
+    [HIR_UN_ERFCINV] = {NULL, "erfcinv(a)"},
+    [HIR_UN_FRAC] = {"(a-a)", "(a-trunc(a))"},
+    [HIR_UN_LGAMMA] = {NULL, "lgamma(a)"},
+    [HIR_UN_LOG10] = {NULL, "log10(a)"},
+    [HIR_UN_LOG1P] = {NULL, "log1p(a)"},
+    [HIR_UN_LOG2] = {NULL, "log2(a)"},
+    [HIR_UN_SIGNBIT] = {NULL, "(CT)(signbit(a)!=0)"},
+    [HIR_UN_ISFINITE] = {NULL, "(CT)(isfinite(a)!=0)"},
+    [HIR_UN_ISINF] = {NULL, "(CT)(isinf(a)!=0)"},
+    [HIR_UN_ISNAN] = {NULL, "(CT)(a!=a)"},
+    [HIR_UN_ISNEGINF] = {NULL, "(CT)(isinf(a)&&a<0)"},
+    [HIR_UN_ISPOSINF] = {NULL, "(CT)(isinf(a)&&a>0)"},
+    [HIR_UN_ISREAL] = {"(CT)1", "(CT)1"},
 };
 
 static const cu_spelling binary_cuda[HIR_BIN_COUNT] = {
@@ -203,6 +235,7 @@ static const cu_spelling ternary_cuda[HIR_TER_COUNT] = {
     [HIR_TER_WHERE] = {"(a!=0?b:c)", "(a!=0?b:c)"},
     [HIR_TER_CLAMP] = {"(a<b?b:(a>c?c:a))", "(a<b?b:(a>c?c:a))"},
     [HIR_TER_LERP] = {"(a+c*(b-a))", "(a+c*(b-a))"},
+    [HIR_TER_THRESHOLD] = {"(a<=b?c:a)", "(a<=b?c:a)"},
 };
 
 const char *hir_cu_ewise_spelling(int nargs, int op, int isint)

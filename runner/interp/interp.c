@@ -1222,6 +1222,9 @@ static int exec_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (s->op == HIR_OP_POST_ON_STREAM)
         return interp_fail(it, e, "needs a kernel: HostUnit%" PRId64
                            " is a fusion that only nvFuser can compile", s->u.kernel.number);
+    if (s->u.kernel.number < 0)
+        return interp_fail(it, e, "needs a kernel: this LaunchKernel prints no group index"
+                           " (nvFuser's layout of early 2025), so no --kernel GROUP=FILE names it");
     if (it->be->ops->launch_kernel) {
         int ni = s->u.kernel.ninputs, no = s->nin - ni;
         const hir_view *ins[64], *outs[64];
@@ -1404,6 +1407,8 @@ static int exec_start_coal(hir_interp *it, const hir_stmt *s, hir_error *e)
     return 0;
 }
 
+/* EndCoalescing n: close the group and record its work under n; one read without its number
+ * (nvFuser before 2025-06-03) cannot be named by a Wait, so the stream waits for it now */
 static int exec_end_coal(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     hir_work *w = NULL;
@@ -1412,6 +1417,8 @@ static int exec_end_coal(hir_interp *it, const hir_stmt *s, hir_error *e)
     it->in_group = 0;
     if (it->be->ops->group_end(it->be, it->cur, &w, e))
         return backend_fail(it, e);
+    if (s->u.comm->number_unprinted)
+        return w && it->be->ops->wait(it->be, it->cur, w, e) ? backend_fail(it, e) : 0;
     return record_work(it, s->u.comm->number, w ? w : WORK_SKIPPED, e);
 }
 
@@ -1486,6 +1493,10 @@ static const exec_fn exec_table[HIR_OP_COUNT] = {
     [HIR_OP_BROADCAST] = ops_flags,
     [HIR_OP_SQUEEZE] = ops_flags,
     [HIR_OP_SDPA] = ops_sdpa,
+    [HIR_OP_SDPA_BWD] = ops_sdpa_bwd,
+    [HIR_OP_EXPAND] = ops_expand,
+    [HIR_OP_FULL] = ops_full,
+    [HIR_OP_GROUPED_MMA] = ops_grouped_mma,
     [HIR_OP_COMMUNICATION] = exec_communication,
     [HIR_OP_P2P] = exec_p2p,
     [HIR_OP_WAIT] = exec_wait,

@@ -110,6 +110,10 @@ int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_error *e);
 int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_error *e);
 int ops_slice(hir_interp *it, const hir_stmt *s, hir_error *e);
 int ops_view(hir_interp *it, const hir_stmt *s, hir_error *e);
+int ops_expand(hir_interp *it, const hir_stmt *s, hir_error *e);
+int ops_full(hir_interp *it, const hir_stmt *s, hir_error *e);
+int ops_grouped_mma(hir_interp *it, const hir_stmt *s, hir_error *e);
+int ops_sdpa_bwd(hir_interp *it, const hir_stmt *s, hir_error *e);
 int ops_flags(hir_interp *it, const hir_stmt *s, hir_error *e);
 /* interp_sdpa.c: scaled dot-product attention (host-memory backends) */
 int ops_sdpa(hir_interp *it, const hir_stmt *s, hir_error *e);

@@ -962,6 +962,9 @@ int ops_elementwise(hir_interp *it, const hir_stmt *s, hir_error *e)
         return 0;
     int rc = 0;
     if (s->op == HIR_OP_UNARY) {
+        if (s->u.ew.op < 0 && !hir_ewise_is_cast(s->u.ew.fn))
+            return interp_fail(it, e, "has no run-time meaning on the host: not one of"
+                               " nvFuser's unary operators or casts that hir knows");
         if (s->u.ew.op < 0 || s->u.ew.op == HIR_UN_SET) {   /* casts and set are copies */
             if (ops[0].is_scalar)
                 rc = it->be->ops->fill(it->be, it->cur, &o, ops[0].f, e);
@@ -978,6 +981,142 @@ int ops_elementwise(hir_interp *it, const hir_stmt *s, hir_error *e)
                                   &ops[1], &ops[2], e);
     }
     return rc ? be_fail(it, e) : 0;
+}
+
+/* ---------------------------------------------------------------- expand, full */
+
+/* out = expand(in): in's size-1 axes stretched to out's extents (an expanded broadcast
+ * bS{1 ex N} has N at run time). Like at::expand, an unbound output is bound to a view of
+ * the input with stride 0 on the stretched axes; a bound one receives a copy. */
+int ops_expand(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    hir_tensor *in = hir_value_tensor(s->in[0]);
+    hir_view v, o, x;
+    if (interp_get(it, in, &v, e))
+        return -1;
+    int nd;
+    int64_t shape[HIR_MAX_DIMS];
+    if (interp_rt_shape(it, s->out, &nd, shape, e))
+        return -1;
+    if (nd < v.ndim)
+        return interp_fail(it, e, "expand to %d axes from a tensor of %d", nd, v.ndim);
+    if (broadcast_to(it, &v, nd, shape, &x, e))
+        return -1;
+    if (interp_bound(it, s->out, &o))
+        return copy_into(it, &o, &x, e);
+    return interp_bind(it, s->out, &x, buf_of(it, in), e);
+}
+
+/* out = full({extents}, value): a new tensor of out's shape filled with value (the extents
+ * printed must agree with out's) */
+int ops_full(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    int nd;
+    int64_t shape[HIR_MAX_DIMS];
+    if (interp_rt_shape(it, s->out, &nd, shape, e))
+        return -1;
+    int next = s->nin - 1;
+    if (next != nd)
+        return interp_fail(it, e, "gives %d extents for a tensor of %d axes", next, nd);
+    for (int i = 0; i < next; i++) {
+        int64_t x;
+        if (interp_eval(it, hir_value_scalar(s->in[i]), &x, e))
+            return -1;
+        if (x != shape[i])
+            return interp_fail(it, e, "extent %d is %" PRId64 " but the output's axis is %" PRId64,
+                               i, x, shape[i]);
+    }
+    const hir_scalar *val = hir_value_scalar(s->in[next]);
+    double f;
+    if (val->kind == HIR_SC_FLOAT) {
+        f = val->fval;
+    } else {
+        int64_t k;
+        if (interp_eval(it, val, &k, e))
+            return -1;
+        f = (double)k;
+    }
+    hir_view o;
+    if (out_view(it, s->out, nd, shape, &o, e))
+        return -1;
+    if (hir_view_numel(&o) == 0)
+        return 0;
+    return it->be->ops->fill(it->be, it->cur, &o, f, e) ? be_fail(it, e) : 0;
+}
+
+/* ---------------------------------------------------------------- grouped matmul */
+
+/* out[M, N] = GroupedMmaOp(mat1 [M, K], mat2 [G, K, N], offsets [G]) as torch._grouped_mm:
+ * rows offsets[g-1] (0 for g = 0) up to offsets[g] of mat1 times mat2[g]; rows after the last
+ * offset are zero. One GEMM per group through the backend; the offsets are read on the host,
+ * so this runs where tensors live in host memory (--device=cpu). The other operand ranks of
+ * torch._grouped_mm (2-D x 2-D over K, 3-D x 2-D, 3-D x 3-D) are refused at the statement. */
+int ops_grouped_mma(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    if (!(it->be->ops->caps & HIR_CAP_HOST_MEMORY))
+        return interp_fail(it, e, "runs on --device=cpu only; the %s backend does not compute it"
+                           " yet", it->be->ops->name);
+    hir_view a, b, off;
+    if (interp_get(it, hir_value_tensor(s->in[0]), &a, e) ||
+        interp_get(it, hir_value_tensor(s->in[1]), &b, e) ||
+        interp_get(it, hir_value_tensor(s->in[2]), &off, e))
+        return -1;
+    if (a.ndim != 2 || b.ndim != 3 || off.ndim != 1)
+        return interp_fail(it, e, "only mat1 [M, K], mat2 [G, K, N] and offsets [G] are computed"
+                           " (got %d-, %d- and %d-dimensional operands)", a.ndim, b.ndim, off.ndim);
+    int64_t M = a.shape[0], K = a.shape[1], G = b.shape[0], N = b.shape[2];
+    if (b.shape[1] != K || off.shape[0] != G)
+        return interp_fail(it, e, "mat1 [%" PRId64 ", %" PRId64 "], mat2 [%" PRId64 ", %" PRId64
+                           ", %" PRId64 "] and offsets [%" PRId64 "] do not agree", M, K, G,
+                           b.shape[1], N, off.shape[0]);
+    int64_t shape[2] = {M, N};
+    hir_view o;
+    if (out_view(it, s->out, 2, shape, &o, e))
+        return -1;
+    if (M * N > 0 && it->be->ops->fill(it->be, it->cur, &o, 0.0, e))
+        return be_fail(it, e);
+    int64_t start = 0;
+    for (int64_t g = 0; g < G; g++) {
+        const char *p = elem_ptr(&off, 0, g);
+        int64_t end;
+        if (off.dtype == HIR_DT_INT32) {
+            int32_t x;
+            memcpy(&x, p, sizeof x);
+            end = x;
+        } else if (off.dtype == HIR_DT_INT64 || off.dtype == HIR_DT_INDEX) {
+            memcpy(&end, p, sizeof end);
+        } else {
+            return interp_fail(it, e, "offsets must be int or int64_t, not %s", hir_dtype_name(off.dtype));
+        }
+        if (end < start || end > M)
+            return interp_fail(it, e, "offsets[%" PRId64 "] = %" PRId64 " is outside [%" PRId64
+                               ", %" PRId64 "]", g, end, start, M);
+        if (end > start && N > 0) {
+            gemm_job j = {0};
+            j.a = a;
+            j.a.shape[0] = end - start;
+            j.a.data = elem_ptr(&a, 0, start);
+            j.b = b;
+            j.b.ndim = 2;
+            j.b.data = elem_ptr(&b, 0, g);
+            j.b.shape[0] = K;
+            j.b.stride[0] = b.stride[1];
+            j.b.shape[1] = N;
+            j.b.stride[1] = b.stride[2];
+            j.out = o;
+            j.out.shape[0] = end - start;
+            j.out.data = elem_ptr(&o, 0, start);
+            rt_buf *keep[2] = {0};
+            int rc = unit_cols(it, &j.a, &keep[0], e) || unit_cols(it, &j.b, &keep[1], e) ||
+                     gemm_to(it, &j, e) ? -1 : 0;
+            interp_buf_unref(it, keep[0]);
+            interp_buf_unref(it, keep[1]);
+            if (rc)
+                return -1;
+        }
+        start = end;
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------- reductions */

@@ -4,8 +4,10 @@
  * located refusal. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "runner/backend/convert.h"
 #include "runner/interp/interp_internal.h"
 
 /* a scalar argument as a double: literals directly, anything else through interp_eval */
@@ -172,5 +174,144 @@ int ops_sdpa(hir_interp *it, const hir_stmt *s, hir_error *e)
         return -1;
     if (it->be->ops->sdpa(it->be, it->cur, &a, e))
         return sdpa_backend_fail(it, e);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- sdpa_bwd */
+
+typedef struct sdpa_bwd_args {
+    hir_view dout, q, k, v, out, lse, dq, dk, dv;
+    bool causal;
+    double scale;
+    int64_t N, H, L, S, E, Ev;
+} sdpa_bwd_args;
+
+static double load_at(const hir_view *v, const int64_t *idx)
+{
+    int64_t off = 0;
+    for (int d = 0; d < v->ndim; d++)
+        off += (v->shape[d] == 1 ? 0 : idx[d]) * v->stride[d];
+    return hir_load_f64((const char *)v->data + off * (int64_t)hir_dtype_size(v->dtype), v->dtype);
+}
+
+static void store_at(const hir_view *v, const int64_t *idx, double x)
+{
+    int64_t off = 0;
+    for (int d = 0; d < v->ndim; d++)
+        off += idx[d] * v->stride[d];
+    hir_store_f64((char *)v->data + off * (int64_t)hir_dtype_size(v->dtype), v->dtype, x);
+}
+
+/* One (n, h) slice of the attention gradient, in double: P = exp(q·kᵀ·scale - lse) (0 where
+ * the causal mask hides j > i), dV = Pᵀ·dO, dS = P ∘ (dO·Vᵀ - rowsum(dO ∘ O)),
+ * dQ = dS·K·scale, dK = dSᵀ·Q·scale. p holds L×S doubles, ds as many. */
+static void sdpa_bwd_slice(const sdpa_bwd_args *a, int64_t n, int64_t h, double *p, double *ds)
+{
+    for (int64_t i = 0; i < a->L; i++) {
+        int64_t li[3] = {n, h, i};
+        double lse = load_at(&a->lse, li), dsum = 0;
+        for (int64_t c = 0; c < a->Ev; c++) {
+            int64_t oi[4] = {n, h, i, c};
+            dsum += load_at(&a->dout, oi) * load_at(&a->out, oi);
+        }
+        for (int64_t j = 0; j < a->S; j++) {
+            double s = 0, dp = 0;
+            for (int64_t c = 0; c < a->E; c++) {
+                int64_t qi[4] = {n, h, i, c}, ki[4] = {n, h, j, c};
+                s += load_at(&a->q, qi) * load_at(&a->k, ki);
+            }
+            for (int64_t c = 0; c < a->Ev; c++) {
+                int64_t oi[4] = {n, h, i, c}, vi[4] = {n, h, j, c};
+                dp += load_at(&a->dout, oi) * load_at(&a->v, vi);
+            }
+            double pij = a->causal && j > i ? 0 : exp(s * a->scale - lse);
+            p[i * a->S + j] = pij;
+            ds[i * a->S + j] = pij * (dp - dsum);
+        }
+    }
+    for (int64_t i = 0; i < a->L; i++)
+        for (int64_t c = 0; c < a->E; c++) {
+            double acc = 0;
+            for (int64_t j = 0; j < a->S; j++) {
+                int64_t ki[4] = {n, h, j, c};
+                acc += ds[i * a->S + j] * load_at(&a->k, ki);
+            }
+            int64_t qi[4] = {n, h, i, c};
+            store_at(&a->dq, qi, acc * a->scale);
+        }
+    for (int64_t j = 0; j < a->S; j++) {
+        for (int64_t c = 0; c < a->E; c++) {
+            double acc = 0;
+            for (int64_t i = 0; i < a->L; i++) {
+                int64_t qi[4] = {n, h, i, c};
+                acc += ds[i * a->S + j] * load_at(&a->q, qi);
+            }
+            int64_t ki[4] = {n, h, j, c};
+            store_at(&a->dk, ki, acc * a->scale);
+        }
+        for (int64_t c = 0; c < a->Ev; c++) {
+            double acc = 0;
+            for (int64_t i = 0; i < a->L; i++) {
+                int64_t oi[4] = {n, h, i, c};
+                acc += p[i * a->S + j] * load_at(&a->dout, oi);
+            }
+            int64_t vi[4] = {n, h, j, c};
+            store_at(&a->dv, vi, acc);
+        }
+    }
+}
+
+/* grad_q, grad_k, grad_v = sdpa_bwd(grad_attn, q, k, v, attn_out, logsum_exp, dropout_p,
+ * is_causal, philox_seed, philox_offset[, scale]); the log-sum-exp is the forward's [N, H, L] */
+int ops_sdpa_bwd(hir_interp *it, const hir_stmt *s, hir_error *e)
+{
+    if (!(it->be->ops->caps & HIR_CAP_HOST_MEMORY))
+        return interp_fail(it, e, "runs on --device=cpu only; the %s backend does not "
+                           "compute it yet", it->be->ops->name);
+    sdpa_bwd_args a;
+    memset(&a, 0, sizeof a);
+    hir_view *in[6] = {&a.dout, &a.q, &a.k, &a.v, &a.out, &a.lse};
+    for (int i = 0; i < 6; i++)
+        if (interp_get(it, hir_value_tensor(s->in[i]), in[i], e))
+            return -1;
+    double dropout, causal;
+    if (sdpa_scalar(it, s->in[6], &dropout, e) || sdpa_scalar(it, s->in[7], &causal, e))
+        return -1;
+    if (dropout != 0)
+        return interp_fail(it, e, "dropout_p is %g; only 0 runs", dropout);
+    a.causal = causal != 0;
+    if (a.q.ndim != 4 || a.k.ndim != 4 || a.v.ndim != 4 || a.dout.ndim != 4 || a.out.ndim != 4 ||
+        a.lse.ndim != 3)
+        return interp_fail(it, e, "grad_attn, q, k, v, attn_out need 4 axes and logsum_exp 3");
+    a.N = a.q.shape[0], a.H = a.q.shape[1], a.L = a.q.shape[2], a.E = a.q.shape[3];
+    a.S = a.k.shape[2], a.Ev = a.v.shape[3];
+    int64_t want[6][4] = {{a.N, a.H, a.L, a.Ev}, {a.N, a.H, a.L, a.E}, {a.N, a.H, a.S, a.E},
+                          {a.N, a.H, a.S, a.Ev}, {a.N, a.H, a.L, a.Ev}, {a.N, a.H, a.L, 0}};
+    static const char *const names[6] = {"grad_attn", "q", "k", "v", "attn_out", "logsum_exp"};
+    for (int i = 0; i < 6; i++)
+        for (int d = 0; d < in[i]->ndim; d++)
+            if (in[i]->shape[d] != want[i][d])
+                return interp_fail(it, e, "%s axis %d has extent %lld, expected %lld (q [N, H, L, E],"
+                                   " k [N, H, S, E], v [N, H, S, Ev])", names[i], d,
+                                   (long long)in[i]->shape[d], (long long)want[i][d]);
+    a.scale = 1.0 / sqrt((double)a.E);
+    if (s->u.sdpa.has_scale && sdpa_scalar(it, s->in[10], &a.scale, e))
+        return -1;
+    if (it->be->ops->synchronize(it->be, e))
+        return -1;
+    const hir_tensor *gt[3] = {s->out, s->u.sdpa.extra[0], s->u.sdpa.extra[1]};
+    hir_view *gv[3] = {&a.dq, &a.dk, &a.dv};
+    for (int i = 0; i < 3; i++)
+        if (!gt[i] || interp_bind_new(it, gt[i], 4, want[1 + i], gv[i], e))
+            return gt[i] ? -1 : interp_fail(it, e, "an output is missing");
+    size_t cells = (size_t)(a.L > 0 ? a.L : 1) * (size_t)(a.S > 0 ? a.S : 1);
+    double *p = malloc(2 * cells * sizeof *p);
+    if (!p)
+        return interp_fail(it, e, "out of memory for %lld x %lld scores", (long long)a.L,
+                           (long long)a.S);
+    for (int64_t n = 0; n < a.N; n++)
+        for (int64_t h = 0; h < a.H; h++)
+            sdpa_bwd_slice(&a, n, h, p, p + cells);
+    free(p);
     return 0;
 }

@@ -45,6 +45,20 @@ static void test_ewise(void **st)
     assert_true(hir_ewise_fn_lookup("max", 2, &op));
     assert_int_equal(op, HIR_BIN_MAX);
     assert_false(hir_ewise_fn_lookup("max", 1, &op));
+    /* nvFuser's float-output spellings of unary operators, and its casts */
+    assert_true(hir_ewise_fn_lookup("log1pf", 1, &op));
+    assert_int_equal(op, HIR_UN_LOG1P);
+    assert_true(hir_ewise_fn_lookup("nearbyintf", 1, &op));
+    assert_int_equal(op, HIR_UN_ROUND);
+    assert_true(hir_ewise_fn_lookup("isinf", 1, &op));
+    assert_int_equal(op, HIR_UN_ISINF);
+    assert_true(hir_ewise_fn_lookup("threshold", 3, &op));
+    assert_int_equal(op, HIR_TER_THRESHOLD);
+    assert_true(hir_ewise_is_cast("__float2half"));
+    assert_true(hir_ewise_is_cast("__to_int64"));
+    assert_false(hir_ewise_is_cast("bit_ceil"));
+    assert_false(hir_ewise_is_cast("__"));
+    assert_false(hir_ewise_is_cast(NULL));
     assert_string_equal(hir_binary_op_name((hir_binary_op)HIR_BIN_COUNT), "?");
 }
 
