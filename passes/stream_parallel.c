@@ -45,6 +45,8 @@ typedef struct sp {
     int *cache_next;             /* next entry with the same hash, -1 */
     hir_map groups;              /* the FOR statements step 1 made (pointer -> itself) */
     int64_t stream_floor;        /* pu_next_stream of the program before lowering */
+    hir_map allocated;           /* tensors an ALLOCATE among the lowered statements makes */
+    int alloc_scanned;           /* how many of those statements `allocated` has seen */
 } sp;
 
 static int axis_err(sp *c, hir_stmt *s, const hir_iterdomain *id, const char *why)
@@ -282,15 +284,16 @@ static int lower_plain(sp *c, loopctx *L, hir_stmt *s, hir_iterdomain *sid)
     return 0;
 }
 
-/* an ALLOCATE (long or short form) of t among the statements before the group */
-static bool allocated_before(const hir_ptrvec *before, const hir_tensor *t)
+/* an ALLOCATE (long or short form) of t among the statements before the group; the statements
+ * appended to `before` since the last call are indexed first, so the whole pass stays linear */
+static bool allocated_before(sp *c, const hir_ptrvec *before, const hir_tensor *t)
 {
-    for (int i = 0; i < before->n; i++) {
-        const hir_stmt *s = before->items[i];
-        if ((hir_ops[s->op].flags & HIR_OPF_ALLOC) && s->out == t)
-            return true;
+    for (; c->alloc_scanned < before->n; c->alloc_scanned++) {
+        const hir_stmt *s = before->items[c->alloc_scanned];
+        if ((hir_ops[s->op].flags & HIR_OPF_ALLOC) && s->out)
+            hir_map_put(&c->allocated, (uint64_t)(uintptr_t)s->out, s->out);
     }
-    return false;
+    return hir_map_get(&c->allocated, (uint64_t)(uintptr_t)t) != NULL;
 }
 
 /* Steps 2-4 for one group: appends the statements that replace it to out, which holds the
@@ -332,7 +335,7 @@ static int lower_group(sp *c, hir_stmt *group, hir_ptrvec *out)
         int pos;
         if (mapped_axis(c, s, s->out, sid, &pos))
             return -1;
-        if (pos >= 0 && !allocated_before(out, s->out)) {
+        if (pos >= 0 && !allocated_before(c, out, s->out)) {
             hir_stmt *a = pu_allocate(p, s->out, false, pu_loc(p, s), c->d);
             if (!a)
                 return -1;
@@ -392,9 +395,10 @@ static int check_kernel(sp *c, hir_stmt *s)
 
 int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag *d)
 {
-    sp c = {p, d, HIR_BK_NCCL, false, {{0}}, NULL, 0, 0, {0}, NULL, {0}, 0};
+    sp c = {p, d, HIR_BK_NCCL, false, {{0}}, NULL, 0, 0, {0}, NULL, {0}, 0, {0}, 0};
     hir_map_init_in(&c.cache_at, p->arena);
     hir_map_init_in(&c.groups, p->arena);
+    hir_map_init_in(&c.allocated, p->arena);
     if (pu_backend_choose(p, hir_pass_opt(hir_opts_stream_parallel, args, "backend"), "stream-parallel",
                           d, &c.backend))
         return -1;
@@ -458,6 +462,7 @@ int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag 
     pu_axis_map_fini(&c.map);
     hir_map_fini(&c.cache_at);
     hir_map_fini(&c.groups);
+    hir_map_fini(&c.allocated);
     return rc;
 }
 
