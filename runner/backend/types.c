@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "runner/backend/convert.h"
 #include "runner/backend/types.h"
 
 int hir_view_size_checked(const hir_view *v, int64_t *numel, size_t *bytes)
@@ -68,4 +69,20 @@ size_t hir_view_bytes(const hir_view *v)
     if (hir_view_size_checked(v, NULL, &b))
         return SIZE_MAX;
     return b;
+}
+
+double hir_view_load_at(const hir_view *v, const int64_t *idx)
+{
+    int64_t off = 0;
+    for (int d = 0; d < v->ndim; d++)
+        off += (v->shape[d] == 1 ? 0 : idx[d]) * v->stride[d];
+    return hir_load_f64((const char *)v->data + off * (int64_t)hir_dtype_size(v->dtype), v->dtype);
+}
+
+void hir_view_store_at(const hir_view *v, const int64_t *idx, double x)
+{
+    int64_t off = 0;
+    for (int d = 0; d < v->ndim; d++)
+        off += idx[d] * v->stride[d];
+    hir_store_f64((char *)v->data + off * (int64_t)hir_dtype_size(v->dtype), v->dtype, x);
 }

@@ -42,6 +42,11 @@ void    hir_view_set_contiguous(hir_view *v);
 void    hir_view_init(hir_view *v, void *data, hir_dtype dt, int ndim, const int64_t *shape);
 /* bytes a contiguous copy of the view's elements takes; SIZE_MAX when it does not fit */
 size_t  hir_view_bytes(const hir_view *v);
+/* one element of a host-memory view as a double: idx has one index per axis; an axis of
+ * extent 1 reads index 0 whatever idx says (a broadcast operand) */
+double  hir_view_load_at(const hir_view *v, const int64_t *idx);
+/* store x (converted to the view's dtype) at idx of a host-memory view */
+void    hir_view_store_at(const hir_view *v, const int64_t *idx, double x);
 
 
 #endif

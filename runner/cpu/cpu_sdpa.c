@@ -9,27 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runner/backend/convert.h"
 #include "runner/boot/boot.h"
 #include "runner/cpu/cpu_internal.h"
 
 #define SDPA_MAX_THREADS 64
-
-static double load_at(const hir_view *v, const int64_t *idx)
-{
-    int64_t off = 0;
-    for (int d = 0; d < v->ndim; d++)
-        off += (v->shape[d] == 1 ? 0 : idx[d]) * v->stride[d];
-    return hir_load_f64((const char *)v->data + off * (int64_t)hir_dtype_size(v->dtype), v->dtype);
-}
-
-static void store_at(const hir_view *v, const int64_t *idx, double x)
-{
-    int64_t off = 0;
-    for (int d = 0; d < v->ndim; d++)
-        off += idx[d] * v->stride[d];
-    hir_store_f64((char *)v->data + off * (int64_t)hir_dtype_size(v->dtype), v->dtype, x);
-}
 
 /* One thread's share: slices first, first + step, ... Each slice's q, k and v are first
  * rounded to float into contiguous rows (what the arithmetic reads anyway), so the dot products
@@ -49,7 +32,7 @@ static void load_slice(const hir_view *x, int64_t n, int64_t h, float *dst)
     for (int64_t r = 0; r < R; r++)
         for (int64_t c = 0; c < C; c++) {
             int64_t idx[4] = {n, h, r, c};
-            dst[r * C + c] = (float)load_at(x, idx);
+            dst[r * C + c] = (float)hir_view_load_at(x, idx);
         }
 }
 
@@ -73,8 +56,8 @@ static void sdpa_slice(sdpa_worker *w, int64_t n, int64_t h)
                 dot += (double)qi[c] * (double)kj[c];
             double sc = (float)dot * a->scale;
             if (a->has_bias)
-                sc += load_at(&a->bias, bi);
-            if ((a->causal && j > i) || (a->has_mask && load_at(&a->mask, bi) == 0))
+                sc += hir_view_load_at(&a->bias, bi);
+            if ((a->causal && j > i) || (a->has_mask && hir_view_load_at(&a->mask, bi) == 0))
                 sc = -INFINITY;
             row[j] = sc;
             if (sc > mx)
@@ -87,7 +70,7 @@ static void sdpa_slice(sdpa_worker *w, int64_t n, int64_t h)
         }
         int64_t li[3] = {n, h, i};
         if (a->lse.data)
-            store_at(&a->lse, li, (float)(mx + log(sum)));
+            hir_view_store_at(&a->lse, li, (float)(mx + log(sum)));
         for (int64_t c = 0; c < Ev; c++)
             acc[c] = 0;
         for (int64_t j = 0; j < S; j++) {
@@ -98,7 +81,7 @@ static void sdpa_slice(sdpa_worker *w, int64_t n, int64_t h)
         }
         for (int64_t c = 0; c < Ev; c++) {
             int64_t oi[4] = {n, h, i, c};
-            store_at(&a->out, oi, (float)acc[c]);
+            hir_view_store_at(&a->out, oi, (float)acc[c]);
         }
     }
 }

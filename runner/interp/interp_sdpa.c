@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/backend/convert.h"
 #include "runner/interp/interp_internal.h"
 
 /* a scalar argument as a double: literals directly, anything else through interp_eval */
@@ -186,22 +185,6 @@ typedef struct sdpa_bwd_args {
     int64_t N, H, L, S, E, Ev;
 } sdpa_bwd_args;
 
-static double load_at(const hir_view *v, const int64_t *idx)
-{
-    int64_t off = 0;
-    for (int d = 0; d < v->ndim; d++)
-        off += (v->shape[d] == 1 ? 0 : idx[d]) * v->stride[d];
-    return hir_load_f64((const char *)v->data + off * (int64_t)hir_dtype_size(v->dtype), v->dtype);
-}
-
-static void store_at(const hir_view *v, const int64_t *idx, double x)
-{
-    int64_t off = 0;
-    for (int d = 0; d < v->ndim; d++)
-        off += idx[d] * v->stride[d];
-    hir_store_f64((char *)v->data + off * (int64_t)hir_dtype_size(v->dtype), v->dtype, x);
-}
-
 /* One (n, h) slice of the attention gradient, in double: P = exp(q·kᵀ·scale - lse) (0 where
  * the causal mask hides j > i), dV = Pᵀ·dO, dS = P ∘ (dO·Vᵀ - rowsum(dO ∘ O)),
  * dQ = dS·K·scale, dK = dSᵀ·Q·scale. p holds L×S doubles, ds as many. */
@@ -209,20 +192,20 @@ static void sdpa_bwd_slice(const sdpa_bwd_args *a, int64_t n, int64_t h, double 
 {
     for (int64_t i = 0; i < a->L; i++) {
         int64_t li[3] = {n, h, i};
-        double lse = load_at(&a->lse, li), dsum = 0;
+        double lse = hir_view_load_at(&a->lse, li), dsum = 0;
         for (int64_t c = 0; c < a->Ev; c++) {
             int64_t oi[4] = {n, h, i, c};
-            dsum += load_at(&a->dout, oi) * load_at(&a->out, oi);
+            dsum += hir_view_load_at(&a->dout, oi) * hir_view_load_at(&a->out, oi);
         }
         for (int64_t j = 0; j < a->S; j++) {
             double s = 0, dp = 0;
             for (int64_t c = 0; c < a->E; c++) {
                 int64_t qi[4] = {n, h, i, c}, ki[4] = {n, h, j, c};
-                s += load_at(&a->q, qi) * load_at(&a->k, ki);
+                s += hir_view_load_at(&a->q, qi) * hir_view_load_at(&a->k, ki);
             }
             for (int64_t c = 0; c < a->Ev; c++) {
                 int64_t oi[4] = {n, h, i, c}, vi[4] = {n, h, j, c};
-                dp += load_at(&a->dout, oi) * load_at(&a->v, vi);
+                dp += hir_view_load_at(&a->dout, oi) * hir_view_load_at(&a->v, vi);
             }
             double pij = a->causal && j > i ? 0 : exp(s * a->scale - lse);
             p[i * a->S + j] = pij;
@@ -234,29 +217,29 @@ static void sdpa_bwd_slice(const sdpa_bwd_args *a, int64_t n, int64_t h, double 
             double acc = 0;
             for (int64_t j = 0; j < a->S; j++) {
                 int64_t ki[4] = {n, h, j, c};
-                acc += ds[i * a->S + j] * load_at(&a->k, ki);
+                acc += ds[i * a->S + j] * hir_view_load_at(&a->k, ki);
             }
             int64_t qi[4] = {n, h, i, c};
-            store_at(&a->dq, qi, acc * a->scale);
+            hir_view_store_at(&a->dq, qi, acc * a->scale);
         }
     for (int64_t j = 0; j < a->S; j++) {
         for (int64_t c = 0; c < a->E; c++) {
             double acc = 0;
             for (int64_t i = 0; i < a->L; i++) {
                 int64_t qi[4] = {n, h, i, c};
-                acc += ds[i * a->S + j] * load_at(&a->q, qi);
+                acc += ds[i * a->S + j] * hir_view_load_at(&a->q, qi);
             }
             int64_t ki[4] = {n, h, j, c};
-            store_at(&a->dk, ki, acc * a->scale);
+            hir_view_store_at(&a->dk, ki, acc * a->scale);
         }
         for (int64_t c = 0; c < a->Ev; c++) {
             double acc = 0;
             for (int64_t i = 0; i < a->L; i++) {
                 int64_t oi[4] = {n, h, i, c};
-                acc += p[i * a->S + j] * load_at(&a->dout, oi);
+                acc += p[i * a->S + j] * hir_view_load_at(&a->dout, oi);
             }
             int64_t vi[4] = {n, h, j, c};
-            store_at(&a->dv, vi, acc);
+            hir_view_store_at(&a->dv, vi, acc);
         }
     }
 }
