@@ -17,7 +17,7 @@ export PATH="$bin:$PATH" NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_
 if [ -d "$bin/lib" ]; then export LD_LIBRARY_PATH="$bin/lib:${LD_LIBRARY_PATH:-}"; fi
 if [ -f "$bin/blas.tar.xz" ] && ! ldconfig -p | grep -q libopenblas.so.0; then
   mkdir -p /tmp/hir-blas && tar xJf "$bin/blas.tar.xz" -C /tmp/hir-blas &&
-    export LD_LIBRARY_PATH="/tmp/hir-blas:${LD_LIBRARY_PATH:-}"
+    export LD_LIBRARY_PATH="/tmp/hir-blas:/tmp/hir-blas/blas:${LD_LIBRARY_PATH:-}"
 fi
 work=${HIR_SUITE_WORK:-$(mktemp -d)}; mkdir -p "$work"
 logs=$work/logs; mkdir -p "$logs"
