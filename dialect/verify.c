@@ -185,9 +185,17 @@ static void *grow_ptrs(vctx *v, void *items, int *cap, int need)
 }
 
 /* hir_scalar_const for the verifier: running out of memory jumps to its recovery point instead
- * of counting as "not a constant" */
+ * of counting as "not a constant". Literals and small unnamed expressions (every extent of a
+ * parsed program) are decided without a memo. */
 static bool vconst(vctx *v, const hir_scalar *s, int64_t *out)
 {
+    if (s->kind == HIR_SC_INT || s->kind == HIR_SC_BOOL) {
+        *out = s->ival;
+        return true;
+    }
+    int q = hir_scalar_eval_quick(s, out);
+    if (q != HIR_EVAL_UNSURE)
+        return q == 0;
     int r = hir_scalar_eval(s, NULL, out, NULL, 0);
     if (r == HIR_ENOMEM)
         hir_arena_oom(v->p->arena);
@@ -911,11 +919,13 @@ static void vc_for(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
     check_scalar(v, id->extent, s->loc);
     if (id->start)
         check_scalar(v, id->start, s->loc);
-    /* evaluable: integer operators only (leaves bound to a stand-in value) */
+    /* evaluable: integer operators only (leaves bound to a stand-in value); an extent that
+     * evaluates without binding anything (a literal) is evaluable */
     char why[128];
     int64_t ignored;
     hir_scalar_env any = {bind_any, NULL};
-    int er = hir_scalar_eval(id->extent, &any, &ignored, why, sizeof why);
+    int er = hir_scalar_eval_quick(id->extent, &ignored) == 0
+                 ? 0 : hir_scalar_eval(id->extent, &any, &ignored, why, sizeof why);
     if (er == HIR_ENOMEM)
         hir_arena_oom(v->p->arena);
     if (er &&
@@ -1122,6 +1132,8 @@ static void vc_startcoal(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
 static void vc_wait(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
 {
     hir_comm *c = s->u.wait.target ? s->u.wait.target : hir_comm_get(v->p, s->u.wait.number);
+    if (c && !c->number_unprinted && c->stmt)
+        return;
     char num[32];
     snprintf(num, sizeof num, "%lld", (long long)s->u.wait.number);
     if (!c)
