@@ -9,8 +9,9 @@ of realistic shape with bench/gen_large.py (lowered inputs are made by running h
 --stream-parallel over generated blocks), runs `hir-opt --no-verify-each --timing
 --pass-statistics PASS INPUT -o /dev/null` --repeat times and keeps the best wall time of the
 pass (the --timing line of the pass, so parsing and printing are not counted; the verifier
-is its "Verifier" line; --print-form, which has no line of its own, is the "Rest" line, which
-also holds reading the file) and the peak RSS of the whole process (/usr/bin/time %M) of that
+is its "Verifier" line; --print-form, which has no line of its own, is the "Rest" line; until
+2026-12-04 Rest also held reading the file and freeing the program, which are now the "Input"
+and "Free" lines) and the peak RSS of the whole process (/usr/bin/time %M) of that
 run. It fits the growth exponent k of time ~ N^k by least squares over the sizes (1: linear,
 2: quadratic) and writes, under --out (default bench/results/pass_scaling):
 results.json, table.md (the Markdown table of docs/benchmarks.md) and pass_scaling.png (one

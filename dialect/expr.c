@@ -314,6 +314,76 @@ int hir_scalar_eval(const hir_scalar *s, const hir_scalar_env *env, int64_t *out
     return r;
 }
 
+/* ---- the quick path: a small tree of unnamed definitions (an IF predicate, a stream index)
+ * evaluated without a memo, in the memo's order. It answers only where the memo would answer
+ * the same: a value, or a failure at a free leaf (a named scalar or symbol with no definition
+ * and, without an env, no binding) reached before anything else could fail. A named
+ * definition (whose memo record may already say more), any other failure, a FLOAT leaf, more
+ * than QUICK_NODES definitions or a deeper tree: HIR_EVAL_UNSURE, and the caller asks the
+ * memo. */
+enum { QUICK_DEPTH = 16, QUICK_NODES = 64, QUICK_DEF = -1 };
+
+static int quick_leaf(const hir_scalar *s, int64_t *out)
+{
+    switch (s->kind) {
+    case HIR_SC_INT:
+    case HIR_SC_BOOL:
+        *out = s->ival;
+        return 0;
+    case HIR_SC_NAMED:
+    case HIR_SC_SYMBOL:
+        return s->def ? HIR_EVAL_UNSURE : HIR_EVAL_FREE;
+    case HIR_SC_ANON:
+        return s->def ? QUICK_DEF : HIR_EVAL_UNSURE;
+    default:
+        return HIR_EVAL_UNSURE;
+    }
+}
+
+int hir_scalar_eval_quick(const hir_scalar *s, int64_t *out)
+{
+    struct { const hir_sexpr *e; int next; int64_t a[3]; } st[QUICK_DEPTH];
+    int r = quick_leaf(s, out);
+    if (r != QUICK_DEF)
+        return r;
+    int n = 0, nodes = 0;
+    int64_t v = 0;
+    bool have = false;
+    const hir_scalar *c = s;
+    for (;;) {
+        if (n == QUICK_DEPTH || ++nodes > QUICK_NODES)
+            return HIR_EVAL_UNSURE;
+        st[n].e = c->def;
+        st[n].next = 0;
+        n++;
+        for (;;) {
+            if (have) {
+                st[n - 1].a[st[n - 1].next++] = v;
+                have = false;
+            }
+            const hir_sexpr *e = st[n - 1].e;
+            if (st[n - 1].next < e->nargs && st[n - 1].next < 3) {
+                c = e->args[st[n - 1].next];
+                r = quick_leaf(c, &v);
+                if (r == 0) {
+                    have = true;
+                    continue;
+                }
+                if (r != QUICK_DEF)
+                    return r;
+                break;
+            }
+            if (eval_sexpr(e, st[n - 1].a, &v, NULL, 0))
+                return HIR_EVAL_UNSURE;
+            if (--n == 0) {
+                *out = v;
+                return 0;
+            }
+            have = true;
+        }
+    }
+}
+
 bool hir_scalar_const(const hir_scalar *s, int64_t *out)
 {
     return hir_scalar_eval(s, NULL, out, NULL, 0) == 0;

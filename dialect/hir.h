@@ -379,6 +379,12 @@ void hir_scalar_memo_init_in(hir_scalar_memo *m, hir_arena *oom);
 void hir_scalar_memo_fini(hir_scalar_memo *m);
 int  hir_scalar_eval_memo(const hir_scalar *s, const hir_scalar_env *env, hir_scalar_memo *m,
                           int64_t *out, char *msg, size_t msglen);
+/* Without a memo, for the many small unnamed expressions of a program: 0 with *out set when s
+ * evaluates (env NULL); HIR_EVAL_FREE when evaluation stops at a value with no definition
+ * before anything else fails; HIR_EVAL_UNSURE otherwise (a named definition reached, another
+ * failure, a large expression): then hir_scalar_eval_memo decides. Allocates nothing. */
+enum { HIR_EVAL_FREE = 1, HIR_EVAL_UNSURE = 2 };
+int  hir_scalar_eval_quick(const hir_scalar *s, int64_t *out);
 /* Folds s to a constant if it depends on no free value (false also when out of memory; a
  * caller that must tell the two apart uses hir_scalar_eval). */
 bool hir_scalar_const(const hir_scalar *s, int64_t *out);

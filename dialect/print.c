@@ -7,27 +7,52 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Output is collected in a small buffer (`out`) and handed to stdio in large blocks: the printer
+/* Output is collected in a buffer (`out`) and handed to stdio in large blocks: the printer
  * writes every byte of a round trip, and per-call stdio costs (locking, format parsing, strlen)
- * dominated the profiles. The public functions wrap the internal ones. */
+ * dominated the profiles. A whole program is printed through a large buffer on the heap, whose
+ * blocks stdio passes straight to the file (no second copy); the other public functions use a
+ * small one on the stack. Every tensor of a program prints its mesh: the text of the last mesh
+ * printed is kept and copied (meshes are interned, so the pointer names the text). A program
+ * prints most tensors several times (an ALLOCATE names its buffer twice, a weight appears in
+ * every linear): the whole-program printer keeps the text of recent tensors in a small
+ * direct-mapped cache keyed by the tensor (nothing changes the IR while it prints). */
+enum { OUT_SMALL = 1 << 12, OUT_LARGE = 1 << 18, MESH_TEXT = 240, TENSOR_TEXT = 240, TENSOR_SLOTS = 256 };
+
+typedef struct tensor_text {
+    const hir_tensor *t;         /* NULL: an empty slot */
+    size_t len;
+    char text[TENSOR_TEXT];
+} tensor_text;
+
 typedef struct out {
     FILE *f;
-    size_t n;
-    char buf[1 << 14];
+    size_t n, cap;
+    size_t flushes;              /* times the buffer was handed to stdio */
+    const hir_mesh *mesh;        /* the mesh whose text is in mesh_text, or NULL */
+    size_t mesh_len;
+    char mesh_text[MESH_TEXT];
+    tensor_text *tensors;        /* TENSOR_SLOTS entries, or NULL (no cache) */
+    char buf[];                  /* cap bytes */
 } out;
+
+typedef struct out_small {       /* an `out` with OUT_SMALL bytes, for the stack */
+    out o;
+    char room[OUT_SMALL];
+} out_small;
 
 static void o_flush(out *o)
 {
     if (o->n)
         fwrite(o->buf, 1, o->n, o->f);
     o->n = 0;
+    o->flushes++;
 }
 
 static inline void o_mem(out *o, const char *s, size_t n)
 {
-    if (o->n + n > sizeof o->buf) {
+    if (o->n + n > o->cap) {
         o_flush(o);
-        if (n > sizeof o->buf) {
+        if (n > o->cap) {
             fwrite(s, 1, n, o->f);
             return;
         }
@@ -38,23 +63,46 @@ static inline void o_mem(out *o, const char *s, size_t n)
 
 static inline void o_c(out *o, char c)
 {
-    if (o->n == sizeof o->buf)
+    if (o->n == o->cap)
         o_flush(o);
     o->buf[o->n++] = c;
 }
 
 #define PUT(o, lit) o_mem((o), (lit), sizeof(lit) - 1)
 
-static void put_str(out *f, const char *s) { o_mem(f, s, strlen(s)); }
+/* The strings printed are short names: copied byte by byte, no strlen call. */
+static void put_str(out *f, const char *s)
+{
+    while (*s)
+        o_c(f, *s++);
+}
 
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Decimal, two digits per division; most numbers printed are small. */
 static void put_int(out *f, long long v)
 {
+    if (v >= 0 && v < 10) {
+        o_c(f, (char)('0' + v));
+        return;
+    }
     char buf[24], *e = buf + sizeof buf, *p = e;
     unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
+    while (u >= 100) {
+        unsigned d = (unsigned)(u % 100);
+        u /= 100;
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * d, 2);
+    }
+    if (u >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * u, 2);
+    } else {
+        *--p = (char)('0' + u);
+    }
     if (v < 0)
         *--p = '-';
     o_mem(f, p, (size_t)(e - p));
@@ -103,7 +151,7 @@ static void spaces(out *f, int n)
         o_c(f, ' ');
 }
 
-static void mesh_print(const hir_mesh *m, out *f)
+static void mesh_print_text(const hir_mesh *m, out *f)
 {
     PUT(f, "DeviceMesh");
     /* one brace level per dimension; elements separated by single spaces */
@@ -136,6 +184,25 @@ static void mesh_print(const hir_mesh *m, out *f)
             return;
         for (int k = d + 1; k < nd; k++)
             o_c(f, '{');
+    }
+}
+
+/* The mesh's text, from the copy of the last one printed when it is this mesh: printed once
+ * into the buffer, it is copied aside when it is short enough (and the buffer did not flush
+ * in between). */
+static void mesh_print(const hir_mesh *m, out *f)
+{
+    if (m == f->mesh) {
+        o_mem(f, f->mesh_text, f->mesh_len);
+        return;
+    }
+    size_t at = f->n, flushes = f->flushes;
+    mesh_print_text(m, f);
+    f->mesh = NULL;
+    if (f->flushes == flushes && f->n - at <= MESH_TEXT) {
+        f->mesh_len = f->n - at;
+        memcpy(f->mesh_text, f->buf + at, f->mesh_len);
+        f->mesh = m;
     }
 }
 
@@ -237,7 +304,7 @@ static void o_iterdomain_print(const hir_iterdomain *id, out *f)
         PUT(f, "_c");
 }
 
-static void o_tensor_print(const hir_tensor *t, out *f)
+static void tensor_print_text(const hir_tensor *t, out *f)
 {
     o_c(f, 'T');
     put_int(f, t->number);
@@ -258,6 +325,27 @@ static void o_tensor_print(const hir_tensor *t, out *f)
         PUT(f, " (");
         mesh_print(t->mesh, f);
         o_c(f, ')');
+    }
+}
+
+static void o_tensor_print(const hir_tensor *t, out *f)
+{
+    if (!f->tensors) {
+        tensor_print_text(t, f);
+        return;
+    }
+    uintptr_t k = (uintptr_t)t;
+    tensor_text *e = &f->tensors[((k >> 4) ^ (k >> 12)) & (TENSOR_SLOTS - 1)];
+    if (e->t == t) {
+        o_mem(f, e->text, e->len);
+        return;
+    }
+    size_t at = f->n, flushes = f->flushes;
+    tensor_print_text(t, f);
+    if (f->flushes == flushes && f->n - at <= TENSOR_TEXT) {
+        e->t = t;
+        e->len = f->n - at;
+        memcpy(e->text, f->buf + at, e->len);
     }
 }
 
@@ -1033,29 +1121,42 @@ static void o_program_print(const hir_program *p, out *f)
 
 /* ---- public entry points: FILE* in, buffered inside ---- */
 
-#define WRAP(call)            \
-    do {                      \
-        out o_;               \
-        o_.f = f;             \
-        o_.n = 0;             \
-        call;                 \
-        o_flush(&o_);         \
+#define WRAP(call)                    \
+    do {                              \
+        out_small s_;                 \
+        out *o_ = &s_.o;              \
+        o_->f = f;                    \
+        o_->n = 0;                    \
+        o_->cap = OUT_SMALL;          \
+        o_->mesh = NULL;              \
+        o_->tensors = NULL;           \
+        o_->flushes = 0;              \
+        call;                         \
+        o_flush(o_);                  \
     } while (0)
 
-void hir_scalar_print_inline(const hir_scalar *s, FILE *f) { WRAP(o_scalar_print_inline(s, &o_)); }
-void hir_tensor_print(const hir_tensor *t, FILE *f) { WRAP(o_tensor_print(t, &o_)); }
-void hir_stmt_print(const hir_stmt *s, int level, FILE *f) { WRAP(o_stmt_print(s, level, &o_)); }
+void hir_scalar_print_inline(const hir_scalar *s, FILE *f) { WRAP(o_scalar_print_inline(s, o_)); }
+void hir_tensor_print(const hir_tensor *t, FILE *f) { WRAP(o_tensor_print(t, o_)); }
+void hir_stmt_print(const hir_stmt *s, int level, FILE *f) { WRAP(o_stmt_print(s, level, o_)); }
 void hir_program_print(const hir_program *p, FILE *f)
 {
-    out *o = malloc(sizeof *o);   /* large: keep it off the stack */
-    if (!o) {                     /* out of memory: the stack will do (WRAP uses it too) */
-        WRAP(o_program_print(p, &o_));
+    out *o = malloc(sizeof *o + OUT_LARGE);   /* large: keep it off the stack */
+    tensor_text *tensors = calloc(TENSOR_SLOTS, sizeof *tensors);
+    if (!o || !tensors) {         /* out of memory: the stack will do (WRAP uses it too) */
+        free(o);
+        free(tensors);
+        WRAP(o_program_print(p, o_));
         return;
     }
     o->f = f;
     o->n = 0;
+    o->cap = OUT_LARGE;
+    o->mesh = NULL;
+    o->flushes = 0;
+    o->tensors = tensors;
     o_program_print(p, o);
     o_flush(o);
+    free(tensors);
     free(o);
 }
 

@@ -20,21 +20,114 @@ static bool resolve_one(hir_stmt *s, int depth, void *ctx)
 
 void hir_program_resolve_waits(hir_program *p) { hir_block_walk(&p->body, 0, resolve_one, p); }
 
+/* ------------------------------------------------------------------ sets */
+
+/* A set of pointers with real deletion (linear probing, backward-shift removal), for the
+ * tables whose members come and go: the values in scope and the definitions one check_scalar
+ * is walking. It holds only what is in it now, so it stays as small as the deepest scope, where
+ * a hir_map would keep a slot for every value ever defined. Growth that fails jumps to the
+ * arena's recovery point (the set is left as it was, and freed there). */
+typedef struct vset {
+    uintptr_t *keys;             /* 0: an empty slot */
+    size_t cap, n;               /* cap: 0 or a power of two */
+    hir_arena *oom;
+} vset;
+
+static size_t vs_home(const vset *s, uintptr_t k)
+{
+    uint64_t h = (uint64_t)k * 0x9E3779B97F4A7C15ULL;
+    return (size_t)(h ^ (h >> 29)) & (s->cap - 1);
+}
+
+static bool vs_has(const vset *s, const void *p)
+{
+    uintptr_t k = (uintptr_t)p;
+    if (!s->n)
+        return false;
+    for (size_t i = vs_home(s, k);; i = (i + 1) & (s->cap - 1)) {
+        if (s->keys[i] == k)
+            return true;
+        if (!s->keys[i])
+            return false;
+    }
+}
+
+static void vs_insert(vset *s, uintptr_t k)
+{
+    size_t i = vs_home(s, k);
+    while (s->keys[i])
+        i = (i + 1) & (s->cap - 1);
+    s->keys[i] = k;
+    s->n++;
+}
+
+/* Adds p (not NULL, not yet in the set). */
+static void vs_add(vset *s, const void *p)
+{
+    if ((s->n + 1) * 2 > s->cap) {
+        size_t ncap = s->cap ? s->cap * 2 : 64;
+        uintptr_t *nk = ncap <= SIZE_MAX / sizeof *nk ? calloc(ncap, sizeof *nk) : NULL;
+        if (!nk)
+            hir_arena_oom(s->oom);
+        uintptr_t *ok = s->keys;
+        size_t ocap = s->cap;
+        s->keys = nk;
+        s->cap = ncap;
+        s->n = 0;
+        for (size_t i = 0; i < ocap; i++)
+            if (ok[i])
+                vs_insert(s, ok[i]);
+        free(ok);
+    }
+    vs_insert(s, (uintptr_t)p);
+}
+
+static void vs_del(vset *s, const void *p)
+{
+    uintptr_t k = (uintptr_t)p;
+    if (!s->n)
+        return;
+    size_t mask = s->cap - 1, i = vs_home(s, k);
+    while (s->keys[i] != k) {
+        if (!s->keys[i])
+            return;
+        i = (i + 1) & mask;
+    }
+    /* move back every later member of the run that may live at i */
+    for (size_t j = (i + 1) & mask; s->keys[j]; j = (j + 1) & mask) {
+        size_t h = vs_home(s, s->keys[j]);
+        if (((j - h) & mask) >= ((j - i) & mask)) {
+            s->keys[i] = s->keys[j];
+            i = j;
+        }
+    }
+    s->keys[i] = 0;
+    s->n--;
+}
+
+static void vs_fini(vset *s)
+{
+    free(s->keys);
+    s->keys = NULL;
+    s->cap = s->n = 0;
+}
+
 /* ------------------------------------------------------------------ context */
 
-/* Values in scope are keys of `defined` (pointer -> defining location); every block records
- * the keys it added in `trail` so they can be dropped when the block ends. */
+/* Values in scope are members of `defined`; every block records the members it added in
+ * `trail` so they can be dropped when the block ends. */
 typedef struct vctx {
     hir_program *p;
     hir_diag *d;
     const hir_verify_opts *o;
     int errors;
-    hir_map defined;             /* value pointer -> hir_loc* of its definition */
+    vset defined;                /* the values in scope */
     const void **trail;          /* keys added, in order */
     int ntrail, captrail;
     hir_map stmt_defined;        /* symbols defined by a SCALAR_DEF statement */
+    bool stmt_defined_known;     /* stmt_defined is filled on first need (is_stmt_defined) */
     hir_map reported;            /* undefined values reported once */
-    hir_map visiting;            /* definitions already walked by one check_scalar */
+    vset visiting;               /* definitions already walked by one check_scalar */
     const hir_scalar **work, **seen;   /* check_scalar's explicit stack and walked nodes */
     int nwork, capwork, capseen;
     hir_map comm_stmt;           /* expression number -> first executing statement */
@@ -49,9 +142,9 @@ static uint64_t key(const void *p) { return (uint64_t)(uintptr_t)p; }
 static void define(vctx *v, const void *val, hir_loc l)
 {
     (void)l;
-    if (!val || hir_map_get(&v->defined, key(val)))
+    if (!val || vs_has(&v->defined, val))
         return;
-    hir_map_put(&v->defined, key(val), (void *)val);
+    vs_add(&v->defined, val);
     if (v->ntrail == v->captrail) {
         v->captrail = v->captrail ? v->captrail * 2 : 256;
         const void **nt = realloc(v->trail, sizeof *v->trail * v->captrail);
@@ -62,9 +155,9 @@ static void define(vctx *v, const void *val, hir_loc l)
     v->trail[v->ntrail++] = val;
 }
 
-static void undefine(vctx *v, const void *val) { hir_map_del(&v->defined, key(val)); }
+static void undefine(vctx *v, const void *val) { vs_del(&v->defined, val); }
 
-static bool is_defined(vctx *v, const void *val) { return hir_map_get(&v->defined, key(val)) != NULL; }
+static bool is_defined(vctx *v, const void *val) { return vs_has(&v->defined, val); }
 
 /* A table of the verifier with room for need items; when it cannot grow, the verifier jumps to
  * the recovery point of oom (the program's arena): the table is left as it was, so it is freed
@@ -92,9 +185,17 @@ static void *grow_ptrs(vctx *v, void *items, int *cap, int need)
 }
 
 /* hir_scalar_const for the verifier: running out of memory jumps to its recovery point instead
- * of counting as "not a constant" */
+ * of counting as "not a constant". Literals and small unnamed expressions (every extent of a
+ * parsed program) are decided without a memo. */
 static bool vconst(vctx *v, const hir_scalar *s, int64_t *out)
 {
+    if (s->kind == HIR_SC_INT || s->kind == HIR_SC_BOOL) {
+        *out = s->ival;
+        return true;
+    }
+    int q = hir_scalar_eval_quick(s, out);
+    if (q != HIR_EVAL_UNSURE)
+        return q == 0;
     int r = hir_scalar_eval(s, NULL, out, NULL, 0);
     if (r == HIR_ENOMEM)
         hir_arena_oom(v->p->arena);
@@ -199,16 +300,37 @@ static void undefined_use(vctx *v, const hir_scalar *s, hir_loc where, const cha
         hir_diag_note(v->d, e, s->def_loc, "'%s' is defined here, after its use", nm);
 }
 
+static bool collect_defs(hir_stmt *s, int depth, void *ctx)
+{
+    vctx *v = ctx;
+    if (s->op == HIR_OP_SCALAR_DEF && s->sout)
+        hir_map_put(&v->stmt_defined, key(s->sout), s->sout);
+    return true;
+}
+
+/* Is the symbol s defined by a SCALAR_DEF statement (anywhere in the program)? The statements
+ * are collected by one walk, made only when a symbol with a definition is used out of scope:
+ * most programs never need it. */
+static bool is_stmt_defined(vctx *v, const hir_scalar *s)
+{
+    if (!v->stmt_defined_known) {
+        hir_block_walk(&v->p->body, 0, collect_defs, v);
+        v->stmt_defined_known = true;
+    }
+    return hir_map_get(&v->stmt_defined, key(s)) != NULL;
+}
+
 /* A definition that depends on no runtime value and whose value does not fit in 64 bits is
  * refused like a literal that does not fit. Each definition is evaluated once (v->consts), and
  * an overflow is reported once, at the named definition where it happens (`where` when it is
- * inside an unnamed expression). A division by zero is left to run time (it may be guarded). */
+ * inside an unnamed expression). A division by zero is left to run time (it may be guarded).
+ * Small unnamed expressions are decided without the memo (hir_scalar_eval_quick). */
 static void check_overflow(vctx *v, const hir_scalar *s, hir_loc where)
 {
-    if (!s->def)
-        return;
-    char why[160];
     int64_t val;
+    if (!s->def || hir_scalar_eval_quick(s, &val) != HIR_EVAL_UNSURE)
+        return;   /* a value, or stopped by a free value first: no overflow either way */
+    char why[160];
     if (!hir_scalar_eval_memo(s, NULL, &v->consts, &val, why, sizeof why) ||
         strncmp(why, "integer overflow", 16))
         return;
@@ -248,20 +370,20 @@ static void check_scalar(vctx *v, const hir_scalar *root, hir_loc where)
             undefined_use(v, s, where, "");
             continue;
         }
-        if (s->kind == HIR_SC_SYMBOL && (!s->def || hir_map_get(&v->stmt_defined, key(s)))) {
+        if (s->kind == HIR_SC_SYMBOL && (!s->def || is_stmt_defined(v, s))) {
             undefined_use(v, s, where, "");
             continue;
         }
-        if (!s->def || hir_map_get(&v->visiting, key(s)))
+        if (!s->def || vs_has(&v->visiting, s))
             continue;
-        hir_map_put(&v->visiting, key(s), (void *)s);
+        vs_add(&v->visiting, s);
         v->seen = grow_ptrs(v, v->seen, &v->capseen, nseen + 1);
         v->seen[nseen++] = s;
         for (int i = s->def->nargs - 1; i >= 0; i--)
             push_work(v, s->def->args[i]);
     }
     for (int i = 0; i < nseen; i++)
-        hir_map_del(&v->visiting, key(v->seen[i]));
+        vs_del(&v->visiting, v->seen[i]);
 }
 
 /* ------------------------------------------------------------------ tensors */
@@ -777,21 +899,33 @@ static void vc_stream(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
         check_scalar(v, s->u.stream.index, s->loc);
 }
 
+/* The Waits in blocks the verifier does not check (a FOR's else block, a region statement
+ * refused before its body): resolved all the same, as hir_program_resolve_waits would. */
+static void resolve_unchecked(vctx *v, hir_block *b, int depth)
+{
+    if (b->stmts.n)
+        hir_block_walk(b, depth, resolve_one, v->p);
+}
+
 static void vc_for(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
 {
     const hir_iterdomain *id = s->u.kfor.id;
     if (!id || !id->extent) {
         verr(v, s->loc, "FOR without an IterDomain extent");
+        resolve_unchecked(v, &s->body, depth + 1);
+        resolve_unchecked(v, &s->else_body, depth + 1);
         return;
     }
     check_scalar(v, id->extent, s->loc);
     if (id->start)
         check_scalar(v, id->start, s->loc);
-    /* evaluable: integer operators only (leaves bound to a stand-in value) */
+    /* evaluable: integer operators only (leaves bound to a stand-in value); an extent that
+     * evaluates without binding anything (a literal) is evaluable */
     char why[128];
     int64_t ignored;
     hir_scalar_env any = {bind_any, NULL};
-    int er = hir_scalar_eval(id->extent, &any, &ignored, why, sizeof why);
+    int er = hir_scalar_eval_quick(id->extent, &ignored) == 0
+                 ? 0 : hir_scalar_eval(id->extent, &any, &ignored, why, sizeof why);
     if (er == HIR_ENOMEM)
         hir_arena_oom(v->p->arena);
     if (er &&
@@ -810,6 +944,7 @@ static void vc_for(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
         verr(v, find_in(s->loc, buf), "FOR: loop extent %lld is negative", (long long)e);
     }
     check_block(v, &s->body, depth + 1, s->u.kfor.index, s->loc);
+    resolve_unchecked(v, &s->else_body, depth + 1);
 }
 
 static void vc_host_for(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
@@ -817,6 +952,7 @@ static void vc_host_for(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
     check_scalar(v, s->u.hfor.start, s->loc);
     check_scalar(v, s->u.hfor.stop, s->loc);
     check_block(v, &s->body, depth + 1, s->u.hfor.index, s->loc);
+    resolve_unchecked(v, &s->else_body, depth + 1);
 }
 
 static void vc_if(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
@@ -996,6 +1132,8 @@ static void vc_startcoal(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
 static void vc_wait(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
 {
     hir_comm *c = s->u.wait.target ? s->u.wait.target : hir_comm_get(v->p, s->u.wait.number);
+    if (c && !c->number_unprinted && c->stmt)
+        return;
     char num[32];
     snprintf(num, sizeof num, "%lld", (long long)s->u.wait.number);
     if (!c)
@@ -1106,10 +1244,9 @@ static const stmt_checker check_by_fmt[HIR_FMT_COUNT] = {
     [HIR_FMT_GROUPEDMMA] = vc_grouped_mma,
 };
 
-static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
+/* Operands and output as the op table wants them; false after reporting what is wrong. */
+static bool check_arity(vctx *v, const hir_stmt *s, const hir_opinfo *info)
 {
-    hir_stmt *s = hir_block_at(b, idx);
-    const hir_opinfo *info = &hir_ops[s->op];
     /* arity from the op table; communications keep their tensors in the expression */
     int nin = s->nin;
     if ((s->op == HIR_OP_COMMUNICATION || s->op == HIR_OP_P2P) && s->u.comm)
@@ -1122,15 +1259,30 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
         else
             verr(v, s->loc, "%s takes %d to %d operands, not %d", op_name(s), info->nin_min,
                  info->nin_max, nin);
-        return;
+        return false;
     }
     for (int i = 0; i < s->nin; i++)
         if (!s->in[i]) {
             verr(v, s->loc, "%s: operand %d is missing", op_name(s), i);
-            return;
+            return false;
         }
     if (info->has_out && !s->out && !s->sout) {
         verr(v, s->loc, "%s has no output", op_name(s));
+        return false;
+    }
+    return true;
+}
+
+static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
+{
+    hir_stmt *s = hir_block_at(b, idx);
+    const hir_opinfo *info = &hir_ops[s->op];
+    resolve_one(s, depth, v->p);   /* as hir_program_resolve_waits, in the same walk */
+    if (!check_arity(v, s, info)) {
+        if (info->flags & HIR_OPF_REGION) {
+            resolve_unchecked(v, &s->body, depth + 1);
+            resolve_unchecked(v, &s->else_body, depth + 1);
+        }
         return;
     }
 
@@ -1168,6 +1320,7 @@ static void check_block(vctx *v, hir_block *b, int depth, const hir_scalar *inde
 {
     if (depth > HIR_MAX_NESTING) {
         verr(v, iloc, "statements nested deeper than %d levels", HIR_MAX_NESTING);
+        hir_block_walk(b, depth, resolve_one, v->p);   /* not checked, but resolved */
         return;
     }
     int mark = v->ntrail;
@@ -1347,20 +1500,12 @@ static void check_cycles(vctx *v)
     free(t);
 }
 
-static bool collect_defs(hir_stmt *s, int depth, void *ctx)
-{
-    vctx *v = ctx;
-    if (s->op == HIR_OP_SCALAR_DEF && s->sout)
-        hir_map_put(&v->stmt_defined, key(s->sout), s->sout);
-    return true;
-}
-
 static void verify_fini(vctx *v)
 {
-    hir_map_fini(&v->defined);
+    vs_fini(&v->defined);
     hir_map_fini(&v->stmt_defined);
     hir_map_fini(&v->reported);
-    hir_map_fini(&v->visiting);
+    vs_fini(&v->visiting);
     hir_map_fini(&v->comm_stmt);
     hir_map_fini(&v->inputs);
     hir_map_fini(&v->deallocated);
@@ -1380,10 +1525,10 @@ int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d)
     if (!v)
         return HIR_ENOMEM;
     *v = (vctx){.p = p, .d = d, .o = o};
-    hir_map_init_in(&v->defined, p->arena);
+    v->defined.oom = p->arena;
     hir_map_init_in(&v->stmt_defined, p->arena);
     hir_map_init_in(&v->reported, p->arena);
-    hir_map_init_in(&v->visiting, p->arena);
+    v->visiting.oom = p->arena;
     hir_map_init_in(&v->comm_stmt, p->arena);
     hir_map_init_in(&v->inputs, p->arena);
     hir_map_init_in(&v->deallocated, p->arena);
@@ -1396,8 +1541,7 @@ int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d)
         free(v);
         return HIR_ENOMEM;
     }
-    hir_program_resolve_waits(p);
-    hir_block_walk(&p->body, 0, collect_defs, v);
+    /* Wait targets are resolved by check_stmt, statement by statement (resolve_one) */
 
     /* inputs and the extent symbols bound by them */
     for (int i = 0; i < p->inputs.n; i++) {

@@ -101,7 +101,9 @@ static int process(hir_source *src, options *o, const hir_pipeline *pl, FILE *ou
     if (!rc)
         hir_program_print(p, out);
     o->times.print += hir_opt_now() - t;
+    t = hir_opt_now();
     hir_program_free(p);
+    o->times.release += hir_opt_now() - t;
     if (rc == HIR_ENOMEM) {
         hir_diag_flush(d);        /* what was said before memory ran out */
         hir_tool_error("hir-opt", "out of memory (while %s %s)", doing, src->name);
@@ -337,7 +339,10 @@ static int run_log(options *o, const hir_pipeline *pl, const char *name, char *t
     hir_log log;
     bool first = true;
     int failures = 0;
-    if (hir_log_find(text, len, &log)) {
+    double t = hir_opt_now();
+    int found = hir_log_find(text, len, &log);
+    o->times.input += hir_opt_now() - t;
+    if (found) {
         hir_tool_error("hir-opt", "out of memory (while reading %s)", name);
         return -1;
     }
@@ -468,6 +473,7 @@ int main(int argc, char **argv)
         hir_diag_fini(&o.tool);
         return 1;
     }
+    o.times.input = hir_opt_now() - o.times.start;   /* the command line and the file */
     const char *name = strcmp(o.input, "-") ? o.input : "<stdin>";
     /* the output streams into its temporary file as it is printed (tools/outfile.h) */
     static_assert(sizeof(hir_outfile) < (1 << 17), "hir_outfile lives on the stack");

@@ -54,12 +54,14 @@ void hir_opt_print_timing(FILE *f, const hir_opt_times *t, const hir_pipeline *p
                           const hir_pipeline_stats *st)
 {
     double total = hir_opt_now() - t->start;
-    double rest = total - t->parse - t->verify - t->print - st->verify_seconds;
+    double rest = total - t->input - t->parse - t->verify - t->print - t->release -
+                  st->verify_seconds;
     for (int i = 0; i < pl->n; i++)
         rest -= st->seconds[i];
     fprintf(f, "%s%29s... Execution time report ...\n%s", rule, "", rule);
     fprintf(f, "  Total Execution Time: %.4f seconds\n\n", total);
     fputs("  ----Wall Time----  ----Name----\n", f);
+    row(f, t->input, total, "Input");
     row(f, t->parse, total, "Parser");
     row(f, t->verify, total, "Verifier");
     for (int i = 0; i < pl->n; i++)
@@ -67,6 +69,7 @@ void hir_opt_print_timing(FILE *f, const hir_opt_times *t, const hir_pipeline *p
     if (pl->n)
         row(f, st->verify_seconds, total, "(verifier after passes)");
     row(f, t->print, total, "Output");
+    row(f, t->release, total, "Free");
     row(f, rest > 0 ? rest : 0, total, "Rest");
     row(f, total, total, "Total");
 }

@@ -289,6 +289,49 @@ static void printing(void **state)
     free(buf);
 }
 
+/* The whole-program printer (a large buffer, a cache of tensor and mesh texts) prints what the
+ * statement printer (a small buffer, no cache) prints, across many flushes of its buffer, for
+ * tensors and meshes whose text fits the cache and for ones too long for it. */
+static void program_print_equals_statement_prints(void **state)
+{
+    hir_program *p = *state;
+    int64_t d1[1] = {8}, d2[2] = {2, 64}, dev[128];
+    for (int i = 0; i < 128; i++)
+        dev[i] = i;
+    hir_mesh *small = hir_mesh_intern(p, 1, d1, dev), *large = hir_mesh_intern(p, 2, d2, dev);
+    hir_iterdomain *ids[24];
+    for (int i = 0; i < 24; i++)
+        ids[i] = hir_iterdomain_create(p, 100 + i, HIR_IT_ITER, HIR_PT_SERIAL, hir_scalar_int(p, 1000 + i));
+    hir_tensor *t[600];               /* more than the cache has slots: they collide */
+    for (int i = 0; i < 600; i++)   /* short, long (24 axes), and with the long mesh */
+        t[i] = hir_tensor_create(p, 10 + i, HIR_MEM_GLOBAL, HIR_DT_BFLOAT, i % 3 == 1 ? 24 : 2, ids,
+                                 i % 3 == 2 ? large : small);
+    for (int i = 0; i < 6000; i++) {
+        hir_stmt *s = hir_stmt_new(p, i % 2 ? HIR_OP_DEALLOCATE : HIR_OP_SYM_VIEW);
+        hir_value *in[1] = {(hir_value *)t[(i * 7) % 600]};
+        hir_stmt_set_inputs(p, s, 1, in);
+        if (!(i % 2))
+            s->out = t[(i * 13 + 5) % 600];
+        hir_block_append(p, &p->body, s);
+    }
+    char *whole = NULL, *parts = NULL;
+    size_t wlen = 0, plen = 0;
+    FILE *f = open_memstream(&whole, &wlen);
+    hir_program_print(p, f);
+    fclose(f);
+    f = open_memstream(&parts, &plen);
+    fputs("\n%HostIrContainer { () -> () :\n", f);
+    for (int i = 0; i < p->body.stmts.n; i++)
+        hir_stmt_print(p->body.stmts.items[i], 1, f);
+    fputs("} // %HostIrContainer\n\n", f);
+    fclose(f);
+    assert_true(wlen > (1 << 20));   /* several flushes of the printer's buffer */
+    assert_int_equal(wlen, plen);
+    assert_memory_equal(whole, parts, wlen);
+    free(whole);
+    free(parts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -299,6 +342,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(evaluation, setup, teardown),
         cmocka_unit_test_setup_teardown(structural_equality, setup, teardown),
         cmocka_unit_test_setup_teardown(printing, setup, teardown),
+        cmocka_unit_test_setup_teardown(program_print_equals_statement_prints, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -133,6 +133,74 @@ static void corpus_shapes_verify(void **state)
     release(r);
 }
 
+/* hir_scalar_eval_quick answers only where the memo answers the same (dialect/expr.c). */
+static hir_scalar *add(hir_program *p, hir_scalar *a, hir_scalar *b)
+{
+    return hir_scalar_anon(p, hir_sexpr_binary(p, HIR_BIN_ADD, a, b));
+}
+
+static void quick_eval_agrees_with_memo(void **state)
+{
+    hir_program *p = hir_program_new();
+    hir_scalar *big = hir_scalar_int(p, INT64_MAX), *one = hir_scalar_int(p, 1);
+    hir_scalar *rank = hir_scalar_named(p, "rank");
+    int64_t v = 0;
+    char why[128];
+    /* a value */
+    assert_int_equal(hir_scalar_eval_quick(add(p, hir_scalar_int(p, 3), one), &v), 0);
+    assert_int_equal(v, 4);
+    /* a free value reached first: the overflow after it is never evaluated, by either */
+    hir_scalar *free_first = add(p, rank, add(p, big, one));
+    assert_int_equal(hir_scalar_eval_quick(free_first, &v), HIR_EVAL_FREE);
+    assert_int_equal(hir_scalar_eval(free_first, NULL, &v, why, sizeof why), -1);
+    assert_string_equal(why, "unbound value 'rank'");
+    /* an overflow reached first: the memo decides (and says overflow) */
+    hir_scalar *over_first = add(p, add(p, big, one), rank);
+    assert_int_equal(hir_scalar_eval_quick(over_first, &v), HIR_EVAL_UNSURE);
+    assert_int_equal(hir_scalar_eval(over_first, NULL, &v, why, sizeof why), -1);
+    assert_string_equal(why, "integer overflow in index expression");
+    /* a named definition: its memo record may say more */
+    hir_scalar *i5 = hir_scalar_symbol(p, "i", 5);
+    i5->def = hir_sexpr_binary(p, HIR_BIN_ADD, one, one);
+    assert_int_equal(hir_scalar_eval_quick(add(p, i5, one), &v), HIR_EVAL_UNSURE);
+    /* a float leaf, and a tree deeper than the quick path goes */
+    assert_int_equal(hir_scalar_eval_quick(add(p, hir_scalar_float(p, HIR_DT_DOUBLE, 2.0, "2.0"), one), &v),
+                     HIR_EVAL_UNSURE);
+    hir_scalar *deep = one;
+    for (int i = 0; i < 40; i++)
+        deep = add(p, deep, one);
+    assert_int_equal(hir_scalar_eval_quick(deep, &v), HIR_EVAL_UNSURE);
+    assert_int_equal(hir_scalar_eval(deep, NULL, &v, why, sizeof why), 0);
+    assert_int_equal(v, 41);
+    hir_program_free(p);
+}
+
+/* The verifier resolves every Wait's target in its walk, also in blocks it does not check. */
+static void waits_resolved_in_unchecked_blocks(void **state)
+{
+    hir_program *p = hir_program_new();
+    hir_diag d;
+    hir_diag_init(&d, NULL);
+    hir_comm *c7 = hir_comm_create(p, 7, HIR_OP_END_COAL), *c8 = hir_comm_create(p, 8, HIR_OP_END_COAL);
+    hir_stmt *loop = hir_stmt_new(p, HIR_OP_FOR);   /* no IterDomain: refused, body unchecked */
+    hir_stmt *w = hir_stmt_new(p, HIR_OP_WAIT);
+    w->u.wait.number = 7;
+    w->u.wait.target = c8;                           /* stale: a pass renumbered */
+    hir_block_append(p, &loop->body, w);
+    hir_block_append(p, &p->body, loop);
+    hir_stmt *w2 = hir_stmt_new(p, HIR_OP_WAIT);     /* checked */
+    w2->u.wait.number = 8;
+    w2->u.wait.target = c7;
+    hir_block_append(p, &p->body, w2);
+    hir_verify_opts o = {.undefined_is_error = true};
+    assert_true(hir_program_verify(p, &o, &d) > 0);
+    assert_string_equal(d.first->msg, "FOR without an IterDomain extent");
+    assert_ptr_equal(w->u.wait.target, c7);
+    assert_ptr_equal(w2->u.wait.target, c8);
+    hir_diag_fini(&d);
+    hir_program_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -140,6 +208,8 @@ int main(void)
         cmocka_unit_test(defined_through_trailer),
         cmocka_unit_test(pass_made_ir_without_locations),
         cmocka_unit_test(corpus_shapes_verify),
+        cmocka_unit_test(quick_eval_agrees_with_memo),
+        cmocka_unit_test(waits_resolved_in_unchecked_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
