@@ -272,6 +272,12 @@ typedef struct hir_hostunit {
     size_t len;
 } hir_hostunit;
 
+/* Number -> pointer, for numbers below cap (malloc'd; see ir.c). */
+typedef struct hir_dense {
+    void **items;
+    size_t cap, n;               /* n: non-NULL entries */
+} hir_dense;
+
 struct hir_program {
     hir_arena *arena;
     hir_strtab strings;
@@ -280,9 +286,12 @@ struct hir_program {
     hir_ptrvec hostunits;        /* hir_hostunit* */
     bool has_index_defs;         /* print the "Index definitions:" trailer */
     hir_ptrvec index_defs;       /* hir_scalar* in trailer order */
-    /* lookup tables */
-    hir_map tensors;             /* number -> hir_tensor* */
-    hir_map iterdomains;         /* number -> hir_iterdomain* */
+    /* lookup tables; tensors and IterDomains by number: a dense array (programs number densely)
+     * with the map for numbers far past it (ir.c), so a huge number allocates nothing big */
+    hir_dense dtensors, diterdomains;
+    hir_map tensors;             /* number -> hir_tensor*, numbers outside dtensors */
+    hir_map iterdomains;         /* number -> hir_iterdomain*, numbers outside diterdomains */
+    hir_scalar *small_ints[2048]; /* hir_scalar_int(v) for 0 <= v < 2048, ahead of literals */
     hir_map symbols;             /* number -> hir_scalar* */
     hir_map named;               /* interned name ptr -> hir_scalar* */
     hir_map comms;               /* expression number -> hir_comm* */

@@ -1,5 +1,6 @@
 /* ir.c — construction and lookup of IR values and statements. Everything is allocated in the
- * program's arena; by-number lookups go through the program's maps. */
+ * program's arena; by-number lookups go through the program's maps, tensors and IterDomains
+ * through dense arrays first (dense_get/dense_put). */
 #include "dialect/hir.h"
 
 #include <stdlib.h>
@@ -29,6 +30,8 @@ void hir_program_free(hir_program *p)
 {
     if (!p)
         return;
+    free(p->dtensors.items);
+    free(p->diterdomains.items);
     hir_map_fini(&p->tensors);
     hir_map_fini(&p->iterdomains);
     hir_map_fini(&p->symbols);
@@ -51,9 +54,50 @@ static void bump(int64_t *next, int64_t number)
         *next = number + 1;
 }
 
+/* Programs number their tensors and IterDomains densely from 0, so an array indexed by number
+ * replaces the hash map for them. The array only grows to a number below twice its entries
+ * plus 4096 (at most about 16 bytes an entry, never more than the values themselves); a
+ * number past that (a sparse or hostile spelling, T99999999999) goes to the map instead. A
+ * number is in one of the two: dense_put takes it out of the map when the array has grown
+ * over it since. */
+enum { DENSE_SLACK = 4096 };
+
+static void *dense_get(const hir_dense *d, const hir_map *m, int64_t number)
+{
+    if (number < 0)
+        return NULL;
+    if ((uint64_t)number < d->cap && d->items[number])
+        return d->items[number];
+    return m->n ? hir_map_get(m, (uint64_t)number) : NULL;
+}
+
+static void dense_put(hir_program *p, hir_dense *d, hir_map *m, int64_t number, void *val)
+{
+    uint64_t u = (uint64_t)number;
+    if (u >= d->cap && u < 2 * (uint64_t)d->n + DENSE_SLACK) {
+        size_t cap = d->cap ? d->cap * 2 : 1024;
+        if (cap <= u)
+            cap = (size_t)u + 1;
+        void **items = realloc(d->items, cap * sizeof *items);
+        if (!items)
+            hir_arena_oom(p->arena);
+        memset(items + d->cap, 0, (cap - d->cap) * sizeof *items);
+        d->items = items;
+        d->cap = cap;
+    }
+    if (u >= d->cap) {
+        hir_map_put(m, u, val);
+        return;
+    }
+    if (m->n)
+        hir_map_del(m, u);
+    d->n += !d->items[u];
+    d->items[u] = val;
+}
+
 hir_tensor *hir_tensor_get(hir_program *p, int64_t number)
 {
-    return number < 0 ? NULL : hir_map_get(&p->tensors, (uint64_t)number);
+    return dense_get(&p->dtensors, &p->tensors, number);
 }
 
 static int cmp_id(const void *a, const void *b)
@@ -81,7 +125,7 @@ hir_tensor *hir_tensor_create(hir_program *p, int64_t number, hir_mem mem, hir_d
         qsort(t->logical, nloop, sizeof(*loop), cmp_id);
     }
     t->mesh = mesh;
-    hir_map_put(&p->tensors, (uint64_t)number, t);
+    dense_put(p, &p->dtensors, &p->tensors, number, t);
     bump(&p->next_tensor, number);
     return t;
 }
@@ -94,7 +138,7 @@ hir_tensor *hir_tensor_new(hir_program *p, hir_mem mem, hir_dtype dt, int nloop,
 
 hir_iterdomain *hir_iterdomain_get(hir_program *p, int64_t number)
 {
-    return number < 0 ? NULL : hir_map_get(&p->iterdomains, (uint64_t)number);
+    return dense_get(&p->diterdomains, &p->iterdomains, number);
 }
 
 hir_iterdomain *hir_iterdomain_create(hir_program *p, int64_t number, hir_itype it,
@@ -105,7 +149,7 @@ hir_iterdomain *hir_iterdomain_create(hir_program *p, int64_t number, hir_itype 
     id->itype = it;
     id->ptype = pt;
     id->extent = extent;
-    hir_map_put(&p->iterdomains, (uint64_t)number, id);
+    dense_put(p, &p->diterdomains, &p->iterdomains, number, id);
     bump(&p->next_iterdomain, number);
     return id;
 }
@@ -216,7 +260,14 @@ static hir_scalar *literal(hir_program *p, hir_scalar_kind k, int64_t iv, double
 
 hir_scalar *hir_scalar_int(hir_program *p, int64_t v)
 {
-    return literal(p, HIR_SC_INT, v, 0, NULL, HIR_DT_INDEX);
+    /* extents repeat a few small values ({8}, {128}, ...): a table in front of the hash */
+    bool small = v >= 0 && v < (int64_t)(sizeof p->small_ints / sizeof *p->small_ints);
+    if (small && p->small_ints[v])
+        return p->small_ints[v];
+    hir_scalar *s = literal(p, HIR_SC_INT, v, 0, NULL, HIR_DT_INDEX);
+    if (small)
+        p->small_ints[v] = s;
+    return s;
 }
 
 hir_scalar *hir_scalar_bool(hir_program *p, bool v)

@@ -39,6 +39,27 @@ typedef struct hir_parse_ctx {
     hir_ptrvec bare_endcoal;     /* EndCoalescing statements printed without a number */
 } hir_parse_ctx;
 
+/* The first mention of a tensor in its common shape, read by the scanner in one go (lexer.l,
+ * first_tensor) and made by the grammar's action for TENSOR_FAST, where the grammar path would
+ * make it: nothing is made for a token that is a syntax error. */
+enum { HIR_FAST_IDS = 16, HIR_FAST_RING = 4 };
+struct hir_fast_id {
+    uint32_t begin, end;
+    int64_t number, extent;
+    hir_itype itype;
+    hir_ptype ptype;
+    unsigned flags;
+};
+struct hir_fast_tensor {
+    int64_t number;
+    hir_mem mem;
+    hir_dtype dtype;
+    uint32_t head_end;           /* end of "T12_l___bfloat[": the grammar path's first token */
+    int n;
+    hir_mesh *mesh;
+    struct hir_fast_id ids[HIR_FAST_IDS];
+};
+
 struct hir_lexstate {
     hir_parse_ctx *ctx;
     size_t offset;               /* byte offset of the next character */
@@ -50,6 +71,10 @@ struct hir_lexstate {
     uint32_t stmt_begin;         /* first byte of the current statement (after indentation) */
     uint32_t mesh_begin, mesh_end;   /* spelling of the last mesh read (fast path) */
     hir_mesh *mesh;
+    /* TENSOR_FAST values: the parser holds at most the token it reduces and one lookahead */
+    struct hir_fast_tensor fast[HIR_FAST_RING];
+    unsigned fast_next;
+    const struct hir_fast_tensor *last_fast;   /* of the last TENSOR_FAST returned */
     bool need_newline;           /* a token was returned since the last NEWLINE */
     int last_token;              /* the last token returned */
     bool outputs_open;           /* the statement so far is tensors and ',' (sdpa's output

