@@ -256,6 +256,15 @@ typedef struct hir_backend_ops {
     void (*graph_destroy)(hir_backend *be, hir_graph *g);
     int  (*stream_capturing)(hir_backend *be, hir_stream *s);
     int  (*graph_rearm)(hir_backend *be, hir_error *e);
+    /* The bare-launch baseline of hir-run --bench-bare (NULL: the backend has none).
+     * launch_record(1) forgets the previous record and records every kernel launch the backend
+     * issues from then on (function, grid, block, shared bytes, stream, argument bytes);
+     * launch_record(0) stops. launch_replay issues exactly the recorded launches again and
+     * nothing else, and says how many, and how many device calls of the recorded run were not
+     * kernel launches (GEMMs, copies, communication: not in the replay). It fails when the
+     * recorded run freed device memory (its launches could touch freed memory). */
+    int  (*launch_record)(hir_backend *be, int on, hir_error *e);
+    int  (*launch_replay)(hir_backend *be, int64_t *launches, int64_t *other, hir_error *e);
 } hir_backend_ops;
 
 struct hir_backend {
