@@ -637,6 +637,9 @@ static const hir_backend_ops cu_ops = {
     .graph_rearm = hir_cuda_ipc_rearm,
     .launch_record = hir_cu_launch_record,
     .launch_replay = hir_cu_launch_replay,
+    .ew_resolve = hir_cu_ew_resolve,
+    .ew_launch = hir_cu_ew_launch,
+    .ew_plan_free = hir_cu_ew_plan_free,
 };
 
 static int load_driver(hir_cu_driver *d, hir_error *e)

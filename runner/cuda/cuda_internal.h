@@ -248,6 +248,11 @@ static inline void hir_cu_rec_other(hir_cu_backend *cb) { if (cb->rec_on) cb->re
 int  hir_cu_launch_record(hir_backend *be, int on, hir_error *e);
 int  hir_cu_launch_replay(hir_backend *be, int64_t *launches, int64_t *other, hir_error *e);
 void hir_cu_launch_recs_free(hir_cu_backend *cb);
+/* the backend table's pre-resolved element-wise launches (hir_ew_plan) */
+int  hir_cu_ew_resolve(hir_backend *be, int nin, int op, const hir_view *out,
+                       const hir_operand *const *ins, hir_ew_plan **plan, hir_error *e);
+int  hir_cu_ew_launch(hir_backend *be, hir_stream *s, const hir_ew_plan *plan, hir_error *e);
+void hir_cu_ew_plan_free(hir_backend *be, hir_ew_plan *plan);
 
 /* cuda_kernels.c */
 int  hir_cu_fill(hir_backend *be, hir_stream *s, const hir_view *out, double v, hir_error *e);

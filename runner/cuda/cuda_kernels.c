@@ -685,27 +685,36 @@ static unsigned grid_for(hir_cu_backend *cb, int64_t n, unsigned block)
     return (unsigned)(g < 1 ? 1 : g);
 }
 
-static int elementwise(hir_backend *be, hir_stream *s, int nin, int op, const hir_view *out,
-                       const hir_operand *const *ins, hir_error *e)
+/* What an element-wise launch needs, resolved once: the kernel, its packed parameters and the
+ * grid (hir_ew_plan of the backend table: the interpreter keeps one per statement). */
+struct hir_ew_plan {
+    CUfunction fn;
+    unsigned grid;
+    int64_t n;                   /* 0: nothing to launch */
+    ew_params p;
+};
+
+static int ew_resolve(hir_cu_backend *cb, int nin, int op, const hir_view *out,
+                      const hir_operand *const *ins, hir_ew_plan *r, hir_error *e)
 {
-    hir_cu_backend *cb = hir_cu(be);
     if (check_dtype(out->dtype, e) < 0) return -1;
     int64_t n = hir_cu_numel(out);
+    r->n = n;
     if (n == 0) return 0;
     ew_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.tag = nin;
     spec.op = op;
     spec.out = out->dtype;
-    ew_params p;
-    memset(&p, 0, sizeof p);
+    ew_params *p = &r->p;
+    memset(p, 0, sizeof *p);
     const int64_t *strides[4] = {out->stride, NULL, NULL, NULL};
     for (int i = 0; i < nin; i++) {
         const hir_operand *o = ins[i];
         if (o->is_scalar) {
             spec.in[i] = o->scalar_is_int ? -2 : -1;
-            p.sf[i] = o->f;
-            p.sint[i] = o->i;
+            p->sf[i] = o->f;
+            p->sint[i] = o->i;
             continue;
         }
         if (check_dtype(o->view.dtype, e) < 0) return -1;
@@ -719,26 +728,68 @@ static int elementwise(hir_backend *be, hir_stream *s, int nin, int op, const hi
                                      i, d, (long long)o->view.shape[d],
                                      (long long)out->shape[d]), -1;
         spec.in[i] = o->view.dtype;
-        p.in[i] = o->view.data;
+        p->in[i] = o->view.data;
         strides[i + 1] = o->view.stride;
     }
     int64_t str[4][HIR_MAX_DIMS];
-    int nd = collapse(out->ndim, out->shape, nin + 1, strides, p.shape, str);
+    int nd = collapse(out->ndim, out->shape, nin + 1, strides, p->shape, str);
     if (nd == 0) {
         nd = 1;
-        p.shape[0] = 1;
+        p->shape[0] = 1;
         for (int v = 0; v < 4; v++) str[v][0] = 0;
     }
     spec.nd = nd;
     for (int d = 0; d < nd; d++) {
-        p.so[d] = str[0][d];
-        for (int i = 0; i < nin; i++) p.si[i][d] = strides[i + 1] ? str[i + 1][d] : 0;
+        p->so[d] = str[0][d];
+        for (int i = 0; i < nin; i++) p->si[i][d] = strides[i + 1] ? str[i + 1][d] : 0;
     }
-    p.n = n;
-    p.out = out->data;
-    CUfunction fn;
-    if (kernel_get(cb, &spec, &fn, e) < 0) return -1;
-    return launch(cb, s, fn, grid_for(cb, n, EW_BLOCK), EW_BLOCK, &p, sizeof p, e);
+    p->n = n;
+    p->out = out->data;
+    r->grid = grid_for(cb, n, EW_BLOCK);
+    return kernel_get(cb, &spec, &r->fn, e);
+}
+
+static int ew_issue(hir_cu_backend *cb, hir_stream *s, const hir_ew_plan *r, hir_error *e)
+{
+    if (r->n == 0) return 0;
+    void *args[1] = {(void *)&r->p};
+    static const size_t psize = sizeof r->p;
+    return hir_cu_launch(cb, r->fn, r->grid, 1, 1, EW_BLOCK, 1, 1, 0, (CUstream)s->s, args,
+                         &psize, 1, e);
+}
+
+static int elementwise(hir_backend *be, hir_stream *s, int nin, int op, const hir_view *out,
+                       const hir_operand *const *ins, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    hir_ew_plan r;
+    if (ew_resolve(cb, nin, op, out, ins, &r, e) < 0) return -1;
+    return ew_issue(cb, s, &r, e);
+}
+
+int hir_cu_ew_resolve(hir_backend *be, int nin, int op, const hir_view *out,
+                      const hir_operand *const *ins, hir_ew_plan **plan, hir_error *e)
+{
+    *plan = NULL;
+    hir_ew_plan *r = malloc(sizeof *r);
+    if (!r) return hir_error_set(e, "out of host memory"), -1;
+    if (ew_resolve(hir_cu(be), nin, op, out, ins, r, e) < 0) {
+        free(r);
+        return -1;
+    }
+    *plan = r;
+    return 0;
+}
+
+int hir_cu_ew_launch(hir_backend *be, hir_stream *s, const hir_ew_plan *plan, hir_error *e)
+{
+    return ew_issue(hir_cu(be), s, plan, e);
+}
+
+void hir_cu_ew_plan_free(hir_backend *be, hir_ew_plan *plan)
+{
+    (void)be;
+    free(plan);
 }
 
 int hir_cu_unary(hir_backend *be, hir_stream *s, hir_unary_op op, const hir_view *out,
