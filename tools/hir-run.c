@@ -68,6 +68,8 @@ static const char usage[] =
     "  --bench-bare           with --bench (eager): also time a loop that replays, with bare\n"
     "                         cuLaunchKernel calls, the kernel launches of one recorded run\n"
     "                         (same warm-ups and iterations); reports eager / bare\n"
+    "  --no-preresolve        resolve every element-wise statement on every execution (the\n"
+    "                         CUDA backend otherwise keeps each one's launch; for measuring)\n"
     "  --trace=FILE.json      Chrome/Perfetto trace of the last run: one track per (rank,\n"
     "                         stream); open in ui.perfetto.dev or chrome://tracing\n"
     "  --verbose              trace every statement to stderr: each rank's lines together,\n"
@@ -334,6 +336,8 @@ static int flag_bench(cli *c, int argc, char **argv, int *i)
         o->graph = 1;
     } else if (!strcmp(a, "--bench-bare")) {
         o->bench_bare = 1;
+    } else if (!strcmp(a, "--no-preresolve")) {
+        o->no_resolve = 1;
     } else if ((x = value_of(argc, argv, i, "--warmup"))) {
         if (hir_opt_int(x, 0, INT_MAX, &v, why, sizeof why))
             return bad_num("--warmup", x, why);

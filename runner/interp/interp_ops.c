@@ -919,7 +919,7 @@ void interp_ew_plans_free(hir_interp *it)
  * is none or it does not fit (the caller resolves again), -1 on error. */
 static int ew_fast(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
-    rt_ew *c = it->be->ops->ew_launch ? hir_map_get(&it->ew_plans, (uintptr_t)s) : NULL;
+    rt_ew *c = it->be->ops->ew_launch && !it->cfg.no_resolve ? hir_map_get(&it->ew_plans, (uintptr_t)s) : NULL;
     if (!c)
         return 0;
     for (int i = 0; i < c->nin; i++) {
@@ -955,7 +955,7 @@ static int ew_fast(hir_interp *it, const hir_stmt *s, hir_error *e)
 static int ew_resolvable(hir_interp *it, const hir_stmt *s)
 {
     int plain = s->op != HIR_OP_UNARY || (s->u.ew.op >= 0 && s->u.ew.op != HIR_UN_SET);
-    return plain && it->be->ops->ew_resolve != NULL;
+    return plain && it->be->ops->ew_resolve != NULL && !it->cfg.no_resolve;
 }
 
 /* Resolve the statement with the backend, keep the plan for later executions, queue it. */

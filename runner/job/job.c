@@ -1121,6 +1121,7 @@ static hir_run_status job_backends(job *j, hir_error *e)
     j->cfg.num_streams = o->num_streams;
     j->cfg.binds = o->binds;
     j->cfg.nbinds = o->nbinds;
+    j->cfg.no_resolve = o->no_resolve;
     if (o->verbose) {
         j->vlog.f = j->size > 1 ? open_memstream(&j->vlog.buf, &j->vlog.len) : NULL;
         j->cfg.trace = j->vlog.f ? j->vlog.f : o->err;   /* one rank: straight to stderr */
