@@ -9,7 +9,13 @@ the first reuses them, as the allocation cache does for real programs):
     T2 = T0 + T1;  T3 = T2 * T1;  T2 = T3 + T0;  T3 = T2 * T1; ...
 
 Measured (5 warm-ups, 50 timed iterations, as --bench does everywhere):
-  hir eager    hir-run --bench: host time to issue one run, divided by the statements run
+  hir eager    hir-run --bench --bench-bare: host time to issue one run, divided by the
+               statements run (each element-wise statement pre-resolved on its first run)
+  bare launch  the same hir-run call: the kernel launches of one recorded eager run replayed by
+               a loop of bare cuLaunchKernel calls (same kernels, grids, blocks, arguments,
+               stream), same warm-ups, iterations and host interval; eager / bare is the goal
+               ratio (<= 1.2)
+  hir eager, not pre-resolved   hir-run --no-preresolve: every statement resolved every time
   hir graph    hir-run --bench --graph: the run captured once into a CUDA graph and replayed
   torch eager  torch.add/torch.mul(..., out=) in a Python loop (the same kernels, no allocation)
   torch alloc  x = x + a / x = x * b (PyTorch's caching allocator)
@@ -131,7 +137,9 @@ def hir_side(bindir, work, stmts, size, timeout):
     with open(prog, "w") as f:
         f.write(generate(stmts, size))
     res = {}
-    for name, extra in (("hir_eager", []), ("hir_graph", ["--graph"])):
+    for name, extra in (("hir_eager", ["--bench-bare"]),
+                        ("hir_unresolved", ["--no-preresolve", "--bench-bare"]),
+                        ("hir_graph", ["--graph"])):
         js = os.path.join(work, f"{name}.json")
         if os.path.exists(js):
             os.unlink(js)
@@ -150,7 +158,21 @@ def hir_side(bindir, work, stmts, size, timeout):
                      "host_us_per_iter_min": r.get("host_us_per_iter_min"),
                      "device_ms_per_iter": r["time_ms"]["mean"],
                      "device_us_per_stmt": r["time_ms"]["mean"] * 1e3 / n, "stmts": n,
-                     "command": " ".join(shlex.quote(c) for c in cmd), "stdout": p.stdout[-600:]}
+                     "command": " ".join(shlex.quote(c) for c in cmd), "stdout": p.stdout[-900:]}
+        bare = r.get("bare_launch")
+        if bare is None:
+            continue
+        key = "hir_bare" if name == "hir_eager" else name + "_bare"
+        if "not_measured" in bare:
+            res[key] = {"status": "not measured: " + bare["not_measured"][:200]}
+            continue
+        res[key] = {"status": "ok", "mode": "bare cuLaunchKernel replay of one eager run",
+                    "host_us_per_iter": bare["host_us_per_iter"],
+                    "host_us_per_stmt": bare["host_us_per_iter"] / n,
+                    "host_us_per_iter_min": bare["host_us_per_iter_min"],
+                    "launches": bare["launches_per_iter"],
+                    "other_device_calls": bare["other_device_calls"],
+                    "eager_over_bare": bare["eager_over_bare"], "stmts": n}
     return res
 
 
@@ -162,11 +184,23 @@ the statements executed (the two ALLOCATEs included); the device column is the C
 the whole run. `--graph` captures one run into a CUDA graph after an eager first run and times
 replays: the host issues one graph launch per run. PyTorch issues the same kernels from a Python
 loop (`torch.add/torch.mul(..., out=)`), allocating (`x = x + a`), and replays a captured
-`torch.cuda.CUDAGraph`, with the same timing. Goal: at most 2 µs of host time per statement.
+`torch.cuda.CUDAGraph`, with the same timing. The bare-launch row comes from the same `hir-run
+--bench-bare` call as the eager row: after the eager timing, one eager run is recorded (every
+kernel launch the CUDA backend issues: function, grid, block, shared bytes, stream, argument
+bytes) and a loop that replays exactly those launches with `cuLaunchKernel` and nothing else is
+timed with the same warm-ups, iterations and host interval, divided by the same statement count.
+This program has no GEMM, copy or communication (the report counts such device calls, which the
+bare loop would leave out). `--no-preresolve` is the interpreter without pre-resolved
+statements (every statement re-resolved every time), for comparison. Goal (issue 17): eager host
+time per statement at most 1.2× the bare loop's.
 """
 
 
-ROWS = [("hir_eager", "hir-run (interpreter)"), ("hir_graph", "hir-run --graph (CUDA graph replay)"),
+ROWS = [("hir_eager", "hir-run (interpreter, pre-resolved)"),
+        ("hir_bare", "bare cuLaunchKernel loop, same launches (same run)"),
+        ("hir_unresolved", "hir-run --no-preresolve"),
+        ("hir_unresolved_bare", "bare cuLaunchKernel loop (the --no-preresolve run)"),
+        ("hir_graph", "hir-run --graph (CUDA graph replay)"),
         ("torch_eager", "PyTorch eager, out="), ("torch_alloc", "PyTorch eager, allocating"),
         ("torch_graph", "PyTorch CUDA graph replay")]
 
@@ -183,8 +217,18 @@ def markdown(res):
         if r.get("status") != "ok":
             L.append(f"| {name} | {r.get('status', 'not run')} | | |")
         else:
+            dev = r.get("device_ms_per_iter")
             L.append(f"| {name} | {r['host_us_per_stmt']:.2f} | {r['host_us_per_iter']:.0f} | "
-                     f"{r['device_ms_per_iter']:.3f} |")
+                     + (f"{dev:.3f} |" if dev is not None else "(host loop only) |"))
+    L.append("")
+    for key, bkey in (("hir_eager", "hir_bare"), ("hir_unresolved", "hir_unresolved_bare")):
+        e, b = res.get(key, {}), res.get(bkey, {})
+        if e.get("status") == "ok" and b.get("status") == "ok" and b["host_us_per_iter"] > 0:
+            ratio = e["host_us_per_iter"] / b["host_us_per_iter"]
+            L.append(f"- {dict(ROWS)[key]}: eager ÷ bare = {ratio:.2f}× "
+                     f"({b['launches']} launches replayed per run, "
+                     f"{b['other_device_calls']} other device calls) — goal ≤ 1.2×: "
+                     + ("**met**" if ratio <= 1.2 else "**not met**"))
     return "\n".join(L) + "\n"
 
 

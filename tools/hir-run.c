@@ -65,6 +65,11 @@ static const char usage[] =
     "                         implies --bench)\n"
     "  --graph                with --bench: capture one run in a CUDA graph and time its\n"
     "                         replays (falls back to eager runs, saying why)\n"
+    "  --bench-bare           with --bench (eager): also time a loop that replays, with bare\n"
+    "                         cuLaunchKernel calls, the kernel launches of one recorded run\n"
+    "                         (same warm-ups and iterations); reports eager / bare\n"
+    "  --no-preresolve        resolve every element-wise statement on every execution (the\n"
+    "                         CUDA backend otherwise keeps each one's launch; for measuring)\n"
     "  --trace=FILE.json      Chrome/Perfetto trace of the last run: one track per (rank,\n"
     "                         stream); open in ui.perfetto.dev or chrome://tracing\n"
     "  --verbose              trace every statement to stderr: each rank's lines together,\n"
@@ -329,6 +334,10 @@ static int flag_bench(cli *c, int argc, char **argv, int *i)
         c->bench = 1;
     } else if (!strcmp(a, "--graph")) {
         o->graph = 1;
+    } else if (!strcmp(a, "--bench-bare")) {
+        o->bench_bare = 1;
+    } else if (!strcmp(a, "--no-preresolve")) {
+        o->no_resolve = 1;
     } else if ((x = value_of(argc, argv, i, "--warmup"))) {
         if (hir_opt_int(x, 0, INT_MAX, &v, why, sizeof why))
             return bad_num("--warmup", x, why);
@@ -408,7 +417,7 @@ static int finish_args(cli *c)
         return bad("no program given", "");
     if (c->topology && o->device && !hir_registry_find(o->device))
         return bad_device(o->device);
-    if ((c->bench || o->bench_json || c->bench_plot || o->graph) && !o->bench)
+    if ((c->bench || o->bench_json || c->bench_plot || o->graph || o->bench_bare) && !o->bench)
         o->bench = c->iters_given ? o->iters : 50;
     if (o->bench && !c->warmup_given)
         o->warmup = 5;

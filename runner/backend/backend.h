@@ -147,6 +147,7 @@ enum {
 
 /* A captured run of a program that the backend can replay (graph_* below). */
 typedef struct hir_graph hir_graph;
+typedef struct hir_ew_plan hir_ew_plan;   /* a pre-resolved element-wise launch (backend's) */
 
 struct hir_deferred_gemm;
 
@@ -256,6 +257,26 @@ typedef struct hir_backend_ops {
     void (*graph_destroy)(hir_backend *be, hir_graph *g);
     int  (*stream_capturing)(hir_backend *be, hir_stream *s);
     int  (*graph_rearm)(hir_backend *be, hir_error *e);
+    /* The bare-launch baseline of hir-run --bench-bare (NULL: the backend has none).
+     * launch_record(1) forgets the previous record and records every kernel launch the backend
+     * issues from then on (function, grid, block, shared bytes, stream, argument bytes);
+     * launch_record(0) stops. launch_replay issues exactly the recorded launches again and
+     * nothing else, and says how many, and how many device calls of the recorded run were not
+     * kernel launches (GEMMs, copies, communication: not in the replay). It fails when the
+     * recorded run freed device memory (its launches could touch freed memory). */
+    int  (*launch_record)(hir_backend *be, int on, hir_error *e);
+    int  (*launch_replay)(hir_backend *be, int64_t *launches, int64_t *other, hir_error *e);
+    /* Pre-resolved element-wise operations (NULL: the backend has none; the interpreter then
+     * calls unary/binary/ternary every time). ew_resolve does once, for these exact views
+     * and scalars, everything unary (nin 1), binary (2) or ternary (3) with operator op would
+     * do before queuing work (checks, kernel lookup, argument packing, launch dimensions);
+     * ew_launch queues that work on s, recomputing nothing. A plan stays valid as long as the
+     * backend lives; it is only correct for the views and scalars it was resolved with, which
+     * the caller must compare before reusing it. */
+    int  (*ew_resolve)(hir_backend *be, int nin, int op, const hir_view *out,
+                       const hir_operand *const *ins, hir_ew_plan **plan, hir_error *e);
+    int  (*ew_launch)(hir_backend *be, hir_stream *s, const hir_ew_plan *plan, hir_error *e);
+    void (*ew_plan_free)(hir_backend *be, hir_ew_plan *plan);
 } hir_backend_ops;
 
 struct hir_backend {

@@ -406,6 +406,19 @@ void hir_bench_print(FILE *f, const hir_bench_result *r)
                "%.3f us/statement\n",
             r->host_us, r->host_us_min, (long long)r->stmts,
             r->stmts ? r->host_us / (double)r->stmts : 0.0);
+    if (r->bare_ok) {
+        double per = r->stmts ? r->bare_host_us / (double)r->stmts : 0.0;
+        fprintf(f, "  bare launch %.1f us to replay the run's %lld kernel launches with "
+                   "cuLaunchKernel only (min %.1f), %.3f us/statement; eager / bare %.2fx\n",
+                r->bare_host_us, (long long)r->bare_launches, r->bare_host_us_min, per,
+                r->bare_host_us > 0 ? r->host_us / r->bare_host_us : 0.0);
+        if (r->bare_other > 0)
+            fprintf(f, "              %lld device calls of the run are not kernel launches "
+                       "(GEMMs, copies, communication): in the eager time, not in the bare "
+                       "loop\n", (long long)r->bare_other);
+    } else if (r->bare_why[0]) {
+        fprintf(f, "  bare launch not measured: %s\n", r->bare_why);
+    }
     fprintf(f, "  first run   %.3f ms (setup included)\n", r->first_ms);
     if (r->per_rank) {
         /* one screen: at most 8 rank rows and 2 lines of iterations */
@@ -506,6 +519,19 @@ int hir_bench_write_json(const char *path, const hir_bench_result *r, const hir_
                "  \"first_run_ms\": %.3f,\n",
             r->host_us, r->host_us_min, (long long)r->stmts,
             r->stmts ? r->host_us / (double)r->stmts : 0.0, r->first_ms);
+    if (r->bare_ok) {
+        fprintf(f, "  \"bare_launch\": {\"host_us_per_iter\": %.3f, \"host_us_per_iter_min\": "
+                   "%.3f, \"launches_per_iter\": %lld, \"other_device_calls\": %lld, "
+                   "\"host_us_per_stmt\": %.4f, \"eager_over_bare\": %.4f},\n",
+                r->bare_host_us, r->bare_host_us_min, (long long)r->bare_launches,
+                (long long)r->bare_other,
+                r->stmts ? r->bare_host_us / (double)r->stmts : 0.0,
+                r->bare_host_us > 0 ? r->host_us / r->bare_host_us : 0.0);
+    } else if (r->bare_why[0]) {
+        fprintf(f, "  \"bare_launch\": {\"not_measured\": ");
+        json_str(f, r->bare_why);
+        fprintf(f, "},\n");
+    }
     fprintf(f, "  \"per_rank\": [");
     for (int q = 0; r->per_rank && q < r->ranks; q++) {
         const struct hir_bench_rank *s = &r->per_rank[q];

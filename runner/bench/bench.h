@@ -108,6 +108,14 @@ typedef struct hir_bench_result {
     unsigned dtypes;
     int nshapes;
     hir_bench_shape shapes[HIR_BENCH_MAX_SHAPES];
+    /* --bench-bare: the bare-launch baseline, timed like the host time above (same warm-ups,
+     * iterations, host interval) over a loop that replays, with cuLaunchKernel only, the kernel
+     * launches one eager run issued. bare_ok 0: not measured (bare_why says why) */
+    int bare_ok;
+    char bare_why[160];
+    double bare_host_us, bare_host_us_min;    /* per iteration, slowest rank (mean, min) */
+    int64_t bare_launches;                    /* launches replayed per iteration (rank 0) */
+    int64_t bare_other;                       /* device calls of the run not replayed */
     double *per_iter_ms;         /* iters entries, owned */
     /* each rank's own figures over the timed iterations (rank order, `ranks` entries, owned):
      * its wall interval, its device-event interval and its host issue time */

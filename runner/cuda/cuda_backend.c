@@ -162,6 +162,7 @@ static void cu_free(hir_backend *be, void *ptr)
 {
     hir_cu_backend *cb = hir_cu(be);
     if (!ptr || cb->dead) return;
+    if (cb->rec_on) cb->rec_freed = 1;
     if (hir_cu_ipc_forget(cb, ptr)) hir_cu_ipc_hold(cb, ptr);   /* a peer may map it */
     else cudaFree(ptr);
 }
@@ -407,6 +408,7 @@ static int cu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_wor
                        hir_error *e)
 {
     hir_cu_backend *cb = hir_cu(be);
+    hir_cu_rec_other(cb);
     *w = NULL;
     if (p->transport == HIR_BK_NCCL)
         return cb->base.cfg.p2p_host_staged ? hir_cu_staged_p2p(cb, s, p, w, e)
@@ -436,6 +438,7 @@ static int cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c
                          hir_error *e)
 {
     hir_cu_backend *cb = hir_cu(be);
+    hir_cu_rec_other(cb);
     *w = NULL;
     if (cb->staged_group)
         return hir_error_set(e, "%s inside a coalescing group: with --nccl-p2p=host-staged a "
@@ -482,6 +485,8 @@ static void cu_destroy(hir_backend *be)
     hir_cu_ipc_destroy(cb);
     hir_cu_nccl_destroy(cb);
     hir_cu_gemm_destroy(cb);
+    hir_cu_launch_recs_free(cb);
+    free(cb->recs);
     hir_cu_kernels_destroy(cb);
     hir_cu_user_kernels_destroy(cb);
     for (int i = 0; i < cb->nstreams; i++) {
@@ -630,6 +635,11 @@ static const hir_backend_ops cu_ops = {
     .graph_destroy = cu_graph_destroy,
     .stream_capturing = cu_stream_capturing,
     .graph_rearm = hir_cuda_ipc_rearm,
+    .launch_record = hir_cu_launch_record,
+    .launch_replay = hir_cu_launch_replay,
+    .ew_resolve = hir_cu_ew_resolve,
+    .ew_launch = hir_cu_ew_launch,
+    .ew_plan_free = hir_cu_ew_plan_free,
 };
 
 static int load_driver(hir_cu_driver *d, hir_error *e)

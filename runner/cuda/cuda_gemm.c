@@ -281,6 +281,7 @@ static int gemm_add_bias(hir_backend *be, hir_stream *s, const hir_gemm *g, cons
 int hir_cu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e)
 {
     hir_cu_backend *cb = hir_cu(be);
+    hir_cu_rec_other(cb);
     cudaDataType_t tbias = CUDA_R_32F;
     gemm_dims d;
     if (gemm_check(g, &d, e) < 0) return -1;

@@ -92,6 +92,15 @@ typedef struct hir_cu_kernel {
     CUfunction fn;
 } hir_cu_kernel;
 
+/* One kernel launch as the backend issued it (hir-run --bench-bare): everything cuLaunchKernel
+ * took, the argument bytes copied, so that a tight loop can issue exactly the same launch. */
+typedef struct hir_cu_launch_rec {
+    CUfunction fn;
+    unsigned grid[3], block[3], shmem;
+    CUstream stream;
+    void **argv;                 /* one malloc'd block: the pointers, then the bytes they point to */
+} hir_cu_launch_rec;
+
 typedef struct hir_cu_comm {
     int *team;
     int team_size;
@@ -196,6 +205,14 @@ typedef struct hir_cu_backend {
 
     hir_cu_user_kernel *ukernels;
     int nukernels, cap_ukernels;
+
+    /* launch recording (backend table's launch_record/launch_replay, hir-run --bench-bare) */
+    int rec_on;
+    int rec_bad;                 /* recording failed (out of host memory) */
+    int rec_freed;               /* device memory was freed while recording */
+    hir_cu_launch_rec *recs;
+    int nrecs, cap_recs;
+    int64_t rec_other;           /* device work recorded that is not a cuLaunchKernel */
 } hir_cu_backend;
 
 static inline hir_cu_backend *hir_cu(hir_backend *be) { return (hir_cu_backend *)be; }
@@ -221,6 +238,21 @@ int  hir_cu_stream_init_ws(hir_cu_backend *cb, hir_stream *s, hir_error *e);
 /* cuda_gemm.c */
 int  hir_cu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e);
 void hir_cu_gemm_destroy(hir_cu_backend *cb);
+
+/* cuda_kernels.c: every cuLaunchKernel of the backend goes through hir_cu_launch, which also
+ * records the launch while cb->rec_on (sizes[i]: bytes of the argument args[i] points to) */
+int  hir_cu_launch(hir_cu_backend *cb, CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
+                   unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream st,
+                   void **args, const size_t *sizes, int nargs, hir_error *e);
+static inline void hir_cu_rec_other(hir_cu_backend *cb) { if (cb->rec_on) cb->rec_other++; }
+int  hir_cu_launch_record(hir_backend *be, int on, hir_error *e);
+int  hir_cu_launch_replay(hir_backend *be, int64_t *launches, int64_t *other, hir_error *e);
+void hir_cu_launch_recs_free(hir_cu_backend *cb);
+/* the backend table's pre-resolved element-wise launches (hir_ew_plan) */
+int  hir_cu_ew_resolve(hir_backend *be, int nin, int op, const hir_view *out,
+                       const hir_operand *const *ins, hir_ew_plan **plan, hir_error *e);
+int  hir_cu_ew_launch(hir_backend *be, hir_stream *s, const hir_ew_plan *plan, hir_error *e);
+void hir_cu_ew_plan_free(hir_backend *be, hir_ew_plan *plan);
 
 /* cuda_kernels.c */
 int  hir_cu_fill(hir_backend *be, hir_stream *s, const hir_view *out, double v, hir_error *e);

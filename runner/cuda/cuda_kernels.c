@@ -588,13 +588,94 @@ static int collapse(int nd, const int64_t *shape, int nv, const int64_t *const *
     return m;
 }
 
+/* ---------------------------------------------------------------- launches and their record */
+
+static int record_launch(hir_cu_backend *cb, const hir_cu_launch_rec *r, void **args,
+                         const size_t *sizes, int nargs)
+{
+    size_t bytes = (size_t)nargs * sizeof(void *);
+    for (int i = 0; i < nargs; i++) bytes += (sizes[i] + 15) & ~(size_t)15;
+    void **argv = malloc(bytes ? bytes : 1);
+    hir_error ignore;
+    if (!argv || hir_cu_grow((void **)&cb->recs, &cb->cap_recs, cb->nrecs,
+                             sizeof(hir_cu_launch_rec), &ignore) < 0) {
+        free(argv);
+        return -1;
+    }
+    unsigned char *at = (unsigned char *)(argv + nargs);
+    for (int i = 0; i < nargs; i++) {
+        memcpy(at, args[i], sizes[i]);
+        argv[i] = at;
+        at += (sizes[i] + 15) & ~(size_t)15;
+    }
+    hir_cu_launch_rec *d = &cb->recs[cb->nrecs++];
+    *d = *r;
+    d->argv = argv;
+    return 0;
+}
+
+int hir_cu_launch(hir_cu_backend *cb, CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
+                  unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream st,
+                  void **args, const size_t *sizes, int nargs, hir_error *e)
+{
+    HIR_CK(e, cu, cb->drv.LaunchKernel(fn, gx, gy, gz, bx, by, bz, shmem, st, args, NULL));
+    if (cb->rec_on && !cb->rec_bad) {
+        hir_cu_launch_rec r = {.fn = fn, .grid = {gx, gy, gz}, .block = {bx, by, bz},
+                               .shmem = shmem, .stream = st};
+        if (record_launch(cb, &r, args, sizes, nargs) < 0) cb->rec_bad = 1;
+    }
+    return 0;
+}
+
+void hir_cu_launch_recs_free(hir_cu_backend *cb)
+{
+    for (int i = 0; i < cb->nrecs; i++) free(cb->recs[i].argv);
+    cb->nrecs = 0;
+}
+
+/* on = 1: forget the previous record and record every launch from now on; on = 0: stop. */
+int hir_cu_launch_record(hir_backend *be, int on, hir_error *e)
+{
+    (void)e;
+    hir_cu_backend *cb = hir_cu(be);
+    if (on) {
+        hir_cu_launch_recs_free(cb);
+        cb->rec_bad = cb->rec_freed = 0;
+        cb->rec_other = 0;
+    }
+    cb->rec_on = on;
+    return 0;
+}
+
+/* The bare loop: the recorded launches again, through cuLaunchKernel and nothing else. */
+int hir_cu_launch_replay(hir_backend *be, int64_t *launches, int64_t *other, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    if (cb->rec_on)
+        return hir_error_set(e, "bare launch replay while still recording"), -1;
+    if (cb->rec_bad)
+        return hir_error_set(e, "bare launch replay: the record is incomplete (out of host "
+                                "memory while recording)"), -1;
+    if (cb->rec_freed)
+        return hir_error_set(e, "bare launch replay: the recorded run freed device memory, so "
+                                "its launches cannot be replayed safely"), -1;
+    const hir_cu_launch_rec *r = cb->recs;
+    __typeof__(&cuLaunchKernel) launch_fn = cb->drv.LaunchKernel;
+    for (int i = 0, n = cb->nrecs; i < n; i++, r++) {
+        int st = launch_fn(r->fn, r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1],
+                           r->block[2], r->shmem, r->stream, r->argv, NULL);
+        HIR_CK_ST(e, cu, "cuLaunchKernel", st);
+    }
+    if (launches) *launches = cb->nrecs;
+    if (other) *other = cb->rec_other;
+    return 0;
+}
+
 static int launch(hir_cu_backend *cb, hir_stream *s, CUfunction fn, unsigned grid,
-                  unsigned block, void *params, hir_error *e)
+                  unsigned block, void *params, size_t psize, hir_error *e)
 {
     void *args[1] = {params};
-    HIR_CK(e, cu, cb->drv.LaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, (CUstream)s->s, args,
-                                       NULL));
-    return 0;
+    return hir_cu_launch(cb, fn, grid, 1, 1, block, 1, 1, 0, (CUstream)s->s, args, &psize, 1, e);
 }
 
 static unsigned grid_for(hir_cu_backend *cb, int64_t n, unsigned block)
@@ -604,27 +685,36 @@ static unsigned grid_for(hir_cu_backend *cb, int64_t n, unsigned block)
     return (unsigned)(g < 1 ? 1 : g);
 }
 
-static int elementwise(hir_backend *be, hir_stream *s, int nin, int op, const hir_view *out,
-                       const hir_operand *const *ins, hir_error *e)
+/* What an element-wise launch needs, resolved once: the kernel, its packed parameters and the
+ * grid (hir_ew_plan of the backend table: the interpreter keeps one per statement). */
+struct hir_ew_plan {
+    CUfunction fn;
+    unsigned grid;
+    int64_t n;                   /* 0: nothing to launch */
+    ew_params p;
+};
+
+static int ew_resolve(hir_cu_backend *cb, int nin, int op, const hir_view *out,
+                      const hir_operand *const *ins, hir_ew_plan *r, hir_error *e)
 {
-    hir_cu_backend *cb = hir_cu(be);
     if (check_dtype(out->dtype, e) < 0) return -1;
     int64_t n = hir_cu_numel(out);
+    r->n = n;
     if (n == 0) return 0;
     ew_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.tag = nin;
     spec.op = op;
     spec.out = out->dtype;
-    ew_params p;
-    memset(&p, 0, sizeof p);
+    ew_params *p = &r->p;
+    memset(p, 0, sizeof *p);
     const int64_t *strides[4] = {out->stride, NULL, NULL, NULL};
     for (int i = 0; i < nin; i++) {
         const hir_operand *o = ins[i];
         if (o->is_scalar) {
             spec.in[i] = o->scalar_is_int ? -2 : -1;
-            p.sf[i] = o->f;
-            p.sint[i] = o->i;
+            p->sf[i] = o->f;
+            p->sint[i] = o->i;
             continue;
         }
         if (check_dtype(o->view.dtype, e) < 0) return -1;
@@ -638,26 +728,68 @@ static int elementwise(hir_backend *be, hir_stream *s, int nin, int op, const hi
                                      i, d, (long long)o->view.shape[d],
                                      (long long)out->shape[d]), -1;
         spec.in[i] = o->view.dtype;
-        p.in[i] = o->view.data;
+        p->in[i] = o->view.data;
         strides[i + 1] = o->view.stride;
     }
     int64_t str[4][HIR_MAX_DIMS];
-    int nd = collapse(out->ndim, out->shape, nin + 1, strides, p.shape, str);
+    int nd = collapse(out->ndim, out->shape, nin + 1, strides, p->shape, str);
     if (nd == 0) {
         nd = 1;
-        p.shape[0] = 1;
+        p->shape[0] = 1;
         for (int v = 0; v < 4; v++) str[v][0] = 0;
     }
     spec.nd = nd;
     for (int d = 0; d < nd; d++) {
-        p.so[d] = str[0][d];
-        for (int i = 0; i < nin; i++) p.si[i][d] = strides[i + 1] ? str[i + 1][d] : 0;
+        p->so[d] = str[0][d];
+        for (int i = 0; i < nin; i++) p->si[i][d] = strides[i + 1] ? str[i + 1][d] : 0;
     }
-    p.n = n;
-    p.out = out->data;
-    CUfunction fn;
-    if (kernel_get(cb, &spec, &fn, e) < 0) return -1;
-    return launch(cb, s, fn, grid_for(cb, n, EW_BLOCK), EW_BLOCK, &p, e);
+    p->n = n;
+    p->out = out->data;
+    r->grid = grid_for(cb, n, EW_BLOCK);
+    return kernel_get(cb, &spec, &r->fn, e);
+}
+
+static int ew_issue(hir_cu_backend *cb, hir_stream *s, const hir_ew_plan *r, hir_error *e)
+{
+    if (r->n == 0) return 0;
+    void *args[1] = {(void *)&r->p};
+    static const size_t psize = sizeof r->p;
+    return hir_cu_launch(cb, r->fn, r->grid, 1, 1, EW_BLOCK, 1, 1, 0, (CUstream)s->s, args,
+                         &psize, 1, e);
+}
+
+static int elementwise(hir_backend *be, hir_stream *s, int nin, int op, const hir_view *out,
+                       const hir_operand *const *ins, hir_error *e)
+{
+    hir_cu_backend *cb = hir_cu(be);
+    hir_ew_plan r;
+    if (ew_resolve(cb, nin, op, out, ins, &r, e) < 0) return -1;
+    return ew_issue(cb, s, &r, e);
+}
+
+int hir_cu_ew_resolve(hir_backend *be, int nin, int op, const hir_view *out,
+                      const hir_operand *const *ins, hir_ew_plan **plan, hir_error *e)
+{
+    *plan = NULL;
+    hir_ew_plan *r = malloc(sizeof *r);
+    if (!r) return hir_error_set(e, "out of host memory"), -1;
+    if (ew_resolve(hir_cu(be), nin, op, out, ins, r, e) < 0) {
+        free(r);
+        return -1;
+    }
+    *plan = r;
+    return 0;
+}
+
+int hir_cu_ew_launch(hir_backend *be, hir_stream *s, const hir_ew_plan *plan, hir_error *e)
+{
+    return ew_issue(hir_cu(be), s, plan, e);
+}
+
+void hir_cu_ew_plan_free(hir_backend *be, hir_ew_plan *plan)
+{
+    (void)be;
+    free(plan);
 }
 
 int hir_cu_unary(hir_backend *be, hir_stream *s, hir_unary_op op, const hir_view *out,
@@ -693,6 +825,7 @@ int hir_cu_fill(hir_backend *be, hir_stream *s, const hir_view *out, double v, h
          (es == 1 && hir_dtype_is_int(out->dtype) && v >= -128 && v <= 255 && v == (int)v) ||
          (out->dtype == HIR_DT_BOOL))) {
         int byte = out->dtype == HIR_DT_BOOL ? (v != 0) : (int)v & 0xff;
+        hir_cu_rec_other(hir_cu(be));
         HIR_CK(e, cuda, cudaMemsetAsync(out->data, byte, (size_t)n * es, s->s));
         return 0;
     }
@@ -723,6 +856,10 @@ int hir_cu_copy(hir_backend *be, hir_stream *s, const hir_view *dst, const hir_v
         const int64_t *strides[2] = {dst->stride, src->stride};
         int64_t shp[HIR_MAX_DIMS], str[2][HIR_MAX_DIMS];
         int nd = collapse(dst->ndim, dst->shape, 2, strides, shp, str);
+        int engine = nd == 0 || (nd == 1 && str[0][0] == 1 && str[1][0] == 1) ||
+                     (nd == 2 && str[0][1] == 1 && str[1][1] == 1 && str[0][0] >= shp[1] &&
+                      str[1][0] >= shp[1]);
+        if (engine) hir_cu_rec_other(hir_cu(be));
         if (nd == 0) {
             HIR_CK(e, cuda, cudaMemcpyAsync(dst->data, src->data, es, cudaMemcpyDeviceToDevice,
                                             s->s));
@@ -800,7 +937,7 @@ int hir_cu_reduce(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_vi
     unsigned block = p.nred >= EW_BLOCK ? EW_BLOCK : (unsigned)((p.nred + 31) / 32 * 32);
     int64_t grid = p.nout, cap = (int64_t)cb->sm_count * 64;
     if (grid > cap) grid = cap;
-    return launch(cb, s, fn, (unsigned)grid, block, &p, e);
+    return launch(cb, s, fn, (unsigned)grid, block, &p, sizeof p, e);
 }
 
 /* ---------------------------------------------------------------- GPU-free check */

@@ -79,9 +79,9 @@ static int move_rows(hir_cu_backend *cb, hir_stream *s, int scatter, const void 
     if (grid > cap) grid = cap;
     if (grid < 1) grid = 1;
     void *args[1] = {&p};
-    HIR_CK(e, cu, cb->drv.LaunchKernel(fn, (unsigned)grid, 1, 1, 256, 1, 1, 0, (CUstream)s->s,
-                                       args, NULL));
-    return 0;
+    size_t psize = sizeof p;
+    return hir_cu_launch(cb, fn, (unsigned)grid, 1, 1, 256, 1, 1, 0, (CUstream)s->s, args, &psize,
+                         1, e);
 }
 
 int hir_cu_moe_codegen_check(int cc_major, int cc_minor, int *ncompiled, hir_error *e)

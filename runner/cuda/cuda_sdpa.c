@@ -261,8 +261,10 @@ static int run_chunk(hir_backend *be, hir_stream *s, const sdpa_run *r, const sd
     if (grid > cap) grid = cap;
     if (grid < 1) grid = 1;
     void *args[1] = {&p};
-    HIR_CK(e, cu, cb->drv.LaunchKernel(r->softmax, (unsigned)grid, 1, 1, SDPA_BLOCK, 1, 1, 0,
-                                       (CUstream)s->s, args, NULL));
+    size_t psize = sizeof p;
+    if (hir_cu_launch(cb, r->softmax, (unsigned)grid, 1, 1, SDPA_BLOCK, 1, 1, 0, (CUstream)s->s,
+                      args, &psize, 1, e) < 0)
+        return -1;
 
     memset(&g, 0, sizeof g);
     g.batch = nb;

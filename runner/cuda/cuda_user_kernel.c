@@ -168,12 +168,20 @@ int hir_cuda_launch_user_kernel(hir_backend *be, hir_stream *s, int group,
     unsigned long long g = k->opts.grid ? k->opts.grid : (unsigned long long)(n + block - 1) / block;
     if (g < 1) g = 1;
     if (g > 0x7fffffffull) g = 0x7fffffffull;
-    int st = cb->drv.LaunchKernel(k->fn, (unsigned)g, 1, 1, block, 1, 1, k->opts.shared_bytes,
-                                  (CUstream)s->s, args, NULL);
+    size_t *sizes = calloc((size_t)np + 1, sizeof *sizes);
+    int rc = -1;
+    if (!sizes) {
+        hir_error_set(e, "out of host memory");
+    } else {
+        for (int i = 0; i < np; i++) sizes[i] = sizeof ptrs[i];
+        sizes[np] = sizeof n;
+        rc = hir_cu_launch(cb, k->fn, (unsigned)g, 1, 1, block, 1, 1, k->opts.shared_bytes,
+                           (CUstream)s->s, args, sizes, np + 1, e);
+    }
+    free(sizes);
     free(ptrs);
     free(args);
-    HIR_CK_ST(e, cu, "cuLaunchKernel", st);
-    return 0;
+    return rc;
 }
 
 void hir_cu_user_kernels_destroy(hir_cu_backend *cb)

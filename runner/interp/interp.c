@@ -1600,6 +1600,7 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
     hir_map_init(&it->swizzled);
     hir_map_init(&it->held);
     hir_map_init(&it->moe);
+    hir_map_init(&it->ew_plans);
     int n = it->cfg.size > 0 ? it->cfg.size : 1;
     it->p2p_sent = calloc((size_t)n, sizeof *it->p2p_sent);
     it->p2p_recvd = calloc((size_t)n, sizeof *it->p2p_recvd);
@@ -1738,6 +1739,7 @@ void hir_interp_destroy(hir_interp *it)
         if (it->moe.keys[i] != UINT64_MAX && it->moe.vals[i])
             moe_free(it, it->moe.vals[i]);
     hir_map_fini(&it->moe);
+    interp_ew_plans_free(it);
     for (size_t i = 0; i < it->alloc_cache.cap; i++)
         if (it->alloc_cache.keys[i] != UINT64_MAX && it->alloc_cache.vals[i])
             interp_buf_unref(it, it->alloc_cache.vals[i]);

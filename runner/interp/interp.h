@@ -32,6 +32,8 @@ typedef struct hir_interp_config {
     int nbinds;
     FILE *trace;                     /* per-statement trace (--verbose), or NULL */
     const char *label;               /* "main" / "check": prefixes messages of the check run */
+    int no_resolve;                  /* 1: never keep pre-resolved element-wise launches
+                                      * (hir-run --no-preresolve, to measure what they save) */
 } hir_interp_config;
 
 /* The interpreter keeps, across runs: the allocation cache (ALLOCATE statement -> buffer),

@@ -55,10 +55,26 @@ struct hir_interp {
     hir_map swizzled;       /* ShardByStream hir_stmt* -> rt_ring* of its loop (§3.10 rule 2) */
     hir_map held;           /* expression number -> rt_held*: buffers a posted transfer uses */
     hir_map moe;            /* Dispatch hir_stmt* -> rt_moe*: its unprinted outputs */
+    hir_map ew_plans;       /* element-wise hir_stmt* -> rt_ew*: its pre-resolved launch */
     int loops;              /* FOR loops being executed (nesting) */
     hir_interp_hook hooks[HIR_INTERP_MAX_HOOKS];   /* run around every statement, in order */
     int nhooks;
 };
+
+/* ops_elementwise's record of one element-wise statement resolved by the backend
+ * (ops->ew_resolve): the operands and output as they were bound when it was resolved, and the
+ * backend's plan. A later execution whose operands and output are bound to exactly these views
+ * (and whose integer scalars evaluate to the same values) issues the plan directly. */
+typedef struct rt_ew {
+    int nin;                /* operands compared: min(s->nin, 3) */
+    hir_view in[3];         /* tensor operands as bound */
+    int64_t si[3];          /* integer scalar operands as evaluated */
+    hir_view out;           /* the output as bound */
+    int nd;                 /* the result shape the output was bound with */
+    int64_t shape[HIR_MAX_DIMS];
+    hir_ew_plan *plan;
+} rt_ew;
+void interp_ew_plans_free(hir_interp *it);
 
 /* A CollectivePermute read as a step of a ring over loop variable x (hostir-2026.md §3.10):
  * recv_peer = (x + t) % n, send_peer = (n + (t - x)) % n, evaluated with this rank's team

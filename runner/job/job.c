@@ -1121,6 +1121,7 @@ static hir_run_status job_backends(job *j, hir_error *e)
     j->cfg.num_streams = o->num_streams;
     j->cfg.binds = o->binds;
     j->cfg.nbinds = o->nbinds;
+    j->cfg.no_resolve = o->no_resolve;
     if (o->verbose) {
         j->vlog.f = j->size > 1 ? open_memstream(&j->vlog.buf, &j->vlog.len) : NULL;
         j->cfg.trace = j->vlog.f ? j->vlog.f : o->err;   /* one rank: straight to stderr */
@@ -1306,6 +1307,7 @@ typedef struct prog_ctx {
     hir_graph *graph;
     hir_bench_counters *c;
     hir_bench_counters captured;     /* what one run counts, replayed with the graph */
+    int64_t bare_launches, bare_other;
 } prog_ctx;
 
 static int run_eager(void *ctx, int iter, hir_error *e)
@@ -1320,6 +1322,63 @@ static int run_graph(void *ctx, int iter, hir_error *e)
     *p->c = p->captured;
     p->c->nstreams = 0;              /* a graph runs from the main stream, which is timed anyway */
     return p->be->ops->graph_launch(p->be, p->graph, e);
+}
+
+static int run_bare(void *ctx, int iter, hir_error *e)
+{
+    prog_ctx *p = ctx;
+    *p->c = p->captured;
+    return p->be->ops->launch_replay(p->be, &p->bare_launches, &p->bare_other, e);
+}
+
+/* --bench-bare: one eager run with the backend recording its kernel launches, then the loop
+ * that replays exactly those launches (cuLaunchKernel only) timed like the eager runs, then one
+ * more eager run so that the buffers end as a real run leaves them. A rank that cannot replay
+ * (its run freed device memory) makes every rank skip the loop, saying why. */
+static int bench_bare(prog_ctx *p, hir_boot *boot, const hir_bench_opts *eager,
+                      hir_bench_result *res, hir_error *e)
+{
+    hir_backend *be = p->be;
+    if (!be->ops->launch_record || !be->ops->launch_replay) {
+        snprintf(res->bare_why, sizeof res->bare_why, "the %s backend records no launches",
+                 be->ops->name);
+        return 0;
+    }
+    if (be->ops->synchronize(be, e) < 0) return -1;
+    if (eager->prepare && eager->prepare(eager->prepare_ctx, 0, e) < 0) return -1;
+    if (boot && hir_boot_barrier(boot, e) < 0) return -1;
+    memset(p->c, 0, sizeof *p->c);
+    if (be->ops->launch_record(be, 1, e) < 0) return -1;
+    int rc = hir_interp_run(p->it, p->inputs, e);
+    hir_error ignore;
+    be->ops->launch_record(be, 0, &ignore);
+    if (rc < 0 || be->ops->synchronize(be, e) < 0) return -1;
+    p->captured = *p->c;
+    hir_error pe = {{0}, -1};
+    int ok = be->ops->launch_replay(be, &p->bare_launches, &p->bare_other, &pe) == 0;
+    int all = hir_bench_all_ok(boot, ok, e);
+    if (all < 0) return -1;
+    if (!all) {
+        snprintf(res->bare_why, sizeof res->bare_why, "%.150s",
+                 ok ? "another rank could not replay its launches" : pe.msg);
+        return be->ops->synchronize(be, e);
+    }
+    hir_bench_opts bo = *eager;
+    bo.prepare = NULL;
+    bo.progress = 0;
+    bo.mode = "bare cuLaunchKernel replay";
+    hir_bench_result br;
+    if (hir_bench_run(be, boot, &bo, p->c, run_bare, p, &br, e) < 0) return -1;
+    res->bare_ok = 1;
+    res->bare_host_us = br.host_us;
+    res->bare_host_us_min = br.host_us_min;
+    res->bare_launches = p->bare_launches;
+    res->bare_other = p->bare_other;
+    hir_bench_result_free(&br);
+    if (be->ops->synchronize(be, e) < 0) return -1;
+    if (eager->prepare && eager->prepare(eager->prepare_ctx, 0, e) < 0) return -1;
+    if (boot && hir_boot_barrier(boot, e) < 0) return -1;
+    return hir_interp_run(p->it, p->inputs, e);
 }
 
 /* One eager run to set everything up, then a captured run; on any rank's failure every rank
@@ -1436,6 +1495,12 @@ int hir_bench_program(const hir_run_options *o, hir_boot *boot, hir_interp *it,
             }
         }
         if (hir_bench_run(be, boot, &bo, &counters, fn, &p, res, e) < 0) goto out;
+        if (o->bench_bare && fn == run_eager && !o->graph &&
+            bench_bare(&p, boot, &bo, res, e) < 0)
+            goto out;
+        if (o->bench_bare && o->graph)
+            snprintf(res->bare_why, sizeof res->bare_why, "%s",
+                     "--graph times graph replays; run --bench-bare without --graph");
         if (rank == 0)
             hir_bench_print(out, res);
     } else {

@@ -61,6 +61,8 @@ typedef struct hir_run_options {
     const char *bench_json;          /* write the timings as JSON */
     const char *trace_json;          /* Chrome trace of statements */
     int graph;                       /* --graph: time replays of a CUDA graph of one run */
+    int no_resolve;                  /* --no-preresolve: element-wise statements resolved every time */
+    int bench_bare;                  /* --bench-bare: also time the bare cuLaunchKernel loop */
     FILE *out;                       /* report stream (stdout) */
     FILE *err;                       /* messages (stderr) */
     bool color;                      /* colour the diagnostics of parsing and verifying */
