@@ -301,7 +301,8 @@ struct hir_program {
     int64_t next_tensor, next_iterdomain, next_scalar, next_expr, next_stream;
     hir_source *src;             /* the text it was parsed from, if any */
     /* The form of the statements hir_stmt_new makes (the program's form, docs/language.md §8):
-     * 2025 while parsing, then hir_program_form of what was read; --print-form sets it. */
+     * 2025 while parsing, then the form of what was read (the parser notes a 2026 statement as
+     * it puts it in a block: hir_program_form without the walk); --print-form sets it. */
     hir_form form;
 };
 

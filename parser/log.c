@@ -272,49 +272,76 @@ void hir_log_fini(hir_log *l)
     memset(l, 0, sizeof *l);
 }
 
-/* The last line of the program whose header, with no prefix, is on line h, when no other
- * header follows: read_program's *last without its copy (every line is the program's own). */
-static size_t plain_program_end(const char *text, const line *lines, size_t nlines, size_t h)
+/* The line of text that starts at *at (up to its '\n' or the end): [b, b + n); *at moves past
+ * it. */
+static void next_line(const char *text, size_t len, size_t *at, line *l)
 {
-    bool footer = false, trailer = false;
-    size_t end = h;
-    for (size_t i = h; i < nlines; i++) {
-        const char *c = text + lines[i].b;
-        size_t cn = lines[i].n;
-        bool empty = blank(c, cn);
-        if (footer) {   /* after the footer: blank lines, then the trailer and its "  …;" lines */
-            if (!trailer && !empty && has(c, cn, TRAILER))
-                trailer = true;
-            else if (!(trailer && !empty && has(c, cn, "  ")) && !(!trailer && empty))
-                break;
-        }
-        if (!footer && has(c, cn, FOOTER)) {
-            footer = true;
-            end = i;
-        } else if (!footer || !empty) {
-            end = i;
-        }
-    }
-    return end;
+    const char *q = *at < len ? memchr(text + *at, '\n', len - *at) : NULL;
+    size_t e = q ? (size_t)(q - text) : len;
+    l->b = *at;
+    l->n = e - *at;
+    *at = e + 1;
 }
 
-/* The common case, a file that is one program: one header, at the start of its line, and
- * nothing but blank and comment lines around the program. It is read where it lies, with no
- * copy and no per-line prefixes. 1 when that is the case (*out filled), 0 when not, or
- * HIR_ENOMEM. */
-static int plain_file(const char *text, size_t len, const line *lines, size_t nlines, hir_log *out)
+/* Every line of [from, len) is blank or a comment (from == len + 1: none left). */
+static bool rest_comment_or_blank(const char *text, size_t len, size_t from)
 {
-    const char *h1 = find_header(text, len);
-    if (!h1 || (h1 != text && h1[-1] != '\n') ||
-        memmem(h1 + 1, len - (size_t)(h1 + 1 - text), HEADER, sizeof HEADER - 1))
+    while (from <= len) {
+        line l;
+        next_line(text, len, &from, &l);
+        if (!comment_or_blank(text + l.b, l.n))
+            return false;
+    }
+    return true;
+}
+
+/* After the footer line, which ends at `at`: blank lines, then the trailer and its "  …;"
+ * lines belong to the program; every line after those must be blank or a comment. */
+static bool plain_after_footer(const char *text, size_t len, size_t at)
+{
+    bool trailer = false;
+    while (at <= len) {
+        line l;
+        size_t start = at;
+        next_line(text, len, &at, &l);
+        const char *c = text + l.b;
+        bool empty = blank(c, l.n);
+        if (!trailer && !empty && has(c, l.n, TRAILER))
+            trailer = true;
+        else if (!(trailer && !empty && has(c, l.n, "  ")) && !(!trailer && empty))
+            return rest_comment_or_blank(text, len, start);
+    }
+    return true;
+}
+
+/* The common case, a file that is one program: one header h1, at the start of its line, and
+ * nothing but blank and comment lines around the program. It is read where it lies, with no
+ * copy and no per-line prefixes. The program runs to its first line that starts with the
+ * footer (or to the end of the file); only the lines before the header and after the footer
+ * are looked at one by one, the rest is found with memmem. 1 when that is the case (*out
+ * filled), 0 when not, or HIR_ENOMEM. */
+static int plain_file(const char *text, size_t len, const char *h1, hir_log *out)
+{
+    size_t hb = (size_t)(h1 - text);
+    if ((hb && h1[-1] != '\n') || memmem(h1 + 1, len - hb - 1, HEADER, sizeof HEADER - 1))
         return 0;
     size_t hl = 0;
-    while (lines[hl].b + lines[hl].n < (size_t)(h1 - text))
-        hl++;
-    size_t end = plain_program_end(text, lines, nlines, hl);
-    for (size_t i = 0; i < nlines; i++)
-        if ((i < hl || i > end) && !comment_or_blank(text + lines[i].b, lines[i].n))
+    for (size_t at = 0; at < hb;) {           /* the lines before the header's */
+        line l;
+        next_line(text, len, &at, &l);
+        if (!comment_or_blank(text + l.b, l.n))
             return 0;
+        hl++;
+    }
+    static const char NL_FOOTER[] = "\n} // %HostIrContainer";
+    const char *f = memmem(h1, len - hb, NL_FOOTER, sizeof NL_FOOTER - 1);
+    if (f) {
+        size_t at = (size_t)(f + 1 - text);
+        line l;
+        next_line(text, len, &at, &l);        /* the footer line itself */
+        if (!plain_after_footer(text, len, at))
+            return 0;
+    }
     out->programs = calloc(1, sizeof *out->programs);
     if (!out->programs)
         return HIR_ENOMEM;
@@ -327,30 +354,21 @@ static int plain_file(const char *text, size_t len, const line *lines, size_t nl
 int hir_log_find(const char *text, size_t len, hir_log *out)
 {
     memset(out, 0, sizeof *out);
+    /* no header anywhere: nothing to do */
+    const char *h1 = memmem(text, len, HEADER, sizeof HEADER - 1);
+    if (!h1)
+        return 0;
+    int plain = plain_file(text, len, h1, out);
+    if (plain)
+        return plain < 0 ? plain : 0;
     size_t nlines = 1;
     for (const char *q = text, *e = text + len; (q = memchr(q, '\n', (size_t)(e - q))); q++)
         nlines++;
     line *lines = malloc(nlines * sizeof *lines);
     if (!lines)
         return HIR_ENOMEM;
-    size_t k = 0, b = 0;
-    while (k < nlines) {
-        const char *q = b < len ? memchr(text + b, '\n', len - b) : NULL;
-        size_t i = q ? (size_t)(q - text) : len;
-        lines[k].b = b;
-        lines[k++].n = i - b;
-        b = i + 1;
-    }
-    /* no header anywhere: nothing to do (the common case of a plain file is handled below) */
-    if (!memmem(text, len, HEADER, sizeof HEADER - 1)) {
-        free(lines);
-        return 0;
-    }
-    int plain = plain_file(text, len, lines, nlines, out);
-    if (plain) {
-        free(lines);
-        return plain < 0 ? plain : 0;
-    }
+    for (size_t k = 0, b = 0; k < nlines; k++)
+        next_line(text, len, &b, &lines[k]);
     /* every header's prefix first: each program needs the others' */
     prefixes all = {NULL, 0};
     size_t nh = 0;

@@ -32,6 +32,8 @@ typedef struct hir_parse_ctx {
     hir_source *src;
     bool lex_failed;             /* the scanner already reported the problem */
     bool failed;                 /* a semantic error was reported */
+    bool saw_2026;               /* a statement put in a block is in the 2026 form: the
+                                  * program's form (hir_program_form, without its walk) */
     hir_map mismatches;          /* tensors/IterDomains already reported as respelled */
     struct hir_idparts idparts;  /* the inside of the IterDomain being read */
     hir_ptrvec dispatches;       /* Dispatch statements read so far (a Combine names one) */

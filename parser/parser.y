@@ -81,6 +81,7 @@ static struct hir_mnode *mnode_group(hir_parse_ctx *ctx, hir_yyltype loc, hir_pt
 static hir_mesh *mesh_from(hir_parse_ctx *ctx, hir_yyltype loc, struct hir_mnode *n);
 static void semantic_error(hir_parse_ctx *ctx, hir_yyltype loc, const char *fmt, ...);
 static void stmt_body(hir_parse_ctx *ctx, hir_stmt *s, hir_ptrvec *body, hir_ptrvec *els);
+static void block_add(hir_parse_ctx *ctx, hir_block *b, hir_stmt *s);
 static void define_scalar(hir_parse_ctx *ctx, hir_yyltype loc, hir_scalar *s, hir_sexpr *def);
 static hir_ptrvec *vec1(hir_parse_ctx *ctx, void *item);
 static hir_ptrvec *vecpush(hir_parse_ctx *ctx, hir_ptrvec *v, void *item);
@@ -206,7 +207,7 @@ program
       {
           for (int i = 0; $3 && i < $3->n; i++) hir_ptrvec_push(P->arena, &P->inputs, $3->items[i]);
           for (int i = 0; $7 && i < $7->n; i++) hir_ptrvec_push(P->arena, &P->outputs, $7->items[i]);
-          for (int i = 0; $11 && i < $11->n; i++) hir_block_append(P, &P->body, $11->items[i]);
+          for (int i = 0; $11 && i < $11->n; i++) block_add(ctx, &P->body, $11->items[i]);
           for (int i = 0; i < ctx->bare_endcoal.n; i++) {
               hir_stmt *s = ctx->bare_endcoal.items[i];
               hir_comm *c = hir_comm_new(P, HIR_OP_END_COAL);

@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 """usage: oom_sweep.py FROM_MB TO_MB STEP_MB CMD... — runs CMD once under each address-space
-limit (RLIMIT_AS, as `ulimit -v` sets it) from FROM_MB to TO_MB and checks that running out of
+limit (RLIMIT_AS, as `ulimit -v` sets it) from FROM_MB to TO_MB (STEP_MB may be a fraction:
+0.25) and checks that running out of
 memory is an error, never a crash: the exit status must be 0 or 1 (never a signal such as the
 SIGABRT of an `abort()`), and a status of 1 must come with one line of stderr saying "out of
 memory" (no "internal error", no core). Prints each distinct outcome once, in order of first
 appearance: "ok" or the error line with the file name dropped; exits 1 at the first bad run."""
 import re, resource, subprocess, sys
 
-lo, hi, step, cmd = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+lo, hi, step, cmd = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
 seen = []
-for mb in range(lo, hi + 1, step):
+steps = int(round((hi - lo) / step))
+for mb in (lo + i * step for i in range(steps + 1)):
     def limit(mb=mb):
-        resource.setrlimit(resource.RLIMIT_AS, (mb << 20, mb << 20))
+        b = int(mb * (1 << 20))
+        resource.setrlimit(resource.RLIMIT_AS, (b, b))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     p = subprocess.run(cmd, preexec_fn=limit, stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, timeout=60)
