@@ -232,15 +232,23 @@ int ops_slice(hir_interp *it, const hir_stmt *s, hir_error *e)
     return interp_bind(it, s->out, &v, buf_of(it, in), e);
 }
 
+/* The first input's view and the output's run-time shape: the prologue of the statements that
+ * reshape their input (view, expand). */
+static int input_and_out_shape(hir_interp *it, const hir_stmt *s, hir_view *v, int *nd,
+                               int64_t *shape, hir_error *e)
+{
+    if (interp_get(it, hir_value_tensor(s->in[0]), v, e))
+        return -1;
+    return interp_rt_shape(it, s->out, nd, shape, e);
+}
+
 int ops_view(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     hir_tensor *in = hir_value_tensor(s->in[0]);
     hir_view v, o;
-    if (interp_get(it, in, &v, e))
-        return -1;
     int nd;
     int64_t shape[HIR_MAX_DIMS];
-    if (interp_rt_shape(it, s->out, &nd, shape, e))
+    if (input_and_out_shape(it, s, &v, &nd, shape, e))
         return -1;
     hir_view want;
     hir_view_init(&want, NULL, v.dtype, nd, shape);
@@ -1118,11 +1126,9 @@ int ops_expand(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     hir_tensor *in = hir_value_tensor(s->in[0]);
     hir_view v, o, x;
-    if (interp_get(it, in, &v, e))
-        return -1;
     int nd;
     int64_t shape[HIR_MAX_DIMS];
-    if (interp_rt_shape(it, s->out, &nd, shape, e))
+    if (input_and_out_shape(it, s, &v, &nd, shape, e))
         return -1;
     if (nd < v.ndim)
         return interp_fail(it, e, "expand to %d axes from a tensor of %d", nd, v.ndim);
