@@ -136,6 +136,12 @@ for tier in $tiers; do
     else
       case_ nccl-two-ranks-one-gpu 2 "error:GPU" -- $work/g2-nccl.hir
     fi
+    # pre-resolved element-wise statements (docs/runner.md): bindings that change between
+    # executions (per-iteration slices, a loop index as operand) must resolve again
+    P=$here/../lit/run/Inputs
+    case_ preresolve-stream-loop 1 pass --iters=3 --vary-inputs -- $P/preresolve-stream-loop.hir $P/preresolve-stream-loop-ref.hir
+    case_ preresolve-scalar-loop 1 pass --iters=3 --vary-inputs -- $P/preresolve-scalar-loop.hir $P/preresolve-scalar-loop-ref.hir
+    case_ preresolve-wrong-ref 1 fail -- $P/preresolve-scalar-loop.hir $P/preresolve-scalar-loop-wrong.hir
     # a mis-ordered program for the protocol is refused up front, not hung
     case_ get-program-put-protocol 8 "error:other P2P protocol" --p2p-protocol=put -- $work/odd-c.hir $work/odd.hir
     ;;
