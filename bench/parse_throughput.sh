@@ -102,12 +102,36 @@ w.write(tail)
 PY
 }
 
+# timed FILE CMD...: runs CMD (stdout discarded) and writes "wall user sys maxrss_kb" to FILE, with
+# GNU time where the machine has it (/usr/bin/time, or a `time` executable on PATH), else with
+# python3's os.wait4. The fallback's RSS is too high by about the interpreter's own RSS (the
+# kernel keeps the forked Python's high-water mark across exec): the header says which was used.
+GNU_TIME=$( { [ -x /usr/bin/time ] && echo /usr/bin/time; } || type -P time || true)
+timed() {
+    local out=$1; shift
+    if [ -n "$GNU_TIME" ]; then
+        "$GNU_TIME" -f "%e %U %S %M" -o "$out" "$@" >/dev/null
+    else
+        python3 - "$out" "$@" <<'PY'
+import os, subprocess, sys, time
+out, cmd = sys.argv[1], sys.argv[2:]
+t0 = time.monotonic()
+p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+_, status, ru = os.wait4(p.pid, 0)
+wall = time.monotonic() - t0
+if os.waitstatus_to_exitcode(status) != 0:
+    sys.exit("command failed: %s" % " ".join(cmd))
+open(out, "w").write("%.2f %.2f %.2f %d\n" % (wall, ru.ru_utime, ru.ru_stime, ru.ru_maxrss))
+PY
+    fi
+}
+
 measure() {   # PREFIX CMD...  -> ${PREFIX}_s (best wall time of 3 runs), ${PREFIX}_cpu (best
               # user+sys), ${PREFIX}_kb (largest max RSS)
     local prefix=$1; shift
     local best_s="" best_cpu="" best_kb=""
     for _ in 1 2 3; do
-        /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$@" >/dev/null
+        timed "$WORK/time" "$@"
         read -r s u y kb < "$WORK/time"
         local cpu
         cpu=$(awk "BEGIN{print $u + $y}")
@@ -125,6 +149,7 @@ div() { awk "BEGIN{d = $2; if (d <= 0) d = 0.001; printf \"%.${3:-1}f\", $1 / d}
 echo "# parse_throughput: $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -m), $(nproc) cores, $(awk -F: '/model name/{print $2; exit}' /proc/cpuinfo | sed 's/^ *//')"
 echo "# hir-opt: $HIR_OPT"
 echo "# mlir-opt: $MLIR_OPT ($("$MLIR_OPT" --version | awk '/LLVM version/{print $NF; exit}'))"
+echo "# timing with: ${GNU_TIME:-python3 os.wait4 (no GNU time here: RSS overstated by about 10 MB, the interpreter RSS)}"
 echo "# wall: best of 3 wall-clock runs; cpu: best of 3 user+sys (steadier when the machine is shared)"
 echo "# MB/s from wall time; RSS in MB and as a multiple of the input (hir_xin, mlir_xin)"
 printf '%-10s %10s | %8s %8s %8s %8s %7s | %8s %8s %8s %8s %7s | %10s %10s\n' statements MB \
