@@ -10,11 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* what arena users store (support.h, HIR_ARENA_ALIGN) */
+_Static_assert(_Alignof(void *) <= HIR_ARENA_ALIGN && _Alignof(int64_t) <= HIR_ARENA_ALIGN &&
+               _Alignof(double) <= HIR_ARENA_ALIGN && _Alignof(size_t) <= HIR_ARENA_ALIGN &&
+               _Alignof(jmp_buf) <= HIR_ARENA_ALIGN, "arena alignment too small");
+
 typedef struct chunk {
     struct chunk *next;
     size_t size, used;
     size_t mapped;               /* bytes mmap'd (0: calloc'd) */
-    _Alignas(16) unsigned char data[];
+    _Alignas(HIR_ARENA_ALIGN) unsigned char data[];
 } chunk;
 
 /* Chunks of 2 MiB and more are mmap'd with transparent huge pages asked for where the kernel
@@ -103,7 +108,7 @@ void *hir_arena_try_alloc(hir_arena *a, size_t size)
         a->failed = true;
         return NULL;
     }
-    size = (size + 15) & ~(size_t)15;
+    size = (size + HIR_ARENA_ALIGN - 1) & ~(size_t)(HIR_ARENA_ALIGN - 1);
     chunk *c = a->head;
     if (!c || c->size - c->used < size) {
         size_t want = size > (1u << 16) ? size : (1u << 16);

@@ -16,7 +16,7 @@ static void arena_zeroed_aligned(void **state)
     hir_arena *a = hir_arena_new();
     for (int i = 1; i < 5000; i += 7) {
         unsigned char *p = hir_arena_alloc(a, (size_t)i);
-        assert_true(((uintptr_t)p & 15) == 0);
+        assert_true(((uintptr_t)p & (HIR_ARENA_ALIGN - 1)) == 0);
         for (int k = 0; k < i; k++)
             assert_int_equal(p[k], 0);
         memset(p, 0xab, (size_t)i);
