@@ -84,7 +84,7 @@ static void conv_error(conv *c, const hir_stmt *s, const char *fmt, ...)
     if (s->op == HIR_OP_COMMUNICATION || s->op == HIR_OP_CPERM)
         snprintf(what, sizeof what, "%s %" PRId64, kw, s->u.comm->number);
     else if (s->op == HIR_OP_DISPATCH || s->op == HIR_OP_COMBINE)
-        snprintf(what, sizeof what, "%s %" PRId64, kw, s->u.moe.number);
+        snprintf(what, sizeof what, "%s %" PRId64, kw, s->u.moe->number);
     else
         snprintf(what, sizeof what, "%s", kw);
     hir_diag_emit(c->d, HIR_ERROR, s->loc, "%s cannot be written in the %s form: %s", what,
@@ -274,7 +274,7 @@ static void convert_stmt(conv *c, hir_stmt *s, int loops)
             conv_error(c, s, "type=AllToAll exists only in the 2026 form");
         convert_root(c, s);
     }
-    if (s->op == HIR_OP_SDPA && c->to == HIR_FORM_2025 && (s->u.sdpa.has_bias || s->u.sdpa.has_mask))
+    if (s->op == HIR_OP_SDPA && c->to == HIR_FORM_2025 && (s->u.sdpa->has_bias || s->u.sdpa->has_mask))
         conv_error(c, s, "bias= and mask= exist only in the 2026 form");
     if (info->flags & HIR_OPF_STREAM) {
         if (c->to == HIR_FORM_2025)

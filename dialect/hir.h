@@ -170,21 +170,40 @@ typedef enum hir_launch_layout {
     HIR_LAUNCH_ONE_LINE,       /* "LaunchKernel(Inputs: {T0, }, Outputs: {T1, })" (2025-01) */
 } hir_launch_layout;
 
+/* The rare, large parts of a statement live out of line, behind one pointer of the union:
+ * hir_stmt_new allocates the part its op needs (sdpa, sdpa_bwd: hir_stmt_sdpa; Dispatch,
+ * Combine: hir_stmt_moe), so the common statement stays small. */
+typedef struct hir_stmt_moe {    /* Dispatch / Combine: in[] = in, topk_idx|topk_weights, ... */
+    int64_t number;              /* expression number */
+    int64_t num_experts;         /* Dispatch */
+    hir_backend_kind backend;
+    /* Dispatch: the outputs nvFuser does not print, named by a later Combine (received
+     * topk_weights, src_idx); NULL until one does */
+    hir_tensor *hidden[2];
+    hir_stmt *dispatch;          /* Combine: the Dispatch whose out= is its in= */
+} hir_stmt_moe;
+
+typedef struct hir_stmt_sdpa {   /* sdpa: out = attention output; in[] = q, k, v, [bias], [mask],
+                                  * dropout_p, is_causal, [scale] */
+    hir_tensor *extra[3];        /* logsumexp, philox seed, philox offset */
+    hir_loc extra_loc[3];
+    bool has_bias, has_mask, has_scale;
+} hir_stmt_sdpa;
+
 struct hir_stmt {
-    hir_op op;
-    hir_form form;               /* the spelling it was read in (2025 unless parsed as 2026) */
+    hir_op op : 8;               /* narrow: HIR_OP_COUNT <= 256 (checked in ir.c) */
+    hir_form form : 8;           /* the spelling it was read in (2025 unless parsed as 2026) */
+    int nin;
     hir_loc loc;
     hir_tensor *out;             /* output tensor (tensor-producing statements) */
-    hir_scalar *sout;            /* output scalar (SCALAR_DEF) */
-    int nin;
     hir_value **in;              /* inputs, in printed order (tensors or scalars) */
-    hir_loc out_loc;             /* where the output was spelled (parsed programs) */
     hir_loc *in_loc;             /* where each input was spelled (parsed programs) */
+    hir_loc out_loc;             /* where the output was spelled (parsed programs) */
     union {
         struct {                 /* ALLOCATE */
             hir_mem mem;
-            hir_scalar *size;
             bool zero_init, resets_to_zero;
+            hir_scalar *size;
             hir_tensor *alias;   /* ".alias=" line, or NULL */
         } alloc;
         hir_stream_ref stream;   /* Get/Set/Synchronize */
@@ -216,8 +235,8 @@ struct hir_stmt {
         } ew;
         struct {                 /* reduction */
             const char *op_name;
-            hir_reduce_op op;
             hir_scalar *init;
+            hir_reduce_op op;
             bool allreduce;
         } red;
         struct {                 /* slice */
@@ -244,26 +263,20 @@ struct hir_stmt {
         } kernel;
         struct {                 /* SCALAR_DEF */
             hir_sexpr *def;
+            hir_scalar *out;     /* the scalar it defines (hir_stmt_sout) */
         } sdef;
-        struct {                 /* Dispatch / Combine: in[] = in, topk_idx|topk_weights, ... */
-            int64_t number;      /* expression number */
-            int64_t num_experts; /* Dispatch */
-            hir_backend_kind backend;
-            /* Dispatch: the outputs nvFuser does not print, named by a later Combine
-             * (received topk_weights, src_idx); NULL until one does */
-            hir_tensor *hidden[2];
-            hir_stmt *dispatch;  /* Combine: the Dispatch whose out= is its in= */
-        } moe;
-        struct {                 /* sdpa: out = attention output; in[] = q, k, v, [bias], [mask],
-                                  * dropout_p, is_causal, [scale] */
-            hir_tensor *extra[3];     /* logsumexp, philox seed, philox offset */
-            hir_loc extra_loc[3];
-            bool has_bias, has_mask, has_scale;
-        } sdpa;
+        hir_stmt_moe *moe;       /* Dispatch / Combine (out of line) */
+        hir_stmt_sdpa *sdpa;     /* sdpa, sdpa_bwd (out of line) */
     } u;
     hir_block body;              /* FOR bodies, IF then-body */
     hir_block else_body;         /* IF else-body */
 };
+
+/* The output scalar of a SCALAR_DEF, NULL for every other statement. */
+static inline hir_scalar *hir_stmt_sout(const hir_stmt *s)
+{
+    return s->op == HIR_OP_SCALAR_DEF ? s->u.sdef.out : NULL;
+}
 
 /* Raw HostUnit trailer block (the embedded fusion is opaque to host IR). */
 typedef struct hir_hostunit {

@@ -350,10 +350,16 @@ hir_comm *hir_comm_new(hir_program *p, hir_op op)
     return hir_comm_create(p, p->next_expr, op);
 }
 
+_Static_assert(HIR_OP_COUNT <= 256 && HIR_FORM_2026 < 256, "hir_stmt.op and .form are 8 bits");
+
 hir_stmt *hir_stmt_new(hir_program *p, hir_op op)
 {
     hir_stmt *s = hir_arena_alloc(p->arena, sizeof *s);
     s->op = op;
+    if (op == HIR_OP_SDPA || op == HIR_OP_SDPA_BWD)
+        s->u.sdpa = hir_arena_alloc(p->arena, sizeof *s->u.sdpa);
+    else if (op == HIR_OP_DISPATCH || op == HIR_OP_COMBINE)
+        s->u.moe = hir_arena_alloc(p->arena, sizeof *s->u.moe);
     s->form = p->form;           /* statements made by passes take the program's form */
     return s;
 }

@@ -903,8 +903,8 @@ static void p_cperm(const hir_stmt *s, int level, out *f, const hir_opinfo *info
 static void p_dispatch(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 {
     indent(f, level);
-    o_printf(f, "Dispatch %lld (num_experts=%lld, backend=%s, in=", (long long)s->u.moe.number,
-             (long long)s->u.moe.num_experts, hir_backend_kind_name(s->u.moe.backend));
+    o_printf(f, "Dispatch %lld (num_experts=%lld, backend=%s, in=", (long long)s->u.moe->number,
+             (long long)s->u.moe->num_experts, hir_backend_kind_name(s->u.moe->backend));
     o_tensor_print(in_tensor(s, 0), f);
     PUT(f, ", topk_idx=");
     o_tensor_print(in_tensor(s, 1), f);
@@ -918,8 +918,8 @@ static void p_dispatch(const hir_stmt *s, int level, out *f, const hir_opinfo *i
 static void p_combine(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 {
     indent(f, level);
-    o_printf(f, "Combine %lld (backend=%s, in=", (long long)s->u.moe.number,
-             hir_backend_kind_name(s->u.moe.backend));
+    o_printf(f, "Combine %lld (backend=%s, in=", (long long)s->u.moe->number,
+             hir_backend_kind_name(s->u.moe->backend));
     o_tensor_print(in_tensor(s, 0), f);
     PUT(f, ", topk_weights=");
     o_tensor_print(in_tensor(s, 1), f);
@@ -934,8 +934,8 @@ static void p_combine(const hir_stmt *s, int level, out *f, const hir_opinfo *in
 static void p_sdpa(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 {
     /* four output lines at `level`, the arguments at level + 1 (docs/language.md, "sdpa") */
-    const hir_tensor *outs[4] = {s->out, s->u.sdpa.extra[0], s->u.sdpa.extra[1],
-                                 s->u.sdpa.extra[2]};
+    const hir_tensor *outs[4] = {s->out, s->u.sdpa->extra[0], s->u.sdpa->extra[1],
+                                 s->u.sdpa->extra[2]};
     for (int i = 0; i < 4; i++) {
         indent(f, level);
         o_tensor_print(outs[i], f);
@@ -948,11 +948,11 @@ static void p_sdpa(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
     value_print(s->in[0], f);
     PUT(f, ",\n");
     int k = 1;
-    for (; k < 3 + s->u.sdpa.has_bias + s->u.sdpa.has_mask; k++) {
+    for (; k < 3 + s->u.sdpa->has_bias + s->u.sdpa->has_mask; k++) {
         indent(f, level + 1);
         spaces(f, 10);
         if (k == 3)
-            put_str(f, s->u.sdpa.has_bias ? "bias=" : "mask=");
+            put_str(f, s->u.sdpa->has_bias ? "bias=" : "mask=");
         else if (k == 4)
             PUT(f, "mask=");
         value_print(s->in[k], f);
@@ -970,14 +970,14 @@ static void p_sdpa(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
     value_print(s->in[k++], f);
     if (y26) {
         PUT(f, ",\n");
-        if (s->u.sdpa.has_scale) {
+        if (s->u.sdpa->has_scale) {
             indent(f, level + 1);
             spaces(f, 10);
             PUT(f, "scale=");
             value_print(s->in[k], f);
             PUT(f, ",\n");
         }
-    } else if (s->u.sdpa.has_scale) {
+    } else if (s->u.sdpa->has_scale) {
         indent(f, level + 1);
         PUT(f, ",\n");
         spaces(f, 10);
@@ -995,7 +995,7 @@ static void p_sdpa_bwd(const hir_stmt *s, int level, out *f, const hir_opinfo *i
 {
     static const char *const names[5] = {"logsum_exp = ", "dropout_p = ", "is_causal = ",
                                          "philox_seed = ", "philox_offset = "};
-    const hir_tensor *outs[3] = {s->out, s->u.sdpa.extra[0], s->u.sdpa.extra[1]};
+    const hir_tensor *outs[3] = {s->out, s->u.sdpa->extra[0], s->u.sdpa->extra[1]};
     for (int i = 0; i < 3; i++) {
         indent(f, level);
         o_tensor_print(outs[i], f);
@@ -1013,7 +1013,7 @@ static void p_sdpa_bwd(const hir_stmt *s, int level, out *f, const hir_opinfo *i
         value_print(s->in[i], f);
         PUT(f, ",\n");
     }
-    if (s->u.sdpa.has_scale) {
+    if (s->u.sdpa->has_scale) {
         indent(f, level + 1);
         PUT(f, ",\n");
         spaces(f, 10);
@@ -1027,7 +1027,7 @@ static void p_sdpa_bwd(const hir_stmt *s, int level, out *f, const hir_opinfo *i
 static void p_scalardef(const hir_stmt *s, int level, out *f, const hir_opinfo *info)
 {
     indent(f, level);
-    o_scalar_print_ref(s->sout, f);
+    o_scalar_print_ref(s->u.sdef.out, f);
     PUT(f, " = ");
     o_sexpr_print_def(s->u.sdef.def, f);
     PUT(f, ";\n");

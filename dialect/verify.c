@@ -303,8 +303,8 @@ static void undefined_use(vctx *v, const hir_scalar *s, hir_loc where, const cha
 static bool collect_defs(hir_stmt *s, int depth, void *ctx)
 {
     vctx *v = ctx;
-    if (s->op == HIR_OP_SCALAR_DEF && s->sout)
-        hir_map_put(&v->stmt_defined, key(s->sout), s->sout);
+    if (s->op == HIR_OP_SCALAR_DEF && s->u.sdef.out)
+        hir_map_put(&v->stmt_defined, key(s->u.sdef.out), s->u.sdef.out);
     return true;
 }
 
@@ -592,7 +592,7 @@ static void check_matmul(vctx *v, const hir_stmt *s)
 static void check_sdpa_outs(vctx *v, const hir_stmt *s, const hir_tensor *const *t, const int64_t *want)
 {
     const hir_iterdomain *ids[MAXR];
-    const hir_tensor *o = s->out, *lse = s->u.sdpa.extra[0];
+    const hir_tensor *o = s->out, *lse = s->u.sdpa->extra[0];
     int64_t eo[MAXR];
     if (o) {
         int n = runtime_shape(v, o, true, eo, ids, MAXR);
@@ -608,7 +608,7 @@ static void check_sdpa_outs(vctx *v, const hir_stmt *s, const hir_tensor *const 
                  hir_dtype_name(o->dtype), hir_dtype_name(t[0]->dtype));
     }
     if (lse) {
-        hir_loc l = s->u.sdpa.extra_loc[0].src ? s->u.sdpa.extra_loc[0] : s->loc;
+        hir_loc l = s->u.sdpa->extra_loc[0].src ? s->u.sdpa->extra_loc[0] : s->loc;
         int n = runtime_shape(v, lse, true, eo, ids, MAXR);
         if (n != 3)
             verr(v, l, "sdpa: logsumexp T%lld has %d axes, expected 3 ([N, H, L])", (long long)lse->number, n);
@@ -621,8 +621,8 @@ static void check_sdpa_outs(vctx *v, const hir_stmt *s, const hir_tensor *const 
                  hir_dtype_name(lse->dtype));
     }
     for (int i = 1; i < 3; i++) {
-        const hir_tensor *x = s->u.sdpa.extra[i];
-        hir_loc l = s->u.sdpa.extra_loc[i].src ? s->u.sdpa.extra_loc[i] : s->loc;
+        const hir_tensor *x = s->u.sdpa->extra[i];
+        hir_loc l = s->u.sdpa->extra_loc[i].src ? s->u.sdpa->extra_loc[i] : s->loc;
         if (x && x->dtype != HIR_DT_UINT64)
             verr(v, l, "sdpa: philox %s T%lld has dtype %s, expected uint64_t", i == 1 ? "seed" : "offset",
                  (long long)x->number, hir_dtype_name(x->dtype));
@@ -638,8 +638,8 @@ static void check_sdpa(vctx *v, const hir_stmt *s)
     int64_t e[3][MAXR];
     const hir_iterdomain *ids[MAXR];
     for (int i = 0; i < 3; i++)     /* logsumexp and the philox seed/offset are defined here */
-        if (s->u.sdpa.extra[i])
-            define(v, s->u.sdpa.extra[i], s->u.sdpa.extra_loc[i].src ? s->u.sdpa.extra_loc[i] : s->loc);
+        if (s->u.sdpa->extra[i])
+            define(v, s->u.sdpa->extra[i], s->u.sdpa->extra_loc[i].src ? s->u.sdpa->extra_loc[i] : s->loc);
     for (int i = 0; i < 3; i++) {
         t[i] = hir_value_tensor(s->in[i]);
         if (!t[i]) {
@@ -673,14 +673,14 @@ static void check_sdpa(vctx *v, const hir_stmt *s)
     int64_t want[4] = {e[0][0], e[0][1], e[0][2], e[2][3]};
     check_sdpa_outs(v, s, t, want);
     int k = 3;
-    if (s->u.sdpa.has_bias) {
+    if (s->u.sdpa->has_bias) {
         const hir_tensor *b = hir_value_tensor(s->in[k]);
         if (b && b->dtype != t[0]->dtype && b->dtype != HIR_DT_FLOAT)
             verr(v, in_loc(s, k), "sdpa: bias T%lld has dtype %s, expected %s or float", (long long)b->number,
                  hir_dtype_name(b->dtype), hir_dtype_name(t[0]->dtype));
         k++;
     }
-    if (s->u.sdpa.has_mask) {
+    if (s->u.sdpa->has_mask) {
         const hir_tensor *m = hir_value_tensor(s->in[k]);
         if (m && m->dtype != HIR_DT_BOOL)
             verr(v, in_loc(s, k), "sdpa: mask T%lld has dtype %s, expected bool", (long long)m->number,
@@ -692,10 +692,10 @@ static void check_sdpa(vctx *v, const hir_stmt *s)
  * position is a tensor */
 static void check_sdpa_bwd(vctx *v, const hir_stmt *s)
 {
-    const hir_tensor *grads[3] = {s->out, s->u.sdpa.extra[0], s->u.sdpa.extra[1]};
+    const hir_tensor *grads[3] = {s->out, s->u.sdpa->extra[0], s->u.sdpa->extra[1]};
     for (int i = 0; i < 2; i++)
         if (grads[i + 1])
-            define(v, grads[i + 1], s->u.sdpa.extra_loc[i].src ? s->u.sdpa.extra_loc[i] : s->loc);
+            define(v, grads[i + 1], s->u.sdpa->extra_loc[i].src ? s->u.sdpa->extra_loc[i] : s->loc);
     static const char *const names[3] = {"q", "k", "v"};
     for (int i = 0; i < 3; i++) {
         const hir_tensor *t = hir_value_tensor(s->in[1 + i]);
@@ -714,7 +714,7 @@ static void check_multi_output(vctx *v, const hir_stmt *s)
         check_sdpa(v, s);
     if (s->op == HIR_OP_DISPATCH)
         for (int i = 0; i < 2; i++)
-            define(v, s->u.moe.hidden[i], out_loc(s));
+            define(v, s->u.moe->hidden[i], out_loc(s));
     if (s->op == HIR_OP_SDPA_BWD)
         check_sdpa_bwd(v, s);
 }
@@ -1203,14 +1203,15 @@ static void vc_cperm(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
 
 static void vc_combine(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
 {
-    if (!s->u.moe.dispatch)
+    if (!s->u.moe->dispatch)
         verr(v, in_loc(s, 0), "Combine %lld: no Dispatch before it has out=T%lld, its in=",
-             (long long)s->u.moe.number, (long long)in_tensor_num(s, 0));
+             (long long)s->u.moe->number, (long long)in_tensor_num(s, 0));
 }
 
 static void vc_scalardef(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
 {
-    if (s->sout && s->sout->kind != HIR_SC_SYMBOL && s->sout->kind != HIR_SC_NAMED)
+    const hir_scalar *out = s->u.sdef.out;
+    if (out && out->kind != HIR_SC_SYMBOL && out->kind != HIR_SC_NAMED)
         verr(v, out_loc(s), "only a symbol or a named scalar can be defined");
 }
 
@@ -1266,7 +1267,7 @@ static bool check_arity(vctx *v, const hir_stmt *s, const hir_opinfo *info)
             verr(v, s->loc, "%s: operand %d is missing", op_name(s), i);
             return false;
         }
-    if (info->has_out && !s->out && !s->sout) {
+    if (info->has_out && !s->out && !hir_stmt_sout(s)) {
         verr(v, s->loc, "%s has no output", op_name(s));
         return false;
     }
@@ -1308,8 +1309,9 @@ static void check_stmt(vctx *v, hir_block *b, int idx, int depth)
         hir_map_del(&v->deallocated, key(s->out));
     }
     check_multi_output(v, s);
-    if (s->sout)
-        define(v, s->sout, out_loc(s));
+    hir_scalar *sout = hir_stmt_sout(s);
+    if (sout)
+        define(v, sout, out_loc(s));
     if (info->fmt == HIR_FMT_POST || info->fmt == HIR_FMT_LAUNCH)
         for (int i = s->u.kernel.ninputs; i < s->nin; i++)
             define(v, s->in[i], in_loc(s, i));

@@ -385,15 +385,15 @@ stmt
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_DISPATCH, @$);
           s->form = HIR_FORM_2026;
-          s->u.moe.number = $2;
-          s->u.moe.num_experts = $6;
+          s->u.moe->number = $2;
+          s->u.moe->num_experts = $6;
           expr_number_ok(ctx, $2, @2);
           field_is(ctx, $4, @4, "num_experts", "Dispatch");
           field_is(ctx, $16, @16, "topk_idx", "Dispatch");
           field_is(ctx, $20, @20, "topk_weights", "Dispatch");
           field_is(ctx, $24, @24, "out", "Dispatch");
           if ($6 <= 0) semantic_error(ctx, @6, "Dispatch: num_experts must be positive, not %lld", (long long)$6);
-          backend_of(ctx, $10, @10, &s->u.moe.backend);
+          backend_of(ctx, $10, @10, &s->u.moe->backend);
           s->out = $26; s->out_loc = LOC(@26);
           hir_value *v[3] = {(hir_value *)$14, (hir_value *)$18, (hir_value *)$22};
           hir_yyltype l[3] = {@14, @18, @22};
@@ -421,12 +421,12 @@ stmt
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_COMBINE, @$);
           s->form = HIR_FORM_2026;
-          s->u.moe.number = $2;
+          s->u.moe->number = $2;
           expr_number_ok(ctx, $2, @2);
           field_is(ctx, $12, @12, "topk_weights", "Combine");
           field_is(ctx, $16, @16, "src_idx", "Combine");
           field_is(ctx, $20, @20, "out", "Combine");
-          backend_of(ctx, $6, @6, &s->u.moe.backend);
+          backend_of(ctx, $6, @6, &s->u.moe->backend);
           s->out = $22; s->out_loc = LOC(@22);
           hir_value *v[3] = {(hir_value *)$10, (hir_value *)$14, (hir_value *)$18};
           hir_yyltype l[3] = {@10, @14, @18};
@@ -435,10 +435,10 @@ stmt
            * src_idx= are the Dispatch's unprinted ones (the Dispatch whose out= is this in=) */
           for (int i = ctx->dispatches.n - 1; i >= 0; i--) {
               hir_stmt *d = ctx->dispatches.items[i];
-              if (d->out == $10 && !d->u.moe.hidden[0]) {
-                  d->u.moe.hidden[0] = $14;
-                  d->u.moe.hidden[1] = $18;
-                  s->u.moe.dispatch = d;
+              if (d->out == $10 && !d->u.moe->hidden[0]) {
+                  d->u.moe->hidden[0] = $14;
+                  d->u.moe->hidden[1] = $18;
+                  s->u.moe->dispatch = d;
                   break;
               }
           }

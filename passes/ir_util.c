@@ -125,7 +125,7 @@ static bool stmt_slots(hir_stmt *s, int depth, void *ctx)
     case HIR_OP_SCALAR_DEF: {
         /* the defined symbol is seen (it counts as used) but never replaced: rewriting it
          * would turn "i169 = i140 + 0" into "i140 = i140 + 0" */
-        hir_scalar *out = s->sout;
+        hir_scalar *out = s->u.sdef.out;
         slot(v, &out);
         for (int i = 0; i < s->u.sdef.def->nargs; i++)
             slot(v, &s->u.sdef.def->args[i]);
@@ -318,7 +318,15 @@ hir_stmt *pu_share(hir_program *p, int n, hir_comm **comms)
 hir_stmt *pu_stmt_clone(hir_program *p, const hir_stmt *s)
 {
     hir_stmt *c = hir_stmt_new(p, s->op);
+    hir_stmt fresh = *c;         /* its own out-of-line part, if the op has one */
     *c = *s;
+    if (s->op == HIR_OP_SDPA || s->op == HIR_OP_SDPA_BWD) {
+        c->u.sdpa = fresh.u.sdpa;
+        *c->u.sdpa = *s->u.sdpa;
+    } else if (s->op == HIR_OP_DISPATCH || s->op == HIR_OP_COMBINE) {
+        c->u.moe = fresh.u.moe;
+        *c->u.moe = *s->u.moe;
+    }
     hir_stmt_set_inputs(p, c, s->nin, s->in);
     if (s->nin && s->in_loc)
         memcpy(c->in_loc, s->in_loc, sizeof(hir_loc) * s->nin);

@@ -1080,8 +1080,8 @@ static int exec_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
         interp_get(it, hir_value_tensor(s->in[1]), &d.topk_idx, e) ||
         interp_get(it, hir_value_tensor(s->in[2]), &d.topk_weights, e))
         return -1;
-    d.num_experts = s->u.moe.num_experts;
-    d.transport = s->u.moe.backend;
+    d.num_experts = s->u.moe->num_experts;
+    d.transport = s->u.moe->backend;
     hir_moe_routed r;
     if (it->be->ops->moe_dispatch(it->be, it->cur, &d, &r, e))
         return backend_fail(it, e);
@@ -1113,8 +1113,8 @@ static int exec_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
         return interp_oom(it, e, "keeping the tokens a Dispatch routed", NULL);
     }
     if (bind_routed(it, s->out, m, 0, "received tokens", e) ||
-        bind_routed(it, s->u.moe.hidden[0], m, 2, "received topk_weights", e) ||
-        bind_routed(it, s->u.moe.hidden[1], m, 3, "src_idx", e))
+        bind_routed(it, s->u.moe->hidden[0], m, 2, "received topk_weights", e) ||
+        bind_routed(it, s->u.moe->hidden[1], m, 3, "src_idx", e))
         return -1;
     return 0;
 }
@@ -1124,7 +1124,7 @@ static int exec_combine(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (!it->be->ops->moe_combine)
         return interp_fail(it, e, "the %s backend does not route MoE tokens (Dispatch and Combine "
                            "run on --device=cpu)", it->be->ops->name);
-    const hir_stmt *ds = s->u.moe.dispatch;
+    const hir_stmt *ds = s->u.moe->dispatch;
     rt_moe *m = ds ? hir_map_get(&it->moe, (uintptr_t)ds) : NULL;
     if (!m)
         return interp_fail(it, e, "no Dispatch whose out= is this in= ran before it (its token "
@@ -1135,7 +1135,7 @@ static int exec_combine(hir_interp *it, const hir_stmt *s, hir_error *e)
         interp_get(it, hir_value_tensor(s->in[2]), &c.src_idx, e))
         return -1;
     c.send_counts = m->v[4];
-    c.transport = s->u.moe.backend;
+    c.transport = s->u.moe->backend;
     c.recv_counts = m->v[5];
     if (c.x.ndim != 2)
         return interp_fail(it, e, "in has %d axes, tokens are [R, H]", c.x.ndim);
@@ -1447,12 +1447,12 @@ static int exec_scalar_def(hir_interp *it, const hir_stmt *s, hir_error *e)
     hir_scalar tmp = {0};
     tmp.head.kind = HIR_VAL_SCALAR;
     tmp.kind = HIR_SC_ANON;
-    tmp.dtype = s->sout->dtype;
+    tmp.dtype = s->u.sdef.out->dtype;
     tmp.def = s->u.sdef.def;
     int64_t v;
     if (interp_eval(it, &tmp, &v, e))
         return -1;
-    return s->sout->def ? 0 : bind_scalar(it, s->sout, v, e);
+    return s->u.sdef.out->def ? 0 : bind_scalar(it, s->u.sdef.out, v, e);
 }
 
 /* What each statement kind does, indexed by the op table (dialect/defs/ops.def). A kind

@@ -114,10 +114,10 @@ static int sdpa_outputs(hir_interp *it, const hir_stmt *s, hir_sdpa *a, hir_erro
     int64_t oshape[4] = {N, H, L, Ev}, lshape[3] = {N, H, L};
     if (bind_output(it, s->out, 4, oshape, &a->out, e))
         return -1;
-    if (s->u.sdpa.extra[0] && bind_output(it, s->u.sdpa.extra[0], 3, lshape, &a->lse, e))
+    if (s->u.sdpa->extra[0] && bind_output(it, s->u.sdpa->extra[0], 3, lshape, &a->lse, e))
         return -1;
     for (int i = 1; i < 3; i++) {   /* philox seed/offset: no dropout, so zeros */
-        const hir_tensor *t = s->u.sdpa.extra[i];
+        const hir_tensor *t = s->u.sdpa->extra[i];
         int nd;
         int64_t shape[HIR_MAX_DIMS];
         hir_view v;
@@ -142,9 +142,9 @@ int ops_sdpa(hir_interp *it, const hir_stmt *s, hir_error *e)
         get_operand(it, s->in[1], &a.k, e) ||
         get_operand(it, s->in[2], &a.v, e))
         return -1;
-    if ((a.has_bias = s->u.sdpa.has_bias) && get_operand(it, s->in[k++], &a.bias, e))
+    if ((a.has_bias = s->u.sdpa->has_bias) && get_operand(it, s->in[k++], &a.bias, e))
         return -1;
-    if ((a.has_mask = s->u.sdpa.has_mask) && get_operand(it, s->in[k++], &a.mask, e))
+    if ((a.has_mask = s->u.sdpa->has_mask) && get_operand(it, s->in[k++], &a.mask, e))
         return -1;
     double dropout, causal;
     if (sdpa_scalar(it, s->in[k], &dropout, e) || sdpa_scalar(it, s->in[k + 1], &causal, e))
@@ -163,7 +163,7 @@ int ops_sdpa(hir_interp *it, const hir_stmt *s, hir_error *e)
         return interp_fail(it, e, "q, k and v do not fit [N, H, L, E], [N, H, S, E], "
                            "[N, H, S, Ev]");
     a.scale = 1.0 / sqrt((double)E);
-    if (s->u.sdpa.has_scale && sdpa_scalar(it, s->in[k + 2], &a.scale, e))
+    if (s->u.sdpa->has_scale && sdpa_scalar(it, s->in[k + 2], &a.scale, e))
         return -1;
     int64_t want[4] = {N, H, L, S};
     if ((a.has_bias && check_bcast(it, &a.bias, want, "bias", e)) ||
@@ -278,11 +278,11 @@ int ops_sdpa_bwd(hir_interp *it, const hir_stmt *s, hir_error *e)
                                    " k [N, H, S, E], v [N, H, S, Ev])", names[i], d,
                                    (long long)in[i]->shape[d], (long long)want[i][d]);
     a.scale = 1.0 / sqrt((double)a.E);
-    if (s->u.sdpa.has_scale && sdpa_scalar(it, s->in[10], &a.scale, e))
+    if (s->u.sdpa->has_scale && sdpa_scalar(it, s->in[10], &a.scale, e))
         return -1;
     if (it->be->ops->synchronize(it->be, e))
         return -1;
-    const hir_tensor *gt[3] = {s->out, s->u.sdpa.extra[0], s->u.sdpa.extra[1]};
+    const hir_tensor *gt[3] = {s->out, s->u.sdpa->extra[0], s->u.sdpa->extra[1]};
     hir_view *gv[3] = {&a.dq, &a.dk, &a.dv};
     for (int i = 0; i < 3; i++)
         if (!gt[i] || interp_bind_new(it, gt[i], 4, want[1 + i], gv[i], e))
