@@ -37,17 +37,27 @@ typedef struct hir_value {
 
 enum { HIR_ID_RFACTOR = 1, HIR_ID_PADDED = 2, HIR_ID_CLUSTERED = 4 };
 
-typedef struct hir_iterdomain {
-    int64_t number;
-    hir_itype itype;
-    hir_ptype ptype;
+/* The rare parts of an IterDomain, out of line (most have none of them). */
+typedef struct hir_iterdomain_range {
     hir_scalar *start;           /* NULL when 0 (not printed) */
     hir_scalar *stop;            /* NULL when it is the extent (not printed) */
-    hir_scalar *extent;
     hir_scalar *expanded;        /* NULL unless an expanded broadcast (" ex E") */
-    unsigned flags;              /* HIR_ID_* */
+} hir_iterdomain_range;
+
+typedef struct hir_iterdomain {
+    int64_t number;
+    hir_scalar *extent;
+    hir_iterdomain_range *range; /* NULL when start, stop and expanded are all NULL; one per
+                                    IterDomain (never shared), set by hir_iterdomain_set_range */
+    hir_itype itype : 8;
+    hir_ptype ptype : 8;
+    unsigned flags : 8;          /* HIR_ID_* */
     hir_loc loc;                 /* first place it was spelled */
 } hir_iterdomain;
+
+static inline hir_scalar *hir_id_start(const hir_iterdomain *id) { return id->range ? id->range->start : NULL; }
+static inline hir_scalar *hir_id_stop(const hir_iterdomain *id) { return id->range ? id->range->stop : NULL; }
+static inline hir_scalar *hir_id_expanded(const hir_iterdomain *id) { return id->range ? id->range->expanded : NULL; }
 
 /* An N-d device mesh, interned per program (equal meshes are the same pointer). */
 typedef struct hir_mesh {
@@ -333,6 +343,10 @@ hir_tensor     *hir_tensor_new(hir_program *p, hir_mem mem, hir_dtype dt, int nl
 hir_iterdomain *hir_iterdomain_get(hir_program *p, int64_t number);
 hir_iterdomain *hir_iterdomain_create(hir_program *p, int64_t number, hir_itype it,
                                       hir_ptype pt, hir_scalar *extent);
+/* Sets start, stop and expanded (each may be NULL); allocates the out-of-line part only when
+ * one is not NULL. */
+void            hir_iterdomain_set_range(hir_program *p, hir_iterdomain *id, hir_scalar *start,
+                                         hir_scalar *stop, hir_scalar *expanded);
 /* A fresh IterDomain cloned from `from` with a new number (for passes). */
 hir_iterdomain *hir_iterdomain_clone(hir_program *p, const hir_iterdomain *from);
 hir_mesh       *hir_mesh_intern(hir_program *p, int ndims, const int64_t *dims,

@@ -154,13 +154,28 @@ hir_iterdomain *hir_iterdomain_create(hir_program *p, int64_t number, hir_itype 
     return id;
 }
 
+_Static_assert(HIR_IT_COUNT <= 256 && HIR_PT_COUNT <= 256 && HIR_ID_CLUSTERED < 256,
+               "hir_iterdomain.itype, .ptype and .flags are 8 bits");
+
+void hir_iterdomain_set_range(hir_program *p, hir_iterdomain *id, hir_scalar *start,
+                              hir_scalar *stop, hir_scalar *expanded)
+{
+    if (!start && !stop && !expanded) {
+        id->range = NULL;
+        return;
+    }
+    if (!id->range)
+        id->range = hir_arena_alloc(p->arena, sizeof *id->range);
+    id->range->start = start;
+    id->range->stop = stop;
+    id->range->expanded = expanded;
+}
+
 hir_iterdomain *hir_iterdomain_clone(hir_program *p, const hir_iterdomain *from)
 {
     hir_iterdomain *id = hir_iterdomain_create(p, p->next_iterdomain, from->itype, from->ptype,
                                                from->extent);
-    id->start = from->start;
-    id->stop = from->stop;
-    id->expanded = from->expanded;
+    hir_iterdomain_set_range(p, id, hir_id_start(from), hir_id_stop(from), hir_id_expanded(from));
     id->flags = from->flags;
     return id;
 }

@@ -281,19 +281,19 @@ static void o_iterdomain_print(const hir_iterdomain *id, out *f)
     put_str(f, hir_ptype_name(id->ptype));
     put_int(f, id->number);
     o_c(f, '{');
-    if (id->start) {
-        o_scalar_print_inline(id->start, f);
+    if (hir_id_start(id)) {
+        o_scalar_print_inline(hir_id_start(id), f);
         PUT(f, " : ");
     }
-    if (id->stop) {
-        o_scalar_print_inline(id->stop, f);
+    if (hir_id_stop(id)) {
+        o_scalar_print_inline(hir_id_stop(id), f);
         PUT(f, " : ");
     }
     if (id->extent)
         o_scalar_print_inline(id->extent, f);
-    if (id->expanded) {
+    if (hir_id_expanded(id)) {
         PUT(f, " ex ");
-        o_scalar_print_inline(id->expanded, f);
+        o_scalar_print_inline(hir_id_expanded(id), f);
     }
     o_c(f, '}');
     if (id->flags & HIR_ID_RFACTOR)

@@ -882,7 +882,7 @@ static void vc_allocate(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
     for (int i = 0; i < t->nloop; i++) {
         const hir_iterdomain *id = t->loop[i];
         if (id->itype != HIR_IT_REDUCTION && id->itype != HIR_IT_STRIDE)
-            check_scalar(v, id->expanded ? id->expanded : id->extent, s->loc);
+            check_scalar(v, hir_id_expanded(id) ? hir_id_expanded(id) : id->extent, s->loc);
     }
     if (s->u.alloc.alias) {
         use_tensor(v, s, s->u.alloc.alias, s->loc);
@@ -917,8 +917,8 @@ static void vc_for(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
         return;
     }
     check_scalar(v, id->extent, s->loc);
-    if (id->start)
-        check_scalar(v, id->start, s->loc);
+    if (hir_id_start(id))
+        check_scalar(v, hir_id_start(id), s->loc);
     /* evaluable: integer operators only (leaves bound to a stand-in value); an extent that
      * evaluates without binding anything (a literal) is evaluable */
     char why[128];
@@ -1556,7 +1556,7 @@ int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d)
             hir_map_put(&v->inputs, key(t), t);
             for (int k = 0; k < t->nloop; k++) {
                 const hir_iterdomain *id = t->loop[k];
-                const hir_scalar *ex[2] = {id->extent, id->expanded};
+                const hir_scalar *ex[2] = {id->extent, hir_id_expanded(id)};
                 for (int j = 0; j < 2; j++)
                     if (ex[j] && ex[j]->kind == HIR_SC_SYMBOL && !ex[j]->def)
                         define(v, ex[j], id->loc);

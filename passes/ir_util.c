@@ -38,7 +38,7 @@ hir_scalar *pu_tensor_size(hir_program *p, const hir_tensor *t, hir_loc where, h
         const hir_iterdomain *id = t->logical[i];
         if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
             continue;
-        hir_scalar *e = id->expanded ? id->expanded : id->extent;
+        hir_scalar *e = hir_id_expanded(id) ? hir_id_expanded(id) : id->extent;
         int64_t v;
         if (e && hir_scalar_const(e, &v)) {
             if (v < 0) {
@@ -150,10 +150,12 @@ void pu_visit_scalars(hir_program *p, bool defs, pu_slot_fn fn, void *ctx)
         hir_iterdomain *id = p->iterdomains.vals[i];
         if (p->iterdomains.keys[i] == UINT64_MAX || !id)
             continue;
-        slot(&v, &id->start);
-        slot(&v, &id->stop);
         slot(&v, &id->extent);
-        slot(&v, &id->expanded);
+        if (id->range) {
+            slot(&v, &id->range->start);
+            slot(&v, &id->range->stop);
+            slot(&v, &id->range->expanded);
+        }
     }
     if (defs)
         for (size_t i = 0; i < p->symbols.cap; i++) {
@@ -520,10 +522,12 @@ void pu_as_printed(hir_program *p)
         hir_iterdomain *id = p->iterdomains.vals[i];
         if (p->iterdomains.keys[i] == UINT64_MAX || !id)
             continue;
-        inline_slot(p, &id->start);
-        inline_slot(p, &id->stop);
         inline_slot(p, &id->extent);
-        inline_slot(p, &id->expanded);
+        if (id->range) {
+            inline_slot(p, &id->range->start);
+            inline_slot(p, &id->range->stop);
+            inline_slot(p, &id->range->expanded);
+        }
     }
     /* (2) new expression and symbol numbers continue after the highest the text shows, as
      * they do after parsing it: numbers of removed statements and dropped definitions are

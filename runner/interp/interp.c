@@ -427,7 +427,7 @@ static int mesh_dim_of(const hir_mesh *m, hir_ptype pt)
 
 static int extent_of(hir_interp *it, const hir_iterdomain *id, int64_t *v, hir_error *e)
 {
-    const hir_scalar *x = id->expanded ? id->expanded : id->extent;
+    const hir_scalar *x = hir_id_expanded(id) ? hir_id_expanded(id) : id->extent;
     if (!x)
         return interp_fail(it, e, "IterDomain %" PRId64 " has no extent", id->number);
     return interp_eval(it, x, v, e);
@@ -489,7 +489,7 @@ int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_erro
             s->offset[d] = coord;
         } else {
             int64_t ext;
-            if (id->itype == HIR_IT_BROADCAST && !id->expanded)
+            if (id->itype == HIR_IT_BROADCAST && !hir_id_expanded(id))
                 ext = 1;
             else if (extent_of(it, id, &ext, e))
                 return -1;
@@ -1361,8 +1361,8 @@ static int exec_for(hir_interp *it, const hir_stmt *s, hir_error *e)
     int64_t start = 0, stop;
     const hir_iterdomain *id = s->u.kfor.id;
     if (extent_of(it, id, &stop, e) ||
-        (id->start && interp_eval(it, id->start, &start, e)) ||
-        (id->stop && interp_eval(it, id->stop, &stop, e)))
+        (hir_id_start(id) && interp_eval(it, hir_id_start(id), &start, e)) ||
+        (hir_id_stop(id) && interp_eval(it, hir_id_stop(id), &stop, e)))
         return -1;
     return exec_loop(it, s->u.kfor.index, start, stop, &s->body, e);
 }
