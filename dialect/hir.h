@@ -91,25 +91,25 @@ typedef enum hir_scalar_kind {
 typedef enum hir_sexpr_kind { HIR_SX_UNARY, HIR_SX_BINARY, HIR_SX_TERNARY, HIR_SX_CALL } hir_sexpr_kind;
 
 typedef struct hir_sexpr {
-    hir_sexpr_kind kind;
-    int op;                      /* hir_unary_op / hir_binary_op / hir_ternary_op */
+    hir_sexpr_kind kind : 8;
     bool infix;                  /* printed "a + b" / "-a" rather than "add(a, b)" */
+    unsigned char nargs;         /* 1 to 3 */
+    int op;                      /* hir_unary_op / hir_binary_op / hir_ternary_op */
     const char *fn;              /* function name as printed (interned) for non-infix */
-    int nargs;
     hir_scalar *args[3];
 } hir_sexpr;
 
 struct hir_scalar {
     hir_value head;
-    hir_scalar_kind kind;
-    hir_dtype dtype;             /* Index for i-symbols; bool for b; ... */
+    hir_scalar_kind kind : 8;
+    hir_dtype dtype : 8;         /* Index for i-symbols; bool for b; ... */
+    bool inline_expand;          /* SYMBOL with def: print "( def )" in inline positions */
     int64_t number;              /* SYMBOL */
     const char *name;            /* NAMED: the name; SYMBOL: the prefix; FLOAT: the spelling */
     int64_t ival;                /* INT, BOOL */
     double fval;                 /* FLOAT */
     hir_sexpr *def;              /* defining expression, or NULL */
     hir_loc def_loc;             /* where the definition was read */
-    bool inline_expand;          /* SYMBOL with def: print "( def )" in inline positions */
     hir_loc loc;                 /* first use */
 };
 

@@ -244,8 +244,8 @@ hir_scalar *hir_scalar_symbol(hir_program *p, const char *prefix, int64_t number
     s = scalar_alloc(p, HIR_SC_SYMBOL);
     s->number = number;
     s->name = hir_program_intern(p, prefix);
-    if (!hir_dtype_of_symbol_prefix(prefix, strlen(prefix), &s->dtype))
-        s->dtype = HIR_DT_INDEX;
+    hir_dtype dt;
+    s->dtype = hir_dtype_of_symbol_prefix(prefix, strlen(prefix), &dt) ? dt : HIR_DT_INDEX;
     hir_map_put(&p->symbols, (uint64_t)number, s);
     bump(&p->next_scalar, number);
     return s;
@@ -366,6 +366,9 @@ hir_comm *hir_comm_new(hir_program *p, hir_op op)
 }
 
 _Static_assert(HIR_OP_COUNT <= 256 && HIR_FORM_2026 < 256, "hir_stmt.op and .form are 8 bits");
+
+_Static_assert(HIR_DT_COUNT <= 256 && HIR_SC_FLOAT < 256 && HIR_SX_CALL < 256,
+               "hir_scalar.kind, .dtype and hir_sexpr.kind are 8 bits");
 
 hir_stmt *hir_stmt_new(hir_program *p, hir_op op)
 {
