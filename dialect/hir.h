@@ -69,10 +69,12 @@ typedef struct hir_mesh {
 
 typedef struct hir_tensor {
     hir_value head;
-    int64_t number;
-    hir_mem mem;
-    hir_dtype dtype;
+    hir_mem mem : 8;
+    hir_dtype dtype : 8;
     int nloop;
+    int64_t number;
+    /* Both arrays are written only by hir_tensor_create: logical is the same array as loop
+     * when the loop domain is already sorted by IterDomain number. */
     hir_iterdomain **loop;       /* loop domain as printed */
     hir_iterdomain **logical;    /* logical order: loop sorted by IterDomain number */
     const char *annotations;     /* " ca_pos( 2 )" etc. verbatim, or NULL */

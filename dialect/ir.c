@@ -116,12 +116,19 @@ hir_tensor *hir_tensor_create(hir_program *p, int64_t number, hir_mem mem, hir_d
     t->dtype = dt;
     t->nloop = nloop;
     t->loop = hir_arena_alloc(p->arena, sizeof(*loop) * (nloop ? nloop : 1));
-    t->logical = hir_arena_alloc(p->arena, sizeof(*loop) * (nloop ? nloop : 1));
-    if (nloop) {
+    if (nloop)
         memcpy(t->loop, loop, sizeof(*loop) * nloop);
+    /* Loop domains print as a permutation of the logical domain; IterDomains are made in
+     * logical order, so sorting by number recovers it (hostir-format.md 1.10). A loop domain
+     * already in that order (the common case) is its own logical domain: one array. */
+    int sorted = 1;
+    for (int i = 1; i < nloop && sorted; i++)
+        sorted = cmp_id(&t->loop[i - 1], &t->loop[i]) <= 0;
+    if (sorted) {
+        t->logical = t->loop;
+    } else {
+        t->logical = hir_arena_alloc(p->arena, sizeof(*loop) * nloop);
         memcpy(t->logical, loop, sizeof(*loop) * nloop);
-        /* Loop domains print as a permutation of the logical domain; IterDomains are made in
-         * logical order, so sorting by number recovers it (hostir-format.md 1.10). */
         qsort(t->logical, nloop, sizeof(*loop), cmp_id);
     }
     t->mesh = mesh;
@@ -369,6 +376,7 @@ _Static_assert(HIR_OP_COUNT <= 256 && HIR_FORM_2026 < 256, "hir_stmt.op and .for
 
 _Static_assert(HIR_DT_COUNT <= 256 && HIR_SC_FLOAT < 256 && HIR_SX_CALL < 256,
                "hir_scalar.kind, .dtype and hir_sexpr.kind are 8 bits");
+_Static_assert(HIR_MEM_COUNT <= 256, "hir_tensor.mem is 8 bits");
 
 hir_stmt *hir_stmt_new(hir_program *p, hir_op op)
 {
