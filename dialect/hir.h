@@ -202,6 +202,18 @@ typedef struct hir_stmt_sdpa {   /* sdpa: out = attention output; in[] = q, k, v
     bool has_bias, has_mask, has_scale;
 } hir_stmt_sdpa;
 
+/* A place in the statement's own source (s->loc.src), half the size of a hir_loc: every place a
+ * parsed statement records lies in the text its statement was read from. end 0: none (no
+ * spelled token ends at offset 0, which a container's header precedes). */
+typedef struct hir_span {
+    uint32_t begin, end;
+} hir_span;
+static inline hir_span hir_span_of(hir_loc l)
+{
+    hir_span r = {l.src ? l.begin : 0, l.src ? l.end : 0};
+    return r;
+}
+
 struct hir_stmt {
     hir_op op : 8;               /* narrow: HIR_OP_COUNT <= 256 (checked in ir.c) */
     hir_form form : 8;           /* the spelling it was read in (2025 unless parsed as 2026) */
@@ -209,8 +221,8 @@ struct hir_stmt {
     hir_loc loc;
     hir_tensor *out;             /* output tensor (tensor-producing statements) */
     hir_value **in;              /* inputs, in printed order (tensors or scalars) */
-    hir_loc *in_loc;             /* where each input was spelled (parsed programs) */
-    hir_loc out_loc;             /* where the output was spelled (parsed programs) */
+    hir_span *in_loc;            /* where each input was spelled (parsed programs; hir_stmt_loc) */
+    hir_span out_loc;            /* where the output was spelled (parsed programs; hir_stmt_loc) */
     union {
         struct {                 /* ALLOCATE */
             hir_mem mem;
@@ -283,6 +295,13 @@ struct hir_stmt {
     hir_block body;              /* FOR bodies, IF then-body */
     hir_block else_body;         /* IF else-body */
 };
+
+/* A span of s as a location: in s's source; src NULL when the span is none. */
+static inline hir_loc hir_stmt_loc(const hir_stmt *s, hir_span r)
+{
+    hir_loc l = {r.end ? s->loc.src : NULL, r.end ? r.begin : 0, r.end};
+    return l;
+}
 
 /* The output scalar of a SCALAR_DEF, NULL for every other statement. */
 static inline hir_scalar *hir_stmt_sout(const hir_stmt *s)

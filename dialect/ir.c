@@ -394,7 +394,7 @@ void hir_stmt_set_inputs(hir_program *p, hir_stmt *s, int n, hir_value **vals)
 {
     s->nin = n;
     s->in = hir_arena_alloc(p->arena, sizeof(*vals) * (n ? n : 1));
-    s->in_loc = hir_arena_alloc(p->arena, sizeof(hir_loc) * (n ? n : 1));
+    s->in_loc = hir_arena_alloc(p->arena, sizeof *s->in_loc * (n ? n : 1));
     if (n)
         memcpy(s->in, vals, sizeof(*vals) * n);
 }

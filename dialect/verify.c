@@ -461,12 +461,12 @@ static bool both_const_differ(int64_t a, int64_t b) { return a >= 0 && b >= 0 &&
 
 static hir_loc in_loc(const hir_stmt *s, int i)
 {
-    if (s->in_loc && s->in_loc[i].src)
-        return s->in_loc[i];
+    if (s->in_loc && s->in_loc[i].end)
+        return hir_stmt_loc(s, s->in_loc[i]);
     return s->loc;
 }
 
-static hir_loc out_loc(const hir_stmt *s) { return s->out_loc.src ? s->out_loc : s->loc; }
+static hir_loc out_loc(const hir_stmt *s) { return s->out_loc.end ? hir_stmt_loc(s, s->out_loc) : s->loc; }
 
 #define MAXR 16
 
@@ -1034,7 +1034,7 @@ static void vc_grouped_mma(vctx *v, hir_block *b, int idx, int depth, hir_stmt *
         verr(v, s->loc, "GroupedMmaOp: mat1 T%lld is %s but mat2 T%lld is %s", (long long)a->number,
              hir_dtype_name(a->dtype), (long long)m->number, hir_dtype_name(m->dtype));
     if (!hir_dtype_is_int(o->dtype))
-        verr(v, s->in_loc ? s->in_loc[2] : s->loc, "GroupedMmaOp: offsets T%lld must be an integer"
+        verr(v, s->in_loc ? hir_stmt_loc(s, s->in_loc[2]) : s->loc, "GroupedMmaOp: offsets T%lld must be an integer"
              " tensor, not %s", (long long)o->number, hir_dtype_name(o->dtype));
 }
 
@@ -1043,7 +1043,7 @@ static void vc_full(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
 {
     for (int i = 0; i < s->nin; i++)
         if (hir_value_tensor(s->in[i]))
-            verr(v, s->in_loc ? s->in_loc[i] : s->loc, "full takes scalars (extents and a value), not a tensor");
+            verr(v, s->in_loc ? hir_stmt_loc(s, s->in_loc[i]) : s->loc, "full takes scalars (extents and a value), not a tensor");
     if (s->out && s->out->nloop != s->nin - 1)
         verr(v, s->loc, "full gives %d extents for T%lld, which has %d axes", s->nin - 1,
              (long long)s->out->number, s->out->nloop);

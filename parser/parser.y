@@ -276,7 +276,7 @@ stmt
     : tensor '=' KW_ALLOCATE '(' KW_BUFFER '=' tensor ',' KW_MEMTYPE '=' IDENT ',' KW_SIZE '=' inline ',' KW_ZEROINIT '=' bool ',' KW_RESETS '=' bool ')' NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_ALLOCATE, @$);
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           if ($7 != $1)
               semantic_error(ctx, @7, "ALLOCATE of T%lld names buffer T%lld; they must be the same tensor",
                              (long long)$1->number, (long long)$7->number);
@@ -292,7 +292,7 @@ stmt
     | tensor '=' KW_ALLOCATE '(' KW_BUFFER '=' tensor ',' KW_MEMTYPE '=' IDENT ',' KW_SIZE '=' inline ',' KW_ZEROINIT '=' bool ',' KW_RESETS '=' bool ')' KW_ALIAS '=' tensor NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_ALLOCATE, @$);
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           if ($7 != $1)
               semantic_error(ctx, @7, "ALLOCATE of T%lld names buffer T%lld; they must be the same tensor",
                              (long long)$1->number, (long long)$7->number);
@@ -360,7 +360,7 @@ stmt
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_HIR_ALLOCATE, @$);
           s->form = HIR_FORM_2026;
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           int mem = -1;
           for (int i = 0; i < HIR_MEM_COUNT; i++) if (!strcmp(hir_mem_name((hir_mem)i), $7)) mem = i;
           if (mem < 0) semantic_error(ctx, @7, "unknown mem_type '%s' (expected register, shared, global, tensor or symmetric)", $7);
@@ -372,7 +372,7 @@ stmt
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_VIEW, @$);
           s->form = HIR_FORM_2026;
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
           stmt_inputs(ctx, s, 1, v, l);
           $$ = s;
@@ -394,7 +394,7 @@ stmt
           field_is(ctx, $24, @24, "out", "Dispatch");
           if ($6 <= 0) semantic_error(ctx, @6, "Dispatch: num_experts must be positive, not %lld", (long long)$6);
           backend_of(ctx, $10, @10, &s->u.moe->backend);
-          s->out = $26; s->out_loc = LOC(@26);
+          s->out = $26; s->out_loc = hir_span_of(LOC(@26));
           hir_value *v[3] = {(hir_value *)$14, (hir_value *)$18, (hir_value *)$22};
           hir_yyltype l[3] = {@14, @18, @22};
           stmt_inputs(ctx, s, 3, v, l);
@@ -427,7 +427,7 @@ stmt
           field_is(ctx, $16, @16, "src_idx", "Combine");
           field_is(ctx, $20, @20, "out", "Combine");
           backend_of(ctx, $6, @6, &s->u.moe->backend);
-          s->out = $22; s->out_loc = LOC(@22);
+          s->out = $22; s->out_loc = hir_span_of(LOC(@22));
           hir_value *v[3] = {(hir_value *)$10, (hir_value *)$14, (hir_value *)$18};
           hir_yyltype l[3] = {@10, @14, @18};
           stmt_inputs(ctx, s, 3, v, l);
@@ -493,7 +493,7 @@ stmt
     | tensor '=' KW_ALIASSELECT '(' tensor ',' KW_AXIS '=' iterdomain ',' KW_INDEX '=' scalar_ref ')' NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_ALIAS_SELECT, @$);
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
           stmt_inputs(ctx, s, 1, v, l);
           s->u.sel.axis = $9; s->u.sel.index = $13;
@@ -502,7 +502,7 @@ stmt
     | tensor '=' KW_SELECT '(' tensor ',' KW_AXIS '=' iterdomain ',' KW_INDEX '=' scalar_ref ')' NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_SELECT, @$);
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
           stmt_inputs(ctx, s, 1, v, l);
           s->u.sel.axis = $9; s->u.sel.index = $13;
@@ -511,7 +511,7 @@ stmt
     | tensor '=' KW_SHARD '(' tensor ',' KW_STREAMINDEX '=' scalar_ref ')' NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_SHARD_BY_STREAM, @$);
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
           stmt_inputs(ctx, s, 1, v, l);
           s->u.stream_index = $9;
@@ -522,7 +522,7 @@ stmt
     | tensor '=' KW_SYMVIEW '(' tensor ')' NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_SYM_VIEW, @$);
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
           stmt_inputs(ctx, s, 1, v, l);
           $$ = s;
@@ -538,7 +538,7 @@ stmt
     | tensor '=' KW_EXPAND '(' tensor ')' NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_EXPAND, @$);
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
           stmt_inputs(ctx, s, 1, v, l);
           $$ = s;
@@ -553,7 +553,7 @@ stmt
     | tensor '=' KW_VIEW '(' tensor ')' NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_VIEW, @$);
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
           stmt_inputs(ctx, s, 1, v, l);
           $$ = s;
@@ -561,7 +561,7 @@ stmt
     | tensor '=' LOADSTORE '(' operand ')' NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, (hir_op)($3 & 0xffff), @$);
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {$5}; hir_yyltype l[1] = {@5};
           stmt_inputs(ctx, s, 1, v, l);
           s->u.ls.permute = ($3 >> 16) != 0;
@@ -570,7 +570,7 @@ stmt
     | tensor '=' LOADSTORE '(' operand ',' KW_CACHEOP '=' IDENT ')' NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, (hir_op)($3 & 0xffff), @$);
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {$5}; hir_yyltype l[1] = {@5};
           stmt_inputs(ctx, s, 1, v, l);
           s->u.ls.permute = ($3 >> 16) != 0;
@@ -582,7 +582,7 @@ stmt
     | tensor '=' KW_LINEAR '(' operand ',' operand ')' NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_LINEAR, @$);
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[2] = {$5, $7}; hir_yyltype l[2] = {@5, @7};
           stmt_inputs(ctx, s, 2, v, l);
           $$ = s;
@@ -590,7 +590,7 @@ stmt
     | tensor '=' KW_LINEAR '(' operand ',' operand ',' operand ')' NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_LINEAR, @$);
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[3] = {$5, $7, $9}; hir_yyltype l[3] = {@5, @7, @9};
           stmt_inputs(ctx, s, 3, v, l);
           $$ = s;
@@ -598,7 +598,7 @@ stmt
     | tensor '=' KW_MATMUL '(' operand ',' operand ')' NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_MATMUL, @$);
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[2] = {$5, $7}; hir_yyltype l[2] = {@5, @7};
           stmt_inputs(ctx, s, 2, v, l);
           $$ = s;
@@ -606,7 +606,7 @@ stmt
     | tensor '=' KW_REDUCTION '(' tensor ',' KW_OP '=' IDENT ',' KW_INITIAL KW_VALUE '=' scalar_ref ',' KW_ALLREDUCE '=' bool ')' NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_REDUCTION, @$);
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
           stmt_inputs(ctx, s, 1, v, l);
           s->u.red.op_name = $9;
@@ -619,7 +619,7 @@ stmt
     | tensor '=' KW_SLICE '(' tensor ',' '{' slice_ranges '}' ')' NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, HIR_OP_SLICE, @$);
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
           stmt_inputs(ctx, s, 1, v, l);
           int n = $8 ? $8->n / 3 : 0;
@@ -635,7 +635,7 @@ stmt
     | tensor '=' FLAGSOP '(' tensor ',' KW_FLAGS '=' '{' bool_list '}' ')' NEWLINE
       {
           hir_stmt *s = stmt_new(ctx, (hir_op)$3, @$);
-          s->out = $1; s->out_loc = LOC(@1);
+          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
           stmt_inputs(ctx, s, 1, v, l);
           int n = $10 ? $10->n : 0;

@@ -331,7 +331,7 @@ hir_stmt *pu_stmt_clone(hir_program *p, const hir_stmt *s)
     }
     hir_stmt_set_inputs(p, c, s->nin, s->in);
     if (s->nin && s->in_loc)
-        memcpy(c->in_loc, s->in_loc, sizeof(hir_loc) * s->nin);
+        memcpy(c->in_loc, s->in_loc, sizeof *c->in_loc * s->nin);
     memset(&c->body, 0, sizeof c->body);
     memset(&c->else_body, 0, sizeof c->else_body);
     return c;
