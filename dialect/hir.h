@@ -108,8 +108,10 @@ struct hir_scalar {
     bool inline_expand;          /* SYMBOL with def: print "( def )" in inline positions */
     int64_t number;              /* SYMBOL */
     const char *name;            /* NAMED: the name; SYMBOL: the prefix; FLOAT: the spelling */
-    int64_t ival;                /* INT, BOOL */
-    double fval;                 /* FLOAT */
+    union {                      /* by kind: read only the one the kind has */
+        int64_t ival;            /* INT, BOOL */
+        double fval;             /* FLOAT */
+    };
     hir_sexpr *def;              /* defining expression, or NULL */
     hir_loc def_loc;             /* where the definition was read */
     hir_loc loc;                 /* first use */

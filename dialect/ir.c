@@ -266,12 +266,14 @@ static hir_scalar *literal(hir_program *p, hir_scalar_kind k, int64_t iv, double
     uint64_t h = hir_hash_bytes(key, sizeof key) ^ (spelling ? hir_hash_bytes(spelling, strlen(spelling)) : 0);
     h &= ~(1ULL << 63);
     hir_scalar *s = hir_map_get(&p->literals, h);
-    if (s && s->kind == k && s->ival == iv && s->dtype == dt &&
+    if (s && s->kind == k && (k == HIR_SC_FLOAT || s->ival == iv) && s->dtype == dt &&
         (k != HIR_SC_FLOAT || (s->name && spelling && !strcmp(s->name, spelling))))
         return s;
     s = scalar_alloc(p, k);
-    s->ival = iv;
-    s->fval = fv;
+    if (k == HIR_SC_FLOAT)
+        s->fval = fv;            /* its iv is always 0 */
+    else
+        s->ival = iv;
     s->dtype = dt;
     if (spelling)
         s->name = hir_program_intern(p, spelling);
