@@ -150,26 +150,27 @@ typedef struct hir_block {
  * statement, so they live apart from the statement that executes them. */
 typedef struct hir_comm {
     int64_t number;
-    hir_op op;                   /* COMMUNICATION, P2P, END_COAL or CPERM */
-    /* Communication */
-    hir_comm_type type;
-    int64_t *team;
-    int nteam;
+    hir_op op : 8;               /* COMMUNICATION, P2P, END_COAL or CPERM */
+    /* the narrow fields of every part, together (8-bit enums: checked in ir.c) */
+    hir_comm_type type : 8;      /* Communication */
+    hir_reduce_op red_op : 8;    /* reductions: not printed by nvFuser; sum */
+    hir_backend_kind backend : 8;
     bool team_truncated;         /* printed with " ..." (more than 100 members) */
-    hir_scalar *root;            /* NULL when not printed */
-    hir_tensor *input, *output;  /* NULL when not printed */
-    hir_reduce_op red_op;        /* reductions: not printed by nvFuser; sum */
-    /* P2P */
-    bool is_send;
-    hir_tensor *buffer;
-    hir_scalar *peer;
-    /* CollectivePermute (team, input, output and backend as above) */
-    hir_scalar *send_peer, *recv_peer;
-    hir_backend_kind backend;
+    bool is_send;                /* P2P */
     bool backend_unprinted;      /* read without "backend=" (nvFuser before 2025-02-21, whose
                                     default was NCCL): printed without it while still NCCL */
     bool number_unprinted;       /* EndCoalescing read without its number (nvFuser before
                                     2025-06-03): the number is hir's, nothing can Wait on it */
+    int nteam;
+    /* Communication */
+    int64_t *team;
+    hir_scalar *root;            /* NULL when not printed */
+    hir_tensor *input, *output;  /* NULL when not printed */
+    /* P2P */
+    hir_tensor *buffer;
+    hir_scalar *peer;
+    /* CollectivePermute (team, input, output and backend as above) */
+    hir_scalar *send_peer, *recv_peer;
     hir_stmt *stmt;              /* the statement that executes it (NULL until seen) */
     hir_loc loc;                 /* first mention */
 } hir_comm;

@@ -379,6 +379,8 @@ _Static_assert(HIR_OP_COUNT <= 256 && HIR_FORM_2026 < 256, "hir_stmt.op and .for
 _Static_assert(HIR_DT_COUNT <= 256 && HIR_SC_FLOAT < 256 && HIR_SX_CALL < 256,
                "hir_scalar.kind, .dtype and hir_sexpr.kind are 8 bits");
 _Static_assert(HIR_MEM_COUNT <= 256, "hir_tensor.mem is 8 bits");
+_Static_assert(HIR_COMM_COUNT <= 256 && HIR_RED_COUNT <= 256 && HIR_BK_COUNT <= 256,
+               "hir_comm.type, .red_op and .backend are 8 bits");
 
 hir_stmt *hir_stmt_new(hir_program *p, hir_op op)
 {
