@@ -39,6 +39,13 @@ typedef struct hir_parse_ctx {
     hir_ptrvec dispatches;       /* Dispatch statements read so far (a Combine names one) */
     hir_ptrvec stream_addrs;     /* "0x…" stream addresses (interned), in order of appearance */
     hir_ptrvec bare_endcoal;     /* EndCoalescing statements printed without a number */
+    /* The statements of the blocks being read, innermost last (malloc'd, freed by hir_parse):
+     * a block gets one array of its exact size when it closes (parser.y, block_close), so no
+     * growing array is left behind in the program's arena. */
+    void **stk;
+    size_t nstk, capstk;
+    /* The fields of the Communication being read (one at a time; parser.y, fields_add) */
+    struct hir_fields *fields;
 } hir_parse_ctx;
 
 /* The first mention of a tensor in its common shape, read by the scanner in one go (lexer.l,

@@ -80,8 +80,8 @@ static struct hir_mnode *mnode_leaf(hir_parse_ctx *ctx, hir_ptrvec *ints);
 static struct hir_mnode *mnode_group(hir_parse_ctx *ctx, hir_yyltype loc, hir_ptrvec *children);
 static hir_mesh *mesh_from(hir_parse_ctx *ctx, hir_yyltype loc, struct hir_mnode *n);
 static void semantic_error(hir_parse_ctx *ctx, hir_yyltype loc, const char *fmt, ...);
-static void stmt_body(hir_parse_ctx *ctx, hir_stmt *s, hir_ptrvec *body, hir_ptrvec *els);
-static void block_add(hir_parse_ctx *ctx, hir_block *b, hir_stmt *s);
+static void block_push(hir_parse_ctx *ctx, hir_stmt *s);
+static hir_ptrvec block_close(hir_parse_ctx *ctx, size_t mark);
 static void define_scalar(hir_parse_ctx *ctx, hir_yyltype loc, hir_scalar *s, hir_sexpr *def);
 static hir_ptrvec *vec1(hir_parse_ctx *ctx, void *item);
 static hir_ptrvec *vecpush(hir_parse_ctx *ctx, hir_ptrvec *v, void *item);
@@ -135,6 +135,7 @@ static bool expr_number_ok(hir_parse_ctx *ctx, int64_t number, hir_yyltype l);
     struct hir_idparts *idparts;   /* the parse context's scratch: the union stays 16 bytes */
     const struct hir_fast_tensor *fast;   /* in the scanner's ring (parse_internal.h) */
     struct hir_ewrhs *ew;
+    hir_ptrvec blk;                /* a closed block: its statements, exact size */
     int op;
 }
 
@@ -185,7 +186,9 @@ struct hir_ewrhs { int kind; int op; bool infix; const char *fn; int n; hir_valu
 %type <scalar> scalar_ref inline
 %type <sexpr> inline_body
 %type <value> operand value_ref
-%type <vec> id_list opt_id_list inline_args int_list stmts opt_block opt_else value_list
+%type <vec> id_list opt_id_list inline_args int_list value_list
+%type <ival> stmts
+%type <blk> opt_block opt_else
 %type <vec> opt_value_list trailing_values share_list mesh_groups slice_ranges bool_list
 %type <vec> index_def_list opt_index_defs sdpa_args
 %type <mesh> opt_mesh mesh
@@ -207,7 +210,7 @@ program
       {
           for (int i = 0; $3 && i < $3->n; i++) hir_ptrvec_push(P->arena, &P->inputs, $3->items[i]);
           for (int i = 0; $7 && i < $7->n; i++) hir_ptrvec_push(P->arena, &P->outputs, $7->items[i]);
-          for (int i = 0; $11 && i < $11->n; i++) block_add(ctx, &P->body, $11->items[i]);
+          P->body.stmts = $11;
           for (int i = 0; i < ctx->bare_endcoal.n; i++) {
               hir_stmt *s = ctx->bare_endcoal.items[i];
               hir_comm *c = hir_comm_new(P, HIR_OP_END_COAL);
@@ -258,17 +261,18 @@ index_def_list
     ;
 
 opt_block
-    : %empty                    { $$ = NULL; }
-    | INDENT stmts DEDENT       { $$ = $2; }
+    : %empty                    { $$ = (hir_ptrvec){0}; }
+    | INDENT stmts DEDENT       { $$ = block_close(ctx, (size_t)$2); }
     ;
 
+/* the statements of an open block are on the parse context's stack from $$ on */
 stmts
-    : stmt                      { $$ = vec1(ctx, $1); }
-    | stmts stmt                { $$ = vecpush(ctx, $1, $2); }
+    : stmt                      { $$ = (int64_t)ctx->nstk; block_push(ctx, $1); }
+    | stmts stmt                { $$ = $1; block_push(ctx, $2); }
     ;
 
 opt_else
-    : %empty                                  { $$ = NULL; }
+    : %empty                                  { $$ = (hir_ptrvec){0}; }
     | KW_ELSE ':' NEWLINE opt_block           { $$ = $4; }
     ;
 
@@ -466,7 +470,7 @@ stmt
           s->u.kfor.id = $4;
           if (hir_scalar_is_literal($2))
               semantic_error(ctx, @2, "loop index must be a named scalar or a symbol, not a literal");
-          stmt_body(ctx, s, $7, NULL);
+          s->body.stmts = $7;
           $$ = s;
       }
     | KW_FOR scalar_ref KW_FROM inline KW_TO inline ':' NEWLINE opt_block
@@ -478,7 +482,7 @@ stmt
           s->u.hfor.stop = $6;
           if (hir_scalar_is_literal($2))
               semantic_error(ctx, @2, "loop index must be a named scalar or a symbol, not a literal");
-          stmt_body(ctx, s, $9, NULL);
+          s->body.stmts = $9;
           $$ = s;
       }
     | KW_IF IDENT inline ':' NEWLINE opt_block opt_else
@@ -487,7 +491,8 @@ stmt
           s->loc = LOC(@1);
           s->u.cond.pred_type = $2;
           s->u.cond.pred = $3;
-          stmt_body(ctx, s, $6, $7);
+          s->body.stmts = $6;
+          s->else_body.stmts = $7;
           $$ = s;
       }
     | tensor '=' KW_ALIASSELECT '(' tensor ',' KW_AXIS '=' iterdomain ',' KW_INDEX '=' scalar_ref ')' NEWLINE
