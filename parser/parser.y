@@ -40,15 +40,6 @@ static void yyerror(hir_yyltype *loc, yyscan_t sc, hir_parse_ctx *ctx, const cha
 #define LOC(l) hir_parse_loc(ctx, (l).begin, (l).end)
 
 struct hir_mnode { int ndims; int64_t dims[16]; hir_ptrvec vals; bool bad; };
-struct hir_fields {
-    hir_yyltype loc;
-    const char *type; hir_yyltype type_loc;
-    int64_t *team; int nteam; bool truncated; bool has_team;
-    hir_scalar *root; hir_tensor *input, *output, *buffer; hir_scalar *peer;
-    const char *backend; hir_yyltype backend_loc;
-    int order[8]; int n;    /* keys in the order written */
-    hir_yyltype input_loc, output_loc, buffer_loc;
-};
 enum { F_TYPE = 1, F_TEAM, F_ROOT, F_INPUT, F_OUTPUT, F_BUFFER, F_PEER, F_BACKEND };
 
 static hir_tensor *tensor_ref(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, int mem,
@@ -75,6 +66,8 @@ static hir_stmt *ew_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_value *out, hi
                          struct hir_ewrhs *rhs);
 static hir_comm *comm_from_fields(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
                                   struct hir_fields *f, bool p2p);
+static struct hir_ewrhs *ewrhs_start(hir_parse_ctx *ctx);
+static struct hir_fields *fields_start(hir_parse_ctx *ctx, hir_yyltype loc);
 static void fields_add(hir_parse_ctx *ctx, struct hir_fields **fp, int key, hir_yyltype loc);
 static struct hir_mnode *mnode_leaf(hir_parse_ctx *ctx, hir_ptrvec *ints);
 static struct hir_mnode *mnode_group(hir_parse_ctx *ctx, hir_yyltype loc, hir_ptrvec *children);
@@ -779,7 +772,7 @@ ew_rhs
            * "double(4)" as one literal (found by fuzzing): keep it as that call */
           const char *t = ctx->src->text + @1.begin;
           const char *o = memchr(t, '(', @1.end - @1.begin);
-          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          struct hir_ewrhs *r = ewrhs_start(ctx);
           r->kind = -1; r->n = 1; r->l[0] = @1;
           r->fn = hir_intern(&P->strings, t, (size_t)(o - t));
           r->v[0] = (hir_value *)hir_scalar_float(P, $1.dtype, $1.value,
@@ -788,14 +781,14 @@ ew_rhs
       }
     | operand binop operand
       {
-          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          struct hir_ewrhs *r = ewrhs_start(ctx);
           r->kind = HIR_SX_BINARY; r->op = $2; r->infix = true; r->n = 2;
           r->v[0] = $1; r->v[1] = $3; r->l[0] = @1; r->l[1] = @3;
           $$ = r;
       }
     | prefixop operand
       {
-          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          struct hir_ewrhs *r = ewrhs_start(ctx);
           r->kind = HIR_SX_UNARY; r->op = $1; r->infix = true; r->n = 1;
           r->v[0] = $2; r->l[0] = @2;
           $$ = r;
@@ -806,7 +799,7 @@ ew_rhs
            * "-42" as one literal, and a bare literal is never a definition, so a signed one here
            * is the unary minus (found by fuzzing: the printer's own text was refused). */
           /* the scanner caps literals at INT64_MAX, so -$1 cannot overflow */
-          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          struct hir_ewrhs *r = ewrhs_start(ctx);
           hir_yyltype l = {@1.begin + 1, @1.end};
           r->kind = HIR_SX_UNARY; r->op = HIR_UN_NEG; r->infix = true; r->n = 1;
           r->v[0] = (hir_value *)hir_scalar_int(P, -$1);
@@ -817,19 +810,19 @@ ew_rhs
       }
     | IDENT '(' operand ')'
       {
-          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          struct hir_ewrhs *r = ewrhs_start(ctx);
           r->fn = $1; r->n = 1; r->v[0] = $3; r->l[0] = @3; r->kind = -1;
           $$ = r;
       }
     | IDENT '(' operand ',' operand ')'
       {
-          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          struct hir_ewrhs *r = ewrhs_start(ctx);
           r->fn = $1; r->n = 2; r->v[0] = $3; r->v[1] = $5; r->l[0] = @3; r->l[1] = @5; r->kind = -1;
           $$ = r;
       }
     | IDENT '(' operand ',' operand ',' operand ')'
       {
-          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          struct hir_ewrhs *r = ewrhs_start(ctx);
           r->fn = $1; r->n = 3; r->v[0] = $3; r->v[1] = $5; r->v[2] = $7;
           r->l[0] = @3; r->l[1] = @5; r->l[2] = @7; r->kind = -1;
           $$ = r;
@@ -871,7 +864,7 @@ share_list
     ;
 
 comm_fields
-    : KW_TYPE '=' IDENT                        { $$ = NULL; fields_add(ctx, &$$, F_TYPE, @3); $$->type = $3; $$->type_loc = @3; }
+    : KW_TYPE '=' IDENT                        { $$ = fields_start(ctx, @3); $$->type = $3; $$->type_loc = @3; }
     | comm_fields ',' KW_TEAM '=' '(' int_list ')'
       {
           $$ = $1; fields_add(ctx, &$$, F_TEAM, @6);
