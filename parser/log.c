@@ -314,6 +314,25 @@ static bool plain_after_footer(const char *text, size_t len, size_t at)
     return true;
 }
 
+/* After the header at h1: h1 when another header follows (anywhere), else the first
+ * "\n} // %HostIrContainer" at or after h1, or NULL. One pass over the '%' signs with memchr
+ * (both texts contain one, and '%' is rare in a program): a byte loop at memchr's speed, where
+ * two memmem scans of the whole text cost more (memmem compares far more often). */
+static const char *after_header(const char *text, size_t len, const char *h1)
+{
+    static const char NL_FOOTER[] = "\n} // %HostIrContainer";
+    enum { PCT = 6 };   /* the '%' of NL_FOOTER */
+    const char *end = text + len, *footer = NULL;
+    for (const char *q = h1 + 1; (q = memchr(q, '%', (size_t)(end - q))); q++) {
+        if ((size_t)(end - q) >= sizeof HEADER - 1 && !memcmp(q, HEADER, sizeof HEADER - 1))
+            return h1;
+        if (!footer && q - h1 >= PCT && (size_t)(end - (q - PCT)) >= sizeof NL_FOOTER - 1 &&
+            !memcmp(q - PCT, NL_FOOTER, sizeof NL_FOOTER - 1))
+            footer = q - PCT;
+    }
+    return footer;
+}
+
 /* The common case, a file that is one program: one header h1, at the start of its line, and
  * nothing but blank and comment lines around the program. It is read where it lies, with no
  * copy and no per-line prefixes. The program runs to its first line that starts with the
@@ -323,8 +342,11 @@ static bool plain_after_footer(const char *text, size_t len, size_t at)
 static int plain_file(const char *text, size_t len, const char *h1, hir_log *out)
 {
     size_t hb = (size_t)(h1 - text);
-    if ((hb && h1[-1] != '\n') || memmem(h1 + 1, len - hb - 1, HEADER, sizeof HEADER - 1))
+    if (hb && h1[-1] != '\n')
         return 0;
+    const char *f = after_header(text, len, h1);
+    if (f == h1)
+        return 0;   /* a second header */
     size_t hl = 0;
     for (size_t at = 0; at < hb;) {           /* the lines before the header's */
         line l;
@@ -333,8 +355,6 @@ static int plain_file(const char *text, size_t len, const char *h1, hir_log *out
             return 0;
         hl++;
     }
-    static const char NL_FOOTER[] = "\n} // %HostIrContainer";
-    const char *f = memmem(h1, len - hb, NL_FOOTER, sizeof NL_FOOTER - 1);
     if (f) {
         size_t at = (size_t)(f + 1 - text);
         line l;

@@ -26,6 +26,17 @@
 
 #define HIR_KW_SLOTS 512             /* slots of the scanner's keyword index (a power of two) */
 
+/* "type=..., team=(...), ..." of a Communication or P2PCommunication (parser.y, comm_fields) */
+struct hir_fields {
+    hir_yyltype loc;
+    const char *type; hir_yyltype type_loc;
+    int64_t *team; int nteam; bool truncated; bool has_team;
+    hir_scalar *root; hir_tensor *input, *output, *buffer; hir_scalar *peer;
+    const char *backend; hir_yyltype backend_loc;
+    int order[8]; int n;    /* keys in the order written */
+    hir_yyltype input_loc, output_loc, buffer_loc;
+};
+
 typedef struct hir_parse_ctx {
     hir_program *prog;
     hir_diag *diag;
@@ -39,6 +50,15 @@ typedef struct hir_parse_ctx {
     hir_ptrvec dispatches;       /* Dispatch statements read so far (a Combine names one) */
     hir_ptrvec stream_addrs;     /* "0x…" stream addresses (interned), in order of appearance */
     hir_ptrvec bare_endcoal;     /* EndCoalescing statements printed without a number */
+    /* The statements of the blocks being read, innermost last (malloc'd, freed by hir_parse):
+     * a block gets one array of its exact size when it closes (parser.y, block_close), so no
+     * growing array is left behind in the program's arena. */
+    void **stk;
+    size_t nstk, capstk;
+    /* The fields of the Communication being read: one at a time, each consumed by its statement
+     * before the next begins (parser.y, comm_fields), so they cost the program nothing */
+    struct hir_fields fields;
+    struct hir_ewrhs ewrhs;      /* the same for the right-hand side of "x = a + b;" (ew_rhs) */
 } hir_parse_ctx;
 
 /* The first mention of a tensor in its common shape, read by the scanner in one go (lexer.l,

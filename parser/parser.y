@@ -40,15 +40,6 @@ static void yyerror(hir_yyltype *loc, yyscan_t sc, hir_parse_ctx *ctx, const cha
 #define LOC(l) hir_parse_loc(ctx, (l).begin, (l).end)
 
 struct hir_mnode { int ndims; int64_t dims[16]; hir_ptrvec vals; bool bad; };
-struct hir_fields {
-    hir_yyltype loc;
-    const char *type; hir_yyltype type_loc;
-    int64_t *team; int nteam; bool truncated; bool has_team;
-    hir_scalar *root; hir_tensor *input, *output, *buffer; hir_scalar *peer;
-    const char *backend; hir_yyltype backend_loc;
-    int order[8]; int n;    /* keys in the order written */
-    hir_yyltype input_loc, output_loc, buffer_loc;
-};
 enum { F_TYPE = 1, F_TEAM, F_ROOT, F_INPUT, F_OUTPUT, F_BUFFER, F_PEER, F_BACKEND };
 
 static hir_tensor *tensor_ref(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, int mem,
@@ -75,13 +66,15 @@ static hir_stmt *ew_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_value *out, hi
                          struct hir_ewrhs *rhs);
 static hir_comm *comm_from_fields(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
                                   struct hir_fields *f, bool p2p);
+static struct hir_ewrhs *ewrhs_start(hir_parse_ctx *ctx);
+static struct hir_fields *fields_start(hir_parse_ctx *ctx, hir_yyltype loc);
 static void fields_add(hir_parse_ctx *ctx, struct hir_fields **fp, int key, hir_yyltype loc);
 static struct hir_mnode *mnode_leaf(hir_parse_ctx *ctx, hir_ptrvec *ints);
 static struct hir_mnode *mnode_group(hir_parse_ctx *ctx, hir_yyltype loc, hir_ptrvec *children);
 static hir_mesh *mesh_from(hir_parse_ctx *ctx, hir_yyltype loc, struct hir_mnode *n);
 static void semantic_error(hir_parse_ctx *ctx, hir_yyltype loc, const char *fmt, ...);
-static void stmt_body(hir_parse_ctx *ctx, hir_stmt *s, hir_ptrvec *body, hir_ptrvec *els);
-static void block_add(hir_parse_ctx *ctx, hir_block *b, hir_stmt *s);
+static void block_push(hir_parse_ctx *ctx, hir_stmt *s);
+static hir_ptrvec block_close(hir_parse_ctx *ctx, size_t mark);
 static void define_scalar(hir_parse_ctx *ctx, hir_yyltype loc, hir_scalar *s, hir_sexpr *def);
 static hir_ptrvec *vec1(hir_parse_ctx *ctx, void *item);
 static hir_ptrvec *vecpush(hir_parse_ctx *ctx, hir_ptrvec *v, void *item);
@@ -135,6 +128,7 @@ static bool expr_number_ok(hir_parse_ctx *ctx, int64_t number, hir_yyltype l);
     struct hir_idparts *idparts;   /* the parse context's scratch: the union stays 16 bytes */
     const struct hir_fast_tensor *fast;   /* in the scanner's ring (parse_internal.h) */
     struct hir_ewrhs *ew;
+    hir_ptrvec blk;                /* a closed block: its statements, exact size */
     int op;
 }
 
@@ -185,7 +179,9 @@ struct hir_ewrhs { int kind; int op; bool infix; const char *fn; int n; hir_valu
 %type <scalar> scalar_ref inline
 %type <sexpr> inline_body
 %type <value> operand value_ref
-%type <vec> id_list opt_id_list inline_args int_list stmts opt_block opt_else value_list
+%type <vec> id_list opt_id_list inline_args int_list value_list
+%type <ival> stmts
+%type <blk> opt_block opt_else
 %type <vec> opt_value_list trailing_values share_list mesh_groups slice_ranges bool_list
 %type <vec> index_def_list opt_index_defs sdpa_args
 %type <mesh> opt_mesh mesh
@@ -207,7 +203,7 @@ program
       {
           for (int i = 0; $3 && i < $3->n; i++) hir_ptrvec_push(P->arena, &P->inputs, $3->items[i]);
           for (int i = 0; $7 && i < $7->n; i++) hir_ptrvec_push(P->arena, &P->outputs, $7->items[i]);
-          for (int i = 0; $11 && i < $11->n; i++) block_add(ctx, &P->body, $11->items[i]);
+          P->body.stmts = $11;
           for (int i = 0; i < ctx->bare_endcoal.n; i++) {
               hir_stmt *s = ctx->bare_endcoal.items[i];
               hir_comm *c = hir_comm_new(P, HIR_OP_END_COAL);
@@ -258,17 +254,18 @@ index_def_list
     ;
 
 opt_block
-    : %empty                    { $$ = NULL; }
-    | INDENT stmts DEDENT       { $$ = $2; }
+    : %empty                    { $$ = (hir_ptrvec){0}; }
+    | INDENT stmts DEDENT       { $$ = block_close(ctx, (size_t)$2); }
     ;
 
+/* the statements of an open block are on the parse context's stack from $$ on */
 stmts
-    : stmt                      { $$ = vec1(ctx, $1); }
-    | stmts stmt                { $$ = vecpush(ctx, $1, $2); }
+    : stmt                      { $$ = (int64_t)ctx->nstk; block_push(ctx, $1); }
+    | stmts stmt                { $$ = $1; block_push(ctx, $2); }
     ;
 
 opt_else
-    : %empty                                  { $$ = NULL; }
+    : %empty                                  { $$ = (hir_ptrvec){0}; }
     | KW_ELSE ':' NEWLINE opt_block           { $$ = $4; }
     ;
 
@@ -466,7 +463,7 @@ stmt
           s->u.kfor.id = $4;
           if (hir_scalar_is_literal($2))
               semantic_error(ctx, @2, "loop index must be a named scalar or a symbol, not a literal");
-          stmt_body(ctx, s, $7, NULL);
+          s->body.stmts = $7;
           $$ = s;
       }
     | KW_FOR scalar_ref KW_FROM inline KW_TO inline ':' NEWLINE opt_block
@@ -478,7 +475,7 @@ stmt
           s->u.hfor.stop = $6;
           if (hir_scalar_is_literal($2))
               semantic_error(ctx, @2, "loop index must be a named scalar or a symbol, not a literal");
-          stmt_body(ctx, s, $9, NULL);
+          s->body.stmts = $9;
           $$ = s;
       }
     | KW_IF IDENT inline ':' NEWLINE opt_block opt_else
@@ -487,7 +484,8 @@ stmt
           s->loc = LOC(@1);
           s->u.cond.pred_type = $2;
           s->u.cond.pred = $3;
-          stmt_body(ctx, s, $6, $7);
+          s->body.stmts = $6;
+          s->else_body.stmts = $7;
           $$ = s;
       }
     | tensor '=' KW_ALIASSELECT '(' tensor ',' KW_AXIS '=' iterdomain ',' KW_INDEX '=' scalar_ref ')' NEWLINE
@@ -774,7 +772,7 @@ ew_rhs
            * "double(4)" as one literal (found by fuzzing): keep it as that call */
           const char *t = ctx->src->text + @1.begin;
           const char *o = memchr(t, '(', @1.end - @1.begin);
-          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          struct hir_ewrhs *r = ewrhs_start(ctx);
           r->kind = -1; r->n = 1; r->l[0] = @1;
           r->fn = hir_intern(&P->strings, t, (size_t)(o - t));
           r->v[0] = (hir_value *)hir_scalar_float(P, $1.dtype, $1.value,
@@ -783,14 +781,14 @@ ew_rhs
       }
     | operand binop operand
       {
-          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          struct hir_ewrhs *r = ewrhs_start(ctx);
           r->kind = HIR_SX_BINARY; r->op = $2; r->infix = true; r->n = 2;
           r->v[0] = $1; r->v[1] = $3; r->l[0] = @1; r->l[1] = @3;
           $$ = r;
       }
     | prefixop operand
       {
-          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          struct hir_ewrhs *r = ewrhs_start(ctx);
           r->kind = HIR_SX_UNARY; r->op = $1; r->infix = true; r->n = 1;
           r->v[0] = $2; r->l[0] = @2;
           $$ = r;
@@ -801,7 +799,7 @@ ew_rhs
            * "-42" as one literal, and a bare literal is never a definition, so a signed one here
            * is the unary minus (found by fuzzing: the printer's own text was refused). */
           /* the scanner caps literals at INT64_MAX, so -$1 cannot overflow */
-          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          struct hir_ewrhs *r = ewrhs_start(ctx);
           hir_yyltype l = {@1.begin + 1, @1.end};
           r->kind = HIR_SX_UNARY; r->op = HIR_UN_NEG; r->infix = true; r->n = 1;
           r->v[0] = (hir_value *)hir_scalar_int(P, -$1);
@@ -812,19 +810,19 @@ ew_rhs
       }
     | IDENT '(' operand ')'
       {
-          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          struct hir_ewrhs *r = ewrhs_start(ctx);
           r->fn = $1; r->n = 1; r->v[0] = $3; r->l[0] = @3; r->kind = -1;
           $$ = r;
       }
     | IDENT '(' operand ',' operand ')'
       {
-          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          struct hir_ewrhs *r = ewrhs_start(ctx);
           r->fn = $1; r->n = 2; r->v[0] = $3; r->v[1] = $5; r->l[0] = @3; r->l[1] = @5; r->kind = -1;
           $$ = r;
       }
     | IDENT '(' operand ',' operand ',' operand ')'
       {
-          struct hir_ewrhs *r = hir_arena_alloc(P->arena, sizeof *r);
+          struct hir_ewrhs *r = ewrhs_start(ctx);
           r->fn = $1; r->n = 3; r->v[0] = $3; r->v[1] = $5; r->v[2] = $7;
           r->l[0] = @3; r->l[1] = @5; r->l[2] = @7; r->kind = -1;
           $$ = r;
@@ -866,7 +864,7 @@ share_list
     ;
 
 comm_fields
-    : KW_TYPE '=' IDENT                        { $$ = NULL; fields_add(ctx, &$$, F_TYPE, @3); $$->type = $3; $$->type_loc = @3; }
+    : KW_TYPE '=' IDENT                        { $$ = fields_start(ctx, @3); $$->type = $3; $$->type_loc = @3; }
     | comm_fields ',' KW_TEAM '=' '(' int_list ')'
       {
           $$ = $1; fields_add(ctx, &$$, F_TEAM, @6);

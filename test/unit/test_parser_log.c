@@ -188,6 +188,82 @@ static void no_program(void **state)
     hir_log_fini(&log);
 }
 
+/* One program with '%' signs in its body (the one-program check looks at each): read where it
+ * lies, its footer found; a second header after them makes it a log of two. */
+static void percent_signs_before_the_footer(void **state)
+{
+    (void)state;
+    const char *text = "%HostIrContainer { (T0_g_float[iS0{8}]) -> () :\n"
+                       "  SetCurrentStream to Stream ( rank % numberOfStreams )\n"
+                       "} // %HostIrContainer\n"
+                       "\n";
+    hir_log log;
+    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(log.n, 1);
+    assert_null(log.programs[0].text);   /* the whole input, read where it lies */
+    assert_int_equal(log.programs[0].len, strlen(text));
+    hir_log_fini(&log);
+    char two[512];
+    snprintf(two, sizeof two, "%s%s", text, text);
+    assert_int_equal(hir_log_find(two, strlen(two), &log), 0);
+    assert_int_equal(log.n, 2);
+    hir_log_fini(&log);
+}
+
+static void expect_exact(const hir_block *b, int n)
+{
+    assert_int_equal(b->stmts.n, n);
+    assert_int_equal(b->stmts.cap, n);
+    for (int i = 0; i < n; i++)
+        assert_non_null(b->stmts.items[i]);
+}
+
+/* Each block the parser reads gets one array of its exact size, in order; statements added
+ * afterwards (as passes do) still go in. */
+static void blocks_are_read_at_their_exact_size(void **state)
+{
+    (void)state;
+    const char *text = "%HostIrContainer { (T0_g_float[iS0{8}]) -> () :\n"
+                       "  FOR streamIdx in istreamIdx6{8}:\n"
+                       "    SetCurrentStream to Stream ( streamIdx % numberOfStreams )\n"
+                       "    IF Manual ( streamIdx == rank ):\n"
+                       "      Synchronize Stream 0\n"
+                       "    ELSE:\n"
+                       "      Synchronize Stream 1\n"
+                       "      SetCurrentStream to Stream 2\n"
+                       "    SetCurrentStream to Stream 0\n"
+                       "  SetCurrentStream to Stream 0\n"
+                       "} // %HostIrContainer\n";
+    size_t len = strlen(text);
+    char *buf = calloc(1, len + 2);   /* the scanner reads in place: two NULs after the text */
+    assert_non_null(buf);
+    memcpy(buf, text, len);
+    hir_source src = {.name = "blocks.hir", .text = buf, .len = len};
+    hir_diag d;
+    hir_diag_init(&d, NULL);
+    hir_program *p = NULL;
+    assert_int_equal(hir_parse(&src, &d, &p), 0);
+    expect_exact(&p->body, 2);
+    hir_stmt *loop = hir_block_at(&p->body, 0);
+    assert_int_equal(loop->op, HIR_OP_FOR);
+    expect_exact(&loop->body, 3);
+    hir_stmt *cond = hir_block_at(&loop->body, 1);
+    assert_int_equal(cond->op, HIR_OP_IF);
+    expect_exact(&cond->body, 1);
+    expect_exact(&cond->else_body, 2);
+    assert_int_equal(hir_block_at(&cond->else_body, 1)->op, HIR_OP_SET_STREAM);
+    assert_int_equal(hir_block_at(&cond->else_body, 1)->u.stream.number, 2);
+    assert_int_equal(hir_block_at(&loop->body, 2)->op, HIR_OP_SET_STREAM);
+    for (int i = 0; i < 5; i++)
+        hir_block_append(p, &cond->body, hir_block_at(&loop->body, 0));
+    assert_int_equal(hir_block_size(&cond->body), 6);
+    assert_int_equal(hir_block_at(&cond->body, 0)->op, HIR_OP_SYNC_STREAM);
+    hir_program_free(p);
+    hir_diag_fini(&d);
+    hir_source_fini(&src);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +276,8 @@ int main(void)
         cmocka_unit_test(a_program_without_footer_ends_at_the_next),
         cmocka_unit_test(a_blank_line_ends_a_prefixed_trailer),
         cmocka_unit_test(no_program),
+        cmocka_unit_test(percent_signs_before_the_footer),
+        cmocka_unit_test(blocks_are_read_at_their_exact_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
