@@ -295,11 +295,16 @@ hirc_status hirc_parse_file(const char *path, hirc_diagnostics *diags, hirc_prog
     }
     char err[512];
     size_t len = 0;
-    /* hir_read_file reads standard input for "-"; here "-" is a file of that name */
-    if (hir_read_file(strcmp(path, "-") ? path : "./-", &h->text, &len, err, sizeof err)) {
+    /* hir_input_read reads standard input for "-"; here "-" is a file of that name */
+    /* read, not mapped (support/input.h: a library does not map), so the text is malloc'd and
+     * h keeps it */
+    hir_input in;
+    if (hir_input_read(&in, strcmp(path, "-") ? path : "./-", 0, err, sizeof err)) {
         program_free(h);
         return hirc__diags_error(diags, HIRC_ERR_IO, path, "%s", err);
     }
+    h->text = in.text;
+    len = in.len;
     return parse_into(h, len, diags, out);
 }
 

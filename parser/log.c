@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/input.h"
 #include "support/support.h"
 
 static const char HEADER[] = "%HostIrContainer { (";
@@ -54,6 +55,28 @@ static bool same_shape(const char *pf, const char *s, size_t n)
 static const char *find_header(const char *s, size_t n)
 {
     return memmem(s, n, HEADER, sizeof HEADER - 1);
+}
+
+/* memmem over text[from, len). A mapped input (support/input.h) is searched in steps, after
+ * each of which the pages searched go back: the log is looked at as a whole before the parser
+ * reads it, and must not stay resident for that. */
+enum { SCAN_STEP = 4 << 20 };
+
+static const char *find_from(const char *text, size_t from, size_t len, bool mapped,
+                             const char *lit, size_t k)
+{
+    if (!mapped)
+        return memmem(text + from, len - from, lit, k);
+    while (from < len) {
+        size_t end = len - from > SCAN_STEP ? from + SCAN_STEP : len;
+        size_t stop = len - end > k ? end + k - 1 : len;   /* a match across the step's end */
+        const char *f = memmem(text + from, stop - from, lit, k);
+        if (f)
+            return f;
+        hir_text_release(text, true, 0, end);
+        from = end;
+    }
+    return NULL;
 }
 
 /* How the lines after the header carry the prefix: every line with it (exactly, or with other
@@ -318,17 +341,23 @@ static bool plain_after_footer(const char *text, size_t len, size_t at)
  * "\n} // %HostIrContainer" at or after h1, or NULL. One pass over the '%' signs with memchr
  * (both texts contain one, and '%' is rare in a program): a byte loop at memchr's speed, where
  * two memmem scans of the whole text cost more (memmem compares far more often). */
-static const char *after_header(const char *text, size_t len, const char *h1)
+static const char *after_header(const char *text, size_t len, bool mapped, const char *h1)
 {
     static const char NL_FOOTER[] = "\n} // %HostIrContainer";
     enum { PCT = 6 };   /* the '%' of NL_FOOTER */
     const char *end = text + len, *footer = NULL;
+    size_t released = 0;   /* a mapped input goes back in steps behind the search */
     for (const char *q = h1 + 1; (q = memchr(q, '%', (size_t)(end - q))); q++) {
         if ((size_t)(end - q) >= sizeof HEADER - 1 && !memcmp(q, HEADER, sizeof HEADER - 1))
             return h1;
         if (!footer && q - h1 >= PCT && (size_t)(end - (q - PCT)) >= sizeof NL_FOOTER - 1 &&
             !memcmp(q - PCT, NL_FOOTER, sizeof NL_FOOTER - 1))
             footer = q - PCT;
+        size_t at = (size_t)(q - text);
+        if (mapped && at - released > SCAN_STEP) {
+            hir_text_release(text, true, 0, at - sizeof NL_FOOTER);
+            released = at;
+        }
     }
     return footer;
 }
@@ -339,12 +368,12 @@ static const char *after_header(const char *text, size_t len, const char *h1)
  * footer (or to the end of the file); only the lines before the header and after the footer
  * are looked at one by one, the rest is found with memmem. 1 when that is the case (*out
  * filled), 0 when not, or HIR_ENOMEM. */
-static int plain_file(const char *text, size_t len, const char *h1, hir_log *out)
+static int plain_file(const char *text, size_t len, bool mapped, const char *h1, hir_log *out)
 {
     size_t hb = (size_t)(h1 - text);
     if (hb && h1[-1] != '\n')
         return 0;
-    const char *f = after_header(text, len, h1);
+    const char *f = after_header(text, len, mapped, h1);
     if (f == h1)
         return 0;   /* a second header */
     size_t hl = 0;
@@ -371,14 +400,14 @@ static int plain_file(const char *text, size_t len, const char *h1, hir_log *out
     return 1;
 }
 
-int hir_log_find(const char *text, size_t len, hir_log *out)
+int hir_log_find(const char *text, size_t len, bool mapped, hir_log *out)
 {
     memset(out, 0, sizeof *out);
     /* no header anywhere: nothing to do */
-    const char *h1 = memmem(text, len, HEADER, sizeof HEADER - 1);
+    const char *h1 = find_from(text, 0, len, mapped, HEADER, sizeof HEADER - 1);
     if (!h1)
         return 0;
-    int plain = plain_file(text, len, h1, out);
+    int plain = plain_file(text, len, mapped, h1, out);
     if (plain)
         return plain < 0 ? plain : 0;
     size_t nlines = 1;
@@ -452,6 +481,7 @@ int hir_log_find(const char *text, size_t len, hir_log *out)
     }
     free(lines);
     free(hp);
+    hir_text_release(text, mapped, 0, len);   /* the programs are copies, or read from it later */
     return 0;
 oom:
     free(lines);

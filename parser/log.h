@@ -5,6 +5,7 @@
 #ifndef HIR_PARSER_LOG_H
 #define HIR_PARSER_LOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "support/diag.h"
@@ -33,8 +34,9 @@ typedef struct hir_log {
  * line. A program ends after "} // %HostIrContainer" and its "Index definitions:" trailer, or
  * where the next one starts. A file that is one program and nothing else but blank and comment
  * lines comes back as a single program with text NULL (read the input as it is).
- * Returns 0, or HIR_ENOMEM with *out empty. */
-int  hir_log_find(const char *text, size_t len, hir_log *out);
+ * mapped: text is a mapped input (support/input.h) whose pages are given back as they are
+ * searched. Returns 0, or HIR_ENOMEM with *out empty. */
+int  hir_log_find(const char *text, size_t len, bool mapped, hir_log *out);
 void hir_log_fini(hir_log *l);
 
 /* A source for program i of l, read from the log `whole` (len bytes) named `name`. The source

@@ -105,6 +105,7 @@ struct hir_lexstate {
     hir_yyltype dedent_loc;
     uint16_t kw_slots[HIR_KW_SLOTS];   /* hir_keyword_index */
     jmp_buf *fatal;              /* hir_lex_init: where flex's YY_FATAL_ERROR (out of memory) goes */
+    size_t released;             /* a mapped input: text before this was given back (lexer.l) */
 };
 
 hir_loc hir_parse_loc(hir_parse_ctx *ctx, uint32_t begin, uint32_t end);

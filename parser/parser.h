@@ -3,14 +3,11 @@
 #define HIR_PARSER_H
 
 #include "dialect/hir.h"
+#include "support/input.h"   /* hir_input_read: a file read for hir_parse */
 
 /* Parses src (whose text must be followed by two NUL bytes: see hir_source_load) into a new
  * program. Returns 0 on success; on failure returns -1 with located diagnostics in d, and
  * *out is NULL. The program keeps a pointer to src for later diagnostics. */
 int hir_parse(hir_source *src, hir_diag *d, hir_program **out);
-
-/* Reads a file ("-" = stdin) into a NUL-padded buffer suitable for hir_parse. Returns 0, or -1
- * with a message in err. The caller frees *text. */
-int hir_read_file(const char *path, char **text, size_t *len, char *err, size_t errlen);
 
 #endif

@@ -37,6 +37,9 @@ typedef struct hir_source {
                                   * program found in a log) */
     const hir_line_prefix *prefixes;   /* per line of text (0-based), or NULL (parser/log.h) */
     size_t nprefixes;
+    bool mapped;                 /* text is a mapped input (support/input.h): the parser gives
+                                  * back the pages it has scanned; reading them again re-faults
+                                  * them from the file */
 } hir_source;
 
 typedef struct hir_loc {

@@ -1,6 +1,7 @@
 /* common.c — --version and --color for the tools (common.h). */
 #include "tools/common.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,4 +91,52 @@ void hir_tool_error(const char *tool, const char *fmt, ...)
     va_end(ap);
     hir_diag_format_line(line, sizeof line, tool, HIR_ERROR, msg);
     fputs(line, stderr);
+}
+
+/* What the SIGBUS handler writes, and the temporary output it removes. A signal handler reaches
+ * nothing but static storage: this is the tools' one piece of it, written before the handler is
+ * installed (and the temporary's name once, after), only read by the handler. */
+static struct {
+    char line[1400];
+    size_t len;
+    char tmp[4096];
+} sigbus_exit;
+
+static void on_sigbus(int sig)
+{
+    (void)sig;
+    if (sigbus_exit.tmp[0])
+        unlink(sigbus_exit.tmp);
+    for (size_t k = 0; k < sigbus_exit.len;) {
+        ssize_t w = write(STDERR_FILENO, sigbus_exit.line + k, sigbus_exit.len - k);
+        if (w <= 0)
+            break;
+        k += (size_t)w;
+    }
+    _exit(1);
+}
+
+int hir_tool_catch_sigbus(const char *tool, const char *path)
+{
+    char msg[1024];
+    snprintf(msg, sizeof msg, "'%s' changed while it was read (truncated?)", path);
+    sigbus_exit.len = hir_diag_format_line(sigbus_exit.line, sizeof sigbus_exit.line, tool,
+                                           HIR_ERROR, msg);
+    sigbus_exit.tmp[0] = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigbus;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(SIGBUS, &sa, NULL);
+}
+
+void hir_tool_sigbus_unlink(const char *tmp)
+{
+    sigset_t bus, old;
+    sigemptyset(&bus);
+    sigaddset(&bus, SIGBUS);
+    sigprocmask(SIG_BLOCK, &bus, &old);
+    snprintf(sigbus_exit.tmp, sizeof sigbus_exit.tmp, "%s", tmp && strlen(tmp) <
+             sizeof sigbus_exit.tmp ? tmp : "");
+    sigprocmask(SIG_SETMASK, &old, NULL);
 }

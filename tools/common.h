@@ -27,4 +27,12 @@ int hir_tool_usage_error(const char *tool, const char *fmt, ...)
  * "TOOL: error: MESSAGE". */
 void hir_tool_error(const char *tool, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* An input mapped by hir_input_read (HIR_INPUT_MAP) raises SIGBUS when another process
+ * truncates the file under it. This handler (installed before the file is opened) writes
+ * "TOOL: error: 'PATH' changed while it was read (truncated?)" with one write(2), removes the
+ * temporary output named by hir_tool_sigbus_unlink (if any), and exits 1. 0, or -1 when it
+ * cannot be installed (the caller then reads the file instead of mapping it). */
+int  hir_tool_catch_sigbus(const char *tool, const char *path);
+void hir_tool_sigbus_unlink(const char *tmp);
+
 #endif

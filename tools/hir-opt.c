@@ -333,14 +333,17 @@ static int check_args(options *o, hir_pipeline *pl)
 
 /* The input is a log: every %HostIrContainer in it, or the --container'th. Returns the number
  * of programs that failed, or -1 after an error that ends the run. */
-static int run_log(options *o, const hir_pipeline *pl, const char *name, char *text, size_t len,
+static int run_log(options *o, const hir_pipeline *pl, const char *name, const hir_input *in,
                    FILE *out)
 {
+    const char *text = in->text;
+    size_t len = in->len;
+    bool mapped = in->maplen != 0;
     hir_log log;
     bool first = true;
     int failures = 0;
     double t = hir_opt_now();
-    int found = hir_log_find(text, len, &log);
+    int found = hir_log_find(text, len, mapped, &log);
     o->times.input += hir_opt_now() - t;
     if (found) {
         hir_tool_error("hir-opt", "out of memory (while reading %s)", name);
@@ -361,12 +364,14 @@ static int run_log(options *o, const hir_pipeline *pl, const char *name, char *t
     if (!log.n) {         /* no header at all: the parser says what is wrong */
         hir_source src;
         hir_source_init(&src, name, text, len);
+        src.mapped = mapped;
         failures += one_part(o, pl, &src, out, &first);
         hir_source_fini(&src);
     }
     for (int k = from; k < to; k++) {
         hir_source src;
         hir_log_source(&log, k, name, text, len, &src);
+        src.mapped = mapped && src.text == text;   /* the input as it is, not a copy */
         failures += one_part(o, pl, &src, out, &first);
         hir_source_fini(&src);
     }
@@ -465,9 +470,12 @@ int main(int argc, char **argv)
         return args == ARGS_DONE ? 0 : 2;
     }
 
-    char *text, err[512];
-    size_t len;
-    if (hir_read_file(o.input, &text, &len, err, sizeof err)) {
+    /* a large file is mapped and given back as it is read (support/input.h): it costs almost
+     * no resident memory; the handler turns a truncation under the mapping into an error */
+    char err[512];
+    hir_input in;
+    bool map = strcmp(o.input, "-") && !hir_tool_catch_sigbus("hir-opt", o.input);
+    if (hir_input_read(&in, o.input, map ? HIR_INPUT_MAP : 0, err, sizeof err)) {
         hir_tool_error("hir-opt", "%s", err);
         hir_pipeline_fini(&pl);
         hir_diag_fini(&o.tool);
@@ -480,14 +488,16 @@ int main(int argc, char **argv)
     hir_outfile out;
     if (hir_outfile_open(&out, o.output)) {
         hir_tool_error("hir-opt", "out of memory");
-        free(text);
+        hir_input_fini(&in);
         hir_pipeline_fini(&pl);
         hir_diag_fini(&o.tool);
         return 2;
     }
-    int failures = o.split ? run_split(&o, &pl, name, text, len, out.f)
-                           : run_log(&o, &pl, name, text, len, out.f);
-    free(text);
+    if (out.tmp)
+        hir_tool_sigbus_unlink(out.tmp);
+    int failures = o.split ? run_split(&o, &pl, name, in.text, in.len, out.f)
+                           : run_log(&o, &pl, name, &in, out.f);
+    hir_input_fini(&in);
     int rc;
     if (failures < 0) {
         hir_outfile_abort(&out);

@@ -647,26 +647,25 @@ static int parse_args(int argc, char **argv, reducer *r, const char **output,
 static int load_input(reducer *r, const char *input, int *before)
 {
     char err[512];
-    char *text;
-    size_t len;
-    if (hir_read_file(input, &text, &len, err, sizeof err)) {
+    hir_input in;     /* read: the text is reduced into r->cur, then not needed (and small) */
+    if (hir_input_read(&in, input, 0, err, sizeof err)) {
         fprintf(stderr, "hir-reduce: error: %s\n", err);
         return 1;
     }
     hir_source src;
     hir_program *p;
-    if (load(r, strcmp(input, "-") ? input : "<stdin>", text, len, &src, &p, &r->cur_warnings,
-             true)) {
+    if (load(r, strcmp(input, "-") ? input : "<stdin>", in.text, in.len, &src, &p,
+             &r->cur_warnings, true)) {
         fprintf(stderr, "hir-reduce: error: %s does not parse and verify: nothing to reduce\n",
                 input);
-        free(text);
+        hir_input_fini(&in);
         return 1;
     }
     r->cur = print_program(p, &r->curlen);
     *before = count_block(&p->body);
     hir_program_free(p);
     hir_source_fini(&src);
-    free(text);
+    hir_input_fini(&in);
     return 0;
 }
 

@@ -37,8 +37,7 @@ void hir_run_options_init(hir_run_options *o)
 
 /* A program loaded on this rank. */
 typedef struct loaded {
-    char *text;
-    size_t len;
+    hir_input in;                    /* read, not mapped: the runner is a library (input.h) */
     hir_log log;                     /* the programs of text, which may be a log */
     hir_source src;
     hir_program *p;
@@ -47,10 +46,10 @@ typedef struct loaded {
 static void loaded_free(loaded *l)
 {
     hir_program_free(l->p);
-    if (l->text)
+    if (l->in.text)
         hir_source_fini(&l->src);
     hir_log_fini(&l->log);
-    free(l->text);
+    hir_input_fini(&l->in);
     memset(l, 0, sizeof *l);
 }
 
@@ -188,9 +187,9 @@ static hir_run_status load_program(const char *path, const char *role, int conta
     char msg[512];
     memset(l, 0, sizeof *l);
     uint64_t hash = 0;
-    int rd = hir_read_file(path, &l->text, &l->len, msg, sizeof msg);
+    int rd = hir_input_read(&l->in, path, 0, msg, sizeof msg);
     if (!rd)
-        hash = hir_check_text_hash(l->text, l->len);
+        hash = hir_check_text_hash(l->in.text, l->in.len);
     else
         hash = 0x4e4f46494c45ULL ^ (uint64_t)rank;   /* unreadable: differs from everyone */
     hir_error he = {{0}, -1};
@@ -205,7 +204,7 @@ static hir_run_status load_program(const char *path, const char *role, int conta
     if (rd)
         return refuse(e, rank, "%s%s", msg, "");
     /* a log: the one program in it, or the --container'th */
-    if (hir_log_find(l->text, l->len, &l->log))
+    if (hir_log_find(l->in.text, l->in.len, false, &l->log))
         return refuse(e, rank, "out of memory (while reading %s)%s", path, "");
     int n = l->log.n;
     if (container > n || (!container && n > 1)) {
@@ -221,9 +220,9 @@ static hir_run_status load_program(const char *path, const char *role, int conta
         return refuse(e, rank, "%s%s", msg, "");
     }
     if (n)
-        hir_log_source(&l->log, container ? container - 1 : 0, path, l->text, l->len, &l->src);
+        hir_log_source(&l->log, container ? container - 1 : 0, path, l->in.text, l->in.len, &l->src);
     else
-        hir_source_init(&l->src, path, l->text, l->len);
+        hir_source_init(&l->src, path, l->in.text, l->in.len);
     hir_diag d;
     hir_diag_init(&d, rank == 0 ? err : NULL);
     d.color = o->color;

@@ -19,7 +19,7 @@
 static void read_as_log(const char *text, size_t size)
 {
     hir_log log;
-    if (hir_log_find(text, size, &log))
+    if (hir_log_find(text, size, false, &log))
         return;
     for (int i = 0; i < log.n; i++) {
         if (!log.programs[i].text)

@@ -19,3 +19,8 @@ hir_add_unit_test(test_intops
 hir_add_unit_test(test_parser_log
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_parser_log.c
   LIBS hir::parser hir::dialect)
+# support/input.c: inputs read or mapped, pages given back, a mapped file truncated (SIGBUS and
+# the tools' handler, tools/common.c).
+hir_add_unit_test(test_input
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_input.c ${PROJECT_SOURCE_DIR}/tools/common.c
+  LIBS hir::parser hir::dialect)

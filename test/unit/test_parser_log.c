@@ -41,7 +41,7 @@ static void one_program_is_the_input(void **state)
     (void)state;
     const char *text = "// RUN: hir-opt %s\n\n" PROG "\n// CHECK: x\n";
     hir_log log;
-    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(hir_log_find(text, strlen(text), false, &log), 0);
     assert_int_equal(log.n, 1);
     assert_null(log.programs[0].text);       /* read as it is */
     assert_int_equal(log.programs[0].header_line, 3);
@@ -53,7 +53,7 @@ static void text_around_is_left_out(void **state)
     (void)state;
     char *text = prefixed("Fusion segments: 3\n\n", "", "=== next dump ===\nT3 = T1 + T2\n");
     hir_log log;
-    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(hir_log_find(text, strlen(text), false, &log), 0);
     assert_int_equal(log.n, 1);
     assert_non_null(log.programs[0].text);
     assert_string_equal(log.programs[0].text, PROG);
@@ -67,7 +67,7 @@ static void prefixes_are_removed_and_kept_for_locations(void **state)
     (void)state;
     char *text = prefixed("[rank 0] starting\n", "[rank 0] ", "[rank 0] done\n");
     hir_log log;
-    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(hir_log_find(text, strlen(text), false, &log), 0);
     assert_int_equal(log.n, 1);
     const hir_log_program *pr = &log.programs[0];
     assert_string_equal(pr->text, PROG);
@@ -103,7 +103,7 @@ static void timestamps_differ_line_by_line(void **state)
                        "12:00:01.517 I: \n"
                        "12:00:02.000 I: finished\n";
     hir_log log;
-    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(hir_log_find(text, strlen(text), false, &log), 0);
     assert_int_equal(log.n, 1);
     assert_string_equal(log.programs[0].text, PROG);
     hir_log_fini(&log);
@@ -121,7 +121,7 @@ static void interleaved_programs_are_told_apart(void **state)
                        "[0] } // %HostIrContainer\n"
                        "[1] } // %HostIrContainer\n";
     hir_log log;
-    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(hir_log_find(text, strlen(text), false, &log), 0);
     assert_int_equal(log.n, 2);
     assert_string_equal(log.programs[0].text, PROG);
     assert_string_equal(log.programs[1].text, PROG);
@@ -136,7 +136,7 @@ static void several_programs_and_a_trailer(void **state)
     (void)state;
     const char *text = "\n" PROG "\nIndex definitions:\n  i3 = i1 * 2;\n\nrun 2\n\n" PROG "\nbye\n";
     hir_log log;
-    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(hir_log_find(text, strlen(text), false, &log), 0);
     assert_int_equal(log.n, 2);
     assert_string_equal(log.programs[0].text, PROG "\nIndex definitions:\n  i3 = i1 * 2;\n");
     assert_string_equal(log.programs[1].text, PROG);
@@ -150,7 +150,7 @@ static void a_program_without_footer_ends_at_the_next(void **state)
     const char *text = "%HostIrContainer { (T0_g_float[iS0{8}]) -> (T1_g_float[iS1{8}]) :\n"
                        "  T1_g_float[iS1{8}]\n" PROG;
     hir_log log;
-    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(hir_log_find(text, strlen(text), false, &log), 0);
     assert_int_equal(log.n, 2);
     assert_string_equal(log.programs[0].text,
                         "%HostIrContainer { (T0_g_float[iS0{8}]) -> (T1_g_float[iS1{8}]) :\n"
@@ -167,7 +167,7 @@ static void a_blank_line_ends_a_prefixed_trailer(void **state)
     char *text = prefixed("", "[r0] ", "[r0] Index definitions:\n[r0]   i3 = i1 * 2;\n\n"
                                        "[r0]   i4 = 5;\n");
     hir_log log;
-    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(hir_log_find(text, strlen(text), false, &log), 0);
     assert_int_equal(log.n, 1);
     assert_string_equal(log.programs[0].text, PROG "Index definitions:\n  i3 = i1 * 2;\n");
     assert_int_equal(log.programs[0].nprefixes, 6);
@@ -180,10 +180,10 @@ static void no_program(void **state)
 {
     (void)state;
     hir_log log;
-    assert_int_equal(hir_log_find("hello\n", 6, &log), 0);
+    assert_int_equal(hir_log_find("hello\n", 6, false, &log), 0);
     assert_int_equal(log.n, 0);
     hir_log_fini(&log);
-    assert_int_equal(hir_log_find("", 0, &log), 0);
+    assert_int_equal(hir_log_find("", 0, false, &log), 0);
     assert_int_equal(log.n, 0);
     hir_log_fini(&log);
 }
