@@ -290,8 +290,13 @@ failed:
             m->failed_at = m->stack[i - 1].s;
             break;
         }
-    while (m->sn > base)
-        m->rec[m->stack[--m->sn].rec].state = MEMO_FAILED;
+    /* a named definition that failed stays failed; an unnamed one is evaluated afresh when it
+     * is reached again (the parser shares equal unnamed expressions between statements, and
+     * each statement gets the failure's own message) */
+    while (m->sn > base) {
+        const struct hir_eval_frame *f = &m->stack[--m->sn];
+        m->rec[f->rec].state = f->s->kind == HIR_SC_ANON ? 0 : MEMO_FAILED;
+    }
     return -1;
 oom:
     /* nothing was learnt about the definitions being evaluated: they go back to unknown, so a

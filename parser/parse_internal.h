@@ -46,6 +46,10 @@ typedef struct hir_parse_ctx {
     bool saw_2026;               /* a statement put in a block is in the 2026 form: the
                                   * program's form (hir_program_form, without its walk) */
     hir_map mismatches;          /* tensors/IterDomains already reported as respelled */
+    /* Unnamed expressions read so far, by a hash of their operator and operands: an
+     * expression spelled again ("( streamIdx % numberOfStreams )" in every loop) is the same
+     * value (parser.y, inline; parser_actions.inc, anon_value). Freed by hir_parse. */
+    hir_map anon;
     struct hir_idparts idparts;  /* the inside of the IterDomain being read */
     hir_ptrvec dispatches;       /* Dispatch statements read so far (a Combine names one) */
     hir_ptrvec stream_addrs;     /* "0x…" stream addresses (interned), in order of appearance */

@@ -76,6 +76,9 @@ static void semantic_error(hir_parse_ctx *ctx, hir_yyltype loc, const char *fmt,
 static void block_push(hir_parse_ctx *ctx, hir_stmt *s);
 static hir_ptrvec block_close(hir_parse_ctx *ctx, size_t mark);
 static void define_scalar(hir_parse_ctx *ctx, hir_yyltype loc, hir_scalar *s, hir_sexpr *def);
+static hir_sexpr *anon_binary(hir_parse_ctx *ctx, hir_binary_op op, hir_scalar *a, hir_scalar *b);
+static hir_sexpr *anon_unary(hir_parse_ctx *ctx, hir_unary_op op, hir_scalar *a);
+static hir_scalar *anon_value(hir_parse_ctx *ctx, hir_sexpr *e, hir_yyltype loc);
 static hir_ptrvec *vec1(hir_parse_ctx *ctx, void *item);
 static hir_ptrvec *vecpush(hir_parse_ctx *ctx, hir_ptrvec *v, void *item);
 static void *box_int(hir_parse_ctx *ctx, int64_t v);
@@ -1043,19 +1046,18 @@ inline
     : scalar_ref                { $$ = $1; }
     | '(' inline_body ')'
       {
-          $$ = hir_scalar_anon(P, $2);
-          $$->loc = LOC(@$);
+          $$ = anon_value(ctx, $2, @$);
       }
     ;
 
 inline_body
     : inline binop inline
       {
-          $$ = hir_sexpr_binary(P, (hir_binary_op)$2, $1, $3);
+          $$ = anon_binary(ctx, (hir_binary_op)$2, $1, $3);
       }
     | prefixop inline
       {
-          $$ = hir_sexpr_unary(P, (hir_unary_op)$1, $2);
+          $$ = anon_unary(ctx, (hir_unary_op)$1, $2);
       }
     | IDENT '(' inline_args ')'
       {
@@ -1078,7 +1080,7 @@ inline_body
           if (ctx->src->text[@1.begin] != '-')
               semantic_error(ctx, @1, "a parenthesized value must be an expression; write %lld without parentheses",
                              (long long)$1);
-          $$ = hir_sexpr_unary(P, HIR_UN_NEG, hir_scalar_int(P, -$1));
+          $$ = anon_unary(ctx, HIR_UN_NEG, hir_scalar_int(P, -$1));
       }
     ;
 
