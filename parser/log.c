@@ -346,18 +346,18 @@ static const char *after_header(const char *text, size_t len, bool mapped, const
     static const char NL_FOOTER[] = "\n} // %HostIrContainer";
     enum { PCT = 6 };   /* the '%' of NL_FOOTER */
     const char *end = text + len, *footer = NULL;
-    size_t released = 0;   /* a mapped input goes back in steps behind the search */
-    for (const char *q = h1 + 1; (q = memchr(q, '%', (size_t)(end - q))); q++) {
-        if ((size_t)(end - q) >= sizeof HEADER - 1 && !memcmp(q, HEADER, sizeof HEADER - 1))
-            return h1;
-        if (!footer && q - h1 >= PCT && (size_t)(end - (q - PCT)) >= sizeof NL_FOOTER - 1 &&
-            !memcmp(q - PCT, NL_FOOTER, sizeof NL_FOOTER - 1))
-            footer = q - PCT;
-        size_t at = (size_t)(q - text);
-        if (mapped && at - released > SCAN_STEP) {
-            hir_text_release(text, true, 0, at - sizeof NL_FOOTER);
-            released = at;
+    /* a mapped input is searched in steps, each given back after it (re-read on demand) */
+    for (const char *q = h1 + 1; q < end;) {
+        const char *stop = mapped && (size_t)(end - q) > SCAN_STEP ? q + SCAN_STEP : end;
+        for (const char *pc; (pc = memchr(q, '%', (size_t)(stop - q))); q = pc + 1) {
+            if ((size_t)(end - pc) >= sizeof HEADER - 1 && !memcmp(pc, HEADER, sizeof HEADER - 1))
+                return h1;
+            if (!footer && pc - h1 >= PCT && (size_t)(end - (pc - PCT)) >= sizeof NL_FOOTER - 1 &&
+                !memcmp(pc - PCT, NL_FOOTER, sizeof NL_FOOTER - 1))
+                footer = pc - PCT;
         }
+        hir_text_release(text, mapped, 0, (size_t)(stop - text));
+        q = stop;
     }
     return footer;
 }

@@ -198,14 +198,14 @@ static void percent_signs_before_the_footer(void **state)
                        "} // %HostIrContainer\n"
                        "\n";
     hir_log log;
-    assert_int_equal(hir_log_find(text, strlen(text), &log), 0);
+    assert_int_equal(hir_log_find(text, strlen(text), false, &log), 0);
     assert_int_equal(log.n, 1);
     assert_null(log.programs[0].text);   /* the whole input, read where it lies */
     assert_int_equal(log.programs[0].len, strlen(text));
     hir_log_fini(&log);
     char two[512];
     snprintf(two, sizeof two, "%s%s", text, text);
-    assert_int_equal(hir_log_find(two, strlen(two), &log), 0);
+    assert_int_equal(hir_log_find(two, strlen(two), false, &log), 0);
     assert_int_equal(log.n, 2);
     hir_log_fini(&log);
 }
@@ -264,6 +264,64 @@ static void blocks_are_read_at_their_exact_size(void **state)
     free(buf);
 }
 
+/* An unnamed expression spelled again is the same value (parser_actions.inc, anon_value);
+ * different ones, and the same operator on other operands, are not. */
+static void equal_unnamed_expressions_are_one_value(void **state)
+{
+    (void)state;
+    const char *text = "\n%HostIrContainer { () -> () :\n"
+                       "  SetCurrentStream to Stream ( rank % 2 )\n"
+                       "  SetCurrentStream to Stream ( rank % 2 )\n"
+                       "  SetCurrentStream to Stream ( rank % 3 )\n"
+                       "  SetCurrentStream to Stream ( 2 % rank )\n"
+                       "  SetCurrentStream to Stream ( ( rank % 2 ) + 1 )\n"
+                       "  SetCurrentStream to Stream ( ( rank % 2 ) + 1 )\n"
+                       "  SetCurrentStream to Stream ( -rank )\n"
+                       "  SetCurrentStream to Stream ( -rank )\n"
+                       "} // %HostIrContainer\n\n";
+    size_t len = strlen(text);
+    char *buf = calloc(1, len + 2);
+    assert_non_null(buf);
+    memcpy(buf, text, len);
+    hir_source src = {.name = "anon.hir", .text = buf, .len = len};
+    hir_diag d;
+    hir_diag_init(&d, NULL);
+    hir_program *p = NULL;
+    assert_int_equal(hir_parse(&src, &d, &p), 0);
+    const hir_scalar *v[8];
+    for (int i = 0; i < 8; i++) {
+        const hir_stmt *s = hir_block_at(&p->body, i);
+        assert_int_equal(s->op, HIR_OP_SET_STREAM);
+        v[i] = s->u.stream.index;
+        assert_non_null(v[i]);
+        assert_int_equal(v[i]->kind, HIR_SC_ANON);
+    }
+    assert_ptr_equal(v[0], v[1]);
+    assert_ptr_not_equal(v[0], v[2]);
+    assert_ptr_not_equal(v[0], v[3]);
+    assert_ptr_not_equal(v[2], v[3]);
+    assert_ptr_equal(v[4], v[5]);
+    assert_ptr_equal(v[4]->def->args[0], v[0]);
+    assert_ptr_equal(v[6], v[7]);
+    assert_ptr_not_equal(v[6], v[0]);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    hir_program_print(p, f);
+    long n = ftell(f);   /* printed back as read */
+    assert_int_equal(n, (long)len);
+    char *back = calloc(1, len + 1);
+    assert_non_null(back);
+    rewind(f);
+    assert_int_equal(fread(back, 1, len, f), len);
+    assert_memory_equal(back, text, len);
+    free(back);
+    fclose(f);
+    hir_program_free(p);
+    hir_diag_fini(&d);
+    hir_source_fini(&src);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +336,7 @@ int main(void)
         cmocka_unit_test(no_program),
         cmocka_unit_test(percent_signs_before_the_footer),
         cmocka_unit_test(blocks_are_read_at_their_exact_size),
+        cmocka_unit_test(equal_unnamed_expressions_are_one_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
