@@ -491,7 +491,7 @@ int main(int argc, char **argv)
         hir_input_fini(&in);
         hir_pipeline_fini(&pl);
         hir_diag_fini(&o.tool);
-        return 2;
+        return 1;   /* out of memory is exit status 1, like every other place it can happen */
     }
     if (out.tmp)
         hir_tool_sigbus_unlink(out.tmp);
