@@ -218,6 +218,35 @@ static void expect_exact(const hir_block *b, int n)
         assert_non_null(b->stmts.items[i]);
 }
 
+/* A program parsed from a string: the scanner reads in place, so the text is copied into a
+ * buffer with the two NULs it needs after it. */
+typedef struct parsed {
+    char *buf;
+    hir_source src;
+    hir_diag d;
+    hir_program *p;
+} parsed;
+
+static void parse_text(parsed *t, const char *name, const char *text)
+{
+    size_t len = strlen(text);
+    t->buf = calloc(1, len + 2);
+    assert_non_null(t->buf);
+    memcpy(t->buf, text, len);
+    t->src = (hir_source){.name = name, .text = t->buf, .len = len};
+    hir_diag_init(&t->d, NULL);
+    t->p = NULL;
+    assert_int_equal(hir_parse(&t->src, &t->d, &t->p), 0);
+}
+
+static void parsed_fini(parsed *t)
+{
+    hir_program_free(t->p);
+    hir_diag_fini(&t->d);
+    hir_source_fini(&t->src);
+    free(t->buf);
+}
+
 /* Each block the parser reads gets one array of its exact size, in order; statements added
  * afterwards (as passes do) still go in. */
 static void blocks_are_read_at_their_exact_size(void **state)
@@ -234,15 +263,9 @@ static void blocks_are_read_at_their_exact_size(void **state)
                        "    SetCurrentStream to Stream 0\n"
                        "  SetCurrentStream to Stream 0\n"
                        "} // %HostIrContainer\n";
-    size_t len = strlen(text);
-    char *buf = calloc(1, len + 2);   /* the scanner reads in place: two NULs after the text */
-    assert_non_null(buf);
-    memcpy(buf, text, len);
-    hir_source src = {.name = "blocks.hir", .text = buf, .len = len};
-    hir_diag d;
-    hir_diag_init(&d, NULL);
-    hir_program *p = NULL;
-    assert_int_equal(hir_parse(&src, &d, &p), 0);
+    parsed t;
+    parse_text(&t, "blocks.hir", text);
+    hir_program *p = t.p;
     expect_exact(&p->body, 2);
     hir_stmt *loop = hir_block_at(&p->body, 0);
     assert_int_equal(loop->op, HIR_OP_FOR);
@@ -258,10 +281,7 @@ static void blocks_are_read_at_their_exact_size(void **state)
         hir_block_append(p, &cond->body, hir_block_at(&loop->body, 0));
     assert_int_equal(hir_block_size(&cond->body), 6);
     assert_int_equal(hir_block_at(&cond->body, 0)->op, HIR_OP_SYNC_STREAM);
-    hir_program_free(p);
-    hir_diag_fini(&d);
-    hir_source_fini(&src);
-    free(buf);
+    parsed_fini(&t);
 }
 
 /* An unnamed expression spelled again is the same value (parser_actions.inc, anon_value);
@@ -279,15 +299,10 @@ static void equal_unnamed_expressions_are_one_value(void **state)
                        "  SetCurrentStream to Stream ( -rank )\n"
                        "  SetCurrentStream to Stream ( -rank )\n"
                        "} // %HostIrContainer\n\n";
+    parsed t;
+    parse_text(&t, "anon.hir", text);
+    hir_program *p = t.p;
     size_t len = strlen(text);
-    char *buf = calloc(1, len + 2);
-    assert_non_null(buf);
-    memcpy(buf, text, len);
-    hir_source src = {.name = "anon.hir", .text = buf, .len = len};
-    hir_diag d;
-    hir_diag_init(&d, NULL);
-    hir_program *p = NULL;
-    assert_int_equal(hir_parse(&src, &d, &p), 0);
     const hir_scalar *v[8];
     for (int i = 0; i < 8; i++) {
         const hir_stmt *s = hir_block_at(&p->body, i);
@@ -316,10 +331,7 @@ static void equal_unnamed_expressions_are_one_value(void **state)
     assert_memory_equal(back, text, len);
     free(back);
     fclose(f);
-    hir_program_free(p);
-    hir_diag_fini(&d);
-    hir_source_fini(&src);
-    free(buf);
+    parsed_fini(&t);
 }
 
 int main(void)
