@@ -365,6 +365,10 @@ hir_tensor     *hir_tensor_create(hir_program *p, int64_t number, hir_mem mem, h
 hir_tensor     *hir_tensor_new(hir_program *p, hir_mem mem, hir_dtype dt, int nloop,
                                hir_iterdomain **loop, hir_mesh *mesh);
 hir_iterdomain *hir_iterdomain_get(hir_program *p, int64_t number);
+/* Every IterDomain of p, one per call, NULL after the last: those in the dense array, then
+ * those in the map of far numbers (a number is in one of the two). Start with prev NULL; *at
+ * is the cursor. */
+hir_iterdomain *hir_iterdomain_next(const hir_program *p, const hir_iterdomain *prev, size_t *at);
 hir_iterdomain *hir_iterdomain_create(hir_program *p, int64_t number, hir_itype it,
                                       hir_ptype pt, hir_scalar *extent);
 /* Sets start, stop and expanded (each may be NULL); allocates the out-of-line part only when

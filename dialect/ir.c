@@ -143,6 +143,22 @@ hir_tensor *hir_tensor_new(hir_program *p, hir_mem mem, hir_dtype dt, int nloop,
     return hir_tensor_create(p, p->next_tensor, mem, dt, nloop, loop, mesh);
 }
 
+hir_iterdomain *hir_iterdomain_next(const hir_program *p, const hir_iterdomain *prev, size_t *at)
+{
+    if (!prev)
+        *at = 0;
+    size_t nd = p->diterdomains.cap;
+    for (; *at < nd; ++*at)
+        if (p->diterdomains.items[*at])
+            return p->diterdomains.items[(*at)++];
+    for (; *at - nd < p->iterdomains.cap; ++*at) {
+        size_t i = *at - nd;
+        if (p->iterdomains.keys[i] != UINT64_MAX && p->iterdomains.vals[i])
+            return p->iterdomains.vals[(*at)++ - nd];
+    }
+    return NULL;
+}
+
 hir_iterdomain *hir_iterdomain_get(hir_program *p, int64_t number)
 {
     return dense_get(&p->diterdomains, &p->iterdomains, number);

@@ -136,25 +136,6 @@ static bool stmt_slots(hir_stmt *s, int depth, void *ctx)
     return true;
 }
 
-/* Every IterDomain of the program, one per call (NULL after the last): those numbered inside
- * the dense array first, then those in the map (dialect/ir.c keeps them in one or the other).
- * *at is the cursor; start with prev NULL. */
-static hir_iterdomain *next_iterdomain(hir_program *p, hir_iterdomain *prev, size_t *at)
-{
-    if (!prev)
-        *at = 0;
-    size_t nd = p->diterdomains.cap;
-    for (; *at < nd; ++*at)
-        if (p->diterdomains.items[*at])
-            return p->diterdomains.items[(*at)++];
-    for (; *at - nd < p->iterdomains.cap; ++*at) {
-        size_t i = *at - nd;
-        if (p->iterdomains.keys[i] != UINT64_MAX && p->iterdomains.vals[i])
-            return p->iterdomains.vals[(*at)++ - nd];
-    }
-    return NULL;
-}
-
 void pu_visit_scalars(hir_program *p, bool defs, pu_slot_fn fn, void *ctx)
 {
     visit v = {fn, ctx};
@@ -166,7 +147,7 @@ void pu_visit_scalars(hir_program *p, bool defs, pu_slot_fn fn, void *ctx)
         if (((hir_value *)p->outputs.items[i])->kind == HIR_VAL_SCALAR)
             slot(&v, (hir_scalar **)&p->outputs.items[i]);
     hir_block_walk(&p->body, 0, stmt_slots, &v);
-    for (hir_iterdomain *id = NULL; (id = next_iterdomain(p, id, &at));) {
+    for (hir_iterdomain *id = NULL; (id = hir_iterdomain_next(p, id, &at));) {
         slot(&v, &id->extent);
         if (id->range) {
             slot(&v, &id->range->start);
@@ -536,7 +517,7 @@ void pu_as_printed(hir_program *p)
     /* (1) inline positions hold what the text shows there */
     hir_block_walk(&p->body, 0, inline_stmt, p);
     size_t at = 0;
-    for (hir_iterdomain *id = NULL; (id = next_iterdomain(p, id, &at));) {
+    for (hir_iterdomain *id = NULL; (id = hir_iterdomain_next(p, id, &at));) {
         inline_slot(p, &id->extent);
         if (id->range) {
             inline_slot(p, &id->range->start);

@@ -332,10 +332,31 @@ static void program_print_equals_statement_prints(void **state)
     free(parts);
 }
 
+/* hir_iterdomain_next visits every IterDomain once: the dense array's and the far numbers the
+ * map holds (a walk of the map alone missed the ordinary ones: passes/ir_util.c before
+ * 8979817). */
+static void every_iterdomain_is_visited(void **state)
+{
+    hir_program *p = *state;
+    int64_t numbers[] = {0, 5, 4000, INT64_C(1000000000000)};
+    for (int i = 0; i < 4; i++)
+        hir_iterdomain_create(p, numbers[i], HIR_IT_ITER, HIR_PT_SERIAL, hir_scalar_int(p, 8));
+    int seen[4] = {0}, n = 0;
+    size_t at;
+    for (hir_iterdomain *id = NULL; (id = hir_iterdomain_next(p, id, &at)); n++)
+        for (int i = 0; i < 4; i++)
+            if (id->number == numbers[i])
+                seen[i]++;
+    assert_int_equal(n, 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(seen[i], 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(tensors_and_iterdomains, setup, teardown),
+        cmocka_unit_test_setup_teardown(every_iterdomain_is_visited, setup, teardown),
         cmocka_unit_test_setup_teardown(meshes_are_interned, setup, teardown),
         cmocka_unit_test_setup_teardown(scalars, setup, teardown),
         cmocka_unit_test_setup_teardown(comms, setup, teardown),
