@@ -86,6 +86,43 @@ struct hir_fast_tensor {
     struct hir_fast_id ids[HIR_FAST_IDS];
 };
 
+/* A whole statement of a common shape read by the scanner in one go (parser/fast_scan.inc) and
+ * made by the grammar's action for STMT_FAST / FOR_FAST / IF_FAST (parser/fast_build.inc) with
+ * the same functions, in the same order and with the same locations as the token path would.
+ * Its values are listed in the order the grammar makes them (operands of an expression
+ * before the expression). Anything the scanner is not sure of goes the token path. */
+enum hir_fs_kind {
+    HIR_FS_ALLOCATE, HIR_FS_ALIAS_SELECT, HIR_FS_LINEAR, HIR_FS_P2P, HIR_FS_WAIT,
+    HIR_FS_SET_STREAM, HIR_FS_SYNC_STREAM, HIR_FS_FOR, HIR_FS_IF
+};
+enum hir_fv_kind {
+    HIR_FV_TENSOR_REF,       /* a tensor spelled as its first mention before this statement */
+    HIR_FV_TENSOR_AGAIN,     /* ... as a mention made earlier in this statement (aux: its value) */
+    HIR_FV_TENSOR_FAST,      /* a first mention (aux: its entry in tensors[]) */
+    HIR_FV_ID,               /* an IterDomain with a constant extent */
+    HIR_FV_INT, HIR_FV_BOOL, HIR_FV_NAME, HIR_FV_SYMBOL,
+    HIR_FV_FLAG,             /* true/false where the grammar reads a flag, not a scalar */
+    HIR_FV_WORD,             /* an identifier used as a word (type=recv, backend=NCCL) */
+    HIR_FV_BINARY            /* "( a op b )" of the two values before it (aux: the operator) */
+};
+struct hir_fv {
+    uint8_t kind, aux;
+    uint8_t itype, ptype, flags;   /* HIR_FV_ID */
+    uint32_t begin, end;
+    int64_t number;                /* INT and BOOL value; symbol, IterDomain number */
+    union { hir_tensor *tensor; int64_t extent; } u;
+};
+enum { HIR_FS_VALS = 24, HIR_FS_TENSORS = 4, HIR_FS_RING = 2 };
+struct hir_fast_stmt {
+    int kind, nv, nt;
+    uint32_t begin, end;           /* the statement, up to its line break */
+    uint32_t kw_end;               /* FOR / IF: end of the keyword (the statement's location) */
+    int64_t number;                /* P2PCommunication and Wait: the expression number */
+    uint32_t number_begin, number_end;
+    struct hir_fv v[HIR_FS_VALS];
+    struct hir_fast_tensor t[HIR_FS_TENSORS];
+};
+
 struct hir_lexstate {
     hir_parse_ctx *ctx;
     size_t offset;               /* byte offset of the next character */
@@ -110,6 +147,10 @@ struct hir_lexstate {
     uint16_t kw_slots[HIR_KW_SLOTS];   /* hir_keyword_index */
     jmp_buf *fatal;              /* hir_lex_init: where flex's YY_FATAL_ERROR (out of memory) goes */
     size_t released;             /* a mapped input: text before this was given back (lexer.l) */
+    bool in_body;                /* between the header and the footer of a container */
+    bool try_fast;               /* a statement starts at the next byte (after INDENT/DEDENT) */
+    struct hir_fast_stmt fstmt[HIR_FS_RING];   /* STMT_FAST values (fast_scan.inc) */
+    unsigned fstmt_next;
 };
 
 hir_loc hir_parse_loc(hir_parse_ctx *ctx, uint32_t begin, uint32_t end);

@@ -82,6 +82,25 @@ static hir_scalar *anon_value(hir_parse_ctx *ctx, hir_sexpr *e, hir_yyltype loc)
 static hir_ptrvec *vec1(hir_parse_ctx *ctx, void *item);
 static hir_ptrvec *vecpush(hir_parse_ctx *ctx, hir_ptrvec *v, void *item);
 static void *box_int(hir_parse_ctx *ctx, int64_t v);
+/* statements that the token path and the one-token path (parser/fast_build.inc) both make */
+static hir_stmt *alloc_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out, hir_yyltype oloc,
+                            hir_tensor *buf, hir_yyltype bloc, const char *mem, hir_yyltype mloc,
+                            hir_scalar *size, bool zero_init, bool resets);
+static hir_stmt *alias_select_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
+                                   hir_yyltype oloc, hir_tensor *in, hir_yyltype inloc,
+                                   hir_iterdomain *axis, hir_scalar *index);
+static hir_stmt *linear_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out, hir_yyltype oloc,
+                             int n, hir_value **v, hir_yyltype *l);
+static hir_stmt *p2p_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, hir_yyltype nloc,
+                          struct hir_fields *f);
+static hir_stmt *wait_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number);
+static hir_stmt *stream_index_stmt(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc, hir_scalar *index);
+static hir_stmt *for_in_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_yyltype kwloc, hir_scalar *index,
+                             hir_yyltype iloc, hir_iterdomain *id, hir_ptrvec body);
+static hir_stmt *if_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_yyltype kwloc, const char *pred_type,
+                         hir_scalar *pred, hir_ptrvec body, hir_ptrvec else_body);
+static hir_stmt *fast_stmt_make(hir_parse_ctx *ctx, const struct hir_fast_stmt *r, hir_yyltype loc);
+static struct hir_pairval fast_head(hir_parse_ctx *ctx, const struct hir_fast_stmt *r);
 static hir_stmt *stream_stmt(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc, hir_form form,
                              const char *addr, hir_scalar *index);
 static hir_stmt *cperm_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, hir_yyltype nloc,
@@ -130,6 +149,8 @@ static bool expr_number_ok(hir_parse_ctx *ctx, int64_t number, hir_yyltype l);
     struct hir_fields *fields;
     struct hir_idparts *idparts;   /* the parse context's scratch: the union stays 16 bytes */
     const struct hir_fast_tensor *fast;   /* in the scanner's ring (parse_internal.h) */
+    const struct hir_fast_stmt *fstmt;    /* the same for whole statements (fast_scan.inc) */
+    struct hir_pairval pair;              /* a FOR or IF line read in one go: what it made */
     struct hir_ewrhs *ew;
     hir_ptrvec blk;                /* a closed block: its statements, exact size */
     int op;
@@ -137,6 +158,7 @@ static bool expr_number_ok(hir_parse_ctx *ctx, int64_t number, hir_yyltype l);
 
 %code requires {
 struct hir_ewrhs { int kind; int op; bool infix; const char *fn; int n; hir_value *v[3]; hir_yyltype l[3]; };
+struct hir_pairval { void *a, *b; };
 }
 
 %token <ival> INT "integer" HOSTUNIT_REF "HostUnit reference" ID_CLOSE_FLAGS "'}'"
@@ -175,6 +197,7 @@ struct hir_ewrhs { int kind; int op; bool infix; const char *fn; int n; hir_valu
 %token KW_CPERM "'CollectivePermute'" KW_DISPATCH "'Dispatch'" KW_COMBINE "'Combine'" KW_RESHAPE "'reshape'"
 %token KW_SDPA "'sdpa'" KW_SDPABWD "'sdpa_bwd'"
 %token <str> HEXPTR "address"
+%token <fstmt> STMT_FAST "statement" FOR_FAST "'FOR' " IF_FAST "'IF' "
 
 %type <tensor> tensor
 %type <id> iterdomain
@@ -190,6 +213,7 @@ struct hir_ewrhs { int kind; int op; bool infix; const char *fn; int n; hir_valu
 %type <mesh> opt_mesh mesh
 %type <mnode> mesh_items mesh_group
 %type <stmt> stmt
+%type <pair> for_fast if_fast
 %type <str> opt_annotations annotation annotations
 %type <b> bool
 %type <op> binop prefixop
@@ -267,6 +291,15 @@ stmts
     | stmts stmt                { $$ = $1; block_push(ctx, $2); }
     ;
 
+/* a FOR or IF line read in one go (fast_scan.inc): its values are made here, before the block's */
+for_fast
+    : FOR_FAST                  { $$ = fast_head(ctx, $1); }
+    ;
+
+if_fast
+    : IF_FAST                   { $$ = fast_head(ctx, $1); }
+    ;
+
 opt_else
     : %empty                                  { $$ = (hir_ptrvec){0}; }
     | KW_ELSE ':' NEWLINE opt_block           { $$ = $4; }
@@ -275,34 +308,12 @@ opt_else
 stmt
     : tensor '=' KW_ALLOCATE '(' KW_BUFFER '=' tensor ',' KW_MEMTYPE '=' IDENT ',' KW_SIZE '=' inline ',' KW_ZEROINIT '=' bool ',' KW_RESETS '=' bool ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_ALLOCATE, @$);
-          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
-          if ($7 != $1)
-              semantic_error(ctx, @7, "ALLOCATE of T%lld names buffer T%lld; they must be the same tensor",
-                             (long long)$1->number, (long long)$7->number);
-          int mem = -1;
-          for (int i = 0; i < HIR_MEM_COUNT; i++) if (!strcmp(hir_mem_name((hir_mem)i), $11)) mem = i;
-          if (mem < 0) semantic_error(ctx, @11, "unknown mem_type '%s' (expected register, shared, global, tensor or symmetric)", $11);
-          s->u.alloc.mem = mem < 0 ? HIR_MEM_GLOBAL : (hir_mem)mem;
-          s->u.alloc.size = $15;
-          s->u.alloc.zero_init = $19;
-          s->u.alloc.resets_to_zero = $23;
+          hir_stmt *s = alloc_stmt(ctx, @$, $1, @1, $7, @7, $11, @11, $15, $19, $23);
           $$ = s;
       }
     | tensor '=' KW_ALLOCATE '(' KW_BUFFER '=' tensor ',' KW_MEMTYPE '=' IDENT ',' KW_SIZE '=' inline ',' KW_ZEROINIT '=' bool ',' KW_RESETS '=' bool ')' KW_ALIAS '=' tensor NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_ALLOCATE, @$);
-          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
-          if ($7 != $1)
-              semantic_error(ctx, @7, "ALLOCATE of T%lld names buffer T%lld; they must be the same tensor",
-                             (long long)$1->number, (long long)$7->number);
-          int mem = -1;
-          for (int i = 0; i < HIR_MEM_COUNT; i++) if (!strcmp(hir_mem_name((hir_mem)i), $11)) mem = i;
-          if (mem < 0) semantic_error(ctx, @11, "unknown mem_type '%s' (expected register, shared, global, tensor or symmetric)", $11);
-          s->u.alloc.mem = mem < 0 ? HIR_MEM_GLOBAL : (hir_mem)mem;
-          s->u.alloc.size = $15;
-          s->u.alloc.zero_init = $19;
-          s->u.alloc.resets_to_zero = $23;
+          hir_stmt *s = alloc_stmt(ctx, @$, $1, @1, $7, @7, $11, @11, $15, $19, $23);
           s->u.alloc.alias = $27;
           $$ = s;
       }
@@ -446,28 +457,15 @@ stmt
       }
     | KW_SETSTREAM KW_TO KW_STREAM inline NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_SET_STREAM, @$);
-          if ($4->kind == HIR_SC_INT && $4->ival >= 0) { s->u.stream.number = $4->ival; }
-          else { s->u.stream.number = -1; s->u.stream.index = $4; }
-          $$ = s;
+          $$ = stream_index_stmt(ctx, HIR_OP_SET_STREAM, @$, $4);
       }
     | KW_SYNC KW_STREAM inline NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_SYNC_STREAM, @$);
-          if ($3->kind == HIR_SC_INT && $3->ival >= 0) { s->u.stream.number = $3->ival; }
-          else { s->u.stream.number = -1; s->u.stream.index = $3; }
-          $$ = s;
+          $$ = stream_index_stmt(ctx, HIR_OP_SYNC_STREAM, @$, $3);
       }
     | KW_FOR scalar_ref KW_IN iterdomain ':' NEWLINE opt_block
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_FOR, @$);
-          s->loc = LOC(@1);
-          s->u.kfor.index = $2;
-          s->u.kfor.id = $4;
-          if (hir_scalar_is_literal($2))
-              semantic_error(ctx, @2, "loop index must be a named scalar or a symbol, not a literal");
-          s->body.stmts = $7;
-          $$ = s;
+          $$ = for_in_stmt(ctx, @$, @1, $2, @2, $4, $7);
       }
     | KW_FOR scalar_ref KW_FROM inline KW_TO inline ':' NEWLINE opt_block
       {
@@ -483,22 +481,23 @@ stmt
       }
     | KW_IF IDENT inline ':' NEWLINE opt_block opt_else
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_IF, @$);
-          s->loc = LOC(@1);
-          s->u.cond.pred_type = $2;
-          s->u.cond.pred = $3;
-          s->body.stmts = $6;
-          s->else_body.stmts = $7;
-          $$ = s;
+          $$ = if_stmt(ctx, @$, @1, $2, $3, $6, $7);
+      }
+    | STMT_FAST NEWLINE
+      {
+          $$ = fast_stmt_make(ctx, $1, @$);
+      }
+    | for_fast NEWLINE opt_block
+      {
+          $$ = for_in_stmt(ctx, @$, @1, $1.a, @1, $1.b, $3);
+      }
+    | if_fast NEWLINE opt_block opt_else
+      {
+          $$ = if_stmt(ctx, @$, @1, $1.a, $1.b, $3, $4);
       }
     | tensor '=' KW_ALIASSELECT '(' tensor ',' KW_AXIS '=' iterdomain ',' KW_INDEX '=' scalar_ref ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_ALIAS_SELECT, @$);
-          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
-          hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
-          stmt_inputs(ctx, s, 1, v, l);
-          s->u.sel.axis = $9; s->u.sel.index = $13;
-          $$ = s;
+          $$ = alias_select_stmt(ctx, @$, $1, @1, $5, @5, $9, $13);
       }
     | tensor '=' KW_SELECT '(' tensor ',' KW_AXIS '=' iterdomain ',' KW_INDEX '=' scalar_ref ')' NEWLINE
       {
@@ -582,19 +581,13 @@ stmt
       }
     | tensor '=' KW_LINEAR '(' operand ',' operand ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_LINEAR, @$);
-          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[2] = {$5, $7}; hir_yyltype l[2] = {@5, @7};
-          stmt_inputs(ctx, s, 2, v, l);
-          $$ = s;
+          $$ = linear_stmt(ctx, @$, $1, @1, 2, v, l);
       }
     | tensor '=' KW_LINEAR '(' operand ',' operand ',' operand ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_LINEAR, @$);
-          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[3] = {$5, $7, $9}; hir_yyltype l[3] = {@5, @7, @9};
-          stmt_inputs(ctx, s, 3, v, l);
-          $$ = s;
+          $$ = linear_stmt(ctx, @$, $1, @1, 3, v, l);
       }
     | tensor '=' KW_MATMUL '(' operand ',' operand ')' NEWLINE
       {
@@ -677,24 +670,11 @@ stmt
       }
     | KW_P2P INT '(' comm_fields ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_P2P, @$);
-          s->u.comm = comm_from_fields(ctx, @$, $2, $4, true);
-          if (s->u.comm) {
-              if (s->u.comm->stmt) {
-                  hir_diag_entry *e = hir_diag_emit(ctx->diag, HIR_ERROR, LOC(@2),
-                      "expression number %lld is already used", (long long)$2);
-                  hir_diag_note(ctx->diag, e, s->u.comm->stmt->loc, "first used here");
-                  ctx->failed = true;
-              } else
-                  s->u.comm->stmt = s;
-          }
-          $$ = s;
+          $$ = p2p_stmt(ctx, @$, $2, @2, $4);
       }
     | KW_WAIT KW_COMMUNICATION INT NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_WAIT, @$);
-          s->u.wait.number = $3;
-          $$ = s;
+          $$ = wait_stmt(ctx, @$, $3);
       }
     | KW_STARTCOAL NEWLINE
       {
@@ -1106,3 +1086,4 @@ prefixop
 
 #include "parser/parser_actions.inc"
 #include "parser/sdpa_actions.inc"
+#include "parser/fast_build.inc"
