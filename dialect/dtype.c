@@ -5,11 +5,12 @@
 
 static const struct {
     const char *name;
+    size_t namelen;              /* strlen(name), for the lookups below */
     size_t size;
     const char *prefix;
     int is_float, is_int, sym;
 } dtypes[] = {
-#define X(E, NAME, SIZE, PREFIX, ISF, ISI, SYM) {NAME, SIZE, PREFIX, ISF, ISI, SYM},
+#define X(E, NAME, SIZE, PREFIX, ISF, ISI, SYM) {NAME, sizeof(NAME) - 1, SIZE, PREFIX, ISF, ISI, SYM},
 #include "dialect/defs/dtype.def"
 #undef X
 };
@@ -23,8 +24,8 @@ size_t hir_dtype_match(const char *s, size_t n, hir_dtype *out)
 {
     size_t best = 0;
     for (int i = 0; i < HIR_DT_COUNT; i++) {
-        size_t len = strlen(dtypes[i].name);
-        if (len > best && len <= n && memcmp(s, dtypes[i].name, len) == 0) {
+        size_t len = dtypes[i].namelen;
+        if (len > best && len <= n && s[0] == dtypes[i].name[0] && memcmp(s, dtypes[i].name, len) == 0) {
             best = len;
             *out = (hir_dtype)i;
         }

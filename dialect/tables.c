@@ -2,6 +2,7 @@
  * else in hir spells an operator, collective, transport, memory type or parallel type. */
 #include "dialect/tables.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ element-wise */
@@ -199,11 +200,16 @@ static const char *const ptype_names[] = {
 #include "dialect/defs/ptype.def"
 #undef X
 };
+static const uint8_t ptype_lens[] = {
+#define X(E, S) sizeof(S) - 1,
+#include "dialect/defs/ptype.def"
+#undef X
+};
 const char *hir_ptype_name(hir_ptype p) { return (unsigned)p < HIR_PT_COUNT ? ptype_names[p] : "?"; }
 bool hir_ptype_lookup(const char *s, size_t n, hir_ptype *out)
 {
     for (int i = 0; i < HIR_PT_COUNT; i++)
-        if (same(ptype_names[i], s, n)) {
+        if (ptype_lens[i] == n && !memcmp(ptype_names[i], s, n)) {
             *out = (hir_ptype)i;
             return true;
         }
