@@ -110,7 +110,16 @@ struct hir_fv {
     uint8_t itype, ptype, flags;   /* HIR_FV_ID */
     uint32_t begin, end;
     int64_t number;                /* INT and BOOL value; symbol, IterDomain number */
-    union { hir_tensor *tensor; int64_t extent; } u;
+    union { hir_tensor *tensor; int64_t extent; const char *str; } u;   /* str: NAME, WORD */
+};
+/* Identifiers the one-token path read before, by spelling (a small table indexed by a hash of
+ * length and end bytes): their interned spelling, and once made the named scalar, so that a
+ * name repeated in every statement is looked up with one comparison. */
+enum { HIR_WORD_CACHE = 64 };
+struct hir_word {
+    const char *interned;
+    hir_scalar *named;           /* named_ref's scalar for it, once fast_build.inc made it */
+    size_t len;
 };
 enum { HIR_FS_VALS = 24, HIR_FS_TENSORS = 4, HIR_FS_RING = 2 };
 struct hir_fast_stmt {
@@ -119,6 +128,7 @@ struct hir_fast_stmt {
     uint32_t kw_end;               /* FOR / IF: end of the keyword (the statement's location) */
     int64_t number;                /* P2PCommunication and Wait: the expression number */
     uint32_t number_begin, number_end;
+    struct hir_word *words;        /* the scanner's table (NAME values: aux is the entry) */
     struct hir_fv v[HIR_FS_VALS];
     struct hir_fast_tensor t[HIR_FS_TENSORS];
 };
@@ -150,6 +160,7 @@ struct hir_lexstate {
     bool in_body;                /* between the header and the footer of a container */
     bool try_fast;               /* a statement starts at the next byte (after INDENT/DEDENT) */
     struct hir_fast_stmt fstmt[HIR_FS_RING];   /* STMT_FAST values (fast_scan.inc) */
+    struct hir_word words[HIR_WORD_CACHE];
     unsigned fstmt_next;
 };
 
