@@ -122,6 +122,7 @@ struct hir_word {
     size_t len;
 };
 enum { HIR_FS_VALS = 24, HIR_FS_TENSORS = 4, HIR_FS_RING = 2 };
+enum { HIR_FAST_NEWLINE = 1, HIR_FAST_BOL = 2 };
 struct hir_fast_stmt {
     int kind, nv, nt;
     uint32_t begin, end;           /* the statement, up to its line break */
@@ -159,6 +160,12 @@ struct hir_lexstate {
     size_t released;             /* a mapped input: text before this was given back (lexer.l) */
     bool in_body;                /* between the header and the footer of a container */
     bool try_fast;               /* a statement starts at the next byte (after INDENT/DEDENT) */
+    /* After a statement read in one go, its line break and the next line's indentation are
+     * read here too (fast_scan.inc, fast_next): flex is left where it was ("detached", having
+     * put back the byte it held) until a line needs it, so that it writes nothing into the
+     * text in between and a mapped input's pages are only read. */
+    bool detached;
+    uint8_t fast_pending;        /* HIR_FAST_NEWLINE, HIR_FAST_BOL or 0 */
     struct hir_fast_stmt fstmt[HIR_FS_RING];   /* STMT_FAST values (fast_scan.inc) */
     struct hir_word words[HIR_WORD_CACHE];
     unsigned fstmt_next;
