@@ -103,19 +103,30 @@ enum hir_fv_kind {
     HIR_FV_INT, HIR_FV_BOOL, HIR_FV_NAME, HIR_FV_SYMBOL,
     HIR_FV_FLAG,             /* true/false where the grammar reads a flag, not a scalar */
     HIR_FV_WORD,             /* an identifier used as a word (type=recv, backend=NCCL) */
-    HIR_FV_BINARY            /* "( a op b )" of the two values before it (aux: the operator) */
+    HIR_FV_BINARY,           /* "( a op b )" of the two values before it (aux: the operator;
+                              * flags: 1 + its entry in the expression table, or 0) */
+    HIR_FV_EXPR              /* an expression spelled as one made before (u.scalar) */
 };
 struct hir_fv {
     uint8_t kind, aux;
     uint8_t itype, ptype, flags;   /* HIR_FV_ID */
     uint32_t begin, end;
     int64_t number;                /* INT and BOOL value; symbol, IterDomain number */
-    union { hir_tensor *tensor; int64_t extent; const char *str; } u;   /* str: NAME, WORD */
+    union { hir_tensor *tensor; int64_t extent; const char *str; hir_scalar *scalar; } u;
 };
 /* Identifiers the one-token path read before, by spelling (a small table indexed by a hash of
  * length and end bytes): their interned spelling, and once made the named scalar, so that a
  * name repeated in every statement is looked up with one comparison. */
-enum { HIR_WORD_CACHE = 64 };
+enum { HIR_WORD_CACHE = 64, HIR_EXPR_CACHE = 16, HIR_EXPR_TEXT = 64 };
+/* Parenthesized expressions the one-token path read before, by spelling: the value they made.
+ * The same spelling makes the same value (names, symbols and literals are one scalar each, and
+ * an unnamed expression of the same operator and operands is the one read before:
+ * parser_actions.inc, anon_value), so it is not read and made again. */
+struct hir_expr_memo {
+    char text[HIR_EXPR_TEXT];
+    uint32_t len;
+    hir_scalar *value;           /* NULL until fast_build.inc made it */
+};
 struct hir_word {
     const char *interned;
     hir_scalar *named;           /* named_ref's scalar for it, once fast_build.inc made it */
@@ -130,6 +141,7 @@ struct hir_fast_stmt {
     int64_t number;                /* P2PCommunication and Wait: the expression number */
     uint32_t number_begin, number_end;
     struct hir_word *words;        /* the scanner's table (NAME values: aux is the entry) */
+    struct hir_expr_memo *exprs;   /* the scanner's expression table */
     struct hir_fv v[HIR_FS_VALS];
     struct hir_fast_tensor t[HIR_FS_TENSORS];
 };
@@ -168,6 +180,7 @@ struct hir_lexstate {
     uint8_t fast_pending;        /* HIR_FAST_NEWLINE, HIR_FAST_BOL or 0 */
     struct hir_fast_stmt fstmt[HIR_FS_RING];   /* STMT_FAST values (fast_scan.inc) */
     struct hir_word words[HIR_WORD_CACHE];
+    struct hir_expr_memo exprs[HIR_EXPR_CACHE];
     unsigned fstmt_next;
 };
 
