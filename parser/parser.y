@@ -483,7 +483,7 @@ stmt
       {
           $$ = if_stmt(ctx, @$, @1, $2, $3, $6, $7);
       }
-    | STMT_FAST NEWLINE
+    | STMT_FAST
       {
           $$ = fast_stmt_make(ctx, $1, @$);
       }
