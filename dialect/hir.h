@@ -335,13 +335,13 @@ struct hir_program {
     hir_ptrvec index_defs;       /* hir_scalar* in trailer order */
     /* lookup tables; tensors and IterDomains by number: a dense array (programs number densely)
      * with the map for numbers far past it (ir.c), so a huge number allocates nothing big */
-    hir_dense dtensors, diterdomains;
+    hir_dense dtensors, diterdomains, dcomms;   /* dcomms: Communications by expression number */
     hir_map tensors;             /* number -> hir_tensor*, numbers outside dtensors */
     hir_map iterdomains;         /* number -> hir_iterdomain*, numbers outside diterdomains */
     hir_scalar *small_ints[2048]; /* hir_scalar_int(v) for 0 <= v < 2048, ahead of literals */
     hir_map symbols;             /* number -> hir_scalar* */
     hir_map named;               /* interned name ptr -> hir_scalar* */
-    hir_map comms;               /* expression number -> hir_comm* */
+    hir_map comms;               /* expression number -> hir_comm*, numbers outside dcomms */
     hir_map meshes;              /* hash -> chain of hir_mesh* (see ir.c) */
     hir_map literals;            /* (kind,value) hash -> hir_scalar* */
     /* counters for values created by passes (one past the highest number seen) */

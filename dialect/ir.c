@@ -32,6 +32,7 @@ void hir_program_free(hir_program *p)
         return;
     free(p->dtensors.items);
     free(p->diterdomains.items);
+    free(p->dcomms.items);
     hir_map_fini(&p->tensors);
     hir_map_fini(&p->iterdomains);
     hir_map_fini(&p->symbols);
@@ -372,7 +373,7 @@ hir_sexpr *hir_sexpr_unary(hir_program *p, hir_unary_op op, hir_scalar *a)
 
 hir_comm *hir_comm_get(hir_program *p, int64_t number)
 {
-    return number < 0 ? NULL : hir_map_get(&p->comms, (uint64_t)number);
+    return dense_get(&p->dcomms, &p->comms, number);
 }
 
 hir_comm *hir_comm_create(hir_program *p, int64_t number, hir_op op)
@@ -380,7 +381,7 @@ hir_comm *hir_comm_create(hir_program *p, int64_t number, hir_op op)
     hir_comm *c = hir_arena_alloc(p->arena, sizeof *c);
     c->number = number;
     c->op = op;
-    hir_map_put(&p->comms, (uint64_t)number, c);
+    dense_put(p, &p->dcomms, &p->comms, number, c);
     bump(&p->next_expr, number);
     return c;
 }
