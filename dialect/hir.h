@@ -369,6 +369,8 @@ hir_iterdomain *hir_iterdomain_get(hir_program *p, int64_t number);
  * those in the map of far numbers (a number is in one of the two). Start with prev NULL; *at
  * is the cursor. */
 hir_iterdomain *hir_iterdomain_next(const hir_program *p, const hir_iterdomain *prev, size_t *at);
+/* Every Communication of the program, as hir_iterdomain_next walks IterDomains */
+hir_comm *hir_comm_next(const hir_program *p, const hir_comm *prev, size_t *at);
 hir_iterdomain *hir_iterdomain_create(hir_program *p, int64_t number, hir_itype it,
                                       hir_ptype pt, hir_scalar *extent);
 /* Sets start, stop and expanded (each may be NULL); allocates the out-of-line part only when

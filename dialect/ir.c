@@ -144,20 +144,34 @@ hir_tensor *hir_tensor_new(hir_program *p, hir_mem mem, hir_dtype dt, int nloop,
     return hir_tensor_create(p, p->next_tensor, mem, dt, nloop, loop, mesh);
 }
 
+/* The next entry of a dense array and its map of far numbers, from *at (0 to start): the
+ * dense part in number order, then the map's */
+static void *dense_next(const hir_dense *d, const hir_map *m, size_t *at)
+{
+    size_t nd = d->cap;
+    for (; *at < nd; ++*at)
+        if (d->items[*at])
+            return d->items[(*at)++];
+    for (; *at - nd < m->cap; ++*at) {
+        size_t i = *at - nd;
+        if (m->keys[i] != UINT64_MAX && m->vals[i])
+            return m->vals[(*at)++ - nd];
+    }
+    return NULL;
+}
+
 hir_iterdomain *hir_iterdomain_next(const hir_program *p, const hir_iterdomain *prev, size_t *at)
 {
     if (!prev)
         *at = 0;
-    size_t nd = p->diterdomains.cap;
-    for (; *at < nd; ++*at)
-        if (p->diterdomains.items[*at])
-            return p->diterdomains.items[(*at)++];
-    for (; *at - nd < p->iterdomains.cap; ++*at) {
-        size_t i = *at - nd;
-        if (p->iterdomains.keys[i] != UINT64_MAX && p->iterdomains.vals[i])
-            return p->iterdomains.vals[(*at)++ - nd];
-    }
-    return NULL;
+    return dense_next(&p->diterdomains, &p->iterdomains, at);
+}
+
+hir_comm *hir_comm_next(const hir_program *p, const hir_comm *prev, size_t *at)
+{
+    if (!prev)
+        *at = 0;
+    return dense_next(&p->dcomms, &p->comms, at);
 }
 
 hir_iterdomain *hir_iterdomain_get(hir_program *p, int64_t number)

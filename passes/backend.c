@@ -473,9 +473,9 @@ static void order_for_protocol(bk *c, const char *proto)
  * Allgather and Broadcast take. */
 static void set_collective_backends(hir_program *p, const bk *c, int64_t nodes)
 {
-    for (size_t i = 0; i < p->comms.cap; i++) {
-        hir_comm *m = p->comms.vals[i];
-        if (p->comms.keys[i] == UINT64_MAX || !m || m->op != HIR_OP_COMMUNICATION)
+    size_t at;
+    for (hir_comm *m = hir_comm_next(p, NULL, &at); m; m = hir_comm_next(p, m, &at)) {
+        if (m->op != HIR_OP_COMMUNICATION)
             continue;
         if (nodes)
             m->backend = HIR_BK_NCCL;  /* kind=auto: collectives go to NCCL */

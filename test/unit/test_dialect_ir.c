@@ -352,11 +352,36 @@ static void every_iterdomain_is_visited(void **state)
         assert_int_equal(seen[i], 1);
 }
 
+/* Communications by number: near numbers in the dense array, far ones in the map; both are
+ * found again and hir_comm_next visits each once (the backend pass walks them all). */
+static void every_comm_is_visited(void **state)
+{
+    hir_program *p = *state;
+    int64_t numbers[] = {0, 7, 3000, INT64_C(1000000000000)};
+    hir_comm *made[4];
+    for (int i = 0; i < 4; i++)
+        made[i] = hir_comm_create(p, numbers[i], HIR_OP_COMMUNICATION);
+    for (int i = 0; i < 4; i++)
+        assert_ptr_equal(hir_comm_get(p, numbers[i]), made[i]);
+    assert_null(hir_comm_get(p, 8));
+    assert_null(hir_comm_get(p, -1));
+    int seen[4] = {0}, n = 0;
+    size_t at;
+    for (hir_comm *c = NULL; (c = hir_comm_next(p, c, &at)); n++)
+        for (int i = 0; i < 4; i++)
+            if (c == made[i])
+                seen[i]++;
+    assert_int_equal(n, 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(seen[i], 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(tensors_and_iterdomains, setup, teardown),
         cmocka_unit_test_setup_teardown(every_iterdomain_is_visited, setup, teardown),
+        cmocka_unit_test_setup_teardown(every_comm_is_visited, setup, teardown),
         cmocka_unit_test_setup_teardown(meshes_are_interned, setup, teardown),
         cmocka_unit_test_setup_teardown(scalars, setup, teardown),
         cmocka_unit_test_setup_teardown(comms, setup, teardown),
