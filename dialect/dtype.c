@@ -16,6 +16,7 @@ static const struct {
 };
 
 const char *hir_dtype_name(hir_dtype t) { return t < HIR_DT_COUNT ? dtypes[t].name : "?"; }
+size_t hir_dtype_name_len(hir_dtype t) { return t < HIR_DT_COUNT ? dtypes[t].namelen : 1; }
 size_t hir_dtype_size(hir_dtype t) { return t < HIR_DT_COUNT ? dtypes[t].size : 0; }
 int hir_dtype_is_float(hir_dtype t) { return t < HIR_DT_COUNT && dtypes[t].is_float; }
 int hir_dtype_is_int(hir_dtype t) { return t < HIR_DT_COUNT && dtypes[t].is_int; }
@@ -23,6 +24,8 @@ int hir_dtype_is_int(hir_dtype t) { return t < HIR_DT_COUNT && dtypes[t].is_int;
 size_t hir_dtype_match(const char *s, size_t n, hir_dtype *out)
 {
     size_t best = 0;
+    if (!n)
+        return 0;
     for (int i = 0; i < HIR_DT_COUNT; i++) {
         size_t len = dtypes[i].namelen;
         if (len > best && len <= n && s[0] == dtypes[i].name[0] && memcmp(s, dtypes[i].name, len) == 0) {

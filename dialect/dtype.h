@@ -14,6 +14,7 @@ typedef enum hir_dtype {
 } hir_dtype;
 
 const char *hir_dtype_name(hir_dtype t);        /* printed spelling, e.g. "__bfloat" */
+size_t      hir_dtype_name_len(hir_dtype t);    /* strlen(hir_dtype_name(t)) */
 size_t      hir_dtype_size(hir_dtype t);        /* bytes per element (0: sub-byte) */
 int         hir_dtype_is_float(hir_dtype t);
 int         hir_dtype_is_int(hir_dtype t);

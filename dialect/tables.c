@@ -151,17 +151,18 @@ bool hir_backend_kind_lookup(const char *name, hir_backend_kind *out)
 
 /* ------------------------------------------------------------------ memory types */
 
-static const struct { const char *letter, *name; } mems[] = {
-#define X(E, L, N) {L, N},
+static const struct { const char *letter, *name; size_t letter_len; } mems[] = {
+#define X(E, L, N) {L, N, sizeof(L) - 1},
 #include "dialect/defs/mem.def"
 #undef X
 };
 const char *hir_mem_letter(hir_mem m) { return (unsigned)m < HIR_MEM_COUNT ? mems[m].letter : "?"; }
+size_t hir_mem_letter_len(hir_mem m) { return (unsigned)m < HIR_MEM_COUNT ? mems[m].letter_len : 1; }
 const char *hir_mem_name(hir_mem m) { return (unsigned)m < HIR_MEM_COUNT ? mems[m].name : "?"; }
 bool hir_mem_lookup_letter(const char *s, size_t n, hir_mem *out)
 {
     for (int i = 0; i < HIR_MEM_COUNT; i++)
-        if (same(mems[i].letter, s, n)) {
+        if (mems[i].letter_len == n && !memcmp(mems[i].letter, s, n)) {
             *out = (hir_mem)i;
             return true;
         }
@@ -206,6 +207,7 @@ static const uint8_t ptype_lens[] = {
 #undef X
 };
 const char *hir_ptype_name(hir_ptype p) { return (unsigned)p < HIR_PT_COUNT ? ptype_names[p] : "?"; }
+size_t hir_ptype_name_len(hir_ptype p) { return (unsigned)p < HIR_PT_COUNT ? ptype_lens[p] : 1; }
 bool hir_ptype_lookup(const char *s, size_t n, hir_ptype *out)
 {
     for (int i = 0; i < HIR_PT_COUNT; i++)

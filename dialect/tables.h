@@ -86,6 +86,7 @@ typedef enum hir_mem {
     HIR_MEM_COUNT
 } hir_mem;
 const char *hir_mem_letter(hir_mem m);        /* "g", "l", "s", "t", "sym" */
+size_t hir_mem_letter_len(hir_mem m);         /* strlen(hir_mem_letter(m)) */
 const char *hir_mem_name(hir_mem m);          /* "global", "register", ... (ALLOCATE mem_type) */
 bool hir_mem_lookup_letter(const char *s, size_t n, hir_mem *out);
 bool hir_mem_lookup_name(const char *name, hir_mem *out);
@@ -108,6 +109,7 @@ typedef enum hir_ptype {
     HIR_PT_COUNT
 } hir_ptype;
 const char *hir_ptype_name(hir_ptype p);
+size_t hir_ptype_name_len(hir_ptype p);       /* strlen(hir_ptype_name(p)) */
 bool hir_ptype_lookup(const char *s, size_t n, hir_ptype *out);
 bool hir_ptype_is_stream(hir_ptype p);
 bool hir_ptype_is_device(hir_ptype p);
