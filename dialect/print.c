@@ -70,11 +70,43 @@ static inline void o_c(out *o, char c)
 
 #define PUT(o, lit) o_mem((o), (lit), sizeof(lit) - 1)
 
-/* The strings printed are short names: copied byte by byte, no strlen call. */
+/* Direct writes: o_room makes room for k bytes (k <= OUT_SMALL) and returns where they go;
+ * the w_* helpers write there and return the end, which o_done records. Pieces of known size
+ * (a number, a table's name, fixed punctuation) take one capacity check between them. */
+static inline char *o_room(out *o, size_t k)
+{
+    if (o->cap - o->n < k)
+        o_flush(o);
+    return o->buf + o->n;
+}
+
+static inline void o_done(out *o, char *p) { o->n = (size_t)(p - o->buf); }
+
+static inline char *w_mem(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* The strings printed are short names: copied byte by byte, no strlen call; the position and
+ * capacity stay in locals (a store through char * could otherwise alias them). */
 static void put_str(out *f, const char *s)
 {
-    while (*s)
-        o_c(f, *s++);
+    char *b = f->buf;
+    size_t n = f->n, cap = f->cap;
+    for (;;) {
+        while (n < cap) {
+            char c = *s++;
+            if (!c) {
+                f->n = n;
+                return;
+            }
+            b[n++] = c;
+        }
+        f->n = n;
+        o_flush(f);
+        n = 0;
+    }
 }
 
 static const char digit_pairs[201] =
@@ -82,31 +114,42 @@ static const char digit_pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-/* Decimal, two digits per division; most numbers printed are small. */
-static void put_int(out *f, long long v)
+enum { W_INT_MAX = 20 };         /* "-9223372036854775808" */
+
+/* Decimal, two digits per division, written in place (at most W_INT_MAX bytes). */
+static inline char *w_int(char *p, long long v)
 {
-    if (v >= 0 && v < 10) {
-        o_c(f, (char)('0' + v));
-        return;
+    unsigned long long u = (unsigned long long)v;
+    if (v < 0) {
+        *p++ = '-';
+        u = 0ULL - u;
     }
-    char buf[24], *e = buf + sizeof buf, *p = e;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    if (u < 10) {
+        *p++ = (char)('0' + u);
+        return p;
+    }
+    if (u < 100) {
+        memcpy(p, digit_pairs + 2 * u, 2);
+        return p + 2;
+    }
+    int nd = 3;
+    for (unsigned long long t = u / 1000; t; t /= 10)
+        nd++;
+    char *e = p + nd, *q = e;
     while (u >= 100) {
         unsigned d = (unsigned)(u % 100);
         u /= 100;
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * d, 2);
+        q -= 2;
+        memcpy(q, digit_pairs + 2 * d, 2);
     }
-    if (u >= 10) {
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * u, 2);
-    } else {
-        *--p = (char)('0' + u);
-    }
-    if (v < 0)
-        *--p = '-';
-    o_mem(f, p, (size_t)(e - p));
+    if (u >= 10)
+        memcpy(q - 2, digit_pairs + 2 * u, 2);
+    else
+        q[-1] = (char)('0' + u);
+    return e;
 }
+
+static void put_int(out *f, long long v) { o_done(f, w_int(o_room(f, W_INT_MAX), v)); }
 
 static void o_printf(out *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void o_printf(out *f, const char *fmt, ...)
@@ -139,16 +182,22 @@ static void o_printf(out *f, const char *fmt, ...)
 static void o_scalar_print_inline(const hir_scalar *s, out *f);
 static void o_stmt_print(const hir_stmt *s, int level, out *f);
 
+static const char blanks[] = "                                                                ";
+
 static void indent(out *f, int level)
 {
-    for (int i = 0; i < level; i++)
-        PUT(f, "  ");
+    size_t k = 2 * (size_t)(level > 0 ? level : 0);
+    for (; k > sizeof blanks - 1; k -= sizeof blanks - 1)
+        o_mem(f, blanks, sizeof blanks - 1);
+    o_mem(f, blanks, k);
 }
 
 static void spaces(out *f, int n)
 {
-    for (int i = 0; i < n; i++)
-        o_c(f, ' ');
+    size_t k = (size_t)(n > 0 ? n : 0);
+    for (; k > sizeof blanks - 1; k -= sizeof blanks - 1)
+        o_mem(f, blanks, sizeof blanks - 1);
+    o_mem(f, blanks, k);
 }
 
 static void mesh_print_text(const hir_mesh *m, out *f)
@@ -275,12 +324,36 @@ static void o_scalar_print_inline(const hir_scalar *s, out *f)
 
 static void o_sexpr_print_def(const hir_sexpr *e, out *f) { sexpr_print(e, f, false); }
 
+static void id_flags_print(const hir_iterdomain *id, out *f)
+{
+    if (id->flags & HIR_ID_RFACTOR)
+        PUT(f, "rf");
+    if (id->flags & HIR_ID_PADDED)
+        PUT(f, "_p");
+    if (id->flags & HIR_ID_CLUSTERED)
+        PUT(f, "_c");
+}
+
 static void o_iterdomain_print(const hir_iterdomain *id, out *f)
 {
-    o_c(f, hir_itype_letter(id->itype));
-    put_str(f, hir_ptype_name(id->ptype));
-    put_int(f, id->number);
-    o_c(f, '{');
+    size_t pl = hir_ptype_name_len(id->ptype);     /* at most a dozen bytes */
+    char *p = o_room(f, pl + W_INT_MAX + 2);
+    *p++ = hir_itype_letter(id->itype);
+    p = w_mem(p, hir_ptype_name(id->ptype), pl);
+    p = w_int(p, id->number);
+    *p++ = '{';
+    o_done(f, p);
+    const hir_scalar *x = id->extent;
+    if (!id->range && x && x->kind == HIR_SC_INT && !(x->def && x->inline_expand)) {
+        /* the common IterDomain: a literal extent, no range */
+        p = o_room(f, W_INT_MAX + 1);
+        p = w_int(p, x->ival);
+        *p++ = '}';
+        o_done(f, p);
+        if (id->flags)
+            id_flags_print(id, f);
+        return;
+    }
     if (hir_id_start(id)) {
         o_scalar_print_inline(hir_id_start(id), f);
         PUT(f, " : ");
@@ -296,23 +369,21 @@ static void o_iterdomain_print(const hir_iterdomain *id, out *f)
         o_scalar_print_inline(hir_id_expanded(id), f);
     }
     o_c(f, '}');
-    if (id->flags & HIR_ID_RFACTOR)
-        PUT(f, "rf");
-    if (id->flags & HIR_ID_PADDED)
-        PUT(f, "_p");
-    if (id->flags & HIR_ID_CLUSTERED)
-        PUT(f, "_c");
+    id_flags_print(id, f);
 }
 
 static void tensor_print_text(const hir_tensor *t, out *f)
 {
-    o_c(f, 'T');
-    put_int(f, t->number);
-    o_c(f, '_');
-    put_str(f, hir_mem_letter(t->mem));
-    o_c(f, '_');
-    put_str(f, hir_dtype_name(t->dtype));
-    o_c(f, '[');
+    size_t ml = hir_mem_letter_len(t->mem), dl = hir_dtype_name_len(t->dtype);
+    char *p = o_room(f, W_INT_MAX + ml + dl + 4);    /* names of a few dozen bytes */
+    *p++ = 'T';
+    p = w_int(p, t->number);
+    *p++ = '_';
+    p = w_mem(p, hir_mem_letter(t->mem), ml);
+    *p++ = '_';
+    p = w_mem(p, hir_dtype_name(t->dtype), dl);
+    *p++ = '[';
+    o_done(f, p);
     for (int i = 0; i < t->nloop; i++) {
         if (i)
             PUT(f, ", ");
