@@ -104,9 +104,33 @@ static ssize_t cookie_write(void *c, const char *b, size_t n)
     return (ssize_t)n;
 }
 
-static int open_stream(hir_outfile *o)
+/* OUT_MEM's writes: appended to o->mem, which doubles when full (a memory stream would zero
+ * every byte it grows by and copy the text in small pieces). Out of memory is kept as ENOMEM. */
+static ssize_t cookie_mem_write(void *c, const char *b, size_t n)
 {
-    cookie_io_functions_t io = {.write = cookie_write};
+    hir_outfile *o = c;
+    if (o->err)
+        return -1;
+    if (n > o->memcap - o->memlen) {
+        size_t cap = o->memcap ? o->memcap : sizeof o->buf;
+        while (cap - o->memlen < n && cap <= SIZE_MAX / 2)
+            cap *= 2;
+        char *m = cap - o->memlen >= n ? realloc(o->mem, cap) : NULL;
+        if (!m) {
+            o->err = ENOMEM;
+            return -1;
+        }
+        o->mem = m;
+        o->memcap = cap;
+    }
+    memcpy(o->mem + o->memlen, b, n);
+    o->memlen += n;
+    return (ssize_t)n;
+}
+
+static int open_stream(hir_outfile *o, cookie_write_function_t *write)
+{
+    cookie_io_functions_t io = {.write = write};
     o->f = fopencookie(o, "w", io);
     if (!o->f)
         return -1;
@@ -129,6 +153,7 @@ int hir_outfile_open(hir_outfile *o, const char *path)
     o->err = 0;
     o->mem = NULL;
     o->memlen = 0;
+    o->memcap = 0;
     struct stat st;
     if (!o->path) {
         FILE *t = tmpfile();
@@ -136,7 +161,7 @@ int hir_outfile_open(hir_outfile *o, const char *path)
             o->fd = dup(fileno(t));
             fclose(t);                 /* unnamed: it goes with its last descriptor */
         }
-        if (o->fd >= 0 && !open_stream(o)) {
+        if (o->fd >= 0 && !open_stream(o, cookie_write)) {
             o->mode = OUT_SPOOL;
             return 0;
         }
@@ -148,7 +173,7 @@ int hir_outfile_open(hir_outfile *o, const char *path)
             snprintf(o->tmp, n + 16, "%s.tmpXXXXXX", o->path);
             o->fd = mkstemp(o->tmp);
         }
-        if (o->fd >= 0 && !open_stream(o)) {
+        if (o->fd >= 0 && !open_stream(o, cookie_write)) {
             o->mode = OUT_RENAME;
             return 0;
         }
@@ -160,8 +185,7 @@ int hir_outfile_open(hir_outfile *o, const char *path)
     }
     /* a device or a FIFO, or no temporary file: in memory, written at commit as before */
     o->mode = OUT_MEM;
-    o->f = open_memstream(&o->mem, &o->memlen);
-    return o->f ? 0 : -1;
+    return open_stream(o, cookie_mem_write);
 }
 
 void hir_outfile_abort(hir_outfile *o)
@@ -201,7 +225,7 @@ int hir_outfile_commit(hir_outfile *o, char *err, size_t errlen)
 {
     int rc = 0;
     if (o->mode == OUT_MEM) {
-        bool lost = fclose(o->f) != 0;   /* the memory stream could not grow */
+        bool lost = fclose(o->f) != 0 || o->err;   /* the buffer could not grow */
         o->f = NULL;
         if (lost) {
             snprintf(err, errlen, "out of memory");

@@ -25,8 +25,8 @@ typedef struct hir_outfile {
     int fd;                      /* the temporary file (RENAME, SPOOL) */
     char *tmp;                   /* its name (RENAME) */
     int err;                     /* first write error (errno), 0 none */
-    char *mem;                   /* OUT_MEM's buffer */
-    size_t memlen;
+    char *mem;                   /* OUT_MEM's buffer (grown by doubling, never zeroed) */
+    size_t memlen, memcap;
     char buf[1 << 16];           /* f's buffer (no allocation per write) */
 } hir_outfile;
 /* 0, or -1 when not even a memory stream could be opened (out of memory). */
