@@ -132,8 +132,19 @@ static inline char *w_int(char *p, long long v)
         memcpy(p, digit_pairs + 2 * u, 2);
         return p + 2;
     }
-    int nd = 3;
-    for (unsigned long long t = u / 1000; t; t /= 10)
+    if (u < 10000) {             /* extents and numbers of most programs: 32-bit arithmetic */
+        unsigned x = (unsigned)u, hi = x / 100, lo = x % 100;
+        if (hi < 10)
+            *p++ = (char)('0' + hi);
+        else {
+            memcpy(p, digit_pairs + 2 * hi, 2);
+            p += 2;
+        }
+        memcpy(p, digit_pairs + 2 * lo, 2);
+        return p + 2;
+    }
+    int nd = 5;
+    for (unsigned long long t = u / 100000; t; t /= 10)
         nd++;
     char *e = p + nd, *q = e;
     while (u >= 100) {

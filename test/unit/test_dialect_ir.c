@@ -241,6 +241,31 @@ static void structural_equality(void **state)
     assert_true(hir_scalar_equal(i9, b));
 }
 
+/* Integers print as printf's %lld does, at every digit-count boundary and at the extremes
+ * (the printer writes digits in place, by pairs, with shortcuts below 10000). */
+static void printing_integers(void **state)
+{
+    hir_program *p = *state;
+    int64_t vals[] = {0, 1, 9, 10, 42, 99, 100, 101, 999, 1000, 1024, 9999, 10000, 10001, 99999,
+                      100000, 999999, 1000000, 4294967295LL, 4294967296LL, 999999999999999999LL,
+                      1000000000000000000LL, INT64_MAX, -1, -9, -10, -99, -100, -9999, -10000,
+                      -123456789, INT64_MIN + 1, INT64_MIN};
+    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "%lld", (long long)vals[i]);
+        char *got = hir_scalar_str_inline(hir_scalar_int(p, vals[i]));
+        assert_string_equal(got, want);
+        free(got);
+    }
+    for (int64_t v = -1100; v <= 11000; v++) {
+        char want[32];
+        snprintf(want, sizeof want, "%lld", (long long)v);
+        char *got = hir_scalar_str_inline(hir_scalar_int(p, v));
+        assert_string_equal(got, want);
+        free(got);
+    }
+}
+
 static void printing(void **state)
 {
     hir_program *p = *state;
@@ -387,6 +412,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(comms, setup, teardown),
         cmocka_unit_test_setup_teardown(evaluation, setup, teardown),
         cmocka_unit_test_setup_teardown(structural_equality, setup, teardown),
+        cmocka_unit_test_setup_teardown(printing_integers, setup, teardown),
         cmocka_unit_test_setup_teardown(printing, setup, teardown),
         cmocka_unit_test_setup_teardown(program_print_equals_statement_prints, setup, teardown),
     };
