@@ -88,26 +88,9 @@ static inline char *w_mem(char *p, const char *s, size_t n)
     return p + n;
 }
 
-/* The strings printed are short names: copied byte by byte, no strlen call; the position and
- * capacity stay in locals (a store through char * could otherwise alias them). */
-static void put_str(out *f, const char *s)
-{
-    char *b = f->buf;
-    size_t n = f->n, cap = f->cap;
-    for (;;) {
-        while (n < cap) {
-            char c = *s++;
-            if (!c) {
-                f->n = n;
-                return;
-            }
-            b[n++] = c;
-        }
-        f->n = n;
-        o_flush(f);
-        n = 0;
-    }
-}
+/* The strings printed are names and keywords of a few to a few dozen bytes: measured and
+ * copied as a block (a byte loop costs several instructions per byte). */
+static void put_str(out *f, const char *s) { o_mem(f, s, strlen(s)); }
 
 static const char digit_pairs[201] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
