@@ -14,12 +14,13 @@
  * small one on the stack. Every tensor of a program prints its mesh: the text of the last mesh
  * printed is kept and copied (meshes are interned, so the pointer names the text). A program
  * prints most tensors several times (an ALLOCATE names its buffer twice, a weight appears in
- * every linear): the whole-program printer keeps the text of recent tensors in a small
- * direct-mapped cache keyed by the tensor (nothing changes the IR while it prints). */
+ * every linear): the whole-program printer keeps the text of recent tensors, and of scalar
+ * expressions printed inline (shared by every statement that names them), in a small
+ * direct-mapped cache keyed by the object (nothing changes the IR while it prints). */
 enum { OUT_SMALL = 1 << 12, OUT_LARGE = 1 << 18, MESH_TEXT = 240, TENSOR_TEXT = 240, TENSOR_SLOTS = 256 };
 
 typedef struct tensor_text {
-    const hir_tensor *t;         /* NULL: an empty slot */
+    const void *t;               /* the tensor or scalar whose text this is; NULL: empty */
     size_t len;
     char text[TENSOR_TEXT];
 } tensor_text;
@@ -277,6 +278,30 @@ static void o_scalar_print_ref(const hir_scalar *s, out *f)
     }
 }
 
+/* The text of x (a tensor, or a scalar expression printed inline) from the cache when it is
+ * there, else printed by fn and kept when it fits. Keys are the objects themselves: a tensor
+ * and a scalar are never the same object, so both kinds share the slots. */
+static void o_cached(out *f, const void *x, void (*fn)(const void *, out *))
+{
+    if (!f->tensors) {
+        fn(x, f);
+        return;
+    }
+    uintptr_t k = (uintptr_t)x;
+    tensor_text *e = &f->tensors[((k >> 4) ^ (k >> 12)) & (TENSOR_SLOTS - 1)];
+    if (e->t == x) {
+        o_mem(f, e->text, e->len);
+        return;
+    }
+    size_t at = f->n, flushes = f->flushes;
+    fn(x, f);
+    if (f->flushes == flushes && f->n - at <= TENSOR_TEXT) {
+        e->t = x;
+        e->len = f->n - at;
+        memcpy(e->text, f->buf + at, e->len);
+    }
+}
+
 static void sexpr_print(const hir_sexpr *e, out *f, bool inline_args)
 {
     void (*arg)(const hir_scalar *, out *) = inline_args ? o_scalar_print_inline : o_scalar_print_ref;
@@ -303,12 +328,17 @@ static void sexpr_print(const hir_sexpr *e, out *f, bool inline_args)
     }
 }
 
+static void scalar_expr_text(const void *x, out *f)
+{
+    PUT(f, "( ");
+    sexpr_print(((const hir_scalar *)x)->def, f, true);
+    PUT(f, " )");
+}
+
 static void o_scalar_print_inline(const hir_scalar *s, out *f)
 {
     if (s->def && (s->kind == HIR_SC_ANON || s->inline_expand)) {
-        PUT(f, "( ");
-        sexpr_print(s->def, f, true);
-        PUT(f, " )");
+        o_cached(f, s, scalar_expr_text);   /* expressions are shared: one text per scalar */
     } else if (s->kind == HIR_SC_ANON) {
         PUT(f, "( ? )");
     } else {
@@ -393,26 +423,9 @@ static void tensor_print_text(const hir_tensor *t, out *f)
     }
 }
 
-static void o_tensor_print(const hir_tensor *t, out *f)
-{
-    if (!f->tensors) {
-        tensor_print_text(t, f);
-        return;
-    }
-    uintptr_t k = (uintptr_t)t;
-    tensor_text *e = &f->tensors[((k >> 4) ^ (k >> 12)) & (TENSOR_SLOTS - 1)];
-    if (e->t == t) {
-        o_mem(f, e->text, e->len);
-        return;
-    }
-    size_t at = f->n, flushes = f->flushes;
-    tensor_print_text(t, f);
-    if (f->flushes == flushes && f->n - at <= TENSOR_TEXT) {
-        e->t = t;
-        e->len = f->n - at;
-        memcpy(e->text, f->buf + at, e->len);
-    }
-}
+static void tensor_text_fn(const void *t, out *f) { tensor_print_text(t, f); }
+
+static void o_tensor_print(const hir_tensor *t, out *f) { o_cached(f, t, tensor_text_fn); }
 
 static void value_print(const hir_value *v, out *f)
 {
