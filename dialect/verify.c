@@ -274,8 +274,13 @@ static const char *op_name(const hir_stmt *s)
 
 static bool named_is_global(const char *n)
 {
-    return !strcmp(n, "rank") || !strcmp(n, "numberOfStreams") || !strcmp(n, "cacheId") ||
-           !strncmp(n, "deviceIdx.", 10);
+    switch (n[0]) {              /* the first byte picks the one name it can be */
+    case 'r': return !strcmp(n, "rank");
+    case 'n': return !strcmp(n, "numberOfStreams");
+    case 'c': return !strcmp(n, "cacheId");
+    case 'd': return !strncmp(n, "deviceIdx.", 10);
+    default: return false;
+    }
 }
 
 static void undefined_use(vctx *v, const hir_scalar *s, hir_loc where, const char *why)
@@ -344,16 +349,29 @@ static void check_overflow(vctx *v, const hir_scalar *s, hir_loc where)
         verr(v, where, "integer overflow: the value of this index expression does not fit in 64 bits");
 }
 
+/* Has check_scalar walked s already? While it has walked few definitions, they are looked up in
+ * v->seen directly; beyond SEEN_LINEAR they are kept in v->visiting too. */
+enum { SEEN_LINEAR = 16 };
+static bool seen_has(const vctx *v, int nseen, const hir_scalar *s)
+{
+    for (int i = 0; i < nseen; i++)
+        if (v->seen[i] == s)
+            return true;
+    return false;
+}
+
 /* Checks that s can be evaluated at a statement at `where`: every leaf is a literal, a value
  * in scope, a runtime-bound named scalar, or a symbol whose definition is checked in turn.
- * Walks the definitions with an explicit stack, each once (v->visiting), so a long chain or a
- * widely shared DAG of definitions costs its size; cycles are reported by check_cycles. */
+ * Walks the definitions with an explicit stack, each once (seen_has, v->visiting), so a long
+ * chain or a widely shared DAG of definitions costs its size; cycles are reported by
+ * check_cycles. */
 static void check_scalar(vctx *v, const hir_scalar *root, hir_loc where)
 {
     if (!root || hir_scalar_is_literal(root))
         return;
     check_overflow(v, root, where);
     int nseen = 0;
+    bool hashed = false;         /* the walked definitions are in v->visiting too */
     v->nwork = 0;
     push_work(v, root);
     while (v->nwork) {
@@ -374,16 +392,23 @@ static void check_scalar(vctx *v, const hir_scalar *root, hir_loc where)
             undefined_use(v, s, where, "");
             continue;
         }
-        if (!s->def || vs_has(&v->visiting, s))
+        if (!s->def || (hashed ? vs_has(&v->visiting, s) : seen_has(v, nseen, s)))
             continue;
-        vs_add(&v->visiting, s);
         v->seen = grow_ptrs(v, v->seen, &v->capseen, nseen + 1);
         v->seen[nseen++] = s;
+        if (hashed)
+            vs_add(&v->visiting, s);
+        else if (nseen > SEEN_LINEAR) {
+            hashed = true;
+            for (int i = 0; i < nseen; i++)
+                vs_add(&v->visiting, v->seen[i]);
+        }
         for (int i = s->def->nargs - 1; i >= 0; i--)
             push_work(v, s->def->args[i]);
     }
-    for (int i = 0; i < nseen; i++)
-        vs_del(&v->visiting, v->seen[i]);
+    if (hashed)
+        for (int i = 0; i < nseen; i++)
+            vs_del(&v->visiting, v->seen[i]);
 }
 
 /* ------------------------------------------------------------------ tensors */
