@@ -28,9 +28,12 @@ size_t hir_dtype_match(const char *s, size_t n, hir_dtype *out)
         return 0;
     for (int i = 0; i < HIR_DT_COUNT; i++) {
         size_t len = dtypes[i].namelen;
-        if (len > best && len <= n && s[0] == dtypes[i].name[0] && memcmp(s, dtypes[i].name, len) == 0) {
+        if (len > best && len <= n && s[0] == dtypes[i].name[0] &&
+            s[len - 1] == dtypes[i].name[len - 1] && memcmp(s, dtypes[i].name, len) == 0) {
             best = len;
             *out = (hir_dtype)i;
+            if (best == n)       /* the whole word: no longer name can match */
+                break;
         }
     }
     return best;

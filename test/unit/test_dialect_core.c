@@ -122,6 +122,44 @@ static void interning_shares_pointers(void **state)
     hir_arena_free(a);
 }
 
+/* hir_dtype_match: the longest name that starts the word (a name ending the word ends the
+ * search early; a shorter name that is a prefix of a longer one must not win), and the name
+ * lengths the printer uses */
+static void dtype_longest_match(void **state)
+{
+    (void)state;
+    hir_dtype dt = HIR_DT_COUNT;
+    for (int i = 0; i < HIR_DT_COUNT; i++) {
+        const char *nm = hir_dtype_name((hir_dtype)i);
+        size_t n = strlen(nm);
+        assert_int_equal(hir_dtype_name_len((hir_dtype)i), n);
+        char buf[64];
+        snprintf(buf, sizeof buf, "%s[iS0{4}]", nm);
+        assert_int_equal(hir_dtype_match(nm, n, &dt), n);
+        assert_int_equal(dt, i);
+        assert_int_equal(hir_dtype_match(buf, strlen(buf), &dt), n);
+        assert_int_equal(dt, i);
+    }
+    assert_int_equal(hir_dtype_match("int64_t", 7, &dt), 7);
+    assert_int_equal(dt, HIR_DT_INT64);
+    assert_int_equal(hir_dtype_match("int64_t", 6, &dt), 3);   /* "int64_" reads as int */
+    assert_int_equal(dt, HIR_DT_INT32);
+    assert_int_equal(hir_dtype_match("int8_tx", 7, &dt), 6);
+    assert_int_equal(dt, HIR_DT_INT8);
+    assert_int_equal(hir_dtype_match("__e2m1_x2", 9, &dt), 9);
+    assert_int_equal(dt, HIR_DT_E2M1X2);
+    assert_int_equal(hir_dtype_match("__e2m1_x", 8, &dt), 6);
+    assert_int_equal(dt, HIR_DT_E2M1);
+    dt = HIR_DT_COUNT;
+    assert_int_equal(hir_dtype_match("__bfloaX", 8, &dt), 0);
+    assert_int_equal(hir_dtype_match("", 0, &dt), 0);
+    assert_int_equal(dt, HIR_DT_COUNT);
+    for (int i = 0; i < HIR_PT_COUNT; i++)
+        assert_int_equal(hir_ptype_name_len((hir_ptype)i), strlen(hir_ptype_name((hir_ptype)i)));
+    for (int i = 0; i < HIR_MEM_COUNT; i++)
+        assert_int_equal(hir_mem_letter_len((hir_mem)i), strlen(hir_mem_letter((hir_mem)i)));
+}
+
 static void diag_line_col(void **state)
 {
     const char text[] = "ab\n\ncdef\nx";
@@ -268,6 +306,7 @@ int main(void)
         cmocka_unit_test(ptrvec_push_insert_remove),
         cmocka_unit_test(map_put_get_del),
         cmocka_unit_test(interning_shares_pointers),
+        cmocka_unit_test(dtype_longest_match),
         cmocka_unit_test(diag_line_col),
         cmocka_unit_test(diag_print_and_count),
         cmocka_unit_test(diag_prefix_and_one_line),
