@@ -127,8 +127,25 @@ static inline char *w_int(char *p, long long v)
         memcpy(p, digit_pairs + 2 * lo, 2);
         return p + 2;
     }
-    int nd = 5;
-    for (unsigned long long t = u / 100000; t; t /= 10)
+    if (u <= 0xffffffffu) {      /* numbers of large programs: still 32-bit arithmetic */
+        unsigned x = (unsigned)u;
+        int nd = x < 100000 ? 5 : x < 1000000 ? 6 : x < 10000000 ? 7 : x < 100000000 ? 8
+               : x < 1000000000 ? 9 : 10;
+        char *e = p + nd, *q = e;
+        while (x >= 100) {
+            unsigned d = x % 100;
+            x /= 100;
+            q -= 2;
+            memcpy(q, digit_pairs + 2 * d, 2);
+        }
+        if (x >= 10)
+            memcpy(q - 2, digit_pairs + 2 * x, 2);
+        else
+            q[-1] = (char)('0' + x);
+        return e;
+    }
+    int nd = 10;                 /* above 2^32: at least ten digits */
+    for (unsigned long long t = u / 10000000000ULL; t; t /= 10)
         nd++;
     char *e = p + nd, *q = e;
     while (u >= 100) {
