@@ -132,6 +132,15 @@ void *hir_arena_try_alloc(hir_arena *a, size_t size)
 
 void *hir_arena_alloc(hir_arena *a, size_t size)
 {
+    chunk *c = a->head;          /* the common case in place: room in the current chunk */
+    if (c && size <= SIZE_MAX / 2) {
+        size_t r = (size + HIR_ARENA_ALIGN - 1) & ~(size_t)(HIR_ARENA_ALIGN - 1);
+        if (c->size - c->used >= r) {
+            void *p = c->data + c->used;
+            c->used += r;
+            return p;
+        }
+    }
     void *p = hir_arena_try_alloc(a, size);
     if (!p)
         hir_arena_oom(a);
