@@ -53,13 +53,19 @@ static int rehash(hir_map *m, size_t cap)
     }
     m->keys = nk;
     m->vals = nv;
-    for (size_t i = 0; i < cap; i++)
-        m->keys[i] = EMPTY;
+    memset(nk, 0xff, cap * sizeof *nk);     /* every slot EMPTY (UINT64_MAX) */
     m->cap = cap;
     m->n = 0;
+    size_t mask = cap - 1;
     for (size_t i = 0; i < ocap; i++)
-        if (ok[i] != EMPTY && ov[i])
-            hir_map_put(m, ok[i], ov[i]);   /* fits: never grows */
+        if (ok[i] != EMPTY && ov[i]) {       /* keys are distinct: the first empty slot */
+            size_t j = mix(ok[i]) & mask;
+            while (nk[j] != EMPTY)
+                j = (j + 1) & mask;
+            nk[j] = ok[i];
+            nv[j] = ov[i];
+            m->n++;
+        }
     free(ok);
     free(ov);
     return 0;
