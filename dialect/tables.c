@@ -33,6 +33,15 @@ const char *hir_reduce_op_name(hir_reduce_op op) { return (unsigned)op < HIR_RED
 
 static bool same(const char *a, const char *s, size_t n) { return a && strlen(a) == n && !memcmp(a, s, n); }
 
+/* n bytes equal: the spellings compared are a few bytes long, shorter than a memcmp call */
+static bool same_bytes(const char *a, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != s[i])
+            return false;
+    return true;
+}
+
 bool hir_unary_op_lookup(const char *name, hir_unary_op *out)
 {
     for (int pass = 0; pass < 2; pass++)
@@ -162,7 +171,7 @@ const char *hir_mem_name(hir_mem m) { return (unsigned)m < HIR_MEM_COUNT ? mems[
 bool hir_mem_lookup_letter(const char *s, size_t n, hir_mem *out)
 {
     for (int i = 0; i < HIR_MEM_COUNT; i++)
-        if (mems[i].letter_len == n && !memcmp(mems[i].letter, s, n)) {
+        if (mems[i].letter_len == n && same_bytes(mems[i].letter, s, n)) {
             *out = (hir_mem)i;
             return true;
         }
@@ -211,7 +220,7 @@ size_t hir_ptype_name_len(hir_ptype p) { return (unsigned)p < HIR_PT_COUNT ? pty
 bool hir_ptype_lookup(const char *s, size_t n, hir_ptype *out)
 {
     for (int i = 0; i < HIR_PT_COUNT; i++)
-        if (ptype_lens[i] == n && !memcmp(ptype_names[i], s, n)) {
+        if (ptype_lens[i] == n && same_bytes(ptype_names[i], s, n)) {
             *out = (hir_ptype)i;
             return true;
         }
