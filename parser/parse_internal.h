@@ -93,7 +93,7 @@ struct hir_fast_tensor {
  * before the expression). Anything the scanner is not sure of goes the token path. */
 enum hir_fs_kind {
     HIR_FS_ALLOCATE, HIR_FS_ALIAS_SELECT, HIR_FS_LINEAR, HIR_FS_P2P, HIR_FS_WAIT,
-    HIR_FS_SET_STREAM, HIR_FS_SYNC_STREAM, HIR_FS_FOR, HIR_FS_IF
+    HIR_FS_SET_STREAM, HIR_FS_SYNC_STREAM, HIR_FS_FOR, HIR_FS_IF, HIR_FS_MATMUL
 };
 enum hir_fv_kind {
     HIR_FV_TENSOR_REF,       /* a tensor spelled as its first mention before this statement */
@@ -105,7 +105,8 @@ enum hir_fv_kind {
     HIR_FV_WORD,             /* an identifier used as a word (type=recv, backend=NCCL) */
     HIR_FV_BINARY,           /* "( a op b )" of the two values before it (aux: the operator;
                               * flags: 1 + its entry in the expression table, or 0) */
-    HIR_FV_EXPR              /* an expression spelled as one made before (u.scalar) */
+    HIR_FV_EXPR,             /* an expression spelled as one made before (u.scalar) */
+    HIR_FV_ADDR              /* a stream's address "0x1c1e0b80" (u.str: interned) */
 };
 struct hir_fv {
     uint8_t kind, aux;
@@ -136,6 +137,7 @@ enum { HIR_FS_VALS = 24, HIR_FS_TENSORS = 4, HIR_FS_RING = 2 };
 enum { HIR_FAST_NEWLINE = 1, HIR_FAST_BOL = 2 };
 struct hir_fast_stmt {
     int kind, nv, nt;
+    bool form_2026;                /* Wait(...), SetCurrentStream(...), Synchronize(...) */
     uint32_t begin, end;           /* the statement, up to its line break */
     uint32_t kw_end;               /* FOR / IF: end of the keyword (the statement's location) */
     int64_t number;                /* P2PCommunication and Wait: the expression number */

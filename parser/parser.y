@@ -93,7 +93,9 @@ static hir_stmt *linear_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *ou
                              int n, hir_value **v, hir_yyltype *l);
 static hir_stmt *p2p_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, hir_yyltype nloc,
                           struct hir_fields *f);
-static hir_stmt *wait_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number);
+static hir_stmt *wait_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, hir_form form);
+static hir_stmt *matmul_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out, hir_yyltype oloc,
+                             hir_value **v, hir_yyltype *l);
 static hir_stmt *stream_index_stmt(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc, hir_scalar *index);
 static hir_stmt *for_in_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_yyltype kwloc, hir_scalar *index,
                              hir_yyltype iloc, hir_iterdomain *id, hir_ptrvec body);
@@ -362,10 +364,7 @@ stmt
       }
     | KW_WAIT '(' KW_COMMUNICATION INT ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_WAIT, @$);
-          s->form = HIR_FORM_2026;
-          s->u.wait.number = $4;
-          $$ = s;
+          $$ = wait_stmt(ctx, @$, $4, HIR_FORM_2026);
       }
     | tensor '=' KW_ALLOCATE '(' KW_MEMTYPE '=' IDENT ',' KW_ZEROINIT '=' bool ')' NEWLINE
       {
@@ -591,11 +590,8 @@ stmt
       }
     | tensor '=' KW_MATMUL '(' operand ',' operand ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_MATMUL, @$);
-          s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[2] = {$5, $7}; hir_yyltype l[2] = {@5, @7};
-          stmt_inputs(ctx, s, 2, v, l);
-          $$ = s;
+          $$ = matmul_stmt(ctx, @$, $1, @1, v, l);
       }
     | tensor '=' KW_REDUCTION '(' tensor ',' KW_OP '=' IDENT ',' KW_INITIAL KW_VALUE '=' scalar_ref ',' KW_ALLREDUCE '=' bool ')' NEWLINE
       {
@@ -674,7 +670,7 @@ stmt
       }
     | KW_WAIT KW_COMMUNICATION INT NEWLINE
       {
-          $$ = wait_stmt(ctx, @$, $3);
+          $$ = wait_stmt(ctx, @$, $3, HIR_FORM_2025);
       }
     | KW_STARTCOAL NEWLINE
       {
