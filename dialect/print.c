@@ -127,37 +127,34 @@ static inline char *w_int(char *p, long long v)
         memcpy(p, digit_pairs + 2 * lo, 2);
         return p + 2;
     }
-    if (u <= 0xffffffffu) {      /* numbers of large programs: still 32-bit arithmetic */
+    int nd;                      /* the digit count: comparisons in 32 bits, divisions above */
+    if (u <= 0xffffffffu) {
         unsigned x = (unsigned)u;
-        int nd = x < 100000 ? 5 : x < 1000000 ? 6 : x < 10000000 ? 7 : x < 100000000 ? 8
-               : x < 1000000000 ? 9 : 10;
-        char *e = p + nd, *q = e;
-        while (x >= 100) {
-            unsigned d = x % 100;
-            x /= 100;
-            q -= 2;
-            memcpy(q, digit_pairs + 2 * d, 2);
-        }
-        if (x >= 10)
-            memcpy(q - 2, digit_pairs + 2 * x, 2);
-        else
-            q[-1] = (char)('0' + x);
-        return e;
+        nd = x < 100000 ? 5 : x < 1000000 ? 6 : x < 10000000 ? 7 : x < 100000000 ? 8
+           : x < 1000000000 ? 9 : 10;
+    } else {
+        nd = 10;
+        for (unsigned long long t = u / 10000000000ULL; t; t /= 10)
+            nd++;
     }
-    int nd = 10;                 /* above 2^32: at least ten digits */
-    for (unsigned long long t = u / 10000000000ULL; t; t /= 10)
-        nd++;
     char *e = p + nd, *q = e;
-    while (u >= 100) {
+    while (u > 0xffffffffu) {    /* two digits at a time from the right, in 64 bits ... */
         unsigned d = (unsigned)(u % 100);
         u /= 100;
         q -= 2;
         memcpy(q, digit_pairs + 2 * d, 2);
     }
-    if (u >= 10)
-        memcpy(q - 2, digit_pairs + 2 * u, 2);
+    unsigned x = (unsigned)u;    /* ... then in 32 (numbers of large programs stay here) */
+    while (x >= 100) {
+        unsigned d = x % 100;
+        x /= 100;
+        q -= 2;
+        memcpy(q, digit_pairs + 2 * d, 2);
+    }
+    if (x >= 10)
+        memcpy(q - 2, digit_pairs + 2 * x, 2);
     else
-        q[-1] = (char)('0' + u);
+        q[-1] = (char)('0' + x);
     return e;
 }
 
