@@ -24,7 +24,7 @@
 void hir_run_options_init(hir_run_options *o)
 {
     memset(o, 0, sizeof *o);
-    o->num_streams = 4;
+    o->num_streams = HIR_INTERP_DEFAULT_STREAMS;
     o->timeout = 300;
     o->inputs = HIR_INPUTS_GENERATED;
     o->data = HIR_DATA_RANDOM;

@@ -27,7 +27,7 @@ typedef struct hir_run_options {
     int container;                   /* --container=N: the N-th program of the log (1-based);
                                       * 0: the input must hold exactly one */
     const char *device;              /* "cpu", "cuda", or NULL for the default */
-    int num_streams;                 /* default 4 */
+    int num_streams;                 /* default HIR_INTERP_DEFAULT_STREAMS (4) */
     double timeout;                  /* seconds, default 300 */
     uint64_t seed;
     hir_inputs_kind inputs;
