@@ -694,9 +694,9 @@ static int verify_deferred(const hir_run_options *o, hir_interp *it, hir_program
             hir_gemm g = d->g;
             g.bias = d->has_bias ? &d->bias : NULL;
             g.out.data = (char *)got->host[i] + off;
-            hir_gemm_check r;
-            if (hir_cpu_verify_gemm(&g, o->check_vectors, o->seed * 0x9e3779b97f4a7c15ull +
-                                    (uint64_t)k * 1000003u + (uint64_t)rank, &r, e)) {
+            hir_data_gemm_check r;
+            if (hir_data_verify_gemm(&g, o->check_vectors, o->seed * 0x9e3779b97f4a7c15ull +
+                                     (uint64_t)k * 1000003u + (uint64_t)rank, &r, e)) {
                 rc = -1;
                 break;
             }
