@@ -84,16 +84,6 @@ typedef enum hir_run_status {
  * The message of a failure is in e (already prefixed with the rank). */
 hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *e);
 
-/* ---------------------------------------------------------------- benchmarks (interp_job.c) */
-
-/* What hir-run does for --bench (o->bench timed iterations after o->warmup, --graph: replay a
- * captured run) and --trace (the last run recorded; after the timed ones with --bench): the
- * job drives, the bench room times and traces. Collective over all ranks; rank 0 prints the
- * report and writes the files. */
-int hir_bench_program(const hir_run_options *o, hir_boot *boot, hir_interp *it,
-                      hir_backend *be, const hir_view *inputs, hir_bench_run_fn prepare,
-                      void *prepare_ctx, hir_bench_result *res, hir_error *e);
-
 /* ---------------------------------------------------------------- checks (runner/job/check.c) */
 
 /* The world-size rule: the devices named by the program's meshes and communication teams must
