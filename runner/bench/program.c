@@ -183,7 +183,8 @@ int hir_bench_program(const hir_bench_program_opts *o, hir_boot *boot, hir_inter
 
     if (o->bench > 0) {
         hir_bench_opts bo = {.warmup = o->warmup, .iters = o->bench, .progress = o->progress,
-                             .progress_after = o->progress_after, .err = err, .program = o->program, .mode = "eager",
+                             .progress_after = o->progress_after, .err = err,
+                             .program = o->program, .mode = "eager",
                              .prepare = prepare_run, .prepare_ctx = &pc};
         hir_bench_run_fn fn = run_eager;
         if (o->graph) {
