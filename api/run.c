@@ -304,7 +304,8 @@ static hirc_status copy_input(run_ctx *c, size_t i, const hirc_tensor *in)
 static hirc_status prepare(run_ctx *c, const hirc_tensor *in, size_t nin,
                            const hirc_run_options *opts)
 {
-    int num_streams = opts && opts->num_streams > 0 ? opts->num_streams : 4;
+    int num_streams = opts && opts->num_streams > 0 ? opts->num_streams
+                                                  : HIR_INTERP_DEFAULT_STREAMS;
     hirc_status st;
     if ((st = take_bindings(c, in, nin, opts)) != HIRC_OK ||
         (st = check_dims(c, in, nin)) != HIRC_OK || (st = verify(c)) != HIRC_OK ||

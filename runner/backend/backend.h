@@ -299,18 +299,4 @@ typedef struct hir_deferred_gemm {
 /* The GEMMs still deferred are reached through the backend table (ops->take_deferred,
  * ops->gemm_now); a backend without them defers nothing. */
 
-/* Freivalds' check of a claimed product: g->out holds the result to verify (host memory, any
- * float dtype); g->a, g->b, g->bias are the true operands. For `vectors` random ±1 vectors r
- * it compares out·r with a·(op(b)·r) + (bias·r) in float64, row by row, against a bound
- * derived from the output dtype's rounding and the accumulation over K (docs/runner.md). */
-typedef struct hir_gemm_check {
-    int64_t rows;                /* rows checked (times batch) */
-    int64_t bad_rows;            /* rows whose difference exceeded the bound for some r */
-    int64_t first_bad_row;       /* -1 when none */
-    double worst;                /* largest |difference| / bound seen */
-    double diff_first, bound_first;   /* at the first bad row */
-} hir_gemm_check;
-int hir_cpu_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, hir_gemm_check *r,
-                        hir_error *e);
-
 #endif

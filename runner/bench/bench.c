@@ -2,8 +2,8 @@
  * the main stream, one run, an end event on every stream that got work, synchronize; then the
  * per-iteration maximum over ranks (gathered on rank 0 over the bootstrap) and its statistics.
  * The interpreter's statement hook counts statements, GEMM FLOPs and streams and feeds the
- * trace (runner/bench/trace.c); hir_bench_program drives both for hir_run_job, capturing a run into
- * a CUDA graph for --graph. */
+ * trace (runner/bench/trace.c); hir_bench_program (program.c) drives both for hir_run_job,
+ * capturing a run into a CUDA graph for --graph. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

@@ -5,7 +5,8 @@
  * interpreter executed, and host time per statement), the statement hook that counts and
  * brackets statements, and the Perfetto trace (trace.h). Graph replay goes through the backend
  * table's optional graph entries. It sees a run only through interp.h and its hooks; it may use
- * the backend table, the bootstrap, the dialect and support/. */
+ * the backend table, the bootstrap, the dialect and support/. hir_bench_program (program.c)
+ * drives all of it for a job, from options of its own: the job translates its own into them. */
 #ifndef HIR_RUNNER_BENCH_H
 #define HIR_RUNNER_BENCH_H
 
@@ -165,5 +166,33 @@ void hir_bench_after(void *ctx, hir_interp *it, const hir_stmt *s);
 
 /* 1 on every rank when ok is 1 on every rank (0 elsewhere, -1 with e set on error). */
 int hir_bench_all_ok(hir_boot *boot, int ok, hir_error *e);
+
+/* ---------------------------------------------------------------- a program's runs (program.c) */
+
+/* What hir_bench_program does: hir-run's --bench, --warmup, --graph, --bench-bare, --trace,
+ * --iters and --progress, as the job passes them on. */
+typedef struct hir_bench_program_opts {
+    int bench;                   /* timed iterations after the warm-up; 0: plain runs */
+    int warmup;                  /* untimed runs before the timed ones */
+    int iters;                   /* plain runs without bench (< 1: one) */
+    int graph;                   /* time replays of a CUDA graph of one run */
+    int bench_bare;              /* also time the bare cuLaunchKernel loop */
+    const char *trace_json;      /* record the last run into this Perfetto trace, or NULL */
+    int progress;                /* the timing loop's progress line (hir_bench_opts) */
+    double progress_after;
+    const char *program;         /* for the report: the program's file name */
+    /* why a backend without graph entries cannot capture (names the backend that can) */
+    const char *no_graphs;
+    FILE *out;                   /* the report (NULL: stdout) */
+    FILE *err;                   /* messages (NULL: stderr) */
+} hir_bench_program_opts;
+
+/* The runs of a program ready to run (interpreter, backend, inputs): o->bench timed iterations
+ * after o->warmup (with o->graph: replays of a captured run), else o->iters plain runs; with
+ * o->trace_json the last run is recorded. prepare (may be NULL) runs before each run.
+ * Collective over all ranks; rank 0 prints the report and writes the trace. */
+int hir_bench_program(const hir_bench_program_opts *o, hir_boot *boot, hir_interp *it,
+                      hir_backend *be, const hir_view *inputs, hir_bench_run_fn prepare,
+                      void *prepare_ctx, hir_bench_result *res, hir_error *e);
 
 #endif

@@ -1,8 +1,9 @@
 /* data.h — the data room (runner/data/): deterministic program inputs
  * (--inputs=random|zeros|ones|arange) defined on the GLOBAL tensor so a rank's shard equals the
  * matching slice of an unsharded run, the dtype-aware comparison of results against a
- * reference, and .npy files (npy.h). Host memory only: it may use the backend room's views and
- * conversions, the dialect and support/, never a backend itself. */
+ * reference, Freivalds' randomized check of a GEMM result (gemm_check.c), and .npy files
+ * (npy.h). Host memory only: it may use the backend room's views and conversions, the dialect
+ * and support/, never a backend itself. */
 #ifndef HIR_RUNNER_DATA_H
 #define HIR_RUNNER_DATA_H
 
@@ -51,5 +52,20 @@ int  hir_compare(const void *got, const void *want, hir_dtype dt, int64_t n,
 /* Same with explicit tolerances (negative = the dtype's default). */
 int  hir_compare_with(const void *got, const void *want, hir_dtype dt, int64_t n, double atol,
                       double rtol, hir_compare_result *r);
+
+/* Freivalds' check of a claimed product (gemm_check.c): g->out holds the result to verify
+ * (host memory, any float dtype); g->a, g->b, g->bias are the true operands. For `vectors`
+ * random ±1 vectors r it compares out·r with a·(op(b)·r) + (bias·r) in float64, row by row,
+ * against a bound derived from the output dtype's rounding and the accumulation over K
+ * (docs/runner.md). Returns 0 (the verdict in *r) or -1 when the GEMM cannot be checked. */
+typedef struct hir_data_gemm_check {
+    int64_t rows;                /* rows checked (times batch) */
+    int64_t bad_rows;            /* rows whose difference exceeded the bound for some r */
+    int64_t first_bad_row;       /* -1 when none */
+    double worst;                /* largest |difference| / bound seen */
+    double diff_first, bound_first;   /* at the first bad row */
+} hir_data_gemm_check;
+int hir_data_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, hir_data_gemm_check *r,
+                         hir_error *e);
 
 #endif

@@ -25,6 +25,10 @@ typedef struct hir_run_binding {
     int64_t value;
 } hir_run_binding;
 
+/* numberOfStreams when nobody chose one: hir-run's --streams, the C API's num_streams and the
+ * interpreter's configuration (num_streams <= 0) all default to it. */
+#define HIR_INTERP_DEFAULT_STREAMS 4
+
 typedef struct hir_interp_config {
     int rank, size;
     int num_streams;                 /* value of numberOfStreams */

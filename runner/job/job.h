@@ -1,10 +1,11 @@
 /* job.h — the job room (runner/job/): what hir-run does on one rank. It owns the phases of a
  * job (load and verify the program, agree on it across ranks and check its meshes, make or
- * read inputs, run it, fetch and save outputs, check them against a reference run on the
- * reference backend) and the checks of check.c (meshes, node assignment, P2P order, the
- * program hash). It is the top of the runner: it may use every room below it (bench, guard,
- * data, interp, registry, boot, backend), the parser, the passes, the dialect and support/,
- * and names no backend (the registry does). Tools only parse flags and pick exit codes. */
+ * read inputs, run it, fetch and save outputs, compare them with a reference run on the
+ * reference backend), one file per phase (job_internal.h lists them), and the checks across
+ * ranks of agree.c (meshes, node assignment, P2P order, the program hash). It is the top of
+ * the runner: it may use every room below it (bench, guard, data, interp, registry, boot,
+ * backend), the parser, the passes, the dialect and support/, and names no backend (the
+ * registry does). Tools only parse flags and pick exit codes. */
 #ifndef HIR_RUNNER_JOB_H
 #define HIR_RUNNER_JOB_H
 
@@ -27,7 +28,7 @@ typedef struct hir_run_options {
     int container;                   /* --container=N: the N-th program of the log (1-based);
                                       * 0: the input must hold exactly one */
     const char *device;              /* "cpu", "cuda", or NULL for the default */
-    int num_streams;                 /* default 4 */
+    int num_streams;                 /* default HIR_INTERP_DEFAULT_STREAMS (4) */
     double timeout;                  /* seconds, default 300 */
     uint64_t seed;
     hir_inputs_kind inputs;
@@ -84,17 +85,8 @@ typedef enum hir_run_status {
  * The message of a failure is in e (already prefixed with the rank). */
 hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *e);
 
-/* ---------------------------------------------------------------- benchmarks (interp_job.c) */
-
-/* What hir-run does for --bench (o->bench timed iterations after o->warmup, --graph: replay a
- * captured run) and --trace (the last run recorded; after the timed ones with --bench): the
- * job drives, the bench room times and traces. Collective over all ranks; rank 0 prints the
- * report and writes the files. */
-int hir_bench_program(const hir_run_options *o, hir_boot *boot, hir_interp *it,
-                      hir_backend *be, const hir_view *inputs, hir_bench_run_fn prepare,
-                      void *prepare_ctx, hir_bench_result *res, hir_error *e);
-
-/* ---------------------------------------------------------------- checks (runner/job/check.c) */
+/* ---------------------------------------------------------------- checks across ranks
+ * (runner/job/agree.c) */
 
 /* The world-size rule: the devices named by the program's meshes and communication teams must
  * be exactly {0, ..., size-1}; a program that names no device runs replicated on every rank.
@@ -115,12 +107,5 @@ int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, FILE *err,
  * learns every hash; on a difference all ranks fail with a message naming the ranks. */
 uint64_t hir_check_text_hash(const char *text, size_t len);
 int hir_check_same_program(hir_boot *boot, uint64_t hash, const char *what, hir_error *e);
-
-/* Compare one output: got (the program's local data) against want (the reference's local
- * data), both host copies of dtype dt described by their shards; only the global region both
- * ranks hold is compared. *compared is the number of elements compared. */
-int hir_check_compare_region(const void *got, const hir_shard *gs, const void *want,
-                             const hir_shard *ws, hir_dtype dt, hir_compare_result *r,
-                             int64_t *compared, hir_error *e);
 
 #endif

@@ -190,34 +190,6 @@ static void test_gemm_errors(void **state)
     assert_true(o[0] == 0 && o[1] == 0 && o[2] == 0 && o[3] == 0);
 }
 
-/* The randomized check's refusals (its passing and failing rows run in test/lit/run). */
-static void test_verify_gemm_refusals(void **state)
-{
-    (void)state;
-    float a[6], b[6], o[4];
-    int32_t ia[6];
-    hir_gemm g = {0};
-    g.a = view2(a, HIR_DT_FLOAT, 2, 3, 3);
-    g.b = view2(b, HIR_DT_FLOAT, 2, 3, 3);
-    g.b_trans = 1;
-    g.out = view2(o, HIR_DT_FLOAT, 2, 2, 2);
-    g.batch = 1;
-    hir_gemm_check r;
-    hir_error e;
-    g.out.ndim = 1;
-    assert_int_equal(hir_cpu_verify_gemm(&g, 2, 1, &r, &e), -1);
-    assert_non_null(strstr(e.msg, "randomized check: 2-D operands expected"));
-    assert_int_equal(r.first_bad_row, -1);
-    g.out.ndim = 2;
-    g.a = view2(ia, HIR_DT_INT32, 2, 3, 3);
-    assert_int_equal(hir_cpu_verify_gemm(&g, 2, 1, &r, &e), -1);
-    assert_non_null(strstr(e.msg, "randomized check: float dtypes expected (got int, float -> float)"));
-    g.a = view2(a, HIR_DT_FLOAT, 2, 3, 3);
-    g.b_trans = 0;
-    assert_int_equal(hir_cpu_verify_gemm(&g, 2, 1, &r, &e), -1);
-    assert_non_null(strstr(e.msg, "randomized check: shapes do not match"));
-}
-
 /* ---------------------------------------------------------------- element-wise */
 
 static hir_operand opv(hir_view v) { hir_operand o = {0}; o.view = v; return o; }
@@ -495,7 +467,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm),
         cmocka_unit_test(test_gemm_errors),
-        cmocka_unit_test(test_verify_gemm_refusals),
         cmocka_unit_test(test_binary_broadcast_scalar),
         cmocka_unit_test(test_integer_semantics),
         cmocka_unit_test(test_ternary),

@@ -278,6 +278,73 @@ static void test_compare(void **state)
     assert_int_equal(hir_compare(&a, &b, HIR_DT_E4M3, 1, &r), -1);
 }
 
+/* ---------------------------------------------------------------- randomized GEMM check */
+
+static hir_view view2(void *data, hir_dtype dt, int64_t r, int64_t c, int64_t ld)
+{
+    hir_view v = {0};
+    v.data = data;
+    v.dtype = dt;
+    v.ndim = 2;
+    v.shape[0] = r;
+    v.shape[1] = c;
+    v.stride[0] = ld;
+    v.stride[1] = 1;
+    return v;
+}
+
+/* The randomized check's refusals (its passing and failing rows run in test/lit/run too). */
+static void test_verify_gemm_refusals(void **state)
+{
+    (void)state;
+    float a[6], b[6], o[4];
+    int32_t ia[6];
+    hir_gemm g = {0};
+    g.a = view2(a, HIR_DT_FLOAT, 2, 3, 3);
+    g.b = view2(b, HIR_DT_FLOAT, 2, 3, 3);
+    g.b_trans = 1;
+    g.out = view2(o, HIR_DT_FLOAT, 2, 2, 2);
+    g.batch = 1;
+    hir_data_gemm_check r;
+    hir_error e;
+    g.out.ndim = 1;
+    assert_int_equal(hir_data_verify_gemm(&g, 2, 1, &r, &e), -1);
+    assert_non_null(strstr(e.msg, "randomized check: 2-D operands expected"));
+    assert_int_equal(r.first_bad_row, -1);
+    g.out.ndim = 2;
+    g.a = view2(ia, HIR_DT_INT32, 2, 3, 3);
+    assert_int_equal(hir_data_verify_gemm(&g, 2, 1, &r, &e), -1);
+    assert_non_null(strstr(e.msg, "randomized check: float dtypes expected (got int, float -> float)"));
+    g.a = view2(a, HIR_DT_FLOAT, 2, 3, 3);
+    g.b_trans = 0;
+    assert_int_equal(hir_data_verify_gemm(&g, 2, 1, &r, &e), -1);
+    assert_non_null(strstr(e.msg, "randomized check: shapes do not match"));
+}
+
+/* A true product passes every row; one wrong element fails its row, and only that row. */
+static void test_verify_gemm_rows(void **state)
+{
+    (void)state;
+    float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1};   /* A [2,3], B [3,2] */
+    float o[4] = {4, 5, 10, 11};                                 /* A·B */
+    hir_gemm g = {0};
+    g.a = view2(a, HIR_DT_FLOAT, 2, 3, 3);
+    g.b = view2(b, HIR_DT_FLOAT, 3, 2, 2);
+    g.out = view2(o, HIR_DT_FLOAT, 2, 2, 2);
+    g.batch = 1;
+    hir_data_gemm_check r;
+    hir_error e;
+    assert_int_equal(hir_data_verify_gemm(&g, 2, 7, &r, &e), 0);
+    assert_int_equal(r.rows, 2);
+    assert_int_equal(r.bad_rows, 0);
+    assert_int_equal(r.first_bad_row, -1);
+    o[3] = 12;                   /* differs by 1 in row 1: any sign vector sees it */
+    assert_int_equal(hir_data_verify_gemm(&g, 2, 7, &r, &e), 0);
+    assert_int_equal(r.bad_rows, 1);
+    assert_int_equal(r.first_bad_row, 1);
+    assert_true(r.diff_first > r.bound_first);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -287,6 +354,8 @@ int main(void)
         cmocka_unit_test(test_npy_v2_and_malformed),
         cmocka_unit_test(test_npy_header_ends_at_buffer),
         cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_verify_gemm_refusals),
+        cmocka_unit_test(test_verify_gemm_rows),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,6 +1,7 @@
-/* check.c — the checks of a job that are not the interpreter: the program's meshes against the
- * world size, the program text being the same on every rank, and the comparison of an output's
- * local data with a reference's over the global region both hold. */
+/* agree.c — the checks of a job across ranks and against the world, before anything runs (not
+ * the --check comparison, which is compare.c's): the program's meshes against the world size,
+ * the program text being the same on every rank, the CUDA-IPC P2P order of its blocks, and the
+ * node assignment its node tests assume. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,83 +139,6 @@ int hir_check_same_program(hir_boot *boot, uint64_t hash, const char *what, hir_
     free(team);
     free(all);
     return rc;
-}
-
-/* ---------------------------------------------------------------- comparing a region */
-
-/* copy region [lo, hi) of a contiguous local block (at `off` in the global tensor, `shape`
- * locally) into dst, contiguous */
-static void extract(char *dst, const char *src, size_t es, int nd, const int64_t *shape,
-                    const int64_t *off, const int64_t *lo, const int64_t *hi)
-{
-    int64_t idx[HIR_MAX_DIMS], stride[HIR_MAX_DIMS];
-    int64_t s = 1;
-    for (int d = nd - 1; d >= 0; d--) {
-        stride[d] = s;
-        s *= shape[d];
-        idx[d] = lo[d];
-    }
-    for (int d = 0; d < nd; d++)
-        if (hi[d] <= lo[d])
-            return;
-    for (;;) {
-        int64_t lin = 0;
-        for (int d = 0; d < nd; d++)
-            lin += (idx[d] - off[d]) * stride[d];
-        memcpy(dst, src + (size_t)lin * es, es);
-        dst += es;
-        int d = nd - 1;
-        while (d >= 0 && ++idx[d] == hi[d]) {
-            idx[d] = lo[d];
-            d--;
-        }
-        if (d < 0)
-            return;
-    }
-}
-
-int hir_check_compare_region(const void *got, const hir_shard *gs, const void *want,
-                             const hir_shard *ws, hir_dtype dt, hir_compare_result *r,
-                             int64_t *compared, hir_error *e)
-{
-    memset(r, 0, sizeof *r);
-    r->first_bad = -1;
-    *compared = 0;
-    if (gs->ndim != ws->ndim)
-        return hir_error_set(e, "the output has %d dimensions, the reference's %d", gs->ndim,
-                             ws->ndim);
-    int nd = gs->ndim;
-    int64_t lo[HIR_MAX_DIMS], hi[HIR_MAX_DIMS], n = 1;
-    for (int d = 0; d < nd; d++) {
-        if (gs->global[d] != ws->global[d])
-            return hir_error_set(e, "global dimension %d is %" PRId64 " in the program and %"
-                                 PRId64 " in the reference", d, gs->global[d], ws->global[d]);
-        int64_t a = gs->offset[d] > ws->offset[d] ? gs->offset[d] : ws->offset[d];
-        int64_t ge = gs->offset[d] + gs->local[d], we = ws->offset[d] + ws->local[d];
-        int64_t b = ge < we ? ge : we;
-        lo[d] = a;
-        hi[d] = b > a ? b : a;
-        n *= hi[d] - lo[d];
-    }
-    if (n == 0)
-        return 0;
-    size_t es = hir_dtype_size(dt);
-    char *g = malloc((size_t)n * es), *w = malloc((size_t)n * es);
-    if (!g || !w) {
-        free(g);
-        free(w);
-        return hir_error_set(e, "out of host memory comparing %" PRId64 " elements", n);
-    }
-    extract(g, got, es, nd, gs->local, gs->offset, lo, hi);
-    extract(w, want, es, nd, ws->local, ws->offset, lo, hi);
-    int rc = hir_compare(g, w, dt, n, r);
-    free(g);
-    free(w);
-    if (rc < 0)
-        return hir_error_set(e, "outputs of dtype %s cannot be compared on the host",
-                             hir_dtype_name(dt));
-    *compared = n;
-    return 0;
 }
 
 /* ---------------------------------------------------------------- P2P order */

@@ -1,4 +1,6 @@
-/* cpu_verify.c — Freivalds' randomized check of a GEMM result, in float64 on the host.
+/* gemm_check.c — Freivalds' randomized check of a GEMM result, in float64 on the host (the
+ * data room: host arithmetic on host copies; --check calls it for the reference's deferred
+ * GEMMs).
  *
  * For a claimed C = A·op(B) + bias (M×N, K the inner size) and random vectors r of N signs
  * (±1), the exact identity C·r = A·(op(B)·r) + (bias·r) costs O(MN + NK + MK) to test instead
@@ -20,7 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/cpu/cpu_internal.h"
+#include "runner/backend/convert.h"
+#include "runner/data/data.h"
 
 static uint64_t splitmix(uint64_t *s)
 {
@@ -38,6 +41,30 @@ static double unit_round(hir_dtype t)
     case HIR_DT_FLOAT: return ldexp(1.0, -24);
     case HIR_DT_DOUBLE: return ldexp(1.0, -53);
     default: return -1;
+    }
+}
+
+/* n elements of dtype t, `stride` elements apart, as doubles (bf16 and half through float) */
+#define ROW_LOOP(T, EXPR)                                                                  \
+    do {                                                                                   \
+        const T *p_ = (const T *)src;                                                      \
+        for (int64_t i = 0; i < n; i++)                                                    \
+            dst[i] = EXPR(p_[i * stride]);                                                 \
+    } while (0)
+#define ID(x) (x)
+
+static void load_row(double *dst, const char *src, hir_dtype t, int64_t stride, int64_t n)
+{
+    switch (t) {
+    case HIR_DT_FLOAT: ROW_LOOP(float, ID); break;
+    case HIR_DT_DOUBLE: ROW_LOOP(double, ID); break;
+    case HIR_DT_BFLOAT: ROW_LOOP(uint16_t, hir_bf16_to_f32); break;
+    case HIR_DT_HALF: ROW_LOOP(uint16_t, hir_f16_to_f32); break;
+    default: {
+        size_t es = hir_dtype_size(t);
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = hir_load_f64(src + i * stride * (int64_t)es, t);
+    }
     }
 }
 
@@ -84,7 +111,7 @@ static void fv_bias(const fv_check *f, double *beta)
     int64_t bst = bv->ndim ? bv->stride[bv->ndim - 1] : 0;
     for (int d = bv->ndim - 1; d >= 0; d--)
         if (bv->shape[d] != 1) { bst = bv->stride[d]; break; }
-    cpu_load_f64(f->row, bv->data, bv->dtype, bst, N);
+    load_row(f->row, bv->data, bv->dtype, bst, N);
     for (int v = 0; v < f->V; v++)
         for (int64_t j = 0; j < N; j++) beta[v] += f->row[j] * f->rv[(size_t)v * N + j];
 }
@@ -102,7 +129,7 @@ static double fv_op_b(const fv_check *f, const char *B)
     double bn2 = 0;
     if (g->b_trans) {                       /* B is [N, K]: u_k = Σ_n B[n,k] r_n */
         for (int64_t n = 0; n < N; n++) {
-            cpu_load_f64(row, B + n * g->b.stride[0] * (int64_t)eb, g->b.dtype,
+            load_row(row, B + n * g->b.stride[0] * (int64_t)eb, g->b.dtype,
                          g->b.stride[1], K);
             for (int64_t k = 0; k < K; k++) bn2 += row[k] * row[k];
             for (int v = 0; v < V; v++) {
@@ -112,7 +139,7 @@ static double fv_op_b(const fv_check *f, const char *B)
         }
     } else {                                /* B is [K, N]: u_k = Σ_n B[k,n] r_n */
         for (int64_t k = 0; k < K; k++) {
-            cpu_load_f64(row, B + k * g->b.stride[0] * (int64_t)eb, g->b.dtype,
+            load_row(row, B + k * g->b.stride[0] * (int64_t)eb, g->b.dtype,
                          g->b.stride[1], N);
             for (int v = 0; v < V; v++) {
                 double s = 0;
@@ -128,14 +155,14 @@ static double fv_op_b(const fv_check *f, const char *B)
 
 /* Row m of matrix bi: A_m·u against C_m·r for every vector, the result recorded in *r. */
 static void fv_row(const fv_check *f, int64_t bi, int64_t m, const char *A, const char *C,
-                   const double *beta, double bnorm, hir_gemm_check *r)
+                   const double *beta, double bnorm, hir_data_gemm_check *r)
 {
     const hir_gemm *g = f->g;
     int64_t N = f->N, K = f->K;
     int V = f->V;
     double *row = f->row;
     double au[MAXV] = {0}, cr[MAXV] = {0}, an2 = 0, cn2 = 0;
-    cpu_load_f64(row, A + m * g->a.stride[0] * (int64_t)f->ea, g->a.dtype, g->a.stride[1], K);
+    load_row(row, A + m * g->a.stride[0] * (int64_t)f->ea, g->a.dtype, g->a.stride[1], K);
     for (int64_t k = 0; k < K; k++) an2 += row[k] * row[k];
     for (int v = 0; v < V; v++) {
         const double *uv = f->u + (size_t)v * K;
@@ -143,7 +170,7 @@ static void fv_row(const fv_check *f, int64_t bi, int64_t m, const char *A, cons
         for (int64_t k = 0; k < K; k++) s += row[k] * uv[k];
         au[v] = s;
     }
-    cpu_load_f64(row, C + m * g->out.stride[0] * (int64_t)f->eo, g->out.dtype,
+    load_row(row, C + m * g->out.stride[0] * (int64_t)f->eo, g->out.dtype,
                  g->out.stride[1], N);
     int finite = 1;
     for (int64_t n = 0; n < N; n++) {
@@ -179,7 +206,7 @@ static void fv_row(const fv_check *f, int64_t bi, int64_t m, const char *A, cons
 }
 
 /* Matrix bi of the batch, with its own sign vectors drawn from seed. */
-static void fv_matrix(const fv_check *f, int64_t bi, uint64_t seed, hir_gemm_check *r)
+static void fv_matrix(const fv_check *f, int64_t bi, uint64_t seed, hir_data_gemm_check *r)
 {
     const hir_gemm *g = f->g;
     const char *A = (const char *)g->a.data + bi * g->batch_stride_a * (int64_t)f->ea;
@@ -196,8 +223,8 @@ static void fv_matrix(const fv_check *f, int64_t bi, uint64_t seed, hir_gemm_che
     r->rows += f->M;
 }
 
-int hir_cpu_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, hir_gemm_check *r,
-                        hir_error *e)
+int hir_data_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, hir_data_gemm_check *r,
+                         hir_error *e)
 {
     memset(r, 0, sizeof *r);
     r->first_bad_row = -1;

@@ -1,0 +1,216 @@
+/* inputs.c — a job's inputs: generated on the global tensor from the seed (data.h) or read
+ * from .npy files (--inputs=DIR, extents of symbols from their shapes), uploaded to the
+ * backend; and --vary-inputs, which switches them run to run. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "runner/data/npy.h"
+#include "runner/job/job_internal.h"
+
+void job_inputs_free(inputs *in, hir_backend *be)
+{
+    for (int i = 0; i < in->n; i++)
+        if (in->dev && in->dev[i])
+            be->ops->free(be, in->dev[i]);
+    free(in->views);
+    free(in->dev);
+    free(in->scalars);
+    memset(in, 0, sizeof *in);
+}
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* In DIR mode, extents named by symbols come from the files' shapes. */
+int job_bind_dir_extents(hir_interp *it, hir_program *p, const hir_run_options *o,
+                         hir_program *names, int rank, hir_error *e)
+{
+    for (int i = 0; i < p->inputs.n; i++) {
+        hir_tensor *t = hir_value_tensor(p->inputs.items[i]);
+        if (!t)
+            continue;
+        char nm[64], path[4096];
+        job_value_name(names->inputs.items[i], nm, sizeof nm);
+        snprintf(path, sizeof path, "%s/%s.rank%d.npy", o->inputs_dir, nm, rank);
+        int local = file_exists(path);
+        if (!local)
+            snprintf(path, sizeof path, "%s/%s.npy", o->inputs_dir, nm);
+        hir_npy_header h;
+        if (!file_exists(path))
+            continue;   /* reported when the data is read */
+        if (hir_npy_read_header(path, &h, e)) {
+            char msg[sizeof e->msg];
+            snprintf(msg, sizeof msg, "%s", e->msg);
+            return hir_error_set(e, "rank %d: input %s: %s", rank, nm, msg);
+        }
+        int d = 0;
+        for (int k = 0; k < t->nloop && d < h.ndim; k++) {
+            const hir_iterdomain *id = hir_interp_axes(it, t)[k];
+            if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
+                continue;
+            if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&
+                !(local && hir_ptype_is_device(id->ptype)))
+                hir_interp_bind_scalar(it, id->extent, h.shape[d], e);
+            d++;
+        }
+    }
+    return 0;
+}
+
+int job_make_inputs(hir_interp *it, hir_program *p, hir_backend *be, const hir_run_options *o,
+                    hir_program *names, int rank, inputs *in, hir_error *e)
+{
+    memset(in, 0, sizeof *in);
+    in->n = p->inputs.n;
+    in->views = calloc((size_t)in->n + 1, sizeof *in->views);
+    in->dev = calloc((size_t)in->n + 1, sizeof *in->dev);
+    in->scalars = calloc((size_t)in->n + 1, sizeof *in->scalars);
+    if (!in->views || !in->dev || !in->scalars)
+        return hir_error_set(e, "out of host memory");
+    /* the main program's extents are bound before the limits check too (hir_run_job);
+     * binding again gives the same values */
+    if (o->inputs == HIR_INPUTS_DIR && job_bind_dir_extents(it, p, o, names, rank, e))
+        return -1;
+    for (int i = 0; i < in->n; i++) {
+        char nm[64];
+        job_value_name(names->inputs.items[i], nm, sizeof nm);
+        hir_value *v = p->inputs.items[i];
+        if (hir_value_scalar(v)) {
+            int found = 0;
+            for (int k = 0; k < o->nbinds; k++)
+                if (!strcmp(o->binds[k].name, nm)) {
+                    in->scalars[i] = o->binds[k].value;
+                    found = 1;
+                }
+            if (!found)
+                return hir_error_set(e, "rank %d: scalar input %s needs a value: give --bind "
+                                     "%s=VALUE", rank, nm, nm);
+            hir_view_init(&in->views[i], &in->scalars[i], HIR_DT_INT64, 0, NULL);
+            continue;
+        }
+        hir_tensor *t = hir_value_tensor(v);
+        hir_shard sh;
+        if (hir_interp_shard(it, t, &sh, e)) {
+            char msg[sizeof e->msg];
+            snprintf(msg, sizeof msg, "%s", e->msg);
+            return hir_error_set(e, "%s (input %s: give --bind NAME=N for symbolic extents, "
+                                 "or --inputs=DIR)", msg, nm);
+        }
+        if (!sh.on_rank)
+            continue;
+        hir_view hv, gv;
+        hir_view_init(&hv, NULL, t->dtype, sh.ndim, sh.local);
+        hir_view_init(&gv, NULL, t->dtype, sh.ndim, sh.global);
+        size_t bytes, gbytes;
+        if (hir_view_size_checked(&hv, NULL, &bytes) ||
+            hir_view_size_checked(&gv, NULL, &gbytes) || gbytes == SIZE_MAX)
+            return hir_error_set(e, "rank %d: input %s: its size does not fit in 64 bits", rank,
+                                 nm);
+        if (!hir_npy_descr(t->dtype, 0))
+            return hir_error_set(e, "rank %d: input %s has dtype %s, which the runner cannot "
+                                 "make data for", rank, nm, hir_dtype_name(t->dtype));
+        void *host = malloc(bytes ? bytes : 1);
+        if (!host)
+            return hir_error_set(e, "out of host memory for input %s", nm);
+        int rc = 0;
+        if (o->inputs == HIR_INPUTS_GENERATED) {
+            rc = hir_data_fill(host, t->dtype, sh.ndim, sh.local, sh.global, sh.offset, o->data,
+                               o->seed, hir_data_key(nm), e);
+        } else {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s.rank%d.npy", o->inputs_dir, nm, rank);
+            if (file_exists(path)) {
+                rc = hir_npy_read(path, host, t->dtype, sh.ndim, sh.local, e);
+            } else {
+                snprintf(path, sizeof path, "%s/%s.npy", o->inputs_dir, nm);
+                if (!file_exists(path)) {
+                    rc = hir_error_set(e, "rank %d: input %s: neither %s/%s.rank%d.npy nor %s "
+                                       "exists", rank, nm, o->inputs_dir, nm, rank, path);
+                } else {
+                    /* the global array, then this rank's block of it */
+                    char *g = malloc(gbytes + 1);
+                    if (!g)
+                        rc = hir_error_set(e, "out of host memory reading %s", path);
+                    else if (!(rc = hir_npy_read(path, g, t->dtype, sh.ndim, sh.global, e))) {
+                        hir_shard whole = sh;
+                        memcpy(whole.local, sh.global, sizeof whole.local);
+                        memset(whole.offset, 0, sizeof whole.offset);
+                        /* copy the block by hand (compare.c's region extractor compares;
+                         * nothing to compare here) */
+                        size_t es = hir_dtype_size(t->dtype);
+                        int64_t idx[HIR_MAX_DIMS] = {0}, n = hir_view_numel(&hv);
+                        for (int64_t k = 0; k < n; k++) {
+                            int64_t lin = 0, rem = k;
+                            for (int d = sh.ndim - 1; d >= 0; d--) {
+                                idx[d] = rem % sh.local[d];
+                                rem /= sh.local[d];
+                            }
+                            for (int d = 0; d < sh.ndim; d++)
+                                lin = lin * sh.global[d] + idx[d] + sh.offset[d];
+                            memcpy((char *)host + (size_t)k * es, g + (size_t)lin * es, es);
+                        }
+                    }
+                    free(g);
+                }
+            }
+        }
+        if (!rc && be->ops->alloc(be, bytes ? bytes : 1, &in->dev[i], e))
+            rc = -1;
+        if (!rc && bytes && be->ops->upload(be, in->dev[i], host, bytes, e))
+            rc = -1;
+        free(host);
+        if (rc)
+            return -1;
+        hv.data = in->dev[i];
+        in->views[i] = hv;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- --vary-inputs */
+
+int job_scale_inputs(hir_backend *be, inputs *in, double f, hir_error *e)
+{
+    hir_stream *s = be->ops->stream_main(be);
+    for (int i = 0; i < in->n; i++) {
+        if (!in->dev[i] || !hir_dtype_is_float(in->views[i].dtype))
+            continue;
+        hir_operand a = {0}, k = {0};
+        a.view = in->views[i];
+        k.is_scalar = 1;
+        k.f = f;
+        if (be->ops->binary(be, s, HIR_BIN_MUL, &in->views[i], &a, &k, e))
+            return -1;
+    }
+    return be->ops->synchronize(be, e);
+}
+
+int job_vary_prepare(void *ctx, int iter, hir_error *e)
+{
+    vary *v = ctx;
+    hir_backend *be = v->be;
+    hir_stream *s = be->ops->stream_main(be);
+    int j = v->runs++ % 2;
+    if (j != v->cur && job_scale_inputs(be, v->in, j ? 2.0 : 0.5, e))
+        return -1;
+    v->cur = j;
+    for (int i = 0; i < v->p->outputs.n; i++) {
+        hir_view out;
+        hir_error ignore;
+        if (hir_interp_output(v->it, i, &out, &ignore) || !out.data ||
+            !hir_dtype_is_float(out.dtype))
+            continue;
+        int is_input = 0;
+        for (int k = 0; k < v->in->n; k++)
+            is_input |= v->in->dev[k] == out.data;
+        if (!is_input && be->ops->fill(be, s, &out, NAN, e))
+            return -1;
+    }
+    return be->ops->synchronize(be, e);
+}

@@ -1,0 +1,168 @@
+/* setup.c — the phases between loading and the inputs: the device's backend and the
+ * reference's (the registry), the options a run needs (kernels, --verbose), the refusals before
+ * anything runs (NCCL without NCCL, CUDA-IPC exchanges ordered for the other protocol), and the
+ * interpreter with the guard's hooks and the resource limits checked. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/boot/boot.h"
+#include "runner/job/job_internal.h"
+
+/* Visitor: stops at the first Communication or P2PCommunication with backend=NCCL. */
+static bool find_nccl(hir_stmt *s, int depth, void *ctx)
+{
+    if ((s->op != HIR_OP_COMMUNICATION && s->op != HIR_OP_P2P) || s->u.comm->backend != HIR_BK_NCCL)
+        return true;
+    *(hir_stmt **)ctx = s;
+    return false;
+}
+
+/* The backend named by --device (or the registry's default), refused unless this build has it
+ * and it can run here. */
+static hir_run_status choose_device(const hir_run_options *o, int rank,
+                                    const hir_backend_entry **dev, hir_error *e)
+{
+    char why[160];
+    *dev = o->device ? hir_registry_find(o->device) : hir_registry_default();
+    if (!*dev)
+        return job_refuse(e, rank, "--device=%s: expected %s", o->device,
+                          hir_registry_names(why, sizeof why));
+    if (!hir_registry_available(*dev, why, sizeof why))
+        return job_refuse(e, rank, "--device=%s: %s", (*dev)->name, why);
+    return HIR_RUN_OK;
+}
+
+/* The statement hooks of the guard room: the watchdog (when there is one) hears of every
+ * statement, then HIR_FAULT=rank:line:kind may fire (fault.c). */
+
+static int guard_hooks(hir_interp *it, hir_watchdog *wd, hir_error *e)
+{
+    if (wd && hir_interp_add_hook(it, &(hir_interp_hook){.before = hir_watchdog_before,
+                                                         .ctx = wd}, e))
+        return -1;
+    return hir_interp_add_hook(it, &(hir_interp_hook){.before = hir_fault_before_stmt}, e);
+}
+
+/* The watchdog stops (and leaves the interpreter's hooks) before work that may take long
+ * legitimately, and at the end. */
+void job_watch_stop(hir_interp *it, hir_watchdog **wd)
+{
+    if (it && *wd)
+        hir_interp_remove_hook(it, &(hir_interp_hook){.before = hir_watchdog_before, .ctx = *wd});
+    hir_watchdog_stop(*wd);
+    *wd = NULL;
+}
+
+static int load_kernels(const hir_run_options *o, hir_backend *be, hir_error *e)
+{
+    for (int i = 0; i < o->nkernels; i++) {
+        const char *spec = o->kernels[i], *eq = strchr(spec, '=');
+        if (!eq || eq == spec)
+            return hir_error_set(e, "--kernel %s: expected GROUP=FILE", spec);
+        if (!be->ops->load_kernel) {
+            const hir_backend_entry *k = hir_registry_offering(HIR_OFFER_KERNELS);
+            if (k && hir_registry_built(k))
+                return hir_error_set(e, "--kernel needs --device=%s", k->name);
+            return hir_error_set(e, "--kernel needs the %s backend, which this build lacks",
+                                 k ? k->title : "a kernel-running");
+        }
+        if (be->ops->load_kernel(be, atoi(spec), eq + 1, e))
+            return -1;
+    }
+    return 0;
+}
+
+/* The backends: the device's, and the reference's own when --check needs one that defers the
+ * GEMMs the randomized check covers; then what a run needs from the options. */
+hir_run_status job_backends(job *j, hir_error *e)
+{
+    const hir_run_options *o = j->o;
+    hir_run_status st = choose_device(o, j->rank, &j->dev, e);
+    if (st)
+        return st;
+    j->located = 1;
+    hir_backend_config bc = {.boot = j->boot, .rank = j->rank, .size = j->size,
+                             .local_rank = hir_boot_local_rank(j->boot),
+                             .num_streams = o->num_streams, .timeout = o->timeout,
+                             .p2p_protocol = o->p2p_protocol,
+                             .p2p_host_staged = o->p2p_host_staged};
+    bc.device = bc.local_rank;
+    j->refb = hir_registry_reference();
+    j->is_cpu = j->dev == j->refb;
+    if (hir_registry_create(j->dev->name, &bc, &j->be, e))
+        return HIR_RUN_FAILED;
+    hir_backend_config rc_cfg = bc;
+    rc_cfg.defer_gemm_flops = o->check_mode == HIR_CHECK_FULL ? 0
+                              : o->check_mode == HIR_CHECK_RANDOMIZED ? 1 : 1073741824.0;
+    if (o->check && (!j->is_cpu || rc_cfg.defer_gemm_flops > 0) &&
+        hir_registry_create(j->refb->name, &rc_cfg, &j->cpu, e))
+        return HIR_RUN_FAILED;
+    if (!j->cpu)
+        j->cpu = j->be;
+    if (o->vary_inputs && (o->inputs != HIR_INPUTS_GENERATED || o->data != HIR_DATA_RANDOM))
+        return job_refuse(e, j->rank, "--vary-inputs needs generated random inputs "
+                          "(--inputs=random)%s%s", "", "");
+    if (load_kernels(o, j->be, e))
+        return HIR_RUN_FAILED;
+    j->cfg.rank = j->rank;
+    j->cfg.size = j->size;
+    j->cfg.num_streams = o->num_streams;
+    j->cfg.binds = o->binds;
+    j->cfg.nbinds = o->nbinds;
+    j->cfg.no_resolve = o->no_resolve;
+    if (o->verbose) {
+        j->vlog.f = j->size > 1 ? open_memstream(&j->vlog.buf, &j->vlog.len) : NULL;
+        j->cfg.trace = j->vlog.f ? j->vlog.f : o->err;   /* one rank: straight to stderr */
+    }
+    return HIR_RUN_OK;
+}
+
+/* Refusals before anything runs: NCCL transports on a backend without NCCL, and on a device
+ * (which has no timeout of its own) CUDA-IPC exchanges ordered for the other protocol. */
+hir_run_status job_refusals(job *j, hir_error *e)
+{
+    const hir_run_options *o = j->o;
+    hir_stmt *nccl = NULL;
+    if (!(j->be->ops->caps & HIR_CAP_NCCL) &&
+        !hir_block_walk(&j->main.p->body, 0, find_nccl, &nccl)) {
+        char where[300];
+        snprintf(where, sizeof where, "%s", o->program);
+        if (nccl->loc.src) {
+            int line, col;
+            hir_source_linecol((hir_source *)nccl->loc.src, nccl->loc.begin, &line, &col);
+            snprintf(where, sizeof where, "%s:%d:%d", nccl->loc.src->name, line, col);
+        }
+        char msg[800];
+        snprintf(msg, sizeof msg, "%s: %s with backend=NCCL, but this build's %s backend has "
+                 "no NCCL (configure with -DHIR_ENABLE_NCCL=ON and NCCL_HOME=DIR); only CUDA-IPC "
+                 "transfers run on the GPU: lower the program with --backend=cuda or run it with "
+                 "--device=%s", where, hir_ops[nccl->op].keyword, j->dev->title, j->refb->name);
+        return job_refuse(e, j->rank, "%s%s", msg, "");
+    }
+    if (!j->is_cpu) {
+        int fatal = 0;
+        hir_check_p2p_order(j->main.p, o->p2p_protocol, j->rank == 0 ? o->err : NULL, &fatal);
+        if (fatal)
+            return job_refuse(e, j->rank, "%s: its CUDA-IPC exchanges are ordered for the other "
+                              "P2P protocol%s", o->program, "");
+    }
+    return HIR_RUN_OK;
+}
+
+/* The interpreter, watched on a device, with the guard's hooks; extents from .npy shapes
+ * bound, then the resource limits checked on every rank together. */
+hir_run_status job_interp(job *j, hir_error *e)
+{
+    /* On the GPU a blocked CUDA call has no timeout of its own: watch the run (watchdog.c) */
+    if (!j->is_cpu)
+        j->wd = hir_watchdog_start(j->o->timeout + 30, j->rank);
+    if (hir_interp_create(j->main.p, j->be, &j->cfg, &j->it, e))
+        return HIR_RUN_REFUSED;
+    if (guard_hooks(j->it, j->wd, e))
+        return HIR_RUN_FAILED;
+    if (j->o->inputs == HIR_INPUTS_DIR &&
+        job_bind_dir_extents(j->it, j->main.p, j->o, j->main.p, j->rank, e))
+        return HIR_RUN_FAILED;
+    int limits = hir_limits_check(j->it, j->main.p, j->be, j->boot, e);
+    return limits > 0 ? HIR_RUN_REFUSED : limits < 0 ? HIR_RUN_FAILED : HIR_RUN_OK;
+}
