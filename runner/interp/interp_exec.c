@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "dialect/intops.h"
-#include "runner/interp/interp_internal.h"
+#include "runner/interp/ops_internal.h"
 #include "support/diag.h"
 
 
@@ -98,7 +98,7 @@ int interp_fail(hir_interp *it, hir_error *e, const char *fmt, ...)
 }
 
 /* a backend call failed: its message is in e; add rank and statement */
-static int backend_fail(hir_interp *it, hir_error *e)
+int interp_backend_fail(hir_interp *it, hir_error *e)
 {
     char msg[sizeof e->msg];
     snprintf(msg, sizeof msg, "%s", e->msg);
@@ -116,7 +116,7 @@ rt_buf *interp_buf_new(hir_interp *it, size_t bytes, hir_error *e)
     }
     if (it->be->ops->alloc(it->be, bytes ? bytes : 1, &b->ptr, e)) {
         free(b);
-        backend_fail(it, e);
+        interp_backend_fail(it, e);
         return NULL;
     }
     b->bytes = bytes;
@@ -135,7 +135,7 @@ void interp_buf_unref(hir_interp *it, rt_buf *b)
 /* The interpreter's own tables (bindings, scalar slots, caches, posted work) are plain malloc'd
  * maps: when one cannot grow, the statement fails with this error and the run ends cleanly
  * (issue 14 F18); nothing is left half-recorded. */
-static int interp_oom(hir_interp *it, hir_error *e, const char *what, const char *name)
+int interp_oom(hir_interp *it, hir_error *e, const char *what, const char *name)
 {
     return interp_fail(it, e, "out of memory (while %s%s%s)", what, name ? " " : "",
                        name ? name : "");
@@ -171,7 +171,7 @@ void interp_unbind(hir_interp *it, const hir_tensor *t)
     }
 }
 
-static void unbind_all(hir_interp *it)
+void interp_unbind_all(hir_interp *it)
 {
     for (size_t i = 0; i < it->tensors.cap; i++) {
         rt_val *val = it->tensors.vals[i];
@@ -290,6 +290,31 @@ int interp_bind_new(hir_interp *it, const hir_tensor *t, int ndim, const int64_t
     return rc;
 }
 
+/* the results kept for t (the fresh results of every statement that made one) */
+void interp_forget_results(hir_interp *it, const hir_tensor *t)
+{
+    for (size_t i = 0; i < it->result_cache.cap; i++) {
+        rt_result *r = it->result_cache.vals[i];
+        if (it->result_cache.keys[i] != UINT64_MAX && r && r->t == t) {
+            result_free(it, r);
+            hir_map_del(&it->result_cache, it->result_cache.keys[i]);
+        }
+    }
+}
+
+void interp_caches_free(hir_interp *it)
+{
+    for (size_t i = 0; i < it->alloc_cache.cap; i++)
+        if (it->alloc_cache.keys[i] != UINT64_MAX && it->alloc_cache.vals[i])
+            interp_buf_unref(it, it->alloc_cache.vals[i]);
+    for (size_t i = 0; i < it->result_cache.cap; i++) {
+        rt_result *r = it->result_cache.vals[i];
+        if (it->result_cache.keys[i] != UINT64_MAX && r)
+            result_free(it, r);
+    }
+    hir_map_fini(&it->result_cache);
+}
+
 /* ---------------------------------------------------------------- scalars */
 
 /* Named scalars are bound by name (every `rank` object is the same value), symbols by object. */
@@ -299,7 +324,7 @@ static uint64_t scalar_key(const hir_scalar *s)
 }
 
 /* s's slot in m, made on first use; NULL when it cannot be made (out of memory) */
-static rt_scalar *scalar_slot(hir_map *m, const hir_scalar *s)
+rt_scalar *interp_scalar_slot(hir_map *m, const hir_scalar *s)
 {
     rt_scalar *r = hir_map_get(m, scalar_key(s));
     if (!r) {
@@ -312,7 +337,7 @@ static rt_scalar *scalar_slot(hir_map *m, const hir_scalar *s)
     return r;
 }
 
-static const char *scalar_name(const hir_scalar *s, char *buf, size_t n)
+const char *interp_scalar_name(const hir_scalar *s, char *buf, size_t n)
 {
     if (s->kind == HIR_SC_SYMBOL && s->name)
         snprintf(buf, n, "%s%" PRId64, s->name, s->number);
@@ -321,7 +346,7 @@ static const char *scalar_name(const hir_scalar *s, char *buf, size_t n)
     return buf;
 }
 
-static void scalars_clear(hir_map *m)
+void interp_scalars_clear(hir_map *m)
 {
     for (size_t i = 0; i < m->cap; i++)
         if (m->keys[i] != UINT64_MAX)
@@ -330,7 +355,7 @@ static void scalars_clear(hir_map *m)
     hir_map_init(m);
 }
 
-static int env_lookup(void *ctx, const hir_scalar *s, int64_t *v)
+int interp_lookup(void *ctx, const hir_scalar *s, int64_t *v)
 {
     hir_interp *it = ctx;
     rt_scalar *r = hir_map_get(&it->scalars, scalar_key(s));
@@ -347,14 +372,14 @@ static int env_lookup(void *ctx, const hir_scalar *s, int64_t *v)
  * ever cached. */
 int interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e)
 {
-    hir_scalar_env env = {env_lookup, it};
+    hir_scalar_env env = {interp_lookup, it};
     char msg[256];
     int rc = hir_scalar_eval(s, &env, v, msg, sizeof msg);
     if (rc == 0)
         return 0;
     char sn[96];
     if (rc == HIR_ENOMEM)
-        return interp_oom(it, e, "evaluating", scalar_name(s, sn, sizeof sn));
+        return interp_oom(it, e, "evaluating", interp_scalar_name(s, sn, sizeof sn));
     char *str = hir_scalar_str_inline(s);
     interp_fail(it, e, "cannot evaluate %s: %s", str ? str : "scalar", msg);
     free(str);
@@ -363,21 +388,21 @@ int interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e)
 
 int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e)
 {
-    rt_scalar *r = scalar_slot(&it->user_scalars, s);
+    rt_scalar *r = interp_scalar_slot(&it->user_scalars, s);
     char sn[96];
     if (!r)
-        return interp_oom(it, e, "binding", scalar_name(s, sn, sizeof sn));
+        return interp_oom(it, e, "binding", interp_scalar_name(s, sn, sizeof sn));
     r->v = v;
     r->bound = 1;
     return 0;
 }
 
-static int bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e)
+int interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e)
 {
-    rt_scalar *r = scalar_slot(&it->scalars, s);
+    rt_scalar *r = interp_scalar_slot(&it->scalars, s);
     char sn[96];
     if (!r)
-        return interp_oom(it, e, "binding", scalar_name(s, sn, sizeof sn));
+        return interp_oom(it, e, "binding", interp_scalar_name(s, sn, sizeof sn));
     r->v = v;
     r->bound = 1;
     return 0;
@@ -385,7 +410,7 @@ static int bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error
 
 /* ---------------------------------------------------------------- shapes */
 
-static bool axis_is_runtime(const hir_iterdomain *id)
+bool interp_axis_runtime(const hir_iterdomain *id)
 {
     return id->itype != HIR_IT_REDUCTION && id->itype != HIR_IT_STRIDE;
 }
@@ -414,7 +439,7 @@ int interp_rt_pos(const hir_interp *it, const hir_tensor *t, int pos)
     const hir_iterdomain *const *ax = interp_axes(it, t);
     int k = 0;
     for (int i = 0; i < pos && i < t->nloop; i++)
-        k += axis_is_runtime(ax[i]);
+        k += interp_axis_runtime(ax[i]);
     return k;
 }
 
@@ -425,7 +450,7 @@ static int mesh_dim_of(const hir_mesh *m, hir_ptype pt)
     return m->ndims - back;
 }
 
-static int extent_of(hir_interp *it, const hir_iterdomain *id, int64_t *v, hir_error *e)
+int interp_extent(hir_interp *it, const hir_iterdomain *id, int64_t *v, hir_error *e)
 {
     const hir_scalar *x = hir_id_expanded(id) ? hir_id_expanded(id) : id->extent;
     if (!x)
@@ -448,7 +473,7 @@ int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_erro
     char tn[32];
     for (int i = 0; i < t->nloop; i++) {
         const hir_iterdomain *id = interp_axes(it, t)[i];
-        if (!axis_is_runtime(id))
+        if (!interp_axis_runtime(id))
             continue;
         if (s->ndim == HIR_MAX_DIMS)
             return interp_fail(it, e, "%s has more than %d dimensions",
@@ -491,7 +516,7 @@ int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_erro
             int64_t ext;
             if (id->itype == HIR_IT_BROADCAST && !hir_id_expanded(id))
                 ext = 1;
-            else if (extent_of(it, id, &ext, e))
+            else if (interp_extent(it, id, &ext, e))
                 return -1;
             if (ext < 0)
                 return interp_fail(it, e, "%s: negative extent %" PRId64,
@@ -528,7 +553,7 @@ static int stream_resolve(hir_interp *it, const hir_stream_ref *r, int create, h
             return interp_fail(it, e, "stream index %" PRId64 " is too large (at most %" PRId64 ")",
                                k, HIR_STREAM_OBJECT_KEY_BASE - 1);
         if (it->be->ops->stream_get(it->be, k, out, e))
-            return backend_fail(it, e);
+            return interp_backend_fail(it, e);
         return 0;
     }
     hir_stream *s = hir_map_get(&it->obj_streams, (uint64_t)r->number);
@@ -539,7 +564,7 @@ static int stream_resolve(hir_interp *it, const hir_stream_ref *r, int create, h
             return interp_fail(it, e, "Stream %" PRId64 ": stream numbers above %" PRId64
                                " are not supported", r->number, HIR_STREAM_OBJECT_KEY_BASE - 1);
         if (it->be->ops->stream_get(it->be, HIR_STREAM_OBJECT_KEY_BASE + r->number, &s, e))
-            return backend_fail(it, e);
+            return interp_backend_fail(it, e);
         if (hir_map_try_put(&it->obj_streams, (uint64_t)r->number, s))
             return interp_oom(it, e, "recording a stream", NULL);
     }
@@ -549,7 +574,7 @@ static int stream_resolve(hir_interp *it, const hir_stream_ref *r, int create, h
 
 /* ---------------------------------------------------------------- communication */
 
-static int team_index(const int64_t *team, int n, int64_t rank)
+int interp_team_index(const int64_t *team, int n, int64_t rank)
 {
     for (int i = 0; i < n; i++)
         if (team[i] == rank)
@@ -564,13 +589,13 @@ typedef struct rt_held {
     rt_buf *b[2];
 } rt_held;
 
-static rt_buf *tensor_buf(hir_interp *it, const hir_tensor *t)
+rt_buf *interp_buf_of(hir_interp *it, const hir_tensor *t)
 {
     rt_val *v = t ? hir_map_get(&it->tensors, (uintptr_t)t) : NULL;
     return v ? v->buf : NULL;
 }
 
-static void held_release(hir_interp *it, int64_t number)
+void interp_held_release(hir_interp *it, int64_t number)
 {
     rt_held *h = hir_map_get(&it->held, (uint64_t)number);
     if (!h)
@@ -583,10 +608,10 @@ static void held_release(hir_interp *it, int64_t number)
 
 /* -1 with e set when the buffers cannot be held (out of memory): the work posted under number
  * is ended first, so nothing in flight uses a buffer that a Deallocate may free */
-static int held_keep(hir_interp *it, int64_t number, const hir_tensor *a, const hir_tensor *b,
+int interp_held_keep(hir_interp *it, int64_t number, const hir_tensor *a, const hir_tensor *b,
                      hir_error *e)
 {
-    held_release(it, number);
+    interp_held_release(it, number);
     rt_held *h = calloc(1, sizeof *h);
     if (!h || hir_map_try_put(&it->held, (uint64_t)number, h)) {
         free(h);
@@ -598,7 +623,7 @@ static int held_keep(hir_interp *it, int64_t number, const hir_tensor *a, const 
     }
     const hir_tensor *ts[2] = {a, b};
     for (int i = 0; i < 2; i++)
-        if ((h->b[i] = tensor_buf(it, ts[i])))
+        if ((h->b[i] = interp_buf_of(it, ts[i])))
             h->b[i]->refs++;
     return 0;
 }
@@ -617,9 +642,23 @@ static void held_release_all(hir_interp *it)
     hir_map_init(&it->held);
 }
 
+/* Communication still in flight first (receives cancelled, sends completed or given up by the
+ * backend), then the buffers it reads or writes: the other order frees memory a transfer may
+ * still touch. */
+void interp_work_release_all(hir_interp *it)
+{
+    for (size_t i = 0; i < it->works.cap; i++) {
+        hir_work *w = it->works.vals[i];
+        if (it->works.keys[i] != UINT64_MAX && w && w != WORK_SKIPPED)
+            it->be->ops->work_release(it->be, w);
+        it->works.vals[i] = NULL;
+    }
+    held_release_all(it);
+}
+
 /* Remembers w for Wait Communication <number>; when it cannot be remembered, w is ended now
  * (hir_interp_destroy could not find it) and the statement fails. */
-static int record_work(hir_interp *it, int64_t number, hir_work *w, hir_error *e)
+int interp_record_work(hir_interp *it, int64_t number, hir_work *w, hir_error *e)
 {
     hir_work *old = hir_map_get(&it->works, (uint64_t)number);
     if (old && old != WORK_SKIPPED)
@@ -667,7 +706,7 @@ static int comm_root(hir_interp *it, const hir_comm *c, int *root_index, hir_err
         *root_index = (int)root;
         return 0;
     }
-    *root_index = team_index(c->team, c->nteam, root);
+    *root_index = interp_team_index(c->team, c->nteam, root);
     if (*root_index < 0)
         return interp_fail(it, e, "root %" PRId64 " is not in the team", root);
     return 0;
@@ -712,14 +751,14 @@ static int comm_buffers(hir_interp *it, const hir_comm *c, bool is_root, hir_vie
     return 0;
 }
 
-static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     const hir_comm *c = s->u.comm;
-    int my = team_index(c->team, c->nteam, it->cfg.rank);
+    int my = interp_team_index(c->team, c->nteam, it->cfg.rank);
     if (c->team_truncated)
         return interp_fail(it, e, "the team was printed truncated (\" ...\"): members unknown");
     if (my < 0)
-        return record_work(it, c->number, WORK_SKIPPED, e);
+        return interp_record_work(it, c->number, WORK_SKIPPED, e);
     int team[1024];
     hir_collective col = {0};
     if (comm_team(it, c, team, e) || comm_root(it, c, &col.root_index, e))
@@ -736,11 +775,11 @@ static int exec_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
         return -1;
     hir_work *w = NULL;
     if (it->be->ops->collective(it->be, it->cur, &col, &w, e))
-        return backend_fail(it, e);
-    if (record_work(it, c->number, w ? w : WORK_SKIPPED, e))
+        return interp_backend_fail(it, e);
+    if (interp_record_work(it, c->number, w ? w : WORK_SKIPPED, e))
         return -1;
     if (w)
-        return held_keep(it, c->number, col.input ? c->input : NULL,
+        return interp_held_keep(it, c->number, col.input ? c->input : NULL,
                          col.output ? c->output : NULL, e);
     return 0;
 }
@@ -761,23 +800,23 @@ static int make_p2p(hir_interp *it, const hir_comm *c, hir_p2p *p, hir_error *e)
     return interp_get(it, c->buffer, &p->buf, e);
 }
 
-static int exec_p2p(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_p2p(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     hir_p2p p;
     if (make_p2p(it, s->u.comm, &p, e))
         return -1;
     hir_work *w = NULL;
     if (it->be->ops->p2p_post(it->be, it->cur, &p, &w, e))
-        return backend_fail(it, e);
+        return interp_backend_fail(it, e);
     (p.is_send ? it->p2p_sent : it->p2p_recvd)[p.peer]++;
     if (!it->in_group)
-        return record_work(it, s->u.comm->number, w, e);
+        return interp_record_work(it, s->u.comm->number, w, e);
     if (w)
         it->be->ops->work_release(it->be, w);
     return 0;
 }
 
-static int exec_share(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_share(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     int n = s->u.share.n;
     hir_p2p *list = calloc((size_t)(n ? n : 1), sizeof *list);
@@ -787,12 +826,12 @@ static int exec_share(hir_interp *it, const hir_stmt *s, hir_error *e)
     for (int i = 0; i < n && !rc; i++)
         rc = make_p2p(it, s->u.share.comms[i], &list[i], e);
     if (!rc && it->be->ops->share_handles(it->be, list, n, e))
-        rc = backend_fail(it, e);
+        rc = interp_backend_fail(it, e);
     free(list);
     return rc;
 }
 
-static int exec_wait(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_wait(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     uint64_t k = (uint64_t)s->u.wait.number;
     hir_work *w = hir_map_get(&it->works, k);
@@ -803,8 +842,8 @@ static int exec_wait(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (w == WORK_SKIPPED)
         return 0;
     if (it->be->ops->wait(it->be, it->cur, w, e))
-        return backend_fail(it, e);
-    held_release(it, s->u.wait.number);
+        return interp_backend_fail(it, e);
+    interp_held_release(it, s->u.wait.number);
     return 0;
 }
 
@@ -886,7 +925,7 @@ static int mark_shards(hir_interp *it, const hir_block *b, rt_ring *r)
 
 /* Once per interpreter: the program's generation, the ring steps and the swizzled
  * ShardByStreams of their loops. -1: out of memory. */
-static int scan_2026(hir_interp *it, const hir_block *b, int depth)
+int interp_scan_2026(hir_interp *it, const hir_block *b, int depth)
 {
     if (depth > HIR_MAX_NESTING)
         return 0;   /* exec_block refuses such a program before anything runs */
@@ -909,9 +948,9 @@ static int scan_2026(hir_interp *it, const hir_block *b, int depth)
             }
             r->x = x;
             r->n = n;
-            r->pos = team_index(s->u.comm->team, s->u.comm->nteam, it->cfg.rank);
+            r->pos = interp_team_index(s->u.comm->team, s->u.comm->nteam, it->cfg.rank);
         }
-        if (scan_2026(it, &s->body, depth + 1) || scan_2026(it, &s->else_body, depth + 1))
+        if (interp_scan_2026(it, &s->body, depth + 1) || interp_scan_2026(it, &s->else_body, depth + 1))
             return -1;
         const hir_scalar *idx = s->op == HIR_OP_FOR ? s->u.kfor.index
                                 : s->op == HIR_OP_HOST_FOR ? s->u.hfor.index : NULL;
@@ -922,14 +961,23 @@ static int scan_2026(hir_interp *it, const hir_block *b, int depth)
     return 0;
 }
 
-static int exec_cperm(hir_interp *it, const hir_stmt *s, hir_error *e)
+void interp_scan_free(hir_interp *it)
+{
+    for (size_t i = 0; i < it->rings.cap; i++)
+        if (it->rings.keys[i] != UINT64_MAX)
+            free(it->rings.vals[i]);
+    hir_map_fini(&it->rings);
+    hir_map_fini(&it->swizzled);
+}
+
+int ops_cperm(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     const hir_comm *c = s->u.comm;
     if (c->team_truncated)
         return interp_fail(it, e, "the team was printed truncated (\" ...\"): members unknown");
-    int my = team_index(c->team, c->nteam, it->cfg.rank);
+    int my = interp_team_index(c->team, c->nteam, it->cfg.rank);
     if (my < 0)
-        return record_work(it, c->number, WORK_SKIPPED, e);
+        return interp_record_work(it, c->number, WORK_SKIPPED, e);
     for (int i = 0; i < c->nteam; i++)
         if (c->team[i] < 0 || c->team[i] >= it->cfg.size)
             return interp_fail(it, e, "team member %" PRId64 " is not a rank of this job (%d ranks)",
@@ -974,8 +1022,8 @@ static int exec_cperm(hir_interp *it, const hir_stmt *s, hir_error *e)
             hir_view_init(&src, in.data, in.dtype, out.ndim, out.shape);
         }
         if (hir_view_numel(&out) && it->be->ops->copy(it->be, it->cur, &out, &src, e))
-            return backend_fail(it, e);
-        return record_work(it, c->number, WORK_SKIPPED, e);
+            return interp_backend_fail(it, e);
+        return interp_record_work(it, c->number, WORK_SKIPPED, e);
     }
     if (it->in_group)
         return interp_fail(it, e, "CollectivePermute inside StartCoalescing is not supported");
@@ -984,7 +1032,7 @@ static int exec_cperm(hir_interp *it, const hir_stmt *s, hir_error *e)
     hir_p2p rcv = {0, (int)c->team[rp], c->backend, out, (uintptr_t)c};
     hir_work *w = NULL, *none = NULL;
     if (it->be->ops->group_begin(it->be, e))
-        return backend_fail(it, e);
+        return interp_backend_fail(it, e);
     int rc = it->be->ops->p2p_post(it->be, it->cur, &snd, &none, e);
     if (!rc)
         rc = it->be->ops->p2p_post(it->be, it->cur, &rcv, &none, e);
@@ -993,12 +1041,12 @@ static int exec_cperm(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (rc || rc2) {
         if (w)
             it->be->ops->work_release(it->be, w);
-        return backend_fail(it, e);
+        return interp_backend_fail(it, e);
     }
-    if (record_work(it, c->number, w ? w : WORK_SKIPPED, e))
+    if (interp_record_work(it, c->number, w ? w : WORK_SKIPPED, e))
         return -1;
     if (w)
-        return held_keep(it, c->number, c->input, c->output, e);
+        return interp_held_keep(it, c->number, c->input, c->output, e);
     return 0;
 }
 
@@ -1041,11 +1089,11 @@ static int bind_extents(hir_interp *it, const hir_tensor *t, const hir_view *v, 
     int d = 0;
     for (int k = 0; k < t->nloop && d < v->ndim; k++) {
         const hir_iterdomain *id = interp_axes(it, t)[k];
-        if (!axis_is_runtime(id))
+        if (!interp_axis_runtime(id))
             continue;
         int64_t cur;
         if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&
-            env_lookup(it, id->extent, &cur) != 0 && bind_scalar(it, id->extent, v->shape[d], e))
+            interp_lookup(it, id->extent, &cur) != 0 && interp_bind_scalar(it, id->extent, v->shape[d], e))
             return -1;
         d++;
     }
@@ -1059,7 +1107,7 @@ static int bind_routed(hir_interp *it, const hir_tensor *t, const rt_moe *m, int
         return 0;
     int nd = 0;
     for (int i = 0; i < t->nloop; i++)
-        nd += axis_is_runtime(interp_axes(it, t)[i]);
+        nd += interp_axis_runtime(interp_axes(it, t)[i]);
     char tn[32];
     if (nd != m->v[k].ndim)
         return interp_fail(it, e, "%s has %d axes; the Dispatch's %s have %d",
@@ -1069,7 +1117,7 @@ static int bind_routed(hir_interp *it, const hir_tensor *t, const rt_moe *m, int
     return bind_extents(it, t, &m->v[k], e);
 }
 
-static int exec_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     if (!it->be->ops->moe_dispatch)
         return interp_fail(it, e, "the %s backend does not route MoE tokens (Dispatch and Combine "
@@ -1084,7 +1132,7 @@ static int exec_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
     d.transport = s->u.moe->backend;
     hir_moe_routed r;
     if (it->be->ops->moe_dispatch(it->be, it->cur, &d, &r, e))
-        return backend_fail(it, e);
+        return interp_backend_fail(it, e);
     const hir_view *vs[6] = {&r.x, &r.topk_idx, &r.topk_weights, &r.src_idx, &r.send_counts,
                              &r.recv_counts};
     rt_moe *m = calloc(1, sizeof *m);
@@ -1119,7 +1167,7 @@ static int exec_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
     return 0;
 }
 
-static int exec_combine(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_combine(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     if (!it->be->ops->moe_combine)
         return interp_fail(it, e, "the %s backend does not route MoE tokens (Dispatch and Combine "
@@ -1144,15 +1192,23 @@ static int exec_combine(hir_interp *it, const hir_stmt *s, hir_error *e)
         interp_bind_new(it, s->out, 2, shape, &c.out, e))
         return -1;
     if (it->be->ops->moe_combine(it->be, it->cur, &c, e))
-        return backend_fail(it, e);
+        return interp_backend_fail(it, e);
     return bind_extents(it, s->out, &c.out, e);
+}
+
+void ops_moe_release(hir_interp *it)
+{
+    for (size_t i = 0; i < it->moe.cap; i++)
+        if (it->moe.keys[i] != UINT64_MAX && it->moe.vals[i])
+            moe_free(it, it->moe.vals[i]);
+    hir_map_fini(&it->moe);
 }
 
 /* ---------------------------------------------------------------- fresh ALLOCATE */
 
 /* ALLOCATE(mem_type=…, zero_init=…): a new buffer every time the statement executes
  * (hostir-2026.md §3.7); each execution in a run gets its own (interp_bind_new's slots). */
-static int exec_hir_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_hir_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     hir_shard sh;
     if (hir_interp_shard(it, s->out, &sh, e))
@@ -1164,7 +1220,7 @@ static int exec_hir_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
         int d = 0;
         for (int i = 0; i < s->out->nloop; i++) {
             const hir_iterdomain *id = interp_axes(it, s->out)[i];
-            if (!axis_is_runtime(id))
+            if (!interp_axis_runtime(id))
                 continue;
             if (hir_ptype_is_stream(id->ptype) && d < sh.ndim)
                 sh.local[d] = 1;
@@ -1176,13 +1232,13 @@ static int exec_hir_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
         return -1;
     if (s->u.alloc.zero_init && hir_view_numel(&v) &&
         it->be->ops->fill(it->be, it->cur, &v, 0.0, e))
-        return backend_fail(it, e);
+        return interp_backend_fail(it, e);
     return 0;
 }
 
 /* ---------------------------------------------------------------- ALLOCATE, kernels */
 
-static int exec_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     if (interp_bound(it, s->out, NULL))
         return 0;
@@ -1211,13 +1267,13 @@ static int exec_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
         /* zero_init only on a fresh buffer, as nvFuser's cache does */
         if (s->u.alloc.zero_init && hir_view_numel(&v) &&
             it->be->ops->fill(it->be, it->cur, &v, 0.0, e))
-            return backend_fail(it, e);
+            return interp_backend_fail(it, e);
     }
     v.data = b->ptr;
     return interp_bind(it, s->out, &v, b, e);
 }
 
-static int exec_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     if (s->op == HIR_OP_POST_ON_STREAM)
         return interp_fail(it, e, "needs a kernel: HostUnit%" PRId64
@@ -1244,7 +1300,7 @@ static int exec_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
         }
         if (it->be->ops->launch_kernel(it->be, it->cur, (int)s->u.kernel.number, ins, ni, outs,
                                        no, e))
-            return backend_fail(it, e);
+            return interp_backend_fail(it, e);
         return 0;
     }
     return interp_fail(it, e, "needs a kernel: group %" PRId64
@@ -1256,7 +1312,7 @@ static int exec_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
 
 static int exec_block(hir_interp *it, const hir_block *b, hir_error *e);
 
-static void trace_stmt(hir_interp *it, const hir_stmt *s)
+void interp_trace(hir_interp *it, const hir_stmt *s)
 {
     char where[256];
     loc_str(it, s->loc, where, sizeof where);
@@ -1274,7 +1330,7 @@ static void trace_stmt(hir_interp *it, const hir_stmt *s)
         fputs(what, it->cfg.trace);
     }
     int64_t v;
-    if (it->sc_stream_idx && env_lookup(it, it->sc_stream_idx, &v) == 0)
+    if (it->sc_stream_idx && interp_lookup(it, it->sc_stream_idx, &v) == 0)
         fprintf(it->cfg.trace, "   [streamIdx=%" PRId64 "]", v);
     fputc('\n', it->cfg.trace);
 }
@@ -1287,14 +1343,14 @@ static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64
         return interp_fail(it, e, "the loop from %" PRId64 " to %" PRId64 " would run more than %" PRId64
                            " iterations (HIR_MAX_LOOP_TRIPS), refused before its first",
                            start, stop, (int64_t)HIR_MAX_LOOP_TRIPS);
-    rt_scalar *slot = scalar_slot(&it->scalars, idx);
+    rt_scalar *slot = interp_scalar_slot(&it->scalars, idx);
     char sn[96];
     if (!slot)
-        return interp_oom(it, e, "binding", scalar_name(idx, sn, sizeof sn));
+        return interp_oom(it, e, "binding", interp_scalar_name(idx, sn, sizeof sn));
     rt_scalar saved = *slot;
     it->loops++;
     for (int64_t i = start; i < stop; i++) {
-        slot = scalar_slot(&it->scalars, idx);   /* the body may have grown the table */
+        slot = interp_scalar_slot(&it->scalars, idx);   /* the body may have grown the table */
         slot->v = i;
         slot->bound = 1;
         if (exec_block(it, body, e)) {
@@ -1303,7 +1359,7 @@ static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64
         }
     }
     it->loops--;
-    *scalar_slot(&it->scalars, idx) = saved;
+    *interp_scalar_slot(&it->scalars, idx) = saved;
     return 0;
 }
 
@@ -1328,7 +1384,7 @@ static void hooks_after(hir_interp *it, const hir_stmt *s)
 
 /* ---------------------------------------------------------------- statements, one entry each */
 
-static int exec_get_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_get_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     if (s->u.stream.number < 0)
         return interp_fail(it, e, "GetCurrentStream into an indexed stream is not supported");
@@ -1338,7 +1394,7 @@ static int exec_get_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
     return 0;
 }
 
-static int exec_set_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_set_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     hir_stream *st;
     int rc = stream_resolve(it, &s->u.stream, 1, &st, e);
@@ -1347,12 +1403,12 @@ static int exec_set_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
     return rc;
 }
 
-static int exec_sync_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_sync_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     hir_stream *st;
     int rc = stream_resolve(it, &s->u.stream, 1, &st, e);
     if (!rc && st != it->cur && it->be->ops->stream_wait(it->be, it->cur, st, e))
-        rc = backend_fail(it, e);
+        rc = interp_backend_fail(it, e);
     return rc;
 }
 
@@ -1360,7 +1416,7 @@ static int exec_for(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     int64_t start = 0, stop;
     const hir_iterdomain *id = s->u.kfor.id;
-    if (extent_of(it, id, &stop, e) ||
+    if (interp_extent(it, id, &stop, e) ||
         (hir_id_start(id) && interp_eval(it, hir_id_start(id), &start, e)) ||
         (hir_id_stop(id) && interp_eval(it, hir_id_stop(id), &stop, e)))
         return -1;
@@ -1383,46 +1439,46 @@ static int exec_if(hir_interp *it, const hir_stmt *s, hir_error *e)
     return exec_block(it, c ? &s->body : &s->else_body, e);
 }
 
-static int exec_sym_view(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_sym_view(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     (void)s;
     return interp_fail(it, e, "SymmetricContiguousView needs symmetric memory, which no "
                        "backend provides");
 }
 
-static int exec_kernel_level(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_kernel_level(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     (void)s;
     return interp_fail(it, e, "a kernel-level load/store cannot run on the host");
 }
 
-static int exec_start_coal(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_start_coal(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     (void)s;
     if (it->in_group)
         return interp_fail(it, e, "StartCoalescing inside an open coalescing group");
     if (it->be->ops->group_begin(it->be, e))
-        return backend_fail(it, e);
+        return interp_backend_fail(it, e);
     it->in_group = 1;
     return 0;
 }
 
 /* EndCoalescing n: close the group and record its work under n; one read without its number
  * (nvFuser before 2025-06-03) cannot be named by a Wait, so the stream waits for it now */
-static int exec_end_coal(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_end_coal(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     hir_work *w = NULL;
     if (!it->in_group)
         return interp_fail(it, e, "EndCoalescing without StartCoalescing");
     it->in_group = 0;
     if (it->be->ops->group_end(it->be, it->cur, &w, e))
-        return backend_fail(it, e);
+        return interp_backend_fail(it, e);
     if (s->u.comm->number_unprinted)
-        return w && it->be->ops->wait(it->be, it->cur, w, e) ? backend_fail(it, e) : 0;
-    return record_work(it, s->u.comm->number, w ? w : WORK_SKIPPED, e);
+        return w && it->be->ops->wait(it->be, it->cur, w, e) ? interp_backend_fail(it, e) : 0;
+    return interp_record_work(it, s->u.comm->number, w ? w : WORK_SKIPPED, e);
 }
 
-static int exec_deallocate(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_deallocate(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     (void)e;
     hir_tensor *t = hir_value_tensor(s->in[0]);
@@ -1430,13 +1486,7 @@ static int exec_deallocate(hir_interp *it, const hir_stmt *s, hir_error *e)
         return 0;
     interp_unbind(it, t);
     /* Deallocate means "release the memory": results kept for reuse go too */
-    for (size_t i = 0; i < it->result_cache.cap; i++) {
-        rt_result *r = it->result_cache.vals[i];
-        if (it->result_cache.keys[i] != UINT64_MAX && r && r->t == t) {
-            result_free(it, r);
-            hir_map_del(&it->result_cache, it->result_cache.keys[i]);
-        }
-    }
+    interp_forget_results(it, t);
     return 0;
 }
 
@@ -1452,19 +1502,19 @@ static int exec_scalar_def(hir_interp *it, const hir_stmt *s, hir_error *e)
     int64_t v;
     if (interp_eval(it, &tmp, &v, e))
         return -1;
-    return s->u.sdef.out->def ? 0 : bind_scalar(it, s->u.sdef.out, v, e);
+    return s->u.sdef.out->def ? 0 : interp_bind_scalar(it, s->u.sdef.out, v, e);
 }
 
 /* What each statement kind does, indexed by the op table (dialect/defs/ops.def). A kind
  * without an entry cannot run here; the message names it by its keyword. */
 typedef int (*exec_fn)(hir_interp *it, const hir_stmt *s, hir_error *e);
 static const exec_fn exec_table[HIR_OP_COUNT] = {
-    [HIR_OP_ALLOCATE] = exec_allocate,
-    [HIR_OP_HIR_ALLOCATE] = exec_hir_allocate,
-    [HIR_OP_DEALLOCATE] = exec_deallocate,
-    [HIR_OP_GET_STREAM] = exec_get_stream,
-    [HIR_OP_SET_STREAM] = exec_set_stream,
-    [HIR_OP_SYNC_STREAM] = exec_sync_stream,
+    [HIR_OP_ALLOCATE] = ops_allocate,
+    [HIR_OP_HIR_ALLOCATE] = ops_hir_allocate,
+    [HIR_OP_DEALLOCATE] = ops_deallocate,
+    [HIR_OP_GET_STREAM] = ops_get_stream,
+    [HIR_OP_SET_STREAM] = ops_set_stream,
+    [HIR_OP_SYNC_STREAM] = ops_sync_stream,
     [HIR_OP_FOR] = exec_for,
     [HIR_OP_HOST_FOR] = exec_host_for,
     [HIR_OP_IF] = exec_if,
@@ -1472,16 +1522,16 @@ static const exec_fn exec_table[HIR_OP_COUNT] = {
     [HIR_OP_ALIAS_SELECT] = ops_alias_select,
     [HIR_OP_SELECT] = ops_alias_select,
     [HIR_OP_SHARD_BY_STREAM] = ops_shard_by_stream,
-    [HIR_OP_SYM_VIEW] = exec_sym_view,
+    [HIR_OP_SYM_VIEW] = ops_sym_view,
     [HIR_OP_SET] = ops_set,
     [HIR_OP_SEGMENTER_SET] = ops_set,
-    [HIR_OP_LDMATRIX] = exec_kernel_level,
-    [HIR_OP_STMATRIX] = exec_kernel_level,
-    [HIR_OP_CPASYNC] = exec_kernel_level,
-    [HIR_OP_CPASYNC_BULK] = exec_kernel_level,
-    [HIR_OP_CPASYNC_TILE] = exec_kernel_level,
-    [HIR_OP_LDTMEM] = exec_kernel_level,
-    [HIR_OP_STTMEM] = exec_kernel_level,
+    [HIR_OP_LDMATRIX] = ops_kernel_level,
+    [HIR_OP_STMATRIX] = ops_kernel_level,
+    [HIR_OP_CPASYNC] = ops_kernel_level,
+    [HIR_OP_CPASYNC_BULK] = ops_kernel_level,
+    [HIR_OP_CPASYNC_TILE] = ops_kernel_level,
+    [HIR_OP_LDTMEM] = ops_kernel_level,
+    [HIR_OP_STTMEM] = ops_kernel_level,
     [HIR_OP_LINEAR] = ops_linear,
     [HIR_OP_MATMUL] = ops_matmul,
     [HIR_OP_UNARY] = ops_elementwise,
@@ -1497,17 +1547,17 @@ static const exec_fn exec_table[HIR_OP_COUNT] = {
     [HIR_OP_EXPAND] = ops_expand,
     [HIR_OP_FULL] = ops_full,
     [HIR_OP_GROUPED_MMA] = ops_grouped_mma,
-    [HIR_OP_COMMUNICATION] = exec_communication,
-    [HIR_OP_P2P] = exec_p2p,
-    [HIR_OP_WAIT] = exec_wait,
-    [HIR_OP_START_COAL] = exec_start_coal,
-    [HIR_OP_END_COAL] = exec_end_coal,
-    [HIR_OP_SHARE_HANDLES] = exec_share,
-    [HIR_OP_POST_ON_STREAM] = exec_kernel,
-    [HIR_OP_LAUNCH_KERNEL] = exec_kernel,
-    [HIR_OP_CPERM] = exec_cperm,
-    [HIR_OP_DISPATCH] = exec_dispatch,
-    [HIR_OP_COMBINE] = exec_combine,
+    [HIR_OP_COMMUNICATION] = ops_communication,
+    [HIR_OP_P2P] = ops_p2p,
+    [HIR_OP_WAIT] = ops_wait,
+    [HIR_OP_START_COAL] = ops_start_coal,
+    [HIR_OP_END_COAL] = ops_end_coal,
+    [HIR_OP_SHARE_HANDLES] = ops_share,
+    [HIR_OP_POST_ON_STREAM] = ops_kernel,
+    [HIR_OP_LAUNCH_KERNEL] = ops_kernel,
+    [HIR_OP_CPERM] = ops_cperm,
+    [HIR_OP_DISPATCH] = ops_dispatch,
+    [HIR_OP_COMBINE] = ops_combine,
 };
 
 static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
@@ -1517,7 +1567,7 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (hooked)
         return hooked < 0 ? -1 : 0;         /* skip: the statement silently does nothing */
     if (it->cfg.trace)
-        trace_stmt(it, s);
+        interp_trace(it, s);
     exec_fn fn = (unsigned)s->op < HIR_OP_COUNT ? exec_table[s->op] : NULL;
     int rc;
     if (fn) {
@@ -1604,7 +1654,7 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
     int n = it->cfg.size > 0 ? it->cfg.size : 1;
     it->p2p_sent = calloc((size_t)n, sizeof *it->p2p_sent);
     it->p2p_recvd = calloc((size_t)n, sizeof *it->p2p_recvd);
-    if (!it->p2p_sent || !it->p2p_recvd || scan_2026(it, &p->body, 0)) {
+    if (!it->p2p_sent || !it->p2p_recvd || interp_scan_2026(it, &p->body, 0)) {
         hir_interp_destroy(it);
         return hir_error_set(e, "out of memory (while making the interpreter's tables)");
     }
@@ -1718,41 +1768,17 @@ void hir_interp_destroy(hir_interp *it)
 {
     if (!it)
         return;
-    /* Communication still in flight first (receives cancelled, sends completed or given up
-     * by the backend), then the buffers it reads or writes: the other order frees memory a
-     * transfer may still touch. */
-    for (size_t i = 0; i < it->works.cap; i++) {
-        hir_work *w = it->works.vals[i];
-        if (it->works.keys[i] != UINT64_MAX && w && w != WORK_SKIPPED)
-            it->be->ops->work_release(it->be, w);
-        it->works.vals[i] = NULL;
-    }
-    held_release_all(it);
-    for (size_t i = 0; i < it->rings.cap; i++)
-        if (it->rings.keys[i] != UINT64_MAX)
-            free(it->rings.vals[i]);
-    hir_map_fini(&it->rings);
-    hir_map_fini(&it->swizzled);
+    interp_work_release_all(it);   /* posted work first, then the buffers it holds */
+    interp_scan_free(it);
     hir_map_fini(&it->held);
-    unbind_all(it);
-    for (size_t i = 0; i < it->moe.cap; i++)
-        if (it->moe.keys[i] != UINT64_MAX && it->moe.vals[i])
-            moe_free(it, it->moe.vals[i]);
-    hir_map_fini(&it->moe);
-    interp_ew_plans_free(it);
-    for (size_t i = 0; i < it->alloc_cache.cap; i++)
-        if (it->alloc_cache.keys[i] != UINT64_MAX && it->alloc_cache.vals[i])
-            interp_buf_unref(it, it->alloc_cache.vals[i]);
-    for (size_t i = 0; i < it->result_cache.cap; i++) {
-        rt_result *r = it->result_cache.vals[i];
-        if (it->result_cache.keys[i] != UINT64_MAX && r)
-            result_free(it, r);
-    }
-    hir_map_fini(&it->result_cache);
+    interp_unbind_all(it);
+    ops_moe_release(it);           /* what the families keep across runs */
+    ops_ew_release(it);
+    interp_caches_free(it);
     free(it->p2p_sent);
     free(it->p2p_recvd);
-    scalars_clear(&it->scalars);
-    scalars_clear(&it->user_scalars);
+    interp_scalars_clear(&it->scalars);
+    interp_scalars_clear(&it->user_scalars);
     hir_map_fini(&it->scalars);
     hir_map_fini(&it->user_scalars);
     hir_map_fini(&it->alloc_cache);
@@ -1771,7 +1797,7 @@ static int bind_inputs(hir_interp *it, const hir_view *inputs, hir_error *e)
         if (sc) {
             if (inputs[i].ndim != 0 || !inputs[i].data)
                 return interp_fail(it, e, "scalar input %d needs a value", i);
-            if (bind_scalar(it, sc, *(const int64_t *)inputs[i].data, e))
+            if (interp_bind_scalar(it, sc, *(const int64_t *)inputs[i].data, e))
                 return -1;
             continue;
         }
@@ -1796,10 +1822,10 @@ static int bind_inputs(hir_interp *it, const hir_view *inputs, hir_error *e)
         int d = 0;
         for (int k = 0; k < t->nloop; k++) {
             const hir_iterdomain *id = interp_axes(it, t)[k];
-            if (!axis_is_runtime(id))
+            if (!interp_axis_runtime(id))
                 continue;
             if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&
-                bind_scalar(it, id->extent, sh.global[d], e))
+                interp_bind_scalar(it, id->extent, sh.global[d], e))
                 return -1;
             d++;
         }
@@ -1811,13 +1837,13 @@ int hir_interp_run(hir_interp *it, const hir_view *inputs, hir_error *e)
 {
     it->stmt = NULL;
     it->run_no++;
-    unbind_all(it);
-    scalars_clear(&it->scalars);
+    interp_unbind_all(it);
+    interp_scalars_clear(&it->scalars);
     it->cur = it->be->ops->stream_main(it->be);
     it->in_group = 0;
     it->loops = 0;
-    if (bind_scalar(it, it->sc_rank, it->cfg.rank, e) ||
-        bind_scalar(it, it->sc_nstreams, it->cfg.num_streams, e) ||
+    if (interp_bind_scalar(it, it->sc_rank, it->cfg.rank, e) ||
+        interp_bind_scalar(it, it->sc_nstreams, it->cfg.num_streams, e) ||
         bind_inputs(it, inputs, e))
         return -1;
     if (exec_block(it, &it->p->body, e))

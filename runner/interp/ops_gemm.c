@@ -8,17 +8,11 @@
 #include <string.h>
 
 #include "dialect/intops.h"
-#include "runner/interp/interp_internal.h"
+#include "runner/interp/ops_internal.h"
 
 /* ---------------------------------------------------------------- view helpers */
 
-static rt_buf *buf_of(hir_interp *it, const hir_tensor *t)
-{
-    rt_val *v = hir_map_get(&it->tensors, (uintptr_t)t);
-    return v ? v->buf : NULL;
-}
-
-static void *elem_ptr(const hir_view *v, int dim, int64_t idx)
+void *interp_elem_ptr(const hir_view *v, int dim, int64_t idx)
 {
     return (char *)v->data + idx * v->stride[dim] * (int64_t)hir_dtype_size(v->dtype);
 }
@@ -32,7 +26,7 @@ static void view_drop_dim(hir_view *v, int dim)
     v->ndim--;
 }
 
-static hir_view view_squeezed(const hir_view *v)
+hir_view interp_view_squeezed(const hir_view *v)
 {
     hir_view r = *v;
     r.ndim = 0;
@@ -54,7 +48,7 @@ static int shape_eq(const hir_view *a, const hir_view *b)
     return 1;
 }
 
-static void shape_str(const hir_view *v, char *buf, size_t n)
+void interp_shape_str(const hir_view *v, char *buf, size_t n)
 {
     size_t k = (size_t)snprintf(buf, n, "[");
     for (int d = 0; d < v->ndim && k < n; d++)
@@ -63,34 +57,27 @@ static void shape_str(const hir_view *v, char *buf, size_t n)
         snprintf(buf + k, n - k, "]");
 }
 
-static int be_fail(hir_interp *it, hir_error *e)
-{
-    char msg[sizeof e->msg];
-    snprintf(msg, sizeof msg, "%s", e->msg);
-    return interp_fail(it, e, "%s", msg);
-}
-
-static int copy_into(hir_interp *it, const hir_view *dst, const hir_view *src, hir_error *e)
+int interp_copy_into(hir_interp *it, const hir_view *dst, const hir_view *src, hir_error *e)
 {
     hir_view d = *dst, s = *src;
     if (!shape_eq(&d, &s)) {
-        d = view_squeezed(dst);
-        s = view_squeezed(src);
+        d = interp_view_squeezed(dst);
+        s = interp_view_squeezed(src);
         if (!shape_eq(&d, &s)) {
             char a[96], b[96];
-            shape_str(dst, a, sizeof a);
-            shape_str(src, b, sizeof b);
+            interp_shape_str(dst, a, sizeof a);
+            interp_shape_str(src, b, sizeof b);
             return interp_fail(it, e, "cannot copy a %s tensor into a %s one", b, a);
         }
     }
     if (hir_view_numel(&d) == 0)
         return 0;
     if (it->be->ops->copy(it->be, it->cur, &d, &s, e))
-        return be_fail(it, e);
+        return interp_backend_fail(it, e);
     return 0;
 }
 
-int ops_materialize(hir_interp *it, const hir_view *v, hir_view *out, rt_buf **buf,
+int interp_materialize(hir_interp *it, const hir_view *v, hir_view *out, rt_buf **buf,
                     hir_error *e)
 {
     hir_view nv;
@@ -101,7 +88,7 @@ int ops_materialize(hir_interp *it, const hir_view *v, hir_view *out, rt_buf **b
     nv.data = b->ptr;
     if (hir_view_numel(&nv) && it->be->ops->copy(it->be, it->cur, &nv, v, e)) {
         interp_buf_unref(it, b);
-        return be_fail(it, e);
+        return interp_backend_fail(it, e);
     }
     *out = nv;
     *buf = b;
@@ -109,17 +96,17 @@ int ops_materialize(hir_interp *it, const hir_view *v, hir_view *out, rt_buf **b
 }
 
 /* Output of a computing statement: the bound view, or a fresh buffer of `shape`. */
-static int out_view(hir_interp *it, const hir_tensor *t, int ndim, const int64_t *shape,
+int interp_out_view(hir_interp *it, const hir_tensor *t, int ndim, const int64_t *shape,
                     hir_view *v, hir_error *e)
 {
     if (interp_bound(it, t, v)) {
         hir_view want;
         hir_view_init(&want, NULL, t->dtype, ndim, shape);
-        hir_view a = view_squeezed(v), b = view_squeezed(&want);
+        hir_view a = interp_view_squeezed(v), b = interp_view_squeezed(&want);
         if (!shape_eq(v, &want) && !shape_eq(&a, &b)) {
             char x[96], y[96], tn[32];
-            shape_str(v, x, sizeof x);
-            shape_str(&want, y, sizeof y);
+            interp_shape_str(v, x, sizeof x);
+            interp_shape_str(&want, y, sizeof y);
             return interp_fail(it, e, "output %s is bound to a %s tensor, the result is %s",
                                interp_tname(t, tn, sizeof tn), x, y);
         }
@@ -146,7 +133,7 @@ int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_error *e)
     /* a reduction axis has no runtime dimension: the output is the input unchanged
      * (hostir-2026.md §3.14, the MDE reduce-scatter's selection of the reduced buffer) */
     if (s->u.sel.axis->itype == HIR_IT_REDUCTION)
-        return interp_bind(it, s->out, &v, buf_of(it, in), e);
+        return interp_bind(it, s->out, &v, interp_buf_of(it, in), e);
     int a = interp_rt_pos(it, in, pos);
     if (a >= v.ndim)
         return interp_fail(it, e, "axis position %d outside the %d dimensions of %s", a, v.ndim,
@@ -160,9 +147,9 @@ int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (idx < 0 || idx >= v.shape[a])
         return interp_fail(it, e, "index %" PRId64 " outside [0, %" PRId64 ") of axis %d of %s",
                            idx, v.shape[a], a, interp_tname(in, tn, sizeof tn));
-    v.data = elem_ptr(&v, a, idx);
+    v.data = interp_elem_ptr(&v, a, idx);
     view_drop_dim(&v, a);
-    return interp_bind(it, s->out, &v, buf_of(it, in), e);
+    return interp_bind(it, s->out, &v, interp_buf_of(it, in), e);
 }
 
 int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
@@ -197,9 +184,9 @@ int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (x < 0 || x >= k)
         return interp_fail(it, e, "stream index %" PRId64 " outside [0, %" PRId64 ")", x, k);
     int64_t start = x * cs < n ? x * cs : n, size = n - start < cs ? n - start : cs;
-    v.data = elem_ptr(&v, a, start);
+    v.data = interp_elem_ptr(&v, a, start);
     v.shape[a] = size;
-    return interp_bind(it, s->out, &v, buf_of(it, in), e);
+    return interp_bind(it, s->out, &v, interp_buf_of(it, in), e);
 }
 
 int ops_slice(hir_interp *it, const hir_stmt *s, hir_error *e)
@@ -222,19 +209,19 @@ int ops_slice(hir_interp *it, const hir_stmt *s, hir_error *e)
             return interp_fail(it, e, "slice step %" PRId64 " is not positive", st);
         a = a < 0 ? 0 : a > v.shape[d] ? v.shape[d] : a;
         b = b < a ? a : b > v.shape[d] ? v.shape[d] : b;
-        v.data = elem_ptr(&v, d, a);
+        v.data = interp_elem_ptr(&v, d, a);
         v.shape[d] = (b - a + st - 1) / st;
         v.stride[d] *= st;
     }
     hir_view o;
     if (interp_bound(it, s->out, &o))
-        return copy_into(it, &o, &v, e);
-    return interp_bind(it, s->out, &v, buf_of(it, in), e);
+        return interp_copy_into(it, &o, &v, e);
+    return interp_bind(it, s->out, &v, interp_buf_of(it, in), e);
 }
 
 /* The first input's view and the output's run-time shape: the prologue of the statements that
  * reshape their input (view, expand). */
-static int input_and_out_shape(hir_interp *it, const hir_stmt *s, hir_view *v, int *nd,
+int interp_input_and_out_shape(hir_interp *it, const hir_stmt *s, hir_view *v, int *nd,
                                int64_t *shape, hir_error *e)
 {
     if (interp_get(it, hir_value_tensor(s->in[0]), v, e))
@@ -248,7 +235,7 @@ int ops_view(hir_interp *it, const hir_stmt *s, hir_error *e)
     hir_view v, o;
     int nd;
     int64_t shape[HIR_MAX_DIMS];
-    if (input_and_out_shape(it, s, &v, &nd, shape, e))
+    if (interp_input_and_out_shape(it, s, &v, &nd, shape, e))
         return -1;
     hir_view want;
     hir_view_init(&want, NULL, v.dtype, nd, shape);
@@ -259,23 +246,23 @@ int ops_view(hir_interp *it, const hir_stmt *s, hir_error *e)
         if (!hir_view_is_contiguous(&v)) {
             hir_view c;
             rt_buf *b;
-            if (ops_materialize(it, &v, &c, &b, e))
+            if (interp_materialize(it, &v, &c, &b, e))
                 return -1;
             want.data = c.data;
-            int rc = copy_into(it, &o, &want, e);
+            int rc = interp_copy_into(it, &o, &want, e);
             interp_buf_unref(it, b);
             return rc;
         }
         want.data = v.data;
-        return copy_into(it, &o, &want, e);
+        return interp_copy_into(it, &o, &want, e);
     }
     if (hir_view_is_contiguous(&v)) {
         want.data = v.data;
-        return interp_bind(it, s->out, &want, buf_of(it, in), e);
+        return interp_bind(it, s->out, &want, interp_buf_of(it, in), e);
     }
     hir_view c;
     rt_buf *b;
-    if (ops_materialize(it, &v, &c, &b, e))
+    if (interp_materialize(it, &v, &c, &b, e))
         return -1;
     want.data = c.data;
     int rc = interp_bind(it, s->out, &want, b, e);
@@ -327,8 +314,8 @@ int ops_flags(hir_interp *it, const hir_stmt *s, hir_error *e)
     }
     hir_view o;
     if (interp_bound(it, s->out, &o))
-        return copy_into(it, &o, &r, e);
-    return interp_bind(it, s->out, &r, buf_of(it, in), e);
+        return interp_copy_into(it, &o, &r, e);
+    return interp_bind(it, s->out, &r, interp_buf_of(it, in), e);
 }
 
 /* ---------------------------------------------------------------- Set */
@@ -362,7 +349,7 @@ static int set_allgather(hir_interp *it, const hir_stmt *s, const hir_view *in, 
     memcpy(oshape, in->shape, sizeof oshape);
     oshape[j] = n;
     hir_view out;
-    if (out_view(it, s->out, in->ndim, oshape, &out, e))
+    if (interp_out_view(it, s->out, in->ndim, oshape, &out, e))
         return -1;
     /* gather into [n, in without axis j] (contiguous), then place it with a permuted view */
     hir_view tmp;
@@ -391,7 +378,7 @@ static int set_allgather(hir_interp *it, const hir_stmt *s, const hir_view *in, 
     int rc = 0;
     if (it->be->ops->collective(it->be, it->cur, &c, &w, e) ||
         (w && it->be->ops->wait(it->be, it->cur, w, e)))
-        rc = be_fail(it, e);
+        rc = interp_backend_fail(it, e);
     if (!rc) {
         hir_view perm = tmp;
         perm.stride[j] = tmp.stride[0];
@@ -401,7 +388,7 @@ static int set_allgather(hir_interp *it, const hir_stmt *s, const hir_view *in, 
                 perm.stride[d] = tmp.stride[k++];
             }
         perm.shape[j] = n;
-        rc = copy_into(it, &out, &perm, e);
+        rc = interp_copy_into(it, &out, &perm, e);
     }
     interp_buf_unref(it, b);
     return rc;
@@ -415,7 +402,7 @@ int ops_set(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (interp_get(it, tin, &v, e))
         return -1;
     if (s->u.ls.permute) {
-        hir_view q = view_squeezed(&v);
+        hir_view q = interp_view_squeezed(&v);
         if (q.ndim > 1)
             return interp_fail(it, e, "Set.Permute: the permutation is not printed, so it "
                                "cannot be applied to a tensor with %d non-unit axes", q.ndim);
@@ -452,19 +439,19 @@ int ops_set(hir_interp *it, const hir_stmt *s, hir_error *e)
         if (off >= v.shape[scatter])
             return interp_fail(it, e, "shard %" PRId64 " outside an axis of %" PRId64, off,
                                v.shape[scatter]);
-        v.data = elem_ptr(&v, scatter, off);
+        v.data = interp_elem_ptr(&v, scatter, off);
         v.shape[scatter] = 1;
     }
     hir_view o;
     if (interp_bound(it, tout, &o))
-        return copy_into(it, &o, &v, e);
+        return interp_copy_into(it, &o, &v, e);
     if (v.dtype != tout->dtype) {   /* a Set that changes dtype is a cast */
         hir_view c;
         if (interp_bind_new(it, tout, v.ndim, v.shape, &c, e))
             return -1;
-        return copy_into(it, &c, &v, e);
+        return interp_copy_into(it, &c, &v, e);
     }
-    return interp_bind(it, tout, &v, buf_of(it, tin), e);
+    return interp_bind(it, tout, &v, interp_buf_of(it, tin), e);
 }
 
 /* ---------------------------------------------------------------- GEMM */
@@ -500,7 +487,7 @@ static int unit_cols(hir_interp *it, hir_view *v, rt_buf **keep, hir_error *e)
         return 0;
     }
     hir_view c;
-    if (ops_materialize(it, v, &c, keep, e))
+    if (interp_materialize(it, v, &c, keep, e))
         return -1;
     *v = c;
     return 0;
@@ -544,7 +531,7 @@ static int gemm_run(hir_interp *it, const gemm_job *g, hir_error *e)
         if (ms == 0 || gm.out.shape[1] == 0)
             return 0;
         if (it->be->ops->gemm(it->be, it->cur, &gm, e))
-            return be_fail(it, e);
+            return interp_backend_fail(it, e);
         return 0;
     }
     int64_t total = 1;
@@ -591,7 +578,7 @@ static int gemm_run(hir_interp *it, const gemm_job *g, hir_error *e)
         if (gm.a.shape[0] == 0 || gm.out.shape[1] == 0)
             continue;
         if (it->be->ops->gemm(it->be, it->cur, &gm, e))
-            return be_fail(it, e);
+            return interp_backend_fail(it, e);
     }
     return 0;
 }
@@ -613,7 +600,7 @@ static int gemm_to(hir_interp *it, gemm_job *g, hir_error *e)
     g->out = tmp;
     int rc = gemm_run(it, g, e);
     if (!rc)
-        rc = copy_into(it, &final, &tmp, e);
+        rc = interp_copy_into(it, &final, &tmp, e);
     interp_buf_unref(it, b);
     return rc;
 }
@@ -622,7 +609,7 @@ static int gemm_to(hir_interp *it, gemm_job *g, hir_error *e)
 static int weight_2d(hir_interp *it, const hir_view *w, int64_t K, hir_view *r, int *has_n,
                      hir_error *e)
 {
-    hir_view q = view_squeezed(w);
+    hir_view q = interp_view_squeezed(w);
     *r = q;
     if (q.ndim == 2) {
         *has_n = 1;
@@ -649,7 +636,7 @@ static int weight_2d(hir_interp *it, const hir_view *w, int64_t K, hir_view *r, 
         }
     }
     char x[96];
-    shape_str(w, x, sizeof x);
+    interp_shape_str(w, x, sizeof x);
     return interp_fail(it, e, "weight %s is not [N, K] with K = %" PRId64, x, K);
 }
 
@@ -684,7 +671,7 @@ int ops_linear(hir_interp *it, const hir_stmt *s, hir_error *e)
     int64_t N = w2.shape[0];
     hir_view b1;
     if (has_bias) {
-        b1 = view_squeezed(&bias);
+        b1 = interp_view_squeezed(&bias);
         if (hir_view_numel(&b1) != N || b1.ndim > 1)
             return interp_fail(it, e, "bias of %" PRId64 " elements for N = %" PRId64,
                                hir_view_numel(&b1), N);
@@ -705,7 +692,7 @@ int ops_linear(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (keep_n)
         oshape[ond++] = N;
     hir_view o;
-    if (out_view(it, s->out, ond, oshape, &o, e))
+    if (interp_out_view(it, s->out, ond, oshape, &o, e))
         return -1;
     /* give the job [L.., M, N] views */
     gemm_job g = {0};
@@ -727,7 +714,7 @@ int ops_linear(hir_interp *it, const hir_stmt *s, hir_error *e)
         } else {
             /* insert size-1 dims where a2/N has them: walk want dims, take q dims for the
              * non-1 sizes */
-            hir_view qs = view_squeezed(&q);
+            hir_view qs = interp_view_squeezed(&q);
             int k = 0;
             g.out = want;
             g.out.data = q.data;
@@ -747,7 +734,7 @@ int ops_linear(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (unit_cols(it, &g.a, &keep[0], e) || unit_cols(it, &w2, &keep[1], e))
         goto done;
     if (has_bias && b1.stride[0] != 1) {
-        if (ops_materialize(it, &b1, &b1, &keep[2], e))
+        if (interp_materialize(it, &b1, &b1, &keep[2], e))
             goto done;
     }
     g.b = w2;
@@ -789,8 +776,8 @@ int ops_matmul(hir_interp *it, const hir_stmt *s, hir_error *e)
     }
     if (a2.shape[a2.ndim - 1] != b2.shape[b2.ndim - 2]) {
         char x[96], y[96];
-        shape_str(&a, x, sizeof x);
-        shape_str(&b, y, sizeof y);
+        interp_shape_str(&a, x, sizeof x);
+        interp_shape_str(&b, y, sizeof y);
         return interp_fail(it, e, "matmul of %s and %s: inner dimensions differ", x, y);
     }
     /* broadcast batch dims to L = max */
@@ -828,7 +815,7 @@ int ops_matmul(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (!b_vec)
         oshape[ond++] = N;
     hir_view o;
-    if (out_view(it, s->out, ond, oshape, &o, e))
+    if (interp_out_view(it, s->out, ond, oshape, &o, e))
         return -1;
     gemm_job g = {0};
     g.nlead = L;
@@ -871,7 +858,7 @@ done:
 /* ---------------------------------------------------------------- element-wise */
 
 /* right-align v to ndim dims of `shape`, size-1 dims broadcast with stride 0 */
-static int broadcast_to(hir_interp *it, const hir_view *v, int ndim, const int64_t *shape,
+int interp_broadcast_to(hir_interp *it, const hir_view *v, int ndim, const int64_t *shape,
                         hir_view *r, hir_error *e)
 {
     *r = *v;
@@ -899,6 +886,20 @@ static int broadcast_to(hir_interp *it, const hir_view *v, int ndim, const int64
 
 /* ---------------------------------------------------------------- pre-resolved element-wise */
 
+/* ops_elementwise's record of one element-wise statement resolved by the backend
+ * (ops->ew_resolve): the operands and output as they were bound when it was resolved, and the
+ * backend's plan. A later execution whose operands and output are bound to exactly these views
+ * (and whose integer scalars evaluate to the same values) issues the plan directly. */
+typedef struct rt_ew {
+    int nin;                /* operands compared: min(s->nin, 3) */
+    hir_view in[3];         /* tensor operands as bound */
+    int64_t si[3];          /* integer scalar operands as evaluated */
+    hir_view out;           /* the output as bound */
+    int nd;                 /* the result shape the output was bound with */
+    int64_t shape[HIR_MAX_DIMS];
+    hir_ew_plan *plan;
+} rt_ew;
+
 static int view_eq(const hir_view *a, const hir_view *b)
 {
     if (a->data != b->data || a->dtype != b->dtype || a->ndim != b->ndim)
@@ -909,7 +910,7 @@ static int view_eq(const hir_view *a, const hir_view *b)
     return 1;
 }
 
-void interp_ew_plans_free(hir_interp *it)
+void ops_ew_release(hir_interp *it)
 {
     for (size_t i = 0; i < it->ew_plans.cap; i++) {
         rt_ew *c = it->ew_plans.vals[i];
@@ -950,12 +951,12 @@ static int ew_fast(hir_interp *it, const hir_stmt *s, hir_error *e)
     hir_view o;
     /* the operands match, so the result shape is the resolved one: binding an unbound output
      * here binds what the full path would */
-    if (!interp_bound(it, s->out, &o) && out_view(it, s->out, c->nd, c->shape, &o, e))
+    if (!interp_bound(it, s->out, &o) && interp_out_view(it, s->out, c->nd, c->shape, &o, e))
         return -1;
     if (!view_eq(&o, &c->out))
         return 0;
     if (it->be->ops->ew_launch(it->be, it->cur, c->plan, e))
-        return be_fail(it, e);
+        return interp_backend_fail(it, e);
     return 1;
 }
 
@@ -976,7 +977,7 @@ static int ew_resolve_run(hir_interp *it, const hir_stmt *s, const hir_view *vie
     int kn = s->op == HIR_OP_UNARY ? 1 : s->op == HIR_OP_BINARY ? 2 : 3;
     hir_ew_plan *plan = NULL;
     if (bo->ew_resolve(it->be, kn, s->u.ew.op, o, ins, &plan, e))
-        return be_fail(it, e);
+        return interp_backend_fail(it, e);
     rt_ew *c = hir_map_get(&it->ew_plans, (uintptr_t)s);
     if (!c) {
         c = calloc(1, sizeof *c);
@@ -1002,7 +1003,7 @@ static int ew_resolve_run(hir_interp *it, const hir_stmt *s, const hir_view *vie
     memcpy(c->shape, shape, sizeof(int64_t) * (size_t)nd);
     c->plan = plan;
     if (bo->ew_launch(it->be, it->cur, plan, e))
-        return be_fail(it, e);
+        return interp_backend_fail(it, e);
     return 0;
 }
 
@@ -1075,11 +1076,11 @@ int ops_elementwise(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (!nt)
         memcpy(shape, oshape, sizeof shape);
     hir_view o;
-    if (out_view(it, s->out, nd, shape, &o, e))
+    if (interp_out_view(it, s->out, nd, shape, &o, e))
         return -1;
     hir_view raw_out = o;
     if (o.ndim != nd) {   /* bound output with other unit dims: align by squeezing */
-        hir_view q = view_squeezed(&o);
+        hir_view q = interp_view_squeezed(&o);
         hir_view w;
         hir_view_init(&w, o.data, o.dtype, nd, shape);
         int k = 0;
@@ -1088,7 +1089,7 @@ int ops_elementwise(hir_interp *it, const hir_stmt *s, hir_error *e)
         o = w;
     }
     for (int i = 0; i < s->nin && i < 3; i++)
-        if (!ops[i].is_scalar && broadcast_to(it, &views[i], nd, shape, &ops[i].view, e))
+        if (!ops[i].is_scalar && interp_broadcast_to(it, &views[i], nd, shape, &ops[i].view, e))
             return -1;
     if (hir_view_numel(&o) == 0)
         return 0;
@@ -1114,7 +1115,7 @@ int ops_elementwise(hir_interp *it, const hir_stmt *s, hir_error *e)
         rc = it->be->ops->ternary(it->be, it->cur, (hir_ternary_op)s->u.ew.op, &o, &ops[0],
                                   &ops[1], &ops[2], e);
     }
-    return rc ? be_fail(it, e) : 0;
+    return rc ? interp_backend_fail(it, e) : 0;
 }
 
 /* ---------------------------------------------------------------- expand, full */
@@ -1128,15 +1129,15 @@ int ops_expand(hir_interp *it, const hir_stmt *s, hir_error *e)
     hir_view v, o, x;
     int nd;
     int64_t shape[HIR_MAX_DIMS];
-    if (input_and_out_shape(it, s, &v, &nd, shape, e))
+    if (interp_input_and_out_shape(it, s, &v, &nd, shape, e))
         return -1;
     if (nd < v.ndim)
         return interp_fail(it, e, "expand to %d axes from a tensor of %d", nd, v.ndim);
-    if (broadcast_to(it, &v, nd, shape, &x, e))
+    if (interp_broadcast_to(it, &v, nd, shape, &x, e))
         return -1;
     if (interp_bound(it, s->out, &o))
-        return copy_into(it, &o, &x, e);
-    return interp_bind(it, s->out, &x, buf_of(it, in), e);
+        return interp_copy_into(it, &o, &x, e);
+    return interp_bind(it, s->out, &x, interp_buf_of(it, in), e);
 }
 
 /* out = full({extents}, value): a new tensor of out's shape filled with value (the extents
@@ -1169,11 +1170,11 @@ int ops_full(hir_interp *it, const hir_stmt *s, hir_error *e)
         f = (double)k;
     }
     hir_view o;
-    if (out_view(it, s->out, nd, shape, &o, e))
+    if (interp_out_view(it, s->out, nd, shape, &o, e))
         return -1;
     if (hir_view_numel(&o) == 0)
         return 0;
-    return it->be->ops->fill(it->be, it->cur, &o, f, e) ? be_fail(it, e) : 0;
+    return it->be->ops->fill(it->be, it->cur, &o, f, e) ? interp_backend_fail(it, e) : 0;
 }
 
 /* ---------------------------------------------------------------- grouped matmul */
@@ -1203,13 +1204,13 @@ int ops_grouped_mma(hir_interp *it, const hir_stmt *s, hir_error *e)
                            b.shape[1], N, off.shape[0]);
     int64_t shape[2] = {M, N};
     hir_view o;
-    if (out_view(it, s->out, 2, shape, &o, e))
+    if (interp_out_view(it, s->out, 2, shape, &o, e))
         return -1;
     if (M * N > 0 && it->be->ops->fill(it->be, it->cur, &o, 0.0, e))
-        return be_fail(it, e);
+        return interp_backend_fail(it, e);
     int64_t start = 0;
     for (int64_t g = 0; g < G; g++) {
-        const char *p = elem_ptr(&off, 0, g);
+        const char *p = interp_elem_ptr(&off, 0, g);
         int64_t end;
         if (off.dtype == HIR_DT_INT32) {
             int32_t x;
@@ -1227,17 +1228,17 @@ int ops_grouped_mma(hir_interp *it, const hir_stmt *s, hir_error *e)
             gemm_job j = {0};
             j.a = a;
             j.a.shape[0] = end - start;
-            j.a.data = elem_ptr(&a, 0, start);
+            j.a.data = interp_elem_ptr(&a, 0, start);
             j.b = b;
             j.b.ndim = 2;
-            j.b.data = elem_ptr(&b, 0, g);
+            j.b.data = interp_elem_ptr(&b, 0, g);
             j.b.shape[0] = K;
             j.b.stride[0] = b.stride[1];
             j.b.shape[1] = N;
             j.b.stride[1] = b.stride[2];
             j.out = o;
             j.out.shape[0] = end - start;
-            j.out.data = elem_ptr(&o, 0, start);
+            j.out.data = interp_elem_ptr(&o, 0, start);
             rt_buf *keep[2] = {0};
             int rc = unit_cols(it, &j.a, &keep[0], e) || unit_cols(it, &j.b, &keep[1], e) ||
                      gemm_to(it, &j, e) ? -1 : 0;
@@ -1279,9 +1280,9 @@ int ops_reduction(hir_interp *it, const hir_stmt *s, hir_error *e)
         if (!(mask & (1u << d)))
             oshape[ond++] = v.shape[d];
     hir_view o;
-    if (out_view(it, tout, ond, oshape, &o, e))
+    if (interp_out_view(it, tout, ond, oshape, &o, e))
         return -1;
-    hir_view q = view_squeezed(&o), full = v;
+    hir_view q = interp_view_squeezed(&o), full = v;
     full.data = o.data;
     full.dtype = o.dtype;
     for (int d = 0, j = 0; d < v.ndim; d++) {
@@ -1295,8 +1296,8 @@ int ops_reduction(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (hir_view_numel(&full) == 0)
         return 0;
     if (hir_view_numel(&v) == 0)
-        return it->be->ops->fill(it->be, it->cur, &full, 0.0, e) ? be_fail(it, e) : 0;
+        return it->be->ops->fill(it->be, it->cur, &full, 0.0, e) ? interp_backend_fail(it, e) : 0;
     if (it->be->ops->reduce(it->be, it->cur, s->u.red.op, &full, &v, mask, e))
-        return be_fail(it, e);
+        return interp_backend_fail(it, e);
     return 0;
 }
