@@ -91,13 +91,6 @@ static int exec_if(hir_interp *it, const hir_stmt *s, hir_error *e)
     return exec_block(it, c ? &s->body : &s->else_body, e);
 }
 
-int ops_sym_view(hir_interp *it, const hir_stmt *s, hir_error *e)
-{
-    (void)s;
-    return interp_fail(it, e, "SymmetricContiguousView needs symmetric memory, which no "
-                       "backend provides");
-}
-
 static int exec_scalar_def(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
     /* A symbol that carries its own definition is evaluated where used; a statement-only
