@@ -1,6 +1,8 @@
-/* interp.c — the Host IR interpreter of one rank (hostir-format.md §2): environment of tensor
- * and scalar bindings, control flow, streams, communication and the allocation cache. Tensor
- * arithmetic and views live in interp_ops.c; every device action goes through the backend. */
+/* interp_exec.c — the executor of the Host IR interpreter of one rank (hostir-format.md §2):
+ * every statement through exec_table, indexed by the op enum, with the statement hooks around
+ * it; control flow (blocks, FOR, the host FOR, IF) and scalar definitions; the create/run/
+ * destroy API and what hooks may ask. A statement family (ops_*.c, ops_internal.h) is reached
+ * only through its table entries; the environment (interp_internal.h) holds the bindings. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +11,6 @@
 
 #include "dialect/intops.h"
 #include "runner/interp/ops_internal.h"
-#include "support/diag.h"
 
 /* ---------------------------------------------------------------- statements */
 

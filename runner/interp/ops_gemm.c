@@ -1,13 +1,10 @@
-/* interp_ops.c — tensor statements of the interpreter: views (HirAliasSelect, select,
- * ShardByStream, slice, view, broadcast, squeeze), Set (copy, alias, or the allgather a
- * resharding Set stands for), linear/matmul through the backend GEMM, element-wise ops with
- * broadcasting by stride-0 views, and reductions. Outputs already bound are written in place;
- * unbound outputs get fresh buffers (hostir-format.md §2.3). */
+/* ops_gemm.c — the GEMM statements: linear and matmul (batch dimensions broadcast, leading
+ * dimensions merged into M where their strides allow) and GroupedMmaOp (one GEMM per group),
+ * all through the backend's gemm. Outputs already bound are written in place; unbound
+ * outputs get fresh results (hostir-format.md §2.3). */
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "dialect/intops.h"
 #include "runner/interp/ops_internal.h"
 
 /* ---------------------------------------------------------------- GEMM */

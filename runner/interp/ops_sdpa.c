@@ -1,4 +1,4 @@
-/* interp_sdpa.c — the sdpa statement (docs/runner.md, "sdpa"): its operands and scalars are
+/* ops_sdpa.c — the sdpa statement (docs/runner.md, "sdpa"): its operands and scalars are
  * read and checked here, its outputs bound, and the attention itself is the backend's (the
  * table's sdpa: runner/cpu/cpu_sdpa.c, runner/cuda/cuda_sdpa.c). A backend without it gets a
  * located refusal. */
