@@ -108,7 +108,8 @@ int interp_scan_2026(hir_interp *it, const hir_block *b, int depth)
             r->n = n;
             r->pos = interp_team_index(s->u.comm->team, s->u.comm->nteam, it->cfg.rank);
         }
-        if (interp_scan_2026(it, &s->body, depth + 1) || interp_scan_2026(it, &s->else_body, depth + 1))
+        if (interp_scan_2026(it, &s->body, depth + 1) ||
+            interp_scan_2026(it, &s->else_body, depth + 1))
             return -1;
         const hir_scalar *idx = s->op == HIR_OP_FOR ? s->u.kfor.index
                                 : s->op == HIR_OP_HOST_FOR ? s->u.hfor.index : NULL;

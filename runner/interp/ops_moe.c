@@ -47,7 +47,8 @@ static int bind_extents(hir_interp *it, const hir_tensor *t, const hir_view *v, 
             continue;
         int64_t cur;
         if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&
-            interp_lookup(it, id->extent, &cur) != 0 && interp_bind_scalar(it, id->extent, v->shape[d], e))
+            interp_lookup(it, id->extent, &cur) != 0 &&
+            interp_bind_scalar(it, id->extent, v->shape[d], e))
             return -1;
         d++;
     }
