@@ -1,5 +1,8 @@
 /* interp_internal.h — what the interpreter's files share: runtime buffers and bindings, the
- * interpreter state, and the tensor-op entry points of interp_ops.c. */
+ * interpreter state, and the environment's functions (interp_env.c and the small files beside
+ * it: interp_work.c, interp_scan.c, interp_tensor.c). The statement families' entries are in
+ * ops_internal.h. Arrows point one way: the executor (interp_exec.c) calls the families only
+ * through its table, the families call only the environment, the environment calls neither. */
 #ifndef HIR_INTERP_INTERNAL_H
 #define HIR_INTERP_INTERNAL_H
 
@@ -61,21 +64,6 @@ struct hir_interp {
     int nhooks;
 };
 
-/* ops_elementwise's record of one element-wise statement resolved by the backend
- * (ops->ew_resolve): the operands and output as they were bound when it was resolved, and the
- * backend's plan. A later execution whose operands and output are bound to exactly these views
- * (and whose integer scalars evaluate to the same values) issues the plan directly. */
-typedef struct rt_ew {
-    int nin;                /* operands compared: min(s->nin, 3) */
-    hir_view in[3];         /* tensor operands as bound */
-    int64_t si[3];          /* integer scalar operands as evaluated */
-    hir_view out;           /* the output as bound */
-    int nd;                 /* the result shape the output was bound with */
-    int64_t shape[HIR_MAX_DIMS];
-    hir_ew_plan *plan;
-} rt_ew;
-void interp_ew_plans_free(hir_interp *it);
-
 /* A CollectivePermute read as a step of a ring over loop variable x (hostir-2026.md §3.10):
  * recv_peer = (x + t) % n, send_peer = (n + (t - x)) % n, evaluated with this rank's team
  * position in place of the printed t. */
@@ -85,10 +73,26 @@ typedef struct rt_ring {
     int pos;                /* this rank's position in the team, -1 outside it */
 } rt_ring;
 
-/* interp.c */
+/* ------------------------------------------------------------------------------------------
+ * The environment: what every statement needs. Nothing here calls a statement family
+ * (ops_*.c) or the executor (interp_exec.c). Functions that fail return -1 with e set through
+ * interp_fail (rank, location and statement in front of the message). */
+
+/* interp_env.c: messages */
 int  interp_fail(hir_interp *it, hir_error *e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-int  interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e);
+/* a backend call failed with its message in e: rank and statement in front */
+int  interp_backend_fail(hir_interp *it, hir_error *e);
+/* one of the interpreter's own tables cannot grow: "out of memory (while WHAT NAME)" */
+int  interp_oom(hir_interp *it, hir_error *e, const char *what, const char *name);
+const char *interp_tname(const hir_tensor *t, char *buf, size_t n);
+/* the --trace line of s */
+void interp_trace(hir_interp *it, const hir_stmt *s);
+
+/* interp_env.c: buffers, bindings and the results kept across runs */
+rt_buf *interp_buf_new(hir_interp *it, size_t bytes, hir_error *e);
+void interp_buf_unref(hir_interp *it, rt_buf *b);
+rt_buf *interp_buf_of(hir_interp *it, const hir_tensor *t);   /* t's buffer, NULL if none */
 int  interp_get(hir_interp *it, const hir_tensor *t, hir_view *v, hir_error *e);
 int  interp_bound(hir_interp *it, const hir_tensor *t, hir_view *v);   /* 1 when bound */
 /* bind t to v (buf may be NULL; takes a new reference); -1 with e set when the binding
@@ -96,11 +100,23 @@ int  interp_bound(hir_interp *it, const hir_tensor *t, hir_view *v);   /* 1 when
 int  interp_bind(hir_interp *it, const hir_tensor *t, const hir_view *v, rt_buf *buf,
                  hir_error *e);
 void interp_unbind(hir_interp *it, const hir_tensor *t);
-rt_buf *interp_buf_new(hir_interp *it, size_t bytes, hir_error *e);
-void interp_buf_unref(hir_interp *it, rt_buf *b);
+void interp_unbind_all(hir_interp *it);
 /* a fresh contiguous result of t's dtype and the given shape, bound to t */
 int  interp_bind_new(hir_interp *it, const hir_tensor *t, int ndim, const int64_t *shape,
                      hir_view *v, hir_error *e);
+void interp_forget_results(hir_interp *it, const hir_tensor *t);
+void interp_caches_free(hir_interp *it);   /* the allocation cache and the kept results */
+
+/* interp_env.c: scalars */
+int  interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e);
+/* a hir_scalar_env lookup (ctx is the interpreter): 0 with *v when s is bound */
+int  interp_lookup(void *ctx, const hir_scalar *s, int64_t *v);
+int  interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e);
+rt_scalar *interp_scalar_slot(hir_map *m, const hir_scalar *s);   /* NULL: out of memory */
+const char *interp_scalar_name(const hir_scalar *s, char *buf, size_t n);
+void interp_scalars_clear(hir_map *m);
+
+/* interp_env.c: shapes */
 /* runtime shape of t from its logical domain (reduction/stride axes dropped, DID axes 1) */
 int  interp_rt_shape(hir_interp *it, const hir_tensor *t, int *ndim, int64_t *shape,
                      hir_error *e);
@@ -114,27 +130,42 @@ const hir_iterdomain *const *interp_axes(const hir_interp *it, const hir_tensor 
 int  interp_axis_pos(const hir_interp *it, const hir_tensor *t, const hir_iterdomain *id);
 /* number of runtime dims before position pos of interp_axes (reduction/stride axes skipped) */
 int  interp_rt_pos(const hir_interp *it, const hir_tensor *t, int pos);
-const char *interp_tname(const hir_tensor *t, char *buf, size_t n);
+bool interp_axis_runtime(const hir_iterdomain *id);   /* not a reduction or stride axis */
+int  interp_extent(hir_interp *it, const hir_iterdomain *id, int64_t *v, hir_error *e);
 
-/* interp_ops.c: tensor statements; each returns 0 or -1 with e set through interp_fail */
-int ops_set(hir_interp *it, const hir_stmt *s, hir_error *e);
-int ops_linear(hir_interp *it, const hir_stmt *s, hir_error *e);
-int ops_matmul(hir_interp *it, const hir_stmt *s, hir_error *e);
-int ops_elementwise(hir_interp *it, const hir_stmt *s, hir_error *e);
-int ops_reduction(hir_interp *it, const hir_stmt *s, hir_error *e);
-int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_error *e);
-int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_error *e);
-int ops_slice(hir_interp *it, const hir_stmt *s, hir_error *e);
-int ops_view(hir_interp *it, const hir_stmt *s, hir_error *e);
-int ops_expand(hir_interp *it, const hir_stmt *s, hir_error *e);
-int ops_full(hir_interp *it, const hir_stmt *s, hir_error *e);
-int ops_grouped_mma(hir_interp *it, const hir_stmt *s, hir_error *e);
-int ops_sdpa_bwd(hir_interp *it, const hir_stmt *s, hir_error *e);
-int ops_flags(hir_interp *it, const hir_stmt *s, hir_error *e);
-/* interp_sdpa.c: scaled dot-product attention (host-memory backends) */
-int ops_sdpa(hir_interp *it, const hir_stmt *s, hir_error *e);
+/* interp_work.c: posted communication (Communication, P2P, CollectivePermute, coalescing) */
+int  interp_team_index(const int64_t *team, int n, int64_t rank);   /* -1: not in the team */
+/* remembers w for Wait Communication <number>; when it cannot, w is ended and e set */
+int  interp_record_work(hir_interp *it, int64_t number, hir_work *w, hir_error *e);
+/* keeps the buffers of a and b (either may be NULL) alive until the Wait of number */
+int  interp_held_keep(hir_interp *it, int64_t number, const hir_tensor *a, const hir_tensor *b,
+                      hir_error *e);
+void interp_held_release(hir_interp *it, int64_t number);
+void interp_work_release_all(hir_interp *it);
+
+/* interp_scan.c: once per interpreter, the program's generation (form2026), its
+ * CollectivePermute ring steps (rings) and the ShardByStreams of their loops (swizzled);
+ * -1: out of memory */
+int  interp_scan_2026(hir_interp *it, const hir_block *b, int depth);
+void interp_scan_free(hir_interp *it);
+
+/* interp_tensor.c: views and results shared by the tensor statements */
+void *interp_elem_ptr(const hir_view *v, int dim, int64_t idx);
+hir_view interp_view_squeezed(const hir_view *v);   /* size-1 dims dropped */
+void interp_shape_str(const hir_view *v, char *buf, size_t n);   /* "[2, 3]" */
+/* a copy through the backend; shapes must agree up to size-1 dims */
+int  interp_copy_into(hir_interp *it, const hir_view *dst, const hir_view *src, hir_error *e);
 /* contiguous copy of v into a fresh buffer (caller unrefs) */
-int ops_materialize(hir_interp *it, const hir_view *v, hir_view *out, rt_buf **buf,
-                    hir_error *e);
+int  interp_materialize(hir_interp *it, const hir_view *v, hir_view *out, rt_buf **buf,
+                        hir_error *e);
+/* output of a computing statement: the bound view, or a fresh buffer of `shape` */
+int  interp_out_view(hir_interp *it, const hir_tensor *t, int ndim, const int64_t *shape,
+                     hir_view *v, hir_error *e);
+/* right-align v to ndim dims of `shape`, size-1 dims broadcast with stride 0 */
+int  interp_broadcast_to(hir_interp *it, const hir_view *v, int ndim, const int64_t *shape,
+                         hir_view *r, hir_error *e);
+/* the first input's view and the output's run-time shape (view, expand) */
+int  interp_input_and_out_shape(hir_interp *it, const hir_stmt *s, hir_view *v, int *nd,
+                                int64_t *shape, hir_error *e);
 
 #endif

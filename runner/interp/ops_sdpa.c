@@ -1,4 +1,4 @@
-/* interp_sdpa.c — the sdpa statement (docs/runner.md, "sdpa"): its operands and scalars are
+/* ops_sdpa.c — the sdpa statement (docs/runner.md, "sdpa"): its operands and scalars are
  * read and checked here, its outputs bound, and the attention itself is the backend's (the
  * table's sdpa: runner/cpu/cpu_sdpa.c, runner/cuda/cuda_sdpa.c). A backend without it gets a
  * located refusal. */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/interp/interp_internal.h"
+#include "runner/interp/ops_internal.h"
 
 /* a scalar argument as a double: literals directly, anything else through interp_eval */
 static int sdpa_scalar(hir_interp *it, const hir_value *v, double *out, hir_error *e)
@@ -22,14 +22,6 @@ static int sdpa_scalar(hir_interp *it, const hir_value *v, double *out, hir_erro
         return -1;
     *out = (double)i;
     return 0;
-}
-
-/* a backend call failed with its message in e: rank and statement in front */
-static int sdpa_backend_fail(hir_interp *it, hir_error *e)
-{
-    char msg[sizeof e->msg];
-    snprintf(msg, sizeof msg, "%s", e->msg);
-    return interp_fail(it, e, "%s", msg);
 }
 
 /* Device-parallel axes of t (extent 1 on this rank) leave v: the verifier does not count them,
@@ -126,7 +118,7 @@ static int sdpa_outputs(hir_interp *it, const hir_stmt *s, hir_sdpa *a, hir_erro
         if (interp_rt_shape(it, t, &nd, shape, e) || interp_bind_new(it, t, nd, shape, &v, e))
             return -1;
         if (it->be->ops->fill(it->be, it->cur, &v, 0.0, e))
-            return sdpa_backend_fail(it, e);
+            return interp_backend_fail(it, e);
     }
     return 0;
 }
@@ -172,7 +164,7 @@ int ops_sdpa(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (sdpa_outputs(it, s, &a, e))
         return -1;
     if (it->be->ops->sdpa(it->be, it->cur, &a, e))
-        return sdpa_backend_fail(it, e);
+        return interp_backend_fail(it, e);
     return 0;
 }
 

@@ -1,0 +1,567 @@
+/* interp_env.c — the interpreter's environment, what every statement needs: messages (a
+ * failure located at the statement, the --trace line), backend buffers with reference counts,
+ * tensor bindings and the fresh results kept across runs, scalar bindings and evaluation, and
+ * the runtime shape of a tensor on this rank. It calls no statement family and not the
+ * executor (interp_internal.h). */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/interp/interp_internal.h"
+#include "support/diag.h"
+
+/* ---------------------------------------------------------------- messages */
+
+const char *interp_tname(const hir_tensor *t, char *buf, size_t n)
+{
+    snprintf(buf, n, "T%" PRId64, t ? t->number : -1);
+    return buf;
+}
+
+static void stmt_label(const hir_stmt *s, char *buf, size_t n)
+{
+    if (!s) {
+        snprintf(buf, n, "program");
+        return;
+    }
+    const char *kw = hir_ops[s->op].keyword;
+    switch (s->op) {
+    case HIR_OP_COMMUNICATION:
+        snprintf(buf, n, "Communication %" PRId64 " (%s)", s->u.comm->number,
+                 hir_comm_type_name(s->u.comm->type));
+        return;
+    case HIR_OP_P2P:
+        snprintf(buf, n, "P2PCommunication %" PRId64 " (%s)", s->u.comm->number,
+                 s->u.comm->is_send ? "send" : "recv");
+        return;
+    case HIR_OP_END_COAL:
+        snprintf(buf, n, "EndCoalescing %" PRId64, s->u.comm->number);
+        return;
+    case HIR_OP_CPERM:
+        snprintf(buf, n, "CollectivePermute %" PRId64, s->u.comm->number);
+        return;
+    case HIR_OP_WAIT:
+        snprintf(buf, n, "Wait Communication %" PRId64, s->u.wait.number);
+        return;
+    case HIR_OP_UNARY: case HIR_OP_BINARY: case HIR_OP_TERNARY:
+        snprintf(buf, n, "%s", s->u.ew.fn ? s->u.ew.fn : "element-wise op");
+        return;
+    case HIR_OP_SCALAR_DEF:
+        snprintf(buf, n, "scalar definition");
+        return;
+    default:
+        break;
+    }
+    if (s->out && kw)
+        snprintf(buf, n, "T%" PRId64 " = %s", s->out->number, kw);
+    else
+        snprintf(buf, n, "%s", kw ? kw : "statement");
+}
+
+static void loc_str(hir_interp *it, hir_loc loc, char *buf, size_t n)
+{
+    hir_source *src = it->p->src;
+    if (src && loc.src == src && loc.end >= loc.begin) {
+        int line = 0, col = 0;
+        hir_source_linecol(src, loc.begin, &line, &col);
+        snprintf(buf, n, "%s:%d:%d", src->name, line, col);
+    } else if (src) {
+        snprintf(buf, n, "%s", src->name);
+    } else {
+        snprintf(buf, n, "<generated>");
+    }
+}
+
+int interp_fail(hir_interp *it, hir_error *e, const char *fmt, ...)
+{
+    char msg[768], where[256], what[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    loc_str(it, it->stmt ? it->stmt->loc : (hir_loc){0}, where, sizeof where);
+    stmt_label(it->stmt, what, sizeof what);
+    /* the diagnostic engine's one-line form: "rank R[ label]: file:line:col: error: Stmt: msg" */
+    char prefix[300], text[sizeof msg + sizeof what + 2], line[sizeof e->msg + 256];
+    snprintf(prefix, sizeof prefix, "rank %d%s%s: %s", it->cfg.rank, it->cfg.label ? " " : "",
+             it->cfg.label ? it->cfg.label : "", where);
+    snprintf(text, sizeof text, "%s: %s", what, msg);
+    size_t k = hir_diag_format_fatal(line, sizeof line, prefix, &(hir_severity){HIR_ERROR}, text);
+    if (k && line[k - 1] == '\n')
+        line[k - 1] = 0;                    /* a hir_error holds one line without its newline */
+    int peer = e->peer;
+    hir_error_set(e, "%s", line);
+    e->peer = peer;
+    return -1;
+}
+
+/* a backend call failed: its message is in e; add rank and statement */
+int interp_backend_fail(hir_interp *it, hir_error *e)
+{
+    char msg[sizeof e->msg];
+    snprintf(msg, sizeof msg, "%s", e->msg);
+    return interp_fail(it, e, "%s", msg);
+}
+
+/* The interpreter's own tables (bindings, scalar slots, caches, posted work) are plain malloc'd
+ * maps: when one cannot grow, the statement fails with this error and the run ends cleanly
+ * (issue 14 F18); nothing is left half-recorded. */
+int interp_oom(hir_interp *it, hir_error *e, const char *what, const char *name)
+{
+    return interp_fail(it, e, "out of memory (while %s%s%s)", what, name ? " " : "",
+                       name ? name : "");
+}
+
+void interp_trace(hir_interp *it, const hir_stmt *s)
+{
+    char where[256];
+    loc_str(it, s->loc, where, sizeof where);
+    fprintf(it->cfg.trace, "[rank %d%s%s] %s: ", it->cfg.rank, it->cfg.label ? " " : "",
+            it->cfg.label ? it->cfg.label : "", where);
+    hir_source *src = it->p->src;
+    if (src && s->loc.src == src && s->loc.begin < src->len) {
+        const char *a = src->text + s->loc.begin, *z = a;
+        while (z < src->text + src->len && *z != '\n')
+            z++;
+        fprintf(it->cfg.trace, "%.*s", (int)(z - a > 200 ? 200 : z - a), a);
+    } else {
+        char what[160];
+        stmt_label(s, what, sizeof what);
+        fputs(what, it->cfg.trace);
+    }
+    int64_t v;
+    if (it->sc_stream_idx && interp_lookup(it, it->sc_stream_idx, &v) == 0)
+        fprintf(it->cfg.trace, "   [streamIdx=%" PRId64 "]", v);
+    fputc('\n', it->cfg.trace);
+}
+
+/* ---------------------------------------------------------------- buffers and bindings */
+
+rt_buf *interp_buf_new(hir_interp *it, size_t bytes, hir_error *e)
+{
+    rt_buf *b = calloc(1, sizeof *b);
+    if (!b) {
+        interp_fail(it, e, "out of host memory");
+        return NULL;
+    }
+    if (it->be->ops->alloc(it->be, bytes ? bytes : 1, &b->ptr, e)) {
+        free(b);
+        interp_backend_fail(it, e);
+        return NULL;
+    }
+    b->bytes = bytes;
+    b->refs = 1;
+    return b;
+}
+
+void interp_buf_unref(hir_interp *it, rt_buf *b)
+{
+    if (b && --b->refs == 0) {
+        it->be->ops->free(it->be, b->ptr);
+        free(b);
+    }
+}
+
+rt_buf *interp_buf_of(hir_interp *it, const hir_tensor *t)
+{
+    rt_val *v = t ? hir_map_get(&it->tensors, (uintptr_t)t) : NULL;
+    return v ? v->buf : NULL;
+}
+
+int interp_bind(hir_interp *it, const hir_tensor *t, const hir_view *v, rt_buf *buf,
+                hir_error *e)
+{
+    rt_val *val = hir_map_get(&it->tensors, (uintptr_t)t);
+    if (!val) {
+        val = calloc(1, sizeof *val);
+        if (!val || hir_map_try_put(&it->tensors, (uintptr_t)t, val)) {
+            free(val);
+            char tn[32];
+            return interp_oom(it, e, "binding", interp_tname(t, tn, sizeof tn));
+        }
+    }
+    if (buf)
+        buf->refs++;
+    interp_buf_unref(it, val->buf);   /* after the ref: rebinding to the same buffer */
+    val->v = *v;
+    val->buf = buf;
+    return 0;
+}
+
+void interp_unbind(hir_interp *it, const hir_tensor *t)
+{
+    rt_val *val = hir_map_get(&it->tensors, (uintptr_t)t);
+    if (val) {
+        interp_buf_unref(it, val->buf);
+        free(val);
+        hir_map_del(&it->tensors, (uintptr_t)t);
+    }
+}
+
+void interp_unbind_all(hir_interp *it)
+{
+    for (size_t i = 0; i < it->tensors.cap; i++) {
+        rt_val *val = it->tensors.vals[i];
+        if (it->tensors.keys[i] != UINT64_MAX && val) {
+            interp_buf_unref(it, val->buf);
+            free(val);
+        }
+    }
+    hir_map_fini(&it->tensors);
+    hir_map_init(&it->tensors);
+}
+
+int interp_bound(hir_interp *it, const hir_tensor *t, hir_view *v)
+{
+    rt_val *val = hir_map_get(&it->tensors, (uintptr_t)t);
+    if (!val)
+        return 0;
+    if (v)
+        *v = val->v;
+    return 1;
+}
+
+int interp_get(hir_interp *it, const hir_tensor *t, hir_view *v, hir_error *e)
+{
+    if (interp_bound(it, t, v))
+        return 0;
+    char n[32];
+    if (t->mesh && !t->mesh->ndevices)
+        return interp_fail(it, e, "%s is not bound", interp_tname(t, n, sizeof n));
+    return interp_fail(it, e, "%s is used before anything bound it on this rank",
+                       interp_tname(t, n, sizeof n));
+}
+
+/* A statement whose output is not pre-bound gets a fresh result. Allocating it anew on every
+ * run costs a device allocation and free per run (and cudaFree synchronizes the device), so
+ * results are kept per (statement, tensor) and reused in later runs. Within one run a statement
+ * can execute many times (a FOR body), each time possibly on another stream while the previous
+ * result is still being read: the k-th execution in a run therefore gets slot k, its own buffer,
+ * and slot k is reused only by the k-th execution of a later run (when the previous run's
+ * device work is complete: callers synchronize between runs, see run.h). Past
+ * RESULT_SLOTS executions in one run a result is allocated fresh and freed when dropped. */
+#define RESULT_SLOTS 64
+
+typedef struct rt_result {
+    const hir_stmt *stmt;
+    const hir_tensor *t;
+    uint64_t run;            /* run_no of the run that last used the slots */
+    int used;                /* executions so far in that run */
+    int nslots;
+    rt_buf *slot[RESULT_SLOTS];
+} rt_result;
+
+static uint64_t result_key(const hir_stmt *s, const hir_tensor *t)
+{
+    uint64_t k = ((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)(uintptr_t)t;
+    return k == UINT64_MAX ? 0 : k;
+}
+
+static void result_free(hir_interp *it, rt_result *r)
+{
+    for (int i = 0; i < r->nslots; i++)
+        interp_buf_unref(it, r->slot[i]);
+    free(r);
+}
+
+int interp_bind_new(hir_interp *it, const hir_tensor *t, int ndim, const int64_t *shape,
+                    hir_view *v, hir_error *e)
+{
+    hir_view nv;
+    hir_view_init(&nv, NULL, t->dtype, ndim, shape);
+    size_t bytes = hir_view_bytes(&nv);
+    uint64_t key = result_key(it->stmt, t);
+    rt_result *r = hir_map_get(&it->result_cache, key);
+    int collision = r && (r->stmt != it->stmt || r->t != t);
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        if (!r || hir_map_try_put(&it->result_cache, key, r)) {
+            free(r);
+            char tn[32];
+            return interp_oom(it, e, "keeping the result", interp_tname(t, tn, sizeof tn));
+        }
+        r->stmt = it->stmt;
+        r->t = t;
+    }
+    rt_buf *b = NULL;
+    int k = -1;
+    if (!collision) {
+        if (r->run != it->run_no) {
+            r->run = it->run_no;
+            r->used = 0;
+        }
+        if (r->used < RESULT_SLOTS)
+            k = r->used++;
+    }
+    if (k >= 0 && k < r->nslots && r->slot[k]->refs == 1 && r->slot[k]->bytes == bytes) {
+        b = r->slot[k];          /* only the cache holds it: reuse */
+        b->refs++;
+    } else {
+        if (!(b = interp_buf_new(it, bytes, e)))
+            return -1;
+        if (k >= 0) {
+            if (k < r->nslots) {
+                interp_buf_unref(it, r->slot[k]);
+            } else {
+                k = r->nslots++;
+            }
+            r->slot[k] = b;
+            b->refs++;
+        }
+    }
+    nv.data = b->ptr;
+    int rc = interp_bind(it, t, &nv, b, e);
+    interp_buf_unref(it, b);
+    if (!rc && v)
+        *v = nv;
+    return rc;
+}
+
+/* the results kept for t (the fresh results of every statement that made one) */
+void interp_forget_results(hir_interp *it, const hir_tensor *t)
+{
+    for (size_t i = 0; i < it->result_cache.cap; i++) {
+        rt_result *r = it->result_cache.vals[i];
+        if (it->result_cache.keys[i] != UINT64_MAX && r && r->t == t) {
+            result_free(it, r);
+            hir_map_del(&it->result_cache, it->result_cache.keys[i]);
+        }
+    }
+}
+
+void interp_caches_free(hir_interp *it)
+{
+    for (size_t i = 0; i < it->alloc_cache.cap; i++)
+        if (it->alloc_cache.keys[i] != UINT64_MAX && it->alloc_cache.vals[i])
+            interp_buf_unref(it, it->alloc_cache.vals[i]);
+    for (size_t i = 0; i < it->result_cache.cap; i++) {
+        rt_result *r = it->result_cache.vals[i];
+        if (it->result_cache.keys[i] != UINT64_MAX && r)
+            result_free(it, r);
+    }
+    hir_map_fini(&it->result_cache);
+}
+
+/* ---------------------------------------------------------------- scalars */
+
+/* Named scalars are bound by name (every `rank` object is the same value), symbols by object. */
+static uint64_t scalar_key(const hir_scalar *s)
+{
+    return s->kind == HIR_SC_NAMED ? (uintptr_t)s->name : (uintptr_t)s;
+}
+
+/* s's slot in m, made on first use; NULL when it cannot be made (out of memory) */
+rt_scalar *interp_scalar_slot(hir_map *m, const hir_scalar *s)
+{
+    rt_scalar *r = hir_map_get(m, scalar_key(s));
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        if (!r || hir_map_try_put(m, scalar_key(s), r)) {
+            free(r);
+            return NULL;
+        }
+    }
+    return r;
+}
+
+const char *interp_scalar_name(const hir_scalar *s, char *buf, size_t n)
+{
+    if (s->kind == HIR_SC_SYMBOL && s->name)
+        snprintf(buf, n, "%s%" PRId64, s->name, s->number);
+    else
+        snprintf(buf, n, "%s", s->name ? s->name : "a scalar");
+    return buf;
+}
+
+void interp_scalars_clear(hir_map *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->keys[i] != UINT64_MAX)
+            free(m->vals[i]);
+    hir_map_fini(m);
+    hir_map_init(m);
+}
+
+int interp_lookup(void *ctx, const hir_scalar *s, int64_t *v)
+{
+    hir_interp *it = ctx;
+    rt_scalar *r = hir_map_get(&it->scalars, scalar_key(s));
+    if (!r || !r->bound)
+        r = hir_map_get(&it->user_scalars, scalar_key(s));
+    if (r && r->bound) {
+        *v = r->v;
+        return 0;
+    }
+    return -1;
+}
+
+/* Always evaluated on demand: loop indices change under derived values, so nothing derived is
+ * ever cached. */
+int interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e)
+{
+    hir_scalar_env env = {interp_lookup, it};
+    char msg[256];
+    int rc = hir_scalar_eval(s, &env, v, msg, sizeof msg);
+    if (rc == 0)
+        return 0;
+    char sn[96];
+    if (rc == HIR_ENOMEM)
+        return interp_oom(it, e, "evaluating", interp_scalar_name(s, sn, sizeof sn));
+    char *str = hir_scalar_str_inline(s);
+    interp_fail(it, e, "cannot evaluate %s: %s", str ? str : "scalar", msg);
+    free(str);
+    return -1;
+}
+
+int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e)
+{
+    rt_scalar *r = interp_scalar_slot(&it->user_scalars, s);
+    char sn[96];
+    if (!r)
+        return interp_oom(it, e, "binding", interp_scalar_name(s, sn, sizeof sn));
+    r->v = v;
+    r->bound = 1;
+    return 0;
+}
+
+int interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e)
+{
+    rt_scalar *r = interp_scalar_slot(&it->scalars, s);
+    char sn[96];
+    if (!r)
+        return interp_oom(it, e, "binding", interp_scalar_name(s, sn, sizeof sn));
+    r->v = v;
+    r->bound = 1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- shapes */
+
+bool interp_axis_runtime(const hir_iterdomain *id)
+{
+    return id->itype != HIR_IT_REDUCTION && id->itype != HIR_IT_STRIDE;
+}
+
+const hir_iterdomain *const *hir_interp_axes(const hir_interp *it, const hir_tensor *t)
+{
+    return (const hir_iterdomain *const *)(it->form2026 ? t->loop : t->logical);
+}
+
+const hir_iterdomain *const *interp_axes(const hir_interp *it, const hir_tensor *t)
+{
+    return hir_interp_axes(it, t);
+}
+
+int interp_axis_pos(const hir_interp *it, const hir_tensor *t, const hir_iterdomain *id)
+{
+    const hir_iterdomain *const *ax = interp_axes(it, t);
+    for (int i = 0; i < t->nloop; i++)
+        if (ax[i] == id)
+            return i;
+    return -1;
+}
+
+int interp_rt_pos(const hir_interp *it, const hir_tensor *t, int pos)
+{
+    const hir_iterdomain *const *ax = interp_axes(it, t);
+    int k = 0;
+    for (int i = 0; i < pos && i < t->nloop; i++)
+        k += interp_axis_runtime(ax[i]);
+    return k;
+}
+
+/* mesh dimension of a device parallel type: DIDx is the innermost */
+static int mesh_dim_of(const hir_mesh *m, hir_ptype pt)
+{
+    int back = pt == HIR_PT_DIDX ? 1 : pt == HIR_PT_DIDY ? 2 : 3;
+    return m->ndims - back;
+}
+
+int interp_extent(hir_interp *it, const hir_iterdomain *id, int64_t *v, hir_error *e)
+{
+    const hir_scalar *x = hir_id_expanded(id) ? hir_id_expanded(id) : id->extent;
+    if (!x)
+        return interp_fail(it, e, "IterDomain %" PRId64 " has no extent", id->number);
+    return interp_eval(it, x, v, e);
+}
+
+int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_error *e)
+{
+    memset(s, 0, sizeof *s);
+    s->on_rank = 1;
+    int64_t idx = -1;
+    if (t->mesh) {
+        for (int64_t i = 0; i < t->mesh->ndevices; i++)
+            if (t->mesh->devices[i] == it->cfg.rank)
+                idx = i;
+        if (idx < 0)
+            s->on_rank = 0;
+    }
+    char tn[32];
+    for (int i = 0; i < t->nloop; i++) {
+        const hir_iterdomain *id = interp_axes(it, t)[i];
+        if (!interp_axis_runtime(id))
+            continue;
+        if (s->ndim == HIR_MAX_DIMS)
+            return interp_fail(it, e, "%s has more than %d dimensions",
+                               interp_tname(t, tn, sizeof tn), HIR_MAX_DIMS);
+        int d = s->ndim++;
+        if (hir_ptype_is_device(id->ptype)) {
+            if (!t->mesh)
+                return interp_fail(it, e, "%s is sharded on %s but has no device mesh",
+                                   interp_tname(t, tn, sizeof tn), hir_ptype_name(id->ptype));
+            int md = mesh_dim_of(t->mesh, id->ptype);
+            if (md < 0)
+                return interp_fail(it, e, "%s is sharded on %s but its mesh has %d dimension(s)",
+                                   interp_tname(t, tn, sizeof tn), hir_ptype_name(id->ptype),
+                                   t->mesh->ndims);
+            int64_t n = t->mesh->dims[md], ext = 0;
+            int cr = hir_scalar_eval(id->extent, NULL, &ext, NULL, 0);
+            if (cr == HIR_ENOMEM)
+                return interp_oom(it, e, "evaluating the extent of",
+                                  interp_tname(t, tn, sizeof tn));
+            if (cr)
+                ext = n;
+            if (ext != n)
+                return interp_fail(it, e, "%s: %s axis of extent %" PRId64
+                                   " on a mesh of %" PRId64 " devices along it",
+                                   interp_tname(t, tn, sizeof tn), hir_ptype_name(id->ptype),
+                                   ext, n);
+            s->local[d] = 1;
+            s->global[d] = n;
+            int64_t coord = 0;
+            if (idx >= 0) {
+                int64_t rem = idx;
+                for (int k = t->mesh->ndims - 1; k >= 0; k--) {
+                    if (k == md)
+                        coord = rem % t->mesh->dims[k];
+                    rem /= t->mesh->dims[k];
+                }
+            }
+            s->offset[d] = coord;
+        } else {
+            int64_t ext;
+            if (id->itype == HIR_IT_BROADCAST && !hir_id_expanded(id))
+                ext = 1;
+            else if (interp_extent(it, id, &ext, e))
+                return -1;
+            if (ext < 0)
+                return interp_fail(it, e, "%s: negative extent %" PRId64,
+                                   interp_tname(t, tn, sizeof tn), ext);
+            s->local[d] = s->global[d] = ext;
+        }
+    }
+    return 0;
+}
+
+int interp_rt_shape(hir_interp *it, const hir_tensor *t, int *ndim, int64_t *shape,
+                    hir_error *e)
+{
+    hir_shard s;
+    if (hir_interp_shard(it, t, &s, e))
+        return -1;
+    *ndim = s.ndim;
+    memcpy(shape, s.local, sizeof(int64_t) * (size_t)s.ndim);
+    return 0;
+}
