@@ -241,7 +241,7 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
     it->be = be;
     it->cfg = *cfg;
     if (it->cfg.num_streams <= 0)
-        it->cfg.num_streams = 4;
+        it->cfg.num_streams = HIR_INTERP_DEFAULT_STREAMS;
     hir_map_init(&it->tensors);
     hir_map_init(&it->scalars);
     hir_map_init(&it->user_scalars);
