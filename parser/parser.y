@@ -1080,6 +1080,6 @@ prefixop
 
 %%
 
-#include "parser/parser_actions.inc"
+#include "parser/parser_actions.c"
 #include "parser/sdpa_actions.inc"
-#include "parser/fast_build.inc"
+#include "parser/fast_build.c"
