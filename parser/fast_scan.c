@@ -9,7 +9,7 @@
  * would end it, the scanner returns one token (STMT_FAST, FOR_FAST or IF_FAST) whose value lists
  * what the token path would have made, in the order it would have made it (parse_internal.h,
  * struct hir_fast_stmt); the grammar's action makes them with the same functions
- * (fast_build.inc). Anything else, however small the difference (another spacing, a comment, a
+ * (fast_build.c). Anything else, however small the difference (another spacing, a comment, a
  * keyword where a name was expected, a tensor that neither repeats a spelling nor has the fast
  * shape), changes nothing and the statement goes the token path, with its diagnostics.
  *
@@ -260,7 +260,7 @@ static bool fs_inline(struct fs_scan *s, int nest)
     if (!f)
         return false;
     f->aux = (uint8_t)op;
-    if (pend == s->i) {          /* remembered once made (fast_build.inc) */
+    if (pend == s->i) {          /* remembered once made (fast_build.c) */
         struct hir_expr_memo *m = &s->st->exprs[slot];
         memcpy(m->text, s->t + begin, pend - begin);
         m->len = (uint32_t)(pend - begin);

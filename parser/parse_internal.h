@@ -48,7 +48,7 @@ typedef struct hir_parse_ctx {
     hir_map mismatches;          /* tensors/IterDomains already reported as respelled */
     /* Unnamed expressions read so far, by a hash of their operator and operands: an
      * expression spelled again ("( streamIdx % numberOfStreams )" in every loop) is the same
-     * value (parser.y, inline; parser_actions.inc, anon_value). Freed by hir_parse. */
+     * value (parser.y, inline; parser_actions.c, anon_value). Freed by hir_parse. */
     hir_map anon;
     struct hir_idparts idparts;  /* the inside of the IterDomain being read */
     hir_ptrvec dispatches;       /* Dispatch statements read so far (a Combine names one) */
@@ -87,7 +87,7 @@ struct hir_fast_tensor {
 };
 
 /* A whole statement of a common shape read by the scanner in one go (parser/fast_scan.c) and
- * made by the grammar's action for STMT_FAST / FOR_FAST / IF_FAST (parser/fast_build.inc) with
+ * made by the grammar's action for STMT_FAST / FOR_FAST / IF_FAST (parser/fast_build.c) with
  * the same functions, in the same order and with the same locations as the token path would.
  * Its values are listed in the order the grammar makes them (operands of an expression
  * before the expression). Anything the scanner is not sure of goes the token path. */
@@ -122,15 +122,15 @@ enum { HIR_WORD_CACHE = 64, HIR_EXPR_CACHE = 16, HIR_EXPR_TEXT = 64 };
 /* Parenthesized expressions the one-token path read before, by spelling: the value they made.
  * The same spelling makes the same value (names, symbols and literals are one scalar each, and
  * an unnamed expression of the same operator and operands is the one read before:
- * parser_actions.inc, anon_value), so it is not read and made again. */
+ * parser_actions.c, anon_value), so it is not read and made again. */
 struct hir_expr_memo {
     char text[HIR_EXPR_TEXT];
     uint32_t len;
-    hir_scalar *value;           /* NULL until fast_build.inc made it */
+    hir_scalar *value;           /* NULL until fast_build.c made it */
 };
 struct hir_word {
     const char *interned;
-    hir_scalar *named;           /* named_ref's scalar for it, once fast_build.inc made it */
+    hir_scalar *named;           /* named_ref's scalar for it, once fast_build.c made it */
     size_t len;
 };
 enum { HIR_FS_VALS = 24, HIR_FS_TENSORS = 4, HIR_FS_RING = 2 };
@@ -201,6 +201,91 @@ hir_iterdomain *hir_parse_simple_iterdomain(hir_parse_ctx *ctx, uint32_t begin, 
                                             int64_t number, int itype, int ptype, int64_t extent,
                                             unsigned flags);
 
+
+
+/* ---- The grammar's actions, their C side (parser_actions.c) and the one-token path's
+ * (fast_build.c): what parser.y's actions call. hirp_ is the parser's private prefix. ---- */
+#define P (ctx->prog)                                          /* in an action or a builder */
+#define LOC(l) hir_parse_loc(ctx, (l).begin, (l).end)
+/* a mesh as read, before its shape is checked (mesh_from) */
+struct hir_mnode { int ndims; int64_t dims[16]; hir_ptrvec vals; bool bad; };
+/* the keys of a Communication's fields (fields_add) */
+enum { F_TYPE = 1, F_TEAM, F_ROOT, F_INPUT, F_OUTPUT, F_BUFFER, F_PEER, F_BACKEND };
+
+/* parser_actions.c */
+hir_stmt *hirp_alias_select_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
+                                 hir_yyltype oloc, hir_tensor *in, hir_yyltype inloc,
+                                 hir_iterdomain *axis, hir_scalar *index);
+hir_stmt *hirp_alloc_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out, hir_yyltype oloc,
+                          hir_tensor *buf, hir_yyltype bloc, const char *mem, hir_yyltype mloc,
+                          hir_scalar *size, bool zero_init, bool resets);
+hir_sexpr *hirp_anon_binary(hir_parse_ctx *ctx, hir_binary_op op, hir_scalar *a, hir_scalar *b);
+hir_sexpr *hirp_anon_unary(hir_parse_ctx *ctx, hir_unary_op op, hir_scalar *a);
+hir_scalar *hirp_anon_value(hir_parse_ctx *ctx, hir_sexpr *e, hir_yyltype loc);
+bool hirp_backend_of(hir_parse_ctx *ctx, const char *name, hir_yyltype l, hir_backend_kind *out);
+hir_ptrvec hirp_block_close(hir_parse_ctx *ctx, size_t mark);
+void hirp_block_push(hir_parse_ctx *ctx, hir_stmt *s);
+void *hirp_box_int(hir_parse_ctx *ctx, int64_t v);
+hir_comm *hirp_comm_from_fields(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
+                                struct hir_fields *f, bool p2p);
+hir_stmt *hirp_cperm_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, hir_yyltype nloc,
+                          hir_ptrvec *team, const char *k1, hir_yyltype l1, hir_scalar *send,
+                          const char *k2, hir_yyltype l2, hir_scalar *recv, hir_tensor *in,
+                          hir_yyltype inl, hir_tensor *out, hir_yyltype outl, const char *bk,
+                          hir_yyltype bkl);
+void hirp_define_scalar(hir_parse_ctx *ctx, hir_yyltype loc, hir_scalar *s, hir_sexpr *def);
+hir_stmt *hirp_ew_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_value *out, hir_yyltype oloc,
+                       struct hir_ewrhs *r);
+struct hir_ewrhs *hirp_ewrhs_start(hir_parse_ctx *ctx);
+bool hirp_expr_number_ok(hir_parse_ctx *ctx, int64_t number, hir_yyltype l);
+hir_tensor *hirp_fast_tensor(hir_parse_ctx *ctx, hir_yyltype loc, const struct hir_fast_tensor *f);
+bool hirp_field_is(hir_parse_ctx *ctx, const char *got, hir_yyltype l, const char *want,
+                   const char *stmt);
+void hirp_fields_add(hir_parse_ctx *ctx, struct hir_fields **fp, int key, hir_yyltype loc);
+struct hir_fields *hirp_fields_start(hir_parse_ctx *ctx, hir_yyltype loc);
+hir_stmt *hirp_for_in_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_yyltype kwloc, hir_scalar *index,
+                           hir_yyltype iloc, hir_iterdomain *id, hir_ptrvec body);
+hir_stmt *hirp_full_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
+                         hir_yyltype oloc, hir_ptrvec *extents, hir_scalar *value);
+hir_stmt *hirp_grouped_mma_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
+                                hir_yyltype oloc, const char **names, hir_yyltype *nl,
+                                hir_value **v, hir_yyltype *l);
+hir_stmt *hirp_if_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_yyltype kwloc, const char *pred_type,
+                       hir_scalar *pred, hir_ptrvec body, hir_ptrvec else_body);
+hir_iterdomain *hirp_iterdomain_ref(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
+                                    int itype, int ptype, struct hir_idparts *parts,
+                                    unsigned flags);
+hir_stmt *hirp_launch_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
+                           hir_launch_layout layout, hir_ptrvec *ins, hir_ptrvec *outs);
+hir_stmt *hirp_linear_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out, hir_yyltype oloc,
+                           int n, hir_value **v, hir_yyltype *l);
+hir_sexpr *hirp_make_call(hir_parse_ctx *ctx, hir_yyltype loc, const char *fn, hir_ptrvec *args);
+hir_stmt *hirp_matmul_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out, hir_yyltype oloc,
+                           hir_value **v, hir_yyltype *l);
+hir_mesh *hirp_mesh_from(hir_parse_ctx *ctx, hir_yyltype loc, struct hir_mnode *n);
+struct hir_mnode *hirp_mnode_group(hir_parse_ctx *ctx, hir_yyltype loc, hir_ptrvec *children);
+struct hir_mnode *hirp_mnode_leaf(hir_parse_ctx *ctx, hir_ptrvec *ints);
+hir_scalar *hirp_named_ref(hir_parse_ctx *ctx, hir_yyltype loc, const char *name);
+hir_stmt *hirp_p2p_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, hir_yyltype nloc,
+                        struct hir_fields *f);
+void hirp_semantic_error(hir_parse_ctx *ctx, hir_yyltype loc, const char *fmt, ...);
+void hirp_stmt_inputs(hir_parse_ctx *ctx, hir_stmt *s, int n, hir_value **v, hir_yyltype *l);
+hir_stmt *hirp_stmt_new(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc);
+hir_stmt *hirp_stream_index_stmt(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc, hir_scalar *index);
+hir_stmt *hirp_stream_stmt(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc, hir_form form,
+                           const char *addr, hir_scalar *index);
+hir_scalar *hirp_symbol_ref(hir_parse_ctx *ctx, hir_yyltype loc, const char *prefix,
+                            int64_t number);
+hir_tensor *hirp_tensor_ref(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, int mem,
+                            hir_dtype dt, hir_ptrvec *ids, const char *annot, hir_mesh *mesh);
+bool hirp_unknown_statement(hir_parse_ctx *ctx, uint32_t at);
+hir_ptrvec *hirp_vec1(hir_parse_ctx *ctx, void *item);
+hir_ptrvec *hirp_vecpush(hir_parse_ctx *ctx, hir_ptrvec *v, void *item);
+hir_stmt *hirp_wait_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, hir_form form);
+
+/* fast_build.c: the statement (STMT_FAST) and the FOR/IF line (FOR_FAST, IF_FAST) read in one go */
+struct hir_pairval hirp_fast_head(hir_parse_ctx *ctx, const struct hir_fast_stmt *r);
+hir_stmt *hirp_fast_stmt_make(hir_parse_ctx *ctx, const struct hir_fast_stmt *r, hir_yyltype loc);
 
 /* ---- The one-token path (fast_scan.c) and what it shares with the scanner (lexer.l) ---- */
 
