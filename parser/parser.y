@@ -36,90 +36,14 @@ struct hir_idparts { hir_scalar *a, *b, *c, *ex; int n; };
 
 static void yyerror(hir_yyltype *loc, yyscan_t sc, hir_parse_ctx *ctx, const char *msg);
 #define yylex hir_yylex
-#define P (ctx->prog)
-#define LOC(l) hir_parse_loc(ctx, (l).begin, (l).end)
 
-struct hir_mnode { int ndims; int64_t dims[16]; hir_ptrvec vals; bool bad; };
-enum { F_TYPE = 1, F_TEAM, F_ROOT, F_INPUT, F_OUTPUT, F_BUFFER, F_PEER, F_BACKEND };
-
-static hir_tensor *tensor_ref(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, int mem,
-                              hir_dtype dt, hir_ptrvec *ids, const char *annot, hir_mesh *mesh);
-static hir_tensor *fast_tensor(hir_parse_ctx *ctx, hir_yyltype loc, const struct hir_fast_tensor *f);
-static hir_iterdomain *iterdomain_ref(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
-                                      int itype, int ptype, struct hir_idparts *parts,
-                                      unsigned flags);
-static hir_scalar *symbol_ref(hir_parse_ctx *ctx, hir_yyltype loc, const char *prefix,
-                              int64_t number);
-static hir_scalar *named_ref(hir_parse_ctx *ctx, hir_yyltype loc, const char *name);
-static hir_sexpr *make_call(hir_parse_ctx *ctx, hir_yyltype loc, const char *fn,
-                            hir_ptrvec *args);
-static hir_stmt *stmt_new(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc);
-static hir_stmt *full_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
-                           hir_yyltype oloc, hir_ptrvec *extents, hir_scalar *value);
-static hir_stmt *grouped_mma_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
-                                  hir_yyltype oloc, const char **names, hir_yyltype *nl,
-                                  hir_value **v, hir_yyltype *l);
-static hir_stmt *launch_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
-                             hir_launch_layout layout, hir_ptrvec *ins, hir_ptrvec *outs);
-static void stmt_inputs(hir_parse_ctx *ctx, hir_stmt *s, int n, hir_value **v, hir_yyltype *l);
-static hir_stmt *ew_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_value *out, hir_yyltype oloc,
-                         struct hir_ewrhs *rhs);
-static hir_comm *comm_from_fields(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
-                                  struct hir_fields *f, bool p2p);
-static struct hir_ewrhs *ewrhs_start(hir_parse_ctx *ctx);
-static struct hir_fields *fields_start(hir_parse_ctx *ctx, hir_yyltype loc);
-static void fields_add(hir_parse_ctx *ctx, struct hir_fields **fp, int key, hir_yyltype loc);
-static struct hir_mnode *mnode_leaf(hir_parse_ctx *ctx, hir_ptrvec *ints);
-static struct hir_mnode *mnode_group(hir_parse_ctx *ctx, hir_yyltype loc, hir_ptrvec *children);
-static hir_mesh *mesh_from(hir_parse_ctx *ctx, hir_yyltype loc, struct hir_mnode *n);
-static void semantic_error(hir_parse_ctx *ctx, hir_yyltype loc, const char *fmt, ...);
-static void block_push(hir_parse_ctx *ctx, hir_stmt *s);
-static hir_ptrvec block_close(hir_parse_ctx *ctx, size_t mark);
-static void define_scalar(hir_parse_ctx *ctx, hir_yyltype loc, hir_scalar *s, hir_sexpr *def);
-static hir_sexpr *anon_binary(hir_parse_ctx *ctx, hir_binary_op op, hir_scalar *a, hir_scalar *b);
-static hir_sexpr *anon_unary(hir_parse_ctx *ctx, hir_unary_op op, hir_scalar *a);
-static hir_scalar *anon_value(hir_parse_ctx *ctx, hir_sexpr *e, hir_yyltype loc);
-static hir_ptrvec *vec1(hir_parse_ctx *ctx, void *item);
-static hir_ptrvec *vecpush(hir_parse_ctx *ctx, hir_ptrvec *v, void *item);
-static void *box_int(hir_parse_ctx *ctx, int64_t v);
-/* statements that the token path and the one-token path (parser/fast_build.inc) both make */
-static hir_stmt *alloc_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out, hir_yyltype oloc,
-                            hir_tensor *buf, hir_yyltype bloc, const char *mem, hir_yyltype mloc,
-                            hir_scalar *size, bool zero_init, bool resets);
-static hir_stmt *alias_select_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
-                                   hir_yyltype oloc, hir_tensor *in, hir_yyltype inloc,
-                                   hir_iterdomain *axis, hir_scalar *index);
-static hir_stmt *linear_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out, hir_yyltype oloc,
-                             int n, hir_value **v, hir_yyltype *l);
-static hir_stmt *p2p_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, hir_yyltype nloc,
-                          struct hir_fields *f);
-static hir_stmt *wait_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, hir_form form);
-static hir_stmt *matmul_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out, hir_yyltype oloc,
-                             hir_value **v, hir_yyltype *l);
-static hir_stmt *stream_index_stmt(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc, hir_scalar *index);
-static hir_stmt *for_in_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_yyltype kwloc, hir_scalar *index,
-                             hir_yyltype iloc, hir_iterdomain *id, hir_ptrvec body);
-static hir_stmt *if_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_yyltype kwloc, const char *pred_type,
-                         hir_scalar *pred, hir_ptrvec body, hir_ptrvec else_body);
-static hir_stmt *fast_stmt_make(hir_parse_ctx *ctx, const struct hir_fast_stmt *r, hir_yyltype loc);
-static struct hir_pairval fast_head(hir_parse_ctx *ctx, const struct hir_fast_stmt *r);
-static hir_stmt *stream_stmt(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc, hir_form form,
-                             const char *addr, hir_scalar *index);
-static hir_stmt *cperm_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, hir_yyltype nloc,
-                            hir_ptrvec *team, const char *k1, hir_yyltype l1, hir_scalar *send,
-                            const char *k2, hir_yyltype l2, hir_scalar *recv, hir_tensor *in,
-                            hir_yyltype inl, hir_tensor *out, hir_yyltype outl, const char *bk,
-                            hir_yyltype bkl);
-static bool field_is(hir_parse_ctx *ctx, const char *got, hir_yyltype l, const char *want,
-                     const char *stmt);
-static bool backend_of(hir_parse_ctx *ctx, const char *name, hir_yyltype l, hir_backend_kind *out);
-/* sdpa (parser/sdpa_actions.inc) */
+/* The actions' C side is parser_actions.c and fast_build.c (parse_internal.h, hirp_*); sdpa's
+ * is parser/sdpa_actions.inc, included after the grammar */
 static void *sdpa_arg(hir_parse_ctx *ctx, const char *name, hir_yyltype nl, hir_value *v, hir_yyltype vl);
 static hir_stmt *sdpa_bwd_stmt(hir_parse_ctx *ctx, hir_yyltype at, hir_tensor **outs, hir_yyltype *ol,
                                hir_tensor **ins, hir_yyltype *il, hir_ptrvec *args, hir_yyltype close);
 static hir_stmt *sdpa_stmt(hir_parse_ctx *ctx, hir_yyltype at, hir_tensor **outs, hir_yyltype *ol,
                            hir_tensor **qkv, hir_yyltype *ql, hir_ptrvec *args, hir_yyltype close);
-static bool expr_number_ok(hir_parse_ctx *ctx, int64_t number, hir_yyltype l);
 }
 
 %define api.pure full
@@ -151,7 +75,7 @@ static bool expr_number_ok(hir_parse_ctx *ctx, int64_t number, hir_yyltype l);
     struct hir_fields *fields;
     struct hir_idparts *idparts;   /* the parse context's scratch: the union stays 16 bytes */
     const struct hir_fast_tensor *fast;   /* in the scanner's ring (parse_internal.h) */
-    const struct hir_fast_stmt *fstmt;    /* the same for whole statements (fast_scan.inc) */
+    const struct hir_fast_stmt *fstmt;    /* the same for whole statements (fast_scan.c) */
     struct hir_pairval pair;              /* a FOR or IF line read in one go: what it made */
     struct hir_ewrhs *ew;
     hir_ptrvec blk;                /* a closed block: its statements, exact size */
@@ -265,18 +189,18 @@ opt_index_defs
 index_def_list
     : SYMBOL '=' ew_rhs ';' NEWLINE
       {
-          hir_scalar *s = symbol_ref(ctx, @1, $1.prefix, $1.number);
-          hir_stmt *tmp = ew_stmt(ctx, @$, (hir_value *)s, @1, $3);
-          if (tmp) define_scalar(ctx, @$, s, tmp->u.sdef.def);
+          hir_scalar *s = hirp_symbol_ref(ctx, @1, $1.prefix, $1.number);
+          hir_stmt *tmp = hirp_ew_stmt(ctx, @$, (hir_value *)s, @1, $3);
+          if (tmp) hirp_define_scalar(ctx, @$, s, tmp->u.sdef.def);
           hir_ptrvec_push(P->arena, &P->index_defs, s);
           $$ = NULL;
       }
     | index_def_list SYMBOL '=' ew_rhs ';' NEWLINE
       {
-          hir_scalar *s = symbol_ref(ctx, @2, $2.prefix, $2.number);
+          hir_scalar *s = hirp_symbol_ref(ctx, @2, $2.prefix, $2.number);
           hir_yyltype l = {@2.begin, @5.end};
-          hir_stmt *tmp = ew_stmt(ctx, l, (hir_value *)s, @2, $4);
-          if (tmp) define_scalar(ctx, l, s, tmp->u.sdef.def);
+          hir_stmt *tmp = hirp_ew_stmt(ctx, l, (hir_value *)s, @2, $4);
+          if (tmp) hirp_define_scalar(ctx, l, s, tmp->u.sdef.def);
           hir_ptrvec_push(P->arena, &P->index_defs, s);
           $$ = NULL;
       }
@@ -284,22 +208,22 @@ index_def_list
 
 opt_block
     : %empty                    { $$ = (hir_ptrvec){0}; }
-    | INDENT stmts DEDENT       { $$ = block_close(ctx, (size_t)$2); }
+    | INDENT stmts DEDENT       { $$ = hirp_block_close(ctx, (size_t)$2); }
     ;
 
 /* the statements of an open block are on the parse context's stack from $$ on */
 stmts
-    : stmt                      { $$ = (int64_t)ctx->nstk; block_push(ctx, $1); }
-    | stmts stmt                { $$ = $1; block_push(ctx, $2); }
+    : stmt                      { $$ = (int64_t)ctx->nstk; hirp_block_push(ctx, $1); }
+    | stmts stmt                { $$ = $1; hirp_block_push(ctx, $2); }
     ;
 
-/* a FOR or IF line read in one go (fast_scan.inc): its values are made here, before the block's */
+/* a FOR or IF line read in one go (fast_scan.c): its values are made here, before the block's */
 for_fast
-    : FOR_FAST                  { $$ = fast_head(ctx, $1); }
+    : FOR_FAST                  { $$ = hirp_fast_head(ctx, $1); }
     ;
 
 if_fast
-    : IF_FAST                   { $$ = fast_head(ctx, $1); }
+    : IF_FAST                   { $$ = hirp_fast_head(ctx, $1); }
     ;
 
 opt_else
@@ -310,104 +234,104 @@ opt_else
 stmt
     : tensor '=' KW_ALLOCATE '(' KW_BUFFER '=' tensor ',' KW_MEMTYPE '=' IDENT ',' KW_SIZE '=' inline ',' KW_ZEROINIT '=' bool ',' KW_RESETS '=' bool ')' NEWLINE
       {
-          hir_stmt *s = alloc_stmt(ctx, @$, $1, @1, $7, @7, $11, @11, $15, $19, $23);
+          hir_stmt *s = hirp_alloc_stmt(ctx, @$, $1, @1, $7, @7, $11, @11, $15, $19, $23);
           $$ = s;
       }
     | tensor '=' KW_ALLOCATE '(' KW_BUFFER '=' tensor ',' KW_MEMTYPE '=' IDENT ',' KW_SIZE '=' inline ',' KW_ZEROINIT '=' bool ',' KW_RESETS '=' bool ')' KW_ALIAS '=' tensor NEWLINE
       {
-          hir_stmt *s = alloc_stmt(ctx, @$, $1, @1, $7, @7, $11, @11, $15, $19, $23);
+          hir_stmt *s = hirp_alloc_stmt(ctx, @$, $1, @1, $7, @7, $11, @11, $15, $19, $23);
           s->u.alloc.alias = $27;
           $$ = s;
       }
     | KW_GETSTREAM KW_INTO KW_STREAM scalar_ref NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_GET_STREAM, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_GET_STREAM, @$);
           if ($4->kind == HIR_SC_INT && $4->ival >= 0) { s->u.stream.number = $4->ival; }
           else { s->u.stream.number = -1; s->u.stream.index = $4; }
           $$ = s;
       }
     | KW_GETSTREAM KW_INTO KW_STREAM HEXPTR NEWLINE
       {
-          $$ = stream_stmt(ctx, HIR_OP_GET_STREAM, @$, HIR_FORM_2025, $4, NULL);
+          $$ = hirp_stream_stmt(ctx, HIR_OP_GET_STREAM, @$, HIR_FORM_2025, $4, NULL);
       }
     | KW_STREAM HEXPTR '=' KW_GETSTREAM '(' ')' NEWLINE
       {
-          $$ = stream_stmt(ctx, HIR_OP_GET_STREAM, @$, HIR_FORM_2026, $2, NULL);
+          $$ = hirp_stream_stmt(ctx, HIR_OP_GET_STREAM, @$, HIR_FORM_2026, $2, NULL);
       }
     | KW_STREAM inline '=' KW_GETSTREAM '(' ')' NEWLINE
       {
-          $$ = stream_stmt(ctx, HIR_OP_GET_STREAM, @$, HIR_FORM_2026, NULL, $2);
+          $$ = hirp_stream_stmt(ctx, HIR_OP_GET_STREAM, @$, HIR_FORM_2026, NULL, $2);
       }
     | KW_SETSTREAM KW_TO KW_STREAM HEXPTR NEWLINE
       {
-          $$ = stream_stmt(ctx, HIR_OP_SET_STREAM, @$, HIR_FORM_2025, $4, NULL);
+          $$ = hirp_stream_stmt(ctx, HIR_OP_SET_STREAM, @$, HIR_FORM_2025, $4, NULL);
       }
     | KW_SETSTREAM '(' KW_STREAM HEXPTR ')' NEWLINE
       {
-          $$ = stream_stmt(ctx, HIR_OP_SET_STREAM, @$, HIR_FORM_2026, $4, NULL);
+          $$ = hirp_stream_stmt(ctx, HIR_OP_SET_STREAM, @$, HIR_FORM_2026, $4, NULL);
       }
     | KW_SETSTREAM '(' KW_STREAM inline ')' NEWLINE
       {
-          $$ = stream_stmt(ctx, HIR_OP_SET_STREAM, @$, HIR_FORM_2026, NULL, $4);
+          $$ = hirp_stream_stmt(ctx, HIR_OP_SET_STREAM, @$, HIR_FORM_2026, NULL, $4);
       }
     | KW_SYNC KW_STREAM HEXPTR NEWLINE
       {
-          $$ = stream_stmt(ctx, HIR_OP_SYNC_STREAM, @$, HIR_FORM_2025, $3, NULL);
+          $$ = hirp_stream_stmt(ctx, HIR_OP_SYNC_STREAM, @$, HIR_FORM_2025, $3, NULL);
       }
     | KW_SYNC '(' KW_STREAM HEXPTR ')' NEWLINE
       {
-          $$ = stream_stmt(ctx, HIR_OP_SYNC_STREAM, @$, HIR_FORM_2026, $4, NULL);
+          $$ = hirp_stream_stmt(ctx, HIR_OP_SYNC_STREAM, @$, HIR_FORM_2026, $4, NULL);
       }
     | KW_SYNC '(' KW_STREAM inline ')' NEWLINE
       {
-          $$ = stream_stmt(ctx, HIR_OP_SYNC_STREAM, @$, HIR_FORM_2026, NULL, $4);
+          $$ = hirp_stream_stmt(ctx, HIR_OP_SYNC_STREAM, @$, HIR_FORM_2026, NULL, $4);
       }
     | KW_WAIT '(' KW_COMMUNICATION INT ')' NEWLINE
       {
-          $$ = wait_stmt(ctx, @$, $4, HIR_FORM_2026);
+          $$ = hirp_wait_stmt(ctx, @$, $4, HIR_FORM_2026);
       }
     | tensor '=' KW_ALLOCATE '(' KW_MEMTYPE '=' IDENT ',' KW_ZEROINIT '=' bool ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_HIR_ALLOCATE, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_HIR_ALLOCATE, @$);
           s->form = HIR_FORM_2026;
           s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           int mem = -1;
           for (int i = 0; i < HIR_MEM_COUNT; i++) if (!strcmp(hir_mem_name((hir_mem)i), $7)) mem = i;
-          if (mem < 0) semantic_error(ctx, @7, "unknown mem_type '%s' (expected register, shared, global, tensor or symmetric)", $7);
+          if (mem < 0) hirp_semantic_error(ctx, @7, "unknown mem_type '%s' (expected register, shared, global, tensor or symmetric)", $7);
           s->u.alloc.mem = mem < 0 ? HIR_MEM_GLOBAL : (hir_mem)mem;
           s->u.alloc.zero_init = $11;
           $$ = s;
       }
     | tensor '=' KW_RESHAPE '(' tensor ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_VIEW, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_VIEW, @$);
           s->form = HIR_FORM_2026;
           s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
-          stmt_inputs(ctx, s, 1, v, l);
+          hirp_stmt_inputs(ctx, s, 1, v, l);
           $$ = s;
       }
     | KW_CPERM INT '(' KW_TEAM '=' '(' int_list ')' ',' IDENT '=' inline ',' IDENT '=' inline ',' KW_INPUT '=' tensor ',' KW_OUTPUT '=' tensor ',' KW_BACKEND '=' IDENT ')' NEWLINE
       {
-          $$ = cperm_stmt(ctx, @$, $2, @2, $7, $10, @10, $12, $14, @14, $16, $20, @20, $24, @24, $28, @28);
+          $$ = hirp_cperm_stmt(ctx, @$, $2, @2, $7, $10, @10, $12, $14, @14, $16, $20, @20, $24, @24, $28, @28);
       }
     | KW_DISPATCH INT '(' IDENT '=' INT ',' KW_BACKEND '=' IDENT ',' KW_IN '=' tensor ',' IDENT '=' tensor ',' IDENT '=' tensor ',' IDENT '=' tensor ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_DISPATCH, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_DISPATCH, @$);
           s->form = HIR_FORM_2026;
           s->u.moe->number = $2;
           s->u.moe->num_experts = $6;
-          expr_number_ok(ctx, $2, @2);
-          field_is(ctx, $4, @4, "num_experts", "Dispatch");
-          field_is(ctx, $16, @16, "topk_idx", "Dispatch");
-          field_is(ctx, $20, @20, "topk_weights", "Dispatch");
-          field_is(ctx, $24, @24, "out", "Dispatch");
-          if ($6 <= 0) semantic_error(ctx, @6, "Dispatch: num_experts must be positive, not %lld", (long long)$6);
-          backend_of(ctx, $10, @10, &s->u.moe->backend);
+          hirp_expr_number_ok(ctx, $2, @2);
+          hirp_field_is(ctx, $4, @4, "num_experts", "Dispatch");
+          hirp_field_is(ctx, $16, @16, "topk_idx", "Dispatch");
+          hirp_field_is(ctx, $20, @20, "topk_weights", "Dispatch");
+          hirp_field_is(ctx, $24, @24, "out", "Dispatch");
+          if ($6 <= 0) hirp_semantic_error(ctx, @6, "Dispatch: num_experts must be positive, not %lld", (long long)$6);
+          hirp_backend_of(ctx, $10, @10, &s->u.moe->backend);
           s->out = $26; s->out_loc = hir_span_of(LOC(@26));
           hir_value *v[3] = {(hir_value *)$14, (hir_value *)$18, (hir_value *)$22};
           hir_yyltype l[3] = {@14, @18, @22};
-          stmt_inputs(ctx, s, 3, v, l);
+          hirp_stmt_inputs(ctx, s, 3, v, l);
           hir_ptrvec_push(P->arena, &ctx->dispatches, s);
           $$ = s;
       }
@@ -429,18 +353,18 @@ stmt
       }
     | KW_COMBINE INT '(' KW_BACKEND '=' IDENT ',' KW_IN '=' tensor ',' IDENT '=' tensor ',' IDENT '=' tensor ',' IDENT '=' tensor ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_COMBINE, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_COMBINE, @$);
           s->form = HIR_FORM_2026;
           s->u.moe->number = $2;
-          expr_number_ok(ctx, $2, @2);
-          field_is(ctx, $12, @12, "topk_weights", "Combine");
-          field_is(ctx, $16, @16, "src_idx", "Combine");
-          field_is(ctx, $20, @20, "out", "Combine");
-          backend_of(ctx, $6, @6, &s->u.moe->backend);
+          hirp_expr_number_ok(ctx, $2, @2);
+          hirp_field_is(ctx, $12, @12, "topk_weights", "Combine");
+          hirp_field_is(ctx, $16, @16, "src_idx", "Combine");
+          hirp_field_is(ctx, $20, @20, "out", "Combine");
+          hirp_backend_of(ctx, $6, @6, &s->u.moe->backend);
           s->out = $22; s->out_loc = hir_span_of(LOC(@22));
           hir_value *v[3] = {(hir_value *)$10, (hir_value *)$14, (hir_value *)$18};
           hir_yyltype l[3] = {@10, @14, @18};
-          stmt_inputs(ctx, s, 3, v, l);
+          hirp_stmt_inputs(ctx, s, 3, v, l);
           /* nvFuser prints only one of the Dispatch's outputs: the Combine's topk_weights= and
            * src_idx= are the Dispatch's unprinted ones (the Dispatch whose out= is this in=) */
           for (int i = ctx->dispatches.n - 1; i >= 0; i--) {
@@ -456,63 +380,63 @@ stmt
       }
     | KW_SETSTREAM KW_TO KW_STREAM inline NEWLINE
       {
-          $$ = stream_index_stmt(ctx, HIR_OP_SET_STREAM, @$, $4);
+          $$ = hirp_stream_index_stmt(ctx, HIR_OP_SET_STREAM, @$, $4);
       }
     | KW_SYNC KW_STREAM inline NEWLINE
       {
-          $$ = stream_index_stmt(ctx, HIR_OP_SYNC_STREAM, @$, $3);
+          $$ = hirp_stream_index_stmt(ctx, HIR_OP_SYNC_STREAM, @$, $3);
       }
     | KW_FOR scalar_ref KW_IN iterdomain ':' NEWLINE opt_block
       {
-          $$ = for_in_stmt(ctx, @$, @1, $2, @2, $4, $7);
+          $$ = hirp_for_in_stmt(ctx, @$, @1, $2, @2, $4, $7);
       }
     | KW_FOR scalar_ref KW_FROM inline KW_TO inline ':' NEWLINE opt_block
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_HOST_FOR, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_HOST_FOR, @$);
           s->loc = LOC(@1);
           s->u.hfor.index = $2;
           s->u.hfor.start = $4;
           s->u.hfor.stop = $6;
           if (hir_scalar_is_literal($2))
-              semantic_error(ctx, @2, "loop index must be a named scalar or a symbol, not a literal");
+              hirp_semantic_error(ctx, @2, "loop index must be a named scalar or a symbol, not a literal");
           s->body.stmts = $9;
           $$ = s;
       }
     | KW_IF IDENT inline ':' NEWLINE opt_block opt_else
       {
-          $$ = if_stmt(ctx, @$, @1, $2, $3, $6, $7);
+          $$ = hirp_if_stmt(ctx, @$, @1, $2, $3, $6, $7);
       }
     | STMT_FAST
       {
-          $$ = fast_stmt_make(ctx, $1, @$);
+          $$ = hirp_fast_stmt_make(ctx, $1, @$);
       }
     | for_fast NEWLINE opt_block
       {
-          $$ = for_in_stmt(ctx, @$, @1, $1.a, @1, $1.b, $3);
+          $$ = hirp_for_in_stmt(ctx, @$, @1, $1.a, @1, $1.b, $3);
       }
     | if_fast NEWLINE opt_block opt_else
       {
-          $$ = if_stmt(ctx, @$, @1, $1.a, $1.b, $3, $4);
+          $$ = hirp_if_stmt(ctx, @$, @1, $1.a, $1.b, $3, $4);
       }
     | tensor '=' KW_ALIASSELECT '(' tensor ',' KW_AXIS '=' iterdomain ',' KW_INDEX '=' scalar_ref ')' NEWLINE
       {
-          $$ = alias_select_stmt(ctx, @$, $1, @1, $5, @5, $9, $13);
+          $$ = hirp_alias_select_stmt(ctx, @$, $1, @1, $5, @5, $9, $13);
       }
     | tensor '=' KW_SELECT '(' tensor ',' KW_AXIS '=' iterdomain ',' KW_INDEX '=' scalar_ref ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_SELECT, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_SELECT, @$);
           s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
-          stmt_inputs(ctx, s, 1, v, l);
+          hirp_stmt_inputs(ctx, s, 1, v, l);
           s->u.sel.axis = $9; s->u.sel.index = $13;
           $$ = s;
       }
     | tensor '=' KW_SHARD '(' tensor ',' KW_STREAMINDEX '=' scalar_ref ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_SHARD_BY_STREAM, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_SHARD_BY_STREAM, @$);
           s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
-          stmt_inputs(ctx, s, 1, v, l);
+          hirp_stmt_inputs(ctx, s, 1, v, l);
           s->u.stream_index = $9;
           /* ", stream_index = i5" (2025) or ", stream_index=i5" (2026) */
           s->form = ctx->src->text[@7.end] == ' ' ? HIR_FORM_2025 : HIR_FORM_2026;
@@ -520,10 +444,10 @@ stmt
       }
     | tensor '=' KW_SYMVIEW '(' tensor ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_SYM_VIEW, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_SYM_VIEW, @$);
           s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
-          stmt_inputs(ctx, s, 1, v, l);
+          hirp_stmt_inputs(ctx, s, 1, v, l);
           $$ = s;
       }
     | tensor '=' KW_GROUPEDMMA '(' IDENT '=' tensor ',' IDENT '=' tensor ',' IDENT '=' tensor ')' NEWLINE
@@ -532,86 +456,86 @@ stmt
           hir_yyltype nl[3] = {@5, @9, @13};
           hir_value *v[3] = {(hir_value *)$7, (hir_value *)$11, (hir_value *)$15};
           hir_yyltype l[3] = {@7, @11, @15};
-          $$ = grouped_mma_stmt(ctx, @$, $1, @1, names, nl, v, l);
+          $$ = hirp_grouped_mma_stmt(ctx, @$, $1, @1, names, nl, v, l);
       }
     | tensor '=' KW_EXPAND '(' tensor ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_EXPAND, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_EXPAND, @$);
           s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
-          stmt_inputs(ctx, s, 1, v, l);
+          hirp_stmt_inputs(ctx, s, 1, v, l);
           $$ = s;
       }
     | tensor '=' KW_FULL '(' '{' inline_args '}' ',' inline ')' ';' NEWLINE
-      { $$ = full_stmt(ctx, @$, $1, @1, $6, $9); }
+      { $$ = hirp_full_stmt(ctx, @$, $1, @1, $6, $9); }
     | tensor '=' KW_FULL '(' '{' '}' inline ')' ';' NEWLINE
       {
           /* a 0-dim FullOp: nvFuser's printer writes no ", " after the empty "{}" */
-          $$ = full_stmt(ctx, @$, $1, @1, NULL, $7);
+          $$ = hirp_full_stmt(ctx, @$, $1, @1, NULL, $7);
       }
     | tensor '=' KW_VIEW '(' tensor ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_VIEW, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_VIEW, @$);
           s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
-          stmt_inputs(ctx, s, 1, v, l);
+          hirp_stmt_inputs(ctx, s, 1, v, l);
           $$ = s;
       }
     | tensor '=' LOADSTORE '(' operand ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, (hir_op)($3 & 0xffff), @$);
+          hir_stmt *s = hirp_stmt_new(ctx, (hir_op)($3 & 0xffff), @$);
           s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {$5}; hir_yyltype l[1] = {@5};
-          stmt_inputs(ctx, s, 1, v, l);
+          hirp_stmt_inputs(ctx, s, 1, v, l);
           s->u.ls.permute = ($3 >> 16) != 0;
           $$ = s;
       }
     | tensor '=' LOADSTORE '(' operand ',' KW_CACHEOP '=' IDENT ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, (hir_op)($3 & 0xffff), @$);
+          hir_stmt *s = hirp_stmt_new(ctx, (hir_op)($3 & 0xffff), @$);
           s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {$5}; hir_yyltype l[1] = {@5};
-          stmt_inputs(ctx, s, 1, v, l);
+          hirp_stmt_inputs(ctx, s, 1, v, l);
           s->u.ls.permute = ($3 >> 16) != 0;
           if (strcmp($9, "AllLevels") && strcmp($9, "Streaming") && strcmp($9, "Global"))
-              semantic_error(ctx, @9, "unknown cache_op '%s' (expected AllLevels, Streaming or Global)", $9);
+              hirp_semantic_error(ctx, @9, "unknown cache_op '%s' (expected AllLevels, Streaming or Global)", $9);
           s->u.ls.cache_op = $9;
           $$ = s;
       }
     | tensor '=' KW_LINEAR '(' operand ',' operand ')' NEWLINE
       {
           hir_value *v[2] = {$5, $7}; hir_yyltype l[2] = {@5, @7};
-          $$ = linear_stmt(ctx, @$, $1, @1, 2, v, l);
+          $$ = hirp_linear_stmt(ctx, @$, $1, @1, 2, v, l);
       }
     | tensor '=' KW_LINEAR '(' operand ',' operand ',' operand ')' NEWLINE
       {
           hir_value *v[3] = {$5, $7, $9}; hir_yyltype l[3] = {@5, @7, @9};
-          $$ = linear_stmt(ctx, @$, $1, @1, 3, v, l);
+          $$ = hirp_linear_stmt(ctx, @$, $1, @1, 3, v, l);
       }
     | tensor '=' KW_MATMUL '(' operand ',' operand ')' NEWLINE
       {
           hir_value *v[2] = {$5, $7}; hir_yyltype l[2] = {@5, @7};
-          $$ = matmul_stmt(ctx, @$, $1, @1, v, l);
+          $$ = hirp_matmul_stmt(ctx, @$, $1, @1, v, l);
       }
     | tensor '=' KW_REDUCTION '(' tensor ',' KW_OP '=' IDENT ',' KW_INITIAL KW_VALUE '=' scalar_ref ',' KW_ALLREDUCE '=' bool ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_REDUCTION, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_REDUCTION, @$);
           s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
-          stmt_inputs(ctx, s, 1, v, l);
+          hirp_stmt_inputs(ctx, s, 1, v, l);
           s->u.red.op_name = $9;
           if (!hir_reduce_op_lookup($9, &s->u.red.op))
-              semantic_error(ctx, @9, "unknown reduction operator '%s'", $9);
+              hirp_semantic_error(ctx, @9, "unknown reduction operator '%s'", $9);
           s->u.red.init = $14;
           s->u.red.allreduce = $18;
           $$ = s;
       }
     | tensor '=' KW_SLICE '(' tensor ',' '{' slice_ranges '}' ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_SLICE, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_SLICE, @$);
           s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
-          stmt_inputs(ctx, s, 1, v, l);
+          hirp_stmt_inputs(ctx, s, 1, v, l);
           int n = $8 ? $8->n / 3 : 0;
           s->u.slice.nranges = n;
           s->u.slice.ranges = hir_arena_alloc(P->arena, sizeof(hir_slice_range) * (n ? n : 1));
@@ -624,10 +548,10 @@ stmt
       }
     | tensor '=' FLAGSOP '(' tensor ',' KW_FLAGS '=' '{' bool_list '}' ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, (hir_op)$3, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, (hir_op)$3, @$);
           s->out = $1; s->out_loc = hir_span_of(LOC(@1));
           hir_value *v[1] = {(hir_value *)$5}; hir_yyltype l[1] = {@5};
-          stmt_inputs(ctx, s, 1, v, l);
+          hirp_stmt_inputs(ctx, s, 1, v, l);
           int n = $10 ? $10->n : 0;
           s->u.flags.nflags = n;
           s->u.flags.flags = hir_arena_alloc(P->arena, sizeof(bool) * (n ? n : 1));
@@ -636,23 +560,23 @@ stmt
       }
     | tensor '=' ew_rhs ';' NEWLINE
       {
-          $$ = ew_stmt(ctx, @$, (hir_value *)$1, @1, $3);
+          $$ = hirp_ew_stmt(ctx, @$, (hir_value *)$1, @1, $3);
       }
     | scalar_ref '=' ew_rhs ';' NEWLINE
       {
           hir_stmt *s = NULL;
           if ($1->kind != HIR_SC_SYMBOL && $1->kind != HIR_SC_NAMED)
-              semantic_error(ctx, @1, "only a symbol or a named scalar can be defined");
+              hirp_semantic_error(ctx, @1, "only a symbol or a named scalar can be defined");
           else
-              s = ew_stmt(ctx, @$, (hir_value *)$1, @1, $3);
+              s = hirp_ew_stmt(ctx, @$, (hir_value *)$1, @1, $3);
           if (s && s->op == HIR_OP_SCALAR_DEF)
-              define_scalar(ctx, @$, $1, s->u.sdef.def);
+              hirp_define_scalar(ctx, @$, $1, s->u.sdef.def);
           $$ = s;
       }
     | KW_COMMUNICATION INT '(' comm_fields ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_COMMUNICATION, @$);
-          s->u.comm = comm_from_fields(ctx, @$, $2, $4, false);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_COMMUNICATION, @$);
+          s->u.comm = hirp_comm_from_fields(ctx, @$, $2, $4, false);
           if (s->u.comm) {
               if (s->u.comm->stmt) {
                   hir_diag_entry *e = hir_diag_emit(ctx->diag, HIR_ERROR, LOC(@2),
@@ -666,34 +590,34 @@ stmt
       }
     | KW_P2P INT '(' comm_fields ')' NEWLINE
       {
-          $$ = p2p_stmt(ctx, @$, $2, @2, $4);
+          $$ = hirp_p2p_stmt(ctx, @$, $2, @2, $4);
       }
     | KW_WAIT KW_COMMUNICATION INT NEWLINE
       {
-          $$ = wait_stmt(ctx, @$, $3, HIR_FORM_2025);
+          $$ = hirp_wait_stmt(ctx, @$, $3, HIR_FORM_2025);
       }
     | KW_STARTCOAL NEWLINE
       {
-          $$ = stmt_new(ctx, HIR_OP_START_COAL, @$);
+          $$ = hirp_stmt_new(ctx, HIR_OP_START_COAL, @$);
       }
     | KW_ENDCOAL NEWLINE
       {
           /* nvFuser's printer before 2025-06-03: no number. One is given after the whole
            * program is read, above every printed one (see the program rule). */
-          hir_stmt *s = stmt_new(ctx, HIR_OP_END_COAL, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_END_COAL, @$);
           hir_ptrvec_push(P->arena, &ctx->bare_endcoal, s);
           $$ = s;
       }
     | KW_ENDCOAL INT NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_END_COAL, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_END_COAL, @$);
           hir_comm *c = hir_comm_get(P, $2);
           if ($2 >= HIR_MAX_NAME_NUMBER) {   /* see HIR_MAX_NAME_NUMBER (found by fuzzing) */
               hir_diag_emit(ctx->diag, HIR_ERROR, LOC(@2), "expression number %lld is too large (at most %lld)",
                             (long long)$2, (long long)(HIR_MAX_NAME_NUMBER - 1));
               ctx->failed = true;
           } else if ($2 < 0) {
-              semantic_error(ctx, @2, "expression number %lld is negative", (long long)$2);
+              hirp_semantic_error(ctx, @2, "expression number %lld is negative", (long long)$2);
               c = NULL;
           } else if (c) {
               hir_diag_entry *e = hir_diag_emit(ctx->diag, HIR_ERROR, LOC(@2),
@@ -710,7 +634,7 @@ stmt
       }
     | SHARE_OPEN share_list NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_SHARE_HANDLES, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_SHARE_HANDLES, @$);
           int n = $2 ? $2->n : 0;
           s->u.share.n = n;
           s->u.share.comms = hir_arena_alloc(P->arena, sizeof(hir_comm *) * (n ? n : 1));
@@ -719,27 +643,27 @@ stmt
       }
     | KW_POST '(' HOSTUNIT_REF ',' KW_INPUTS ':' '{' trailing_values '}' ',' KW_OUTPUTS ':' '{' trailing_values '}' ')' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_POST_ON_STREAM, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_POST_ON_STREAM, @$);
           int ni = $8 ? $8->n : 0, no = $14 ? $14->n : 0;
           hir_value **v = hir_arena_alloc(P->arena, sizeof(hir_value *) * (ni + no + 1));
           for (int i = 0; i < ni; i++) v[i] = $8->items[i];
           for (int i = 0; i < no; i++) v[ni + i] = $14->items[i];
-          stmt_inputs(ctx, s, ni + no, v, NULL);
+          hirp_stmt_inputs(ctx, s, ni + no, v, NULL);
           s->u.kernel.number = $3;
           s->u.kernel.ninputs = ni;
           $$ = s;
       }
     | KW_LAUNCH '(' KW_GROUP KW_ID ':' INT ',' KW_INPUTS ':' '{' opt_value_list '}' ',' KW_OUTPUTS ':' '{' opt_value_list '}' ',' ')' NEWLINE
-      { $$ = launch_stmt(ctx, @$, $6, HIR_LAUNCH_GROUP_ID, $11, $17); }
+      { $$ = hirp_launch_stmt(ctx, @$, $6, HIR_LAUNCH_GROUP_ID, $11, $17); }
     | KW_LAUNCH '(' KW_INDEXCAP ':' INT ',' KW_INPUTS ':' '{' opt_value_list '}' ',' KW_OUTPUTS ':' '{' opt_value_list '}' ',' ')' NEWLINE
-      { $$ = launch_stmt(ctx, @$, $5, HIR_LAUNCH_INDEX, $10, $16); }
+      { $$ = hirp_launch_stmt(ctx, @$, $5, HIR_LAUNCH_INDEX, $10, $16); }
     | KW_LAUNCH '(' KW_INPUTS ':' '{' trailing_values '}' ',' KW_OUTPUTS ':' '{' trailing_values '}' ')' NEWLINE
-      { $$ = launch_stmt(ctx, @$, -1, HIR_LAUNCH_ONE_LINE, $6, $12); }
+      { $$ = hirp_launch_stmt(ctx, @$, -1, HIR_LAUNCH_ONE_LINE, $6, $12); }
     | KW_DEALLOC '{' tensor '}' NEWLINE
       {
-          hir_stmt *s = stmt_new(ctx, HIR_OP_DEALLOCATE, @$);
+          hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_DEALLOCATE, @$);
           hir_value *v[1] = {(hir_value *)$3}; hir_yyltype l[1] = {@3};
-          stmt_inputs(ctx, s, 1, v, l);
+          hirp_stmt_inputs(ctx, s, 1, v, l);
           $$ = s;
       }
     ;
@@ -751,7 +675,7 @@ ew_rhs
            * "double(4)" as one literal (found by fuzzing): keep it as that call */
           const char *t = ctx->src->text + @1.begin;
           const char *o = memchr(t, '(', @1.end - @1.begin);
-          struct hir_ewrhs *r = ewrhs_start(ctx);
+          struct hir_ewrhs *r = hirp_ewrhs_start(ctx);
           r->kind = -1; r->n = 1; r->l[0] = @1;
           r->fn = hir_intern(&P->strings, t, (size_t)(o - t));
           r->v[0] = (hir_value *)hir_scalar_float(P, $1.dtype, $1.value,
@@ -760,14 +684,14 @@ ew_rhs
       }
     | operand binop operand
       {
-          struct hir_ewrhs *r = ewrhs_start(ctx);
+          struct hir_ewrhs *r = hirp_ewrhs_start(ctx);
           r->kind = HIR_SX_BINARY; r->op = $2; r->infix = true; r->n = 2;
           r->v[0] = $1; r->v[1] = $3; r->l[0] = @1; r->l[1] = @3;
           $$ = r;
       }
     | prefixop operand
       {
-          struct hir_ewrhs *r = ewrhs_start(ctx);
+          struct hir_ewrhs *r = hirp_ewrhs_start(ctx);
           r->kind = HIR_SX_UNARY; r->op = $1; r->infix = true; r->n = 1;
           r->v[0] = $2; r->l[0] = @2;
           $$ = r;
@@ -778,30 +702,30 @@ ew_rhs
            * "-42" as one literal, and a bare literal is never a definition, so a signed one here
            * is the unary minus (found by fuzzing: the printer's own text was refused). */
           /* the scanner caps literals at INT64_MAX, so -$1 cannot overflow */
-          struct hir_ewrhs *r = ewrhs_start(ctx);
+          struct hir_ewrhs *r = hirp_ewrhs_start(ctx);
           hir_yyltype l = {@1.begin + 1, @1.end};
           r->kind = HIR_SX_UNARY; r->op = HIR_UN_NEG; r->infix = true; r->n = 1;
           r->v[0] = (hir_value *)hir_scalar_int(P, -$1);
           r->l[0] = l;
           if (ctx->src->text[@1.begin] != '-')
-              semantic_error(ctx, @1, "a definition needs an operator or a function, not the bare literal %lld", (long long)$1);
+              hirp_semantic_error(ctx, @1, "a definition needs an operator or a function, not the bare literal %lld", (long long)$1);
           $$ = r;
       }
     | IDENT '(' operand ')'
       {
-          struct hir_ewrhs *r = ewrhs_start(ctx);
+          struct hir_ewrhs *r = hirp_ewrhs_start(ctx);
           r->fn = $1; r->n = 1; r->v[0] = $3; r->l[0] = @3; r->kind = -1;
           $$ = r;
       }
     | IDENT '(' operand ',' operand ')'
       {
-          struct hir_ewrhs *r = ewrhs_start(ctx);
+          struct hir_ewrhs *r = hirp_ewrhs_start(ctx);
           r->fn = $1; r->n = 2; r->v[0] = $3; r->v[1] = $5; r->l[0] = @3; r->l[1] = @5; r->kind = -1;
           $$ = r;
       }
     | IDENT '(' operand ',' operand ',' operand ')'
       {
-          struct hir_ewrhs *r = ewrhs_start(ctx);
+          struct hir_ewrhs *r = hirp_ewrhs_start(ctx);
           r->fn = $1; r->n = 3; r->v[0] = $3; r->v[1] = $5; r->v[2] = $7;
           r->l[0] = @3; r->l[1] = @5; r->l[2] = @7; r->kind = -1;
           $$ = r;
@@ -824,29 +748,29 @@ opt_value_list
     ;
 
 value_list
-    : value_ref                     { $$ = vec1(ctx, $1); }
-    | value_list ',' value_ref      { $$ = vecpush(ctx, $1, $3); }
+    : value_ref                     { $$ = hirp_vec1(ctx, $1); }
+    | value_list ',' value_ref      { $$ = hirp_vecpush(ctx, $1, $3); }
     ;
 
 trailing_values
     : %empty                        { $$ = NULL; }
-    | trailing_values value_ref ',' { $$ = vecpush(ctx, $1, $2); }
+    | trailing_values value_ref ',' { $$ = hirp_vecpush(ctx, $1, $2); }
     ;
 
 share_list
     : %empty                        { $$ = NULL; }
     | share_list KW_P2P INT '(' comm_fields ')' ','
       {
-          hir_comm *c = comm_from_fields(ctx, @$, $3, $5, true);
-          $$ = c ? vecpush(ctx, $1, c) : $1;
+          hir_comm *c = hirp_comm_from_fields(ctx, @$, $3, $5, true);
+          $$ = c ? hirp_vecpush(ctx, $1, c) : $1;
       }
     ;
 
 comm_fields
-    : KW_TYPE '=' IDENT                        { $$ = fields_start(ctx, @3); $$->type = $3; $$->type_loc = @3; }
+    : KW_TYPE '=' IDENT                        { $$ = hirp_fields_start(ctx, @3); $$->type = $3; $$->type_loc = @3; }
     | comm_fields ',' KW_TEAM '=' '(' int_list ')'
       {
-          $$ = $1; fields_add(ctx, &$$, F_TEAM, @6);
+          $$ = $1; hirp_fields_add(ctx, &$$, F_TEAM, @6);
           $$->has_team = true;
           $$->nteam = $6 ? $6->n : 0;
           $$->team = hir_arena_alloc(P->arena, sizeof(int64_t) * ($$->nteam ? $$->nteam : 1));
@@ -854,45 +778,45 @@ comm_fields
       }
     | comm_fields ',' KW_TEAM '=' '(' int_list ELLIPSIS ')'
       {
-          $$ = $1; fields_add(ctx, &$$, F_TEAM, @6);
+          $$ = $1; hirp_fields_add(ctx, &$$, F_TEAM, @6);
           $$->has_team = true;
           $$->truncated = true;
           $$->nteam = $6 ? $6->n : 0;
           $$->team = hir_arena_alloc(P->arena, sizeof(int64_t) * ($$->nteam ? $$->nteam : 1));
           for (int i = 0; i < $$->nteam; i++) $$->team[i] = *(int64_t *)$6->items[i];
       }
-    | comm_fields ',' KW_ROOT '=' inline       { $$ = $1; fields_add(ctx, &$$, F_ROOT, @5); $$->root = $5; }
-    | comm_fields ',' KW_INPUT '=' tensor      { $$ = $1; fields_add(ctx, &$$, F_INPUT, @5); $$->input = $5; $$->input_loc = @5; }
-    | comm_fields ',' KW_OUTPUT '=' tensor     { $$ = $1; fields_add(ctx, &$$, F_OUTPUT, @5); $$->output = $5; $$->output_loc = @5; }
-    | comm_fields ',' KW_BUFFER '=' tensor     { $$ = $1; fields_add(ctx, &$$, F_BUFFER, @5); $$->buffer = $5; $$->buffer_loc = @5; }
-    | comm_fields ',' KW_PEER '=' scalar_ref   { $$ = $1; fields_add(ctx, &$$, F_PEER, @5); $$->peer = $5; }
-    | comm_fields ',' KW_BACKEND '=' IDENT     { $$ = $1; fields_add(ctx, &$$, F_BACKEND, @5); $$->backend = $5; $$->backend_loc = @5; }
+    | comm_fields ',' KW_ROOT '=' inline       { $$ = $1; hirp_fields_add(ctx, &$$, F_ROOT, @5); $$->root = $5; }
+    | comm_fields ',' KW_INPUT '=' tensor      { $$ = $1; hirp_fields_add(ctx, &$$, F_INPUT, @5); $$->input = $5; $$->input_loc = @5; }
+    | comm_fields ',' KW_OUTPUT '=' tensor     { $$ = $1; hirp_fields_add(ctx, &$$, F_OUTPUT, @5); $$->output = $5; $$->output_loc = @5; }
+    | comm_fields ',' KW_BUFFER '=' tensor     { $$ = $1; hirp_fields_add(ctx, &$$, F_BUFFER, @5); $$->buffer = $5; $$->buffer_loc = @5; }
+    | comm_fields ',' KW_PEER '=' scalar_ref   { $$ = $1; hirp_fields_add(ctx, &$$, F_PEER, @5); $$->peer = $5; }
+    | comm_fields ',' KW_BACKEND '=' IDENT     { $$ = $1; hirp_fields_add(ctx, &$$, F_BACKEND, @5); $$->backend = $5; $$->backend_loc = @5; }
     ;
 
 int_list
     : %empty            { $$ = NULL; }
-    | int_list INT      { $$ = vecpush(ctx, $1, box_int(ctx, $2)); }
+    | int_list INT      { $$ = hirp_vecpush(ctx, $1, hirp_box_int(ctx, $2)); }
     ;
 
 bool_list
-    : bool                  { $$ = vec1(ctx, box_int(ctx, $1)); }
-    | bool_list ',' bool    { $$ = vecpush(ctx, $1, box_int(ctx, $3)); }
+    : bool                  { $$ = hirp_vec1(ctx, hirp_box_int(ctx, $1)); }
+    | bool_list ',' bool    { $$ = hirp_vecpush(ctx, $1, hirp_box_int(ctx, $3)); }
     ;
 
 slice_ranges
     : %empty                { $$ = NULL; }
     | slice_ranges '{' scalar_ref ',' scalar_ref ',' scalar_ref '}'
       {
-          $$ = vecpush(ctx, $1, $3); vecpush(ctx, $$, $5); vecpush(ctx, $$, $7);
+          $$ = hirp_vecpush(ctx, $1, $3); hirp_vecpush(ctx, $$, $5); hirp_vecpush(ctx, $$, $7);
       }
     ;
 
 /* sdpa's named arguments after q, k, v (parser/sdpa_actions.inc checks names and order); a
  * trailing ',' before ')' is the 2026 spelling, and is recorded as a NULL item */
 sdpa_args
-    : IDENT '=' operand                 { $$ = vec1(ctx, sdpa_arg(ctx, $1, @1, $3, @3)); }
-    | sdpa_args ',' IDENT '=' operand   { $$ = vecpush(ctx, $1, sdpa_arg(ctx, $3, @3, $5, @5)); }
-    | sdpa_args ','                     { $$ = vecpush(ctx, $1, NULL); }
+    : IDENT '=' operand                 { $$ = hirp_vec1(ctx, sdpa_arg(ctx, $1, @1, $3, @3)); }
+    | sdpa_args ',' IDENT '=' operand   { $$ = hirp_vecpush(ctx, $1, sdpa_arg(ctx, $3, @3, $5, @5)); }
+    | sdpa_args ','                     { $$ = hirp_vecpush(ctx, $1, NULL); }
     ;
 
 bool
@@ -905,10 +829,10 @@ bool
 tensor
     : TENSOR_HEAD opt_id_list ']' opt_annotations opt_mesh
       {
-          $$ = tensor_ref(ctx, @$, $1.number, $1.mem, $1.dtype, $2, $4, $5);
+          $$ = hirp_tensor_ref(ctx, @$, $1.number, $1.mem, $1.dtype, $2, $4, $5);
       }
     | TENSOR_REF        { $$ = $1; }   /* spelled exactly as its first mention (scanner fast path) */
-    | TENSOR_FAST       { $$ = fast_tensor(ctx, @1, $1); }   /* a first mention, common shape */
+    | TENSOR_FAST       { $$ = hirp_fast_tensor(ctx, @1, $1); }   /* a first mention, common shape */
     ;
 
 opt_id_list
@@ -917,14 +841,14 @@ opt_id_list
     ;
 
 id_list
-    : iterdomain                { $$ = vec1(ctx, $1); }
-    | id_list ',' iterdomain    { $$ = vecpush(ctx, $1, $3); }
+    : iterdomain                { $$ = hirp_vec1(ctx, $1); }
+    | id_list ',' iterdomain    { $$ = hirp_vecpush(ctx, $1, $3); }
     ;
 
 iterdomain
     : ID_HEAD id_inner id_close
       {
-          $$ = iterdomain_ref(ctx, @$, $1.number, $1.itype, $1.ptype, $2, (unsigned)$3);
+          $$ = hirp_iterdomain_ref(ctx, @$, $1.number, $1.itype, $1.ptype, $2, (unsigned)$3);
       }
     | ID_REF            { $$ = $1; }   /* "iS15{128}": read by the scanner in one go */
     ;
@@ -963,7 +887,7 @@ annotation
     : IDENT '(' INT ')'
       {
           if (strcmp($1, "ca_pos") && strcmp($1, "produce_pos") && strcmp($1, "maybe_produce_pos") && strcmp($1, "compute_with"))
-              semantic_error(ctx, @1, "unknown tensor annotation '%s'", $1);
+              hirp_semantic_error(ctx, @1, "unknown tensor annotation '%s'", $1);
           char buf[128];
           snprintf(buf, sizeof buf, " %s( %lld )", $1, (long long)$3);
           $$ = hir_program_intern(P, buf);
@@ -978,7 +902,7 @@ opt_mesh
 mesh
     : DEVICEMESH '{' mesh_items '}'
       {
-          $$ = mesh_from(ctx, @$, $3);
+          $$ = hirp_mesh_from(ctx, @$, $3);
           if ($$) {   /* remember its spelling for the scanner's fast path */
               struct hir_lexstate *st = hirl_get_extra(scanner);
               st->mesh_begin = @$.begin;
@@ -990,13 +914,13 @@ mesh
     ;
 
 mesh_items
-    : int_list          { $$ = mnode_leaf(ctx, $1); }
-    | mesh_groups       { $$ = mnode_group(ctx, @1, $1); }
+    : int_list          { $$ = hirp_mnode_leaf(ctx, $1); }
+    | mesh_groups       { $$ = hirp_mnode_group(ctx, @1, $1); }
     ;
 
 mesh_groups
-    : mesh_group                { $$ = vec1(ctx, $1); }
-    | mesh_groups mesh_group    { $$ = vecpush(ctx, $1, $2); }
+    : mesh_group                { $$ = hirp_vec1(ctx, $1); }
+    | mesh_groups mesh_group    { $$ = hirp_vecpush(ctx, $1, $2); }
     ;
 
 mesh_group
@@ -1006,8 +930,8 @@ mesh_group
 /* ---- scalars ---- */
 
 scalar_ref
-    : SYMBOL        { $$ = symbol_ref(ctx, @1, $1.prefix, $1.number); }
-    | IDENT         { $$ = named_ref(ctx, @1, $1); }
+    : SYMBOL        { $$ = hirp_symbol_ref(ctx, @1, $1.prefix, $1.number); }
+    | IDENT         { $$ = hirp_named_ref(ctx, @1, $1); }
     | INT           { $$ = hir_scalar_int(P, $1); }
     | KW_TRUE       { $$ = hir_scalar_bool(P, true); }
     | KW_FALSE      { $$ = hir_scalar_bool(P, false); }
@@ -1022,22 +946,22 @@ inline
     : scalar_ref                { $$ = $1; }
     | '(' inline_body ')'
       {
-          $$ = anon_value(ctx, $2, @$);
+          $$ = hirp_anon_value(ctx, $2, @$);
       }
     ;
 
 inline_body
     : inline binop inline
       {
-          $$ = anon_binary(ctx, (hir_binary_op)$2, $1, $3);
+          $$ = hirp_anon_binary(ctx, (hir_binary_op)$2, $1, $3);
       }
     | prefixop inline
       {
-          $$ = anon_unary(ctx, (hir_unary_op)$1, $2);
+          $$ = hirp_anon_unary(ctx, (hir_unary_op)$1, $2);
       }
     | IDENT '(' inline_args ')'
       {
-          $$ = make_call(ctx, @$, $1, $3);
+          $$ = hirp_make_call(ctx, @$, $1, $3);
       }
     | FLOAT_LIT
       {
@@ -1045,24 +969,24 @@ inline_body
            * kept as the call it was written as so that it prints back the same way */
           const char *t = ctx->src->text + @1.begin;
           const char *o = memchr(t, '(', @1.end - @1.begin);
-          hir_ptrvec *args = vec1(ctx, hir_scalar_float(P, $1.dtype, $1.value,
+          hir_ptrvec *args = hirp_vec1(ctx, hir_scalar_float(P, $1.dtype, $1.value,
               hir_arena_strndup(P->arena, o + 1, (size_t)(ctx->src->text + @1.end - 1 - (o + 1)))));
-          $$ = make_call(ctx, @$, hir_intern(&P->strings, t, (size_t)(o - t)), args);
+          $$ = hirp_make_call(ctx, @$, hir_intern(&P->strings, t, (size_t)(o - t)), args);
       }
     | INT
       {
           /* "( -44 )" is the negation of 44 as the printer writes it, but the scanner reads
            * "-44" as one literal: take it back apart so that printing is a fixed point */
           if (ctx->src->text[@1.begin] != '-')
-              semantic_error(ctx, @1, "a parenthesized value must be an expression; write %lld without parentheses",
-                             (long long)$1);
-          $$ = anon_unary(ctx, HIR_UN_NEG, hir_scalar_int(P, -$1));
+              hirp_semantic_error(ctx, @1, "a parenthesized value must be an expression; write %lld without parentheses",
+                                  (long long)$1);
+          $$ = hirp_anon_unary(ctx, HIR_UN_NEG, hir_scalar_int(P, -$1));
       }
     ;
 
 inline_args
-    : inline                    { $$ = vec1(ctx, $1); }
-    | inline_args ',' inline    { $$ = vecpush(ctx, $1, $3); }
+    : inline                    { $$ = hirp_vec1(ctx, $1); }
+    | inline_args ',' inline    { $$ = hirp_vecpush(ctx, $1, $3); }
     ;
 
 binop
@@ -1080,6 +1004,87 @@ prefixop
 
 %%
 
-#include "parser/parser_actions.inc"
+/* bison calls yyerror only when its stack cannot grow (parse.error custom sends every syntax
+ * error to yyreport_syntax_error below). */
+static void yyerror(hir_yyltype *loc, yyscan_t sc, hir_parse_ctx *ctx, const char *msg)
+{
+    (void)sc;
+    (void)msg;
+    ctx->failed = true;
+    hir_diag_emit(ctx->diag, HIR_ERROR, LOC(*loc), "input is nested too deeply to parse");
+}
+
+/* Up to this many expected tokens are listed; beyond it only the token found is named. */
+enum { HIR_MAX_EXPECTED = 4 };
+
+/* A syntax error: "expected X, Y or Z, found W" from the parser's state, the names being the
+ * token aliases of parser.y. An unknown word at the start of a statement and a file with no
+ * program get messages of their own; a bracket left open on an earlier line gets a note. */
+static int yyreport_syntax_error(const yypcontext_t *pc, yyscan_t sc, hir_parse_ctx *ctx)
+{
+    if (ctx->lex_failed)
+        return 0;   /* the scanner reported the real problem */
+    ctx->failed = true;
+    struct hir_lexstate *st = hirl_get_extra(sc);
+    const hir_yyltype *loc = yypcontext_location(pc);
+    yysymbol_kind_t found = yypcontext_token(pc);
+    if (st->stmt_begin < loc->begin && st->level > 0 && hirp_unknown_statement(ctx, st->stmt_begin))
+        return 0;
+    yysymbol_kind_t exp[HIR_MAX_EXPECTED];
+    int n = yypcontext_expected_tokens(pc, exp, HIR_MAX_EXPECTED);
+    if (found == YYSYMBOL_YYEOF && n == 1 && exp[0] == YYSYMBOL_HEADER) {
+        hir_diag_emit(ctx->diag, HIR_ERROR, LOC(*loc),
+                      "expected a program starting with '%%HostIrContainer {', found only %s",
+                      ctx->src->len ? "blank lines and comments" : "an empty input");
+        return 0;
+    }
+    /* bison answers 0 both when nothing could follow and when more than HIR_MAX_EXPECTED could */
+    /* the aliases of a head and a reference differ in a trailing space ("tensor", "tensor "):
+     * the reader sees one word, listed once */
+    const char *names[HIR_MAX_EXPECTED];
+    int lens[HIR_MAX_EXPECTED], k = 0;
+    for (int i = 0; i < n; i++) {
+        const char *nm = yysymbol_name(exp[i]);
+        int len = (int)strlen(nm);
+        while (len > 0 && nm[len - 1] == ' ')
+            len--;
+        bool dup = false;
+        for (int j = 0; j < k; j++)
+            dup = dup || (lens[j] == len && !memcmp(names[j], nm, (size_t)len));
+        if (!dup) {
+            names[k] = nm;
+            lens[k++] = len;
+        }
+    }
+    char list[512];
+    size_t used = 0;
+    list[0] = 0;
+    for (int i = 0; i < k && used < sizeof list; i++) {
+        const char *sep = i == 0 ? "" : i == k - 1 ? " or " : ", ";
+        int w = snprintf(list + used, sizeof list - used, "%s%.*s", sep, lens[i], names[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    const char *what = yysymbol_name(found);
+    hir_yyltype at_fast;
+    if (found == YYSYMBOL_TENSOR_FAST && st->last_fast) {
+        /* what the grammar path reports at this point: its first token, "T12_l___bfloat[" (and
+         * no note, that token's '[' being the innermost open bracket there) */
+        what = "tensor";
+        at_fast = (hir_yyltype){loc->begin, st->last_fast->head_end};
+        loc = &at_fast;
+    }
+    hir_diag_entry *e = n > 0 ? hir_diag_emit(ctx->diag, HIR_ERROR, LOC(*loc),
+                                              "expected %s, found %s", list, what)
+                              : hir_diag_emit(ctx->diag, HIR_ERROR, LOC(*loc),
+                                              "unexpected %s", what);
+    uint32_t at = st->depth > 0 ? st->bracket_at[st->depth - 1] : 0;
+    if (st->depth > 0 && at < loc->begin && found != YYSYMBOL_TENSOR_FAST && memchr(ctx->src->text + at, '\n', loc->begin - at)) {
+        hir_diag_note(ctx->diag, e, hir_parse_loc(ctx, at, at + 1), "'%c' opened here is not closed",
+                      ctx->src->text[at]);
+    }
+    return 0;
+}
+
 #include "parser/sdpa_actions.inc"
-#include "parser/fast_build.inc"

@@ -1,10 +1,13 @@
-/* fast_build.inc — the grammar's actions for statements read in one go (included by parser.y).
+/* fast_build.c — the grammar's actions for statements read in one go (parser.y calls
+ * hirp_fast_stmt_make and hirp_fast_head).
  *
- * The scanner read the statement (fast_scan.inc) and listed its values in the order the token
+ * The scanner read the statement (fast_scan.c) and listed its values in the order the token
  * path makes them; here they are made with the token path's functions (fast_tensor,
  * hir_parse_simple_iterdomain, symbol_ref, named_ref, anon_binary, anon_value) and the
  * statement with the one its rule calls (alloc_stmt, p2p_stmt, ...), so that the program, its
  * locations and its diagnostics are the same whichever path read the statement. */
+
+#include "parser/parse_internal.h"
 
 enum { HIR_FS_STACK = HIR_FS_VALS };
 
@@ -27,7 +30,7 @@ static void fast_values(hir_parse_ctx *ctx, const struct hir_fast_stmt *r, void 
             m = made[v->aux];
             break;
         case HIR_FV_TENSOR_FAST:
-            m = fast_tensor(ctx, l, &r->t[v->aux]);
+            m = hirp_fast_tensor(ctx, l, &r->t[v->aux]);
             break;
         case HIR_FV_ID:
             m = hir_parse_simple_iterdomain(ctx, v->begin, v->end, v->number, v->itype, v->ptype,
@@ -47,7 +50,7 @@ static void fast_values(hir_parse_ctx *ctx, const struct hir_fast_stmt *r, void 
             if (c->interned == v->u.str && c->named)
                 m = c->named;
             else {
-                m = named_ref(ctx, l, v->u.str);
+                m = hirp_named_ref(ctx, l, v->u.str);
                 if (c->interned == v->u.str)
                     c->named = m;
             }
@@ -57,7 +60,7 @@ static void fast_values(hir_parse_ctx *ctx, const struct hir_fast_stmt *r, void 
             char prefix[8];
             memcpy(prefix, text + v->begin, v->aux);
             prefix[v->aux] = 0;
-            m = symbol_ref(ctx, l, prefix, v->number);
+            m = hirp_symbol_ref(ctx, l, prefix, v->number);
             break;
         }
         case HIR_FV_WORD:
@@ -66,7 +69,7 @@ static void fast_values(hir_parse_ctx *ctx, const struct hir_fast_stmt *r, void 
         case HIR_FV_BINARY: {
             hir_assert(top >= 2);
             hir_scalar *b = stack[--top], *a = stack[--top];
-            m = anon_value(ctx, anon_binary(ctx, (hir_binary_op)v->aux, a, b), l);
+            m = hirp_anon_value(ctx, hirp_anon_binary(ctx, (hir_binary_op)v->aux, a, b), l);
             if (v->flags) {      /* the scanner keeps its spelling: keep the value with it */
                 struct hir_expr_memo *e = &r->exprs[v->flags - 1];
                 if (e->len == v->end - v->begin && !memcmp(e->text, text + v->begin, e->len))
@@ -98,35 +101,35 @@ static hir_stmt *fast_p2p(hir_parse_ctx *ctx, const struct hir_fast_stmt *r, hir
     void *made[HIR_FS_VALS] = {0};
     /* the values are made one field at a time, as the grammar reduces each: type, buffer, peer,
      * backend */
-    struct hir_fields *f = fields_start(ctx, fv_loc(r, 0));
+    struct hir_fields *f = hirp_fields_start(ctx, fv_loc(r, 0));
     f->type = r->v[0].u.str;
     f->type_loc = fv_loc(r, 0);
     int i = 1;
     fast_values(ctx, r, made, i, i + 1);
-    fields_add(ctx, &f, F_BUFFER, fv_loc(r, i));
+    hirp_fields_add(ctx, &f, F_BUFFER, fv_loc(r, i));
     f->buffer = made[i];
     f->buffer_loc = fv_loc(r, i);
     i++;
     fast_values(ctx, r, made, i, i + 1);
-    fields_add(ctx, &f, F_PEER, fv_loc(r, i));
+    hirp_fields_add(ctx, &f, F_PEER, fv_loc(r, i));
     f->peer = made[i];
     i++;
-    fields_add(ctx, &f, F_BACKEND, fv_loc(r, i));
+    hirp_fields_add(ctx, &f, F_BACKEND, fv_loc(r, i));
     f->backend = r->v[i].u.str;
     f->backend_loc = fv_loc(r, i);
     hir_yyltype nloc = {r->number_begin, r->number_end};
-    return p2p_stmt(ctx, loc, r->number, nloc, f);
+    return hirp_p2p_stmt(ctx, loc, r->number, nloc, f);
 }
 
 /* STMT_FAST (its line break included): loc spans the statement and its line break, as the
  * token path's @$ does (its last token being NEWLINE) */
-static hir_stmt *fast_stmt_make(hir_parse_ctx *ctx, const struct hir_fast_stmt *r, hir_yyltype loc)
+hir_stmt *hirp_fast_stmt_make(hir_parse_ctx *ctx, const struct hir_fast_stmt *r, hir_yyltype loc)
 {
     void *made[HIR_FS_VALS] = {0};
     int n = r->nv;
     switch ((enum hir_fs_kind)r->kind) {
     case HIR_FS_WAIT:
-        return wait_stmt(ctx, loc, r->number, r->form_2026 ? HIR_FORM_2026 : HIR_FORM_2025);
+        return hirp_wait_stmt(ctx, loc, r->number, r->form_2026 ? HIR_FORM_2026 : HIR_FORM_2025);
     case HIR_FS_P2P:
         return fast_p2p(ctx, r, loc);
     default:
@@ -138,19 +141,19 @@ static hir_stmt *fast_stmt_make(hir_parse_ctx *ctx, const struct hir_fast_stmt *
     case HIR_FS_SYNC_STREAM: {
         hir_op op = r->kind == HIR_FS_SET_STREAM ? HIR_OP_SET_STREAM : HIR_OP_SYNC_STREAM;
         if (!r->form_2026)
-            return stream_index_stmt(ctx, op, loc, made[n - 1]);
+            return hirp_stream_index_stmt(ctx, op, loc, made[n - 1]);
         bool addr = r->v[n - 1].kind == HIR_FV_ADDR;   /* "(Stream 0x…)" or "(Stream index)" */
-        return stream_stmt(ctx, op, loc, HIR_FORM_2026, addr ? made[n - 1] : NULL,
-                           addr ? NULL : made[n - 1]);
+        return hirp_stream_stmt(ctx, op, loc, HIR_FORM_2026, addr ? made[n - 1] : NULL,
+                                addr ? NULL : made[n - 1]);
     }
     case HIR_FS_ALLOCATE:
         /* out, buffer, mem_type, size..., zero_init, resets_to_zero */
-        return alloc_stmt(ctx, loc, made[0], fv_loc(r, 0), made[1], fv_loc(r, 1), made[2],
-                          fv_loc(r, 2), made[n - 3], r->v[n - 2].number != 0, r->v[n - 1].number != 0);
+        return hirp_alloc_stmt(ctx, loc, made[0], fv_loc(r, 0), made[1], fv_loc(r, 1), made[2],
+                               fv_loc(r, 2), made[n - 3], r->v[n - 2].number != 0, r->v[n - 1].number != 0);
     case HIR_FS_ALIAS_SELECT: {
         /* out, in, axis, index */
-        return alias_select_stmt(ctx, loc, made[0], fv_loc(r, 0), made[1], fv_loc(r, 1), made[2],
-                                 made[3]);
+        return hirp_alias_select_stmt(ctx, loc, made[0], fv_loc(r, 0), made[1], fv_loc(r, 1), made[2],
+                                      made[3]);
     }
     case HIR_FS_LINEAR: {
         hir_value *v[3];
@@ -159,12 +162,12 @@ static hir_stmt *fast_stmt_make(hir_parse_ctx *ctx, const struct hir_fast_stmt *
             v[i - 1] = made[i];
             l[i - 1] = fv_loc(r, i);
         }
-        return linear_stmt(ctx, loc, made[0], fv_loc(r, 0), n - 1, v, l);
+        return hirp_linear_stmt(ctx, loc, made[0], fv_loc(r, 0), n - 1, v, l);
     }
     case HIR_FS_MATMUL: {
         hir_value *v[2] = {made[1], made[2]};
         hir_yyltype l[2] = {fv_loc(r, 1), fv_loc(r, 2)};
-        return matmul_stmt(ctx, loc, made[0], fv_loc(r, 0), v, l);
+        return hirp_matmul_stmt(ctx, loc, made[0], fv_loc(r, 0), v, l);
     }
     default:
         hir_assert(false);
@@ -174,7 +177,7 @@ static hir_stmt *fast_stmt_make(hir_parse_ctx *ctx, const struct hir_fast_stmt *
 
 /* FOR_FAST / IF_FAST: the line's values (the loop index and IterDomain; the predicate's kind
  * and value), made before the block's statements */
-static struct hir_pairval fast_head(hir_parse_ctx *ctx, const struct hir_fast_stmt *r)
+struct hir_pairval hirp_fast_head(hir_parse_ctx *ctx, const struct hir_fast_stmt *r)
 {
     void *made[HIR_FS_VALS] = {0};
     fast_values(ctx, r, made, 0, r->nv);

@@ -1,4 +1,5 @@
-/* fast_scan.inc — whole statements of the common shapes read in one go (included by lexer.l).
+/* fast_scan.c — whole statements of the common shapes read in one go (hir_fast_scan, called
+ * by lexer.l's fast_stmt, which keeps flex's side: the byte it holds, detaching it).
  *
  * Most of a printed program is a handful of statements spelled exactly as nvFuser's printer
  * spells them: ALLOCATE, HirAliasSelect, linear, P2PCommunication, Wait, SetCurrentStream,
@@ -8,13 +9,15 @@
  * would end it, the scanner returns one token (STMT_FAST, FOR_FAST or IF_FAST) whose value lists
  * what the token path would have made, in the order it would have made it (parse_internal.h,
  * struct hir_fast_stmt); the grammar's action makes them with the same functions
- * (fast_build.inc). Anything else, however small the difference (another spacing, a comment, a
+ * (fast_build.c). Anything else, however small the difference (another spacing, a comment, a
  * keyword where a name was expected, a tensor that neither repeats a spelling nor has the fast
  * shape), changes nothing and the statement goes the token path, with its diagnostics.
  *
  * Every decision below mirrors a rule of lexer.l: the word classes (keyword, symbol, name), the
  * tensor head, the IterDomain head, the repeated spelling of a tensor (spelled_again), the first
  * mention in the fast shape (first_tensor), and the line break that ends a statement. */
+
+#include "parser/parse_internal.h"
 
 struct fs_scan {
     struct hir_lexstate *st;
@@ -257,7 +260,7 @@ static bool fs_inline(struct fs_scan *s, int nest)
     if (!f)
         return false;
     f->aux = (uint8_t)op;
-    if (pend == s->i) {          /* remembered once made (fast_build.inc) */
+    if (pend == s->i) {          /* remembered once made (fast_build.c) */
         struct hir_expr_memo *m = &s->st->exprs[slot];
         memcpy(m->text, s->t + begin, pend - begin);
         m->len = (uint32_t)(pend - begin);
@@ -576,125 +579,15 @@ static bool fs_keyword_stmt(struct fs_scan *s)
     }
 }
 
-/* At the first byte of a statement (flex holds it, or is detached): the statement in one token,
- * or 0 having changed nothing. Called from the BOL rule and from fast_next. After it, flex is
- * detached: the line break and the next line's indentation are read by fast_next. */
-static int fast_stmt(struct hir_lexstate *st, yyscan_t sc, YYSTYPE *lval, YYLTYPE *loc)
+/* The statement at st->offset (its first byte) read into r, whose begin, words and exprs the
+ * caller set and whose nv, nt and form_2026 it cleared: true with *end at the statement's line
+ * break; false when it is not one of the shapes above (r is then scratch). The text must be
+ * intact from st->offset on (lexer.l's fast_stmt puts back the byte flex holds). */
+bool hir_fast_scan(struct hir_lexstate *st, struct hir_fast_stmt *r, size_t *end)
 {
-    hir_parse_ctx *ctx = st->ctx;
-    if (!st->in_body || st->level == 0 || st->depth != 0 || ctx->lex_failed || ctx->failed)
-        return 0;
-    struct yyguts_t *yyg = (struct yyguts_t *)sc;
-    struct hir_fast_stmt *r = &st->fstmt[st->fstmt_next % HIR_FS_RING];
-    r->nv = r->nt = 0;
-    r->form_2026 = false;
-    r->words = st->words;
-    r->exprs = st->exprs;
-    r->begin = (uint32_t)st->offset;
-    struct fs_scan s = {st, ctx->src->text, ctx->src->len, st->offset, 0, r};
-    bool attached = !st->detached;
-    if (attached)
-        *yyg->yy_c_buf_p = yyg->yy_hold_char;   /* the text as written while it is read */
+    struct fs_scan s = {st, st->ctx->src->text, st->ctx->src->len, st->offset, 0, r};
     bool ok = s.i < s.len && (s.t[s.i] == 'T' ? fs_tensor_stmt(&s) : fs_keyword_stmt(&s)) &&
               fs_line_ends(&s) && s.i + 1 - r->begin <= HIR_MAX_STMT_BYTES;
-    if (!ok) {
-        if (attached)
-            *yyg->yy_c_buf_p = '\0';
-        return 0;
-    }
-    st->detached = true;         /* flex stays at the statement's first byte, which it put back */
-    st->fstmt_next++;
-    r->end = (uint32_t)s.i;
-    loc->begin = r->begin;
-    lval->fstmt = r;
-    if (r->kind == HIR_FS_FOR || r->kind == HIR_FS_IF) {   /* NEWLINE, then the block */
-        st->fast_pending = HIR_FAST_NEWLINE;
-        st->offset = s.i;
-        loc->end = r->kw_end;
-        return r->kind == HIR_FS_FOR ? FOR_FAST : IF_FAST;
-    }
-    st->fast_pending = HIR_FAST_BOL;   /* the token includes the line break (NEWLINE's place) */
-    st->offset = s.i + 1;
-    loc->end = (uint32_t)s.i + 1;
-    return STMT_FAST;
-}
-
-/* flex, detached, scans again from `at` in start condition `state` (its invariant: the byte at
- * its position is held and a NUL stands there) */
-static void flex_attach(struct hir_lexstate *st, yyscan_t sc, size_t at, int state)
-{
-    struct yyguts_t *yyg = (struct yyguts_t *)sc;
-    if (st->detached) {
-        yyg->yy_c_buf_p = YY_CURRENT_BUFFER_LVALUE->yy_ch_buf + at;   /* the text, scanned in place */
-        yyg->yy_hold_char = *yyg->yy_c_buf_p;
-        *yyg->yy_c_buf_p = '\0';
-        st->detached = false;
-    }
-    st->offset = at;
-    BEGIN(state);
-}
-
-/* The start of a line after a statement read in one go, as the BOL rule "[ ]*[^ \n]" reads it
- * when it has nothing to report: a line that starts with a letter other than 'H' (a HostUnit
- * block), indented by an even number of spaces, at most one level deeper. Then INDENT, DEDENT,
- * or at the same level the statement itself. Any other line goes to flex. */
-static int fast_bol(struct hir_lexstate *st, yyscan_t sc, YYSTYPE *lval, YYLTYPE *loc)
-{
-    const char *t = st->ctx->src->text;
-    size_t len = st->ctx->src->len, p = st->offset, k = p;
-    while (k < len && t[k] == ' ')
-        k++;
-    char c = k < len ? t[k] : 0;
-    size_t n = k - p;
-    int level = (int)(n / 2);
-    if (!fs_alpha(c) || c == 'H' || n % 2 || n / 2 > HIR_MAX_NESTING || level > st->level + 1) {
-        flex_attach(st, sc, p, BOL);
-        return 0;
-    }
-    st->offset = k;
-    st->stmt_begin = (uint32_t)k;
-    loc->begin = (uint32_t)p;
-    loc->end = (uint32_t)k;
-    if (level == st->level + 1) {
-        st->level = level;
-        st->try_fast = true;
-        return INDENT;
-    }
-    if (level < st->level) {
-        st->pending_dedents = st->level - level - 1;
-        st->dedent_loc = *loc;
-        st->level = level;
-        st->try_fast = true;
-        return DEDENT;
-    }
-    int whole = fast_stmt(st, sc, lval, loc);
-    if (!whole)
-        flex_attach(st, sc, k, INITIAL);
-    return whole;
-}
-
-/* The next token where the one-token path has it: the line break after a statement read in
- * one go, the next line's start, the statement after an INDENT or DEDENT. 0: flex reads it
- * (attached again where it must start). */
-static int fast_next(struct hir_lexstate *st, yyscan_t sc, YYSTYPE *lval, YYLTYPE *loc)
-{
-    if (st->fast_pending == HIR_FAST_NEWLINE) {   /* lexer.l's "\n[ ]*" rule, ending the statement */
-        st->fast_pending = HIR_FAST_BOL;
-        loc->begin = (uint32_t)st->offset;
-        loc->end = (uint32_t)++st->offset;
-        st->need_newline = false;
-        return NEWLINE;
-    }
-    if (st->fast_pending == HIR_FAST_BOL) {
-        st->fast_pending = 0;
-        return fast_bol(st, sc, lval, loc);
-    }
-    if (st->try_fast) {          /* a statement starts after this INDENT or DEDENT */
-        st->try_fast = false;
-        int whole = fast_stmt(st, sc, lval, loc);
-        if (!whole && st->detached)
-            flex_attach(st, sc, st->offset, INITIAL);
-        return whole;
-    }
-    return 0;
+    *end = s.i;
+    return ok;
 }

@@ -1,6 +1,7 @@
-/* parser_actions.inc — the C side of the grammar's actions (included at the end of parser.y so
- * that it sees the generated token numbers): value lookup with consistency checks, keyword
- * table, statement builders, error reporting and the public entry points. */
+/* parser_actions.c — the C side of the grammar's actions (parser.y calls the hirp_ functions,
+ * declared in parse_internal.h): value lookup with consistency checks, keyword table,
+ * statement builders, error reporting and the public entry points. bison's side of the error
+ * reporting (yyerror, yyreport_syntax_error) is in parser.y, after the grammar. */
 
 #include <errno.h>
 #include <setjmp.h>
@@ -8,6 +9,8 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
+
+#include "parser/parse_internal.h"
 
 hir_loc hir_parse_loc(hir_parse_ctx *ctx, uint32_t begin, uint32_t end)
 {
@@ -26,7 +29,7 @@ static bool same_line(hir_parse_ctx *ctx, uint32_t a, uint32_t b)
 }
 
 /* A value spelled twice on one line (ALLOCATE's output and buffer=) gives one message. */
-static void semantic_error(hir_parse_ctx *ctx, hir_yyltype loc, const char *fmt, ...)
+void hirp_semantic_error(hir_parse_ctx *ctx, hir_yyltype loc, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -71,7 +74,7 @@ static bool anon_same(const hir_sexpr *e, int kind, int op, bool infix, const ch
 
 /* The definition of an unnamed value already read as "a op b" / "op a", else a new one (made
  * as hir_sexpr_binary / hir_sexpr_unary make it, which is what anon_same compares with). */
-static hir_sexpr *anon_binary(hir_parse_ctx *ctx, hir_binary_op op, hir_scalar *a, hir_scalar *b)
+hir_sexpr *hirp_anon_binary(hir_parse_ctx *ctx, hir_binary_op op, hir_scalar *a, hir_scalar *b)
 {
     hir_scalar *args[2] = {a, b};
     const hir_scalar *s = hir_map_get(&ctx->anon, anon_key(HIR_SX_BINARY, (int)op, 2, args));
@@ -84,7 +87,7 @@ static hir_sexpr *anon_binary(hir_parse_ctx *ctx, hir_binary_op op, hir_scalar *
     return hir_sexpr_binary(P, op, a, b);
 }
 
-static hir_sexpr *anon_unary(hir_parse_ctx *ctx, hir_unary_op op, hir_scalar *a)
+hir_sexpr *hirp_anon_unary(hir_parse_ctx *ctx, hir_unary_op op, hir_scalar *a)
 {
     hir_scalar *args[1] = {a};
     const hir_scalar *s = hir_map_get(&ctx->anon, anon_key(HIR_SX_UNARY, (int)op, 1, args));
@@ -98,7 +101,7 @@ static hir_sexpr *anon_unary(hir_parse_ctx *ctx, hir_unary_op op, hir_scalar *a)
 }
 
 /* "( e )": the unnamed value defined by e, the one read before when it was spelled before. */
-static hir_scalar *anon_value(hir_parse_ctx *ctx, hir_sexpr *e, hir_yyltype loc)
+hir_scalar *hirp_anon_value(hir_parse_ctx *ctx, hir_sexpr *e, hir_yyltype loc)
 {
     uint64_t k = anon_key((int)e->kind, e->op, e->nargs, e->args);
     hir_scalar *s = hir_map_get(&ctx->anon, k);
@@ -128,7 +131,7 @@ static bool ident_char(char c)
 
 /* A line that starts with a word the grammar does not know (and is not "name = ...") gets
  * "unknown statement 'Foo'" instead of bison's token-level complaint. */
-static bool unknown_statement(hir_parse_ctx *ctx, uint32_t at)
+bool hirp_unknown_statement(hir_parse_ctx *ctx, uint32_t at)
 {
     const char *t = ctx->src->text;
     size_t n = ctx->src->len, i = at, j = at;
@@ -154,89 +157,6 @@ static bool unknown_statement(hir_parse_ctx *ctx, uint32_t at)
     hir_diag_emit(ctx->diag, HIR_ERROR, LOC(((hir_yyltype){(uint32_t)i, (uint32_t)j})),
                   "unknown statement '%.*s'", (int)(j - i), t + i);
     return true;
-}
-
-/* bison calls yyerror only when its stack cannot grow (parse.error custom sends every syntax
- * error to yyreport_syntax_error below). */
-static void yyerror(hir_yyltype *loc, yyscan_t sc, hir_parse_ctx *ctx, const char *msg)
-{
-    (void)sc;
-    (void)msg;
-    ctx->failed = true;
-    hir_diag_emit(ctx->diag, HIR_ERROR, LOC(*loc), "input is nested too deeply to parse");
-}
-
-/* Up to this many expected tokens are listed; beyond it only the token found is named. */
-enum { HIR_MAX_EXPECTED = 4 };
-
-/* A syntax error: "expected X, Y or Z, found W" from the parser's state, the names being the
- * token aliases of parser.y. An unknown word at the start of a statement and a file with no
- * program get messages of their own; a bracket left open on an earlier line gets a note. */
-static int yyreport_syntax_error(const yypcontext_t *pc, yyscan_t sc, hir_parse_ctx *ctx)
-{
-    if (ctx->lex_failed)
-        return 0;   /* the scanner reported the real problem */
-    ctx->failed = true;
-    struct hir_lexstate *st = hirl_get_extra(sc);
-    const hir_yyltype *loc = yypcontext_location(pc);
-    yysymbol_kind_t found = yypcontext_token(pc);
-    if (st->stmt_begin < loc->begin && st->level > 0 && unknown_statement(ctx, st->stmt_begin))
-        return 0;
-    yysymbol_kind_t exp[HIR_MAX_EXPECTED];
-    int n = yypcontext_expected_tokens(pc, exp, HIR_MAX_EXPECTED);
-    if (found == YYSYMBOL_YYEOF && n == 1 && exp[0] == YYSYMBOL_HEADER) {
-        hir_diag_emit(ctx->diag, HIR_ERROR, LOC(*loc),
-                      "expected a program starting with '%%HostIrContainer {', found only %s",
-                      ctx->src->len ? "blank lines and comments" : "an empty input");
-        return 0;
-    }
-    /* bison answers 0 both when nothing could follow and when more than HIR_MAX_EXPECTED could */
-    /* the aliases of a head and a reference differ in a trailing space ("tensor", "tensor "):
-     * the reader sees one word, listed once */
-    const char *names[HIR_MAX_EXPECTED];
-    int lens[HIR_MAX_EXPECTED], k = 0;
-    for (int i = 0; i < n; i++) {
-        const char *nm = yysymbol_name(exp[i]);
-        int len = (int)strlen(nm);
-        while (len > 0 && nm[len - 1] == ' ')
-            len--;
-        bool dup = false;
-        for (int j = 0; j < k; j++)
-            dup = dup || (lens[j] == len && !memcmp(names[j], nm, (size_t)len));
-        if (!dup) {
-            names[k] = nm;
-            lens[k++] = len;
-        }
-    }
-    char list[512];
-    size_t used = 0;
-    list[0] = 0;
-    for (int i = 0; i < k && used < sizeof list; i++) {
-        const char *sep = i == 0 ? "" : i == k - 1 ? " or " : ", ";
-        int w = snprintf(list + used, sizeof list - used, "%s%.*s", sep, lens[i], names[i]);
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
-    const char *what = yysymbol_name(found);
-    hir_yyltype at_fast;
-    if (found == YYSYMBOL_TENSOR_FAST && st->last_fast) {
-        /* what the grammar path reports at this point: its first token, "T12_l___bfloat[" (and
-         * no note, that token's '[' being the innermost open bracket there) */
-        what = "tensor";
-        at_fast = (hir_yyltype){loc->begin, st->last_fast->head_end};
-        loc = &at_fast;
-    }
-    hir_diag_entry *e = n > 0 ? hir_diag_emit(ctx->diag, HIR_ERROR, LOC(*loc),
-                                              "expected %s, found %s", list, what)
-                              : hir_diag_emit(ctx->diag, HIR_ERROR, LOC(*loc),
-                                              "unexpected %s", what);
-    uint32_t at = st->depth > 0 ? st->bracket_at[st->depth - 1] : 0;
-    if (st->depth > 0 && at < loc->begin && found != YYSYMBOL_TENSOR_FAST && memchr(ctx->src->text + at, '\n', loc->begin - at)) {
-        hir_diag_note(ctx->diag, e, hir_parse_loc(ctx, at, at + 1), "'%c' opened here is not closed",
-                      ctx->src->text[at]);
-    }
-    return 0;
 }
 
 /* The words of the format come from dialect/defs/: statement keywords from the keyword and
@@ -331,14 +251,14 @@ int hir_keyword_token(const char *s, size_t n, int64_t *aux)
     return 0;
 }
 
-static hir_ptrvec *vec1(hir_parse_ctx *ctx, void *item)
+hir_ptrvec *hirp_vec1(hir_parse_ctx *ctx, void *item)
 {
     hir_ptrvec *v = hir_arena_alloc(ctx->prog->arena, sizeof *v);
     hir_ptrvec_push(ctx->prog->arena, v, item);
     return v;
 }
 
-static hir_ptrvec *vecpush(hir_parse_ctx *ctx, hir_ptrvec *v, void *item)
+hir_ptrvec *hirp_vecpush(hir_parse_ctx *ctx, hir_ptrvec *v, void *item)
 {
     if (!v)
         v = hir_arena_alloc(ctx->prog->arena, sizeof *v);
@@ -346,7 +266,7 @@ static hir_ptrvec *vecpush(hir_parse_ctx *ctx, hir_ptrvec *v, void *item)
     return v;
 }
 
-static void *box_int(hir_parse_ctx *ctx, int64_t v)
+void *hirp_box_int(hir_parse_ctx *ctx, int64_t v)
 {
     int64_t *p = hir_arena_alloc(ctx->prog->arena, sizeof *p);
     *p = v;
@@ -361,8 +281,8 @@ static char *short_str(char *s)
     return s;
 }
 
-static hir_tensor *tensor_ref(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, int mem,
-                              hir_dtype dt, hir_ptrvec *ids, const char *annot, hir_mesh *mesh)
+hir_tensor *hirp_tensor_ref(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, int mem,
+                            hir_dtype dt, hir_ptrvec *ids, const char *annot, hir_mesh *mesh)
 {
     int n = ids ? ids->n : 0;
     hir_tensor *t = hir_tensor_get(P, number);
@@ -406,9 +326,9 @@ static bool same_opt(const hir_scalar *a, const hir_scalar *b)
     return (!a && !b) || (a && b && hir_scalar_equal(a, b));
 }
 
-static hir_iterdomain *iterdomain_ref(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
-                                      int itype, int ptype, struct hir_idparts *parts,
-                                      unsigned flags)
+hir_iterdomain *hirp_iterdomain_ref(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
+                                    int itype, int ptype, struct hir_idparts *parts,
+                                    unsigned flags)
 {
     hir_scalar *start = NULL, *stop = NULL, *extent = NULL;
     /* "{a}" extent; "{a : b}" start (or stop) and extent; "{a : b : c}" start, stop, extent */
@@ -452,12 +372,12 @@ hir_iterdomain *hir_parse_simple_iterdomain(hir_parse_ctx *ctx, uint32_t begin, 
 {
     struct hir_idparts parts = {hir_scalar_int(P, extent), NULL, NULL, NULL, 1};
     hir_yyltype loc = {begin, end};
-    return iterdomain_ref(ctx, loc, number, itype, ptype, &parts, flags);
+    return hirp_iterdomain_ref(ctx, loc, number, itype, ptype, &parts, flags);
 }
 
 /* A TENSOR_FAST token made as the grammar path makes "T<n>[ids] (mesh)": its IterDomains in
  * order, then the tensor, with the same locations. */
-static hir_tensor *fast_tensor(hir_parse_ctx *ctx, hir_yyltype loc, const struct hir_fast_tensor *f)
+hir_tensor *hirp_fast_tensor(hir_parse_ctx *ctx, hir_yyltype loc, const struct hir_fast_tensor *f)
 {
     hir_iterdomain *made[HIR_FAST_IDS];
     for (int j = 0; j < f->n; j++) {
@@ -466,11 +386,11 @@ static hir_tensor *fast_tensor(hir_parse_ctx *ctx, hir_yyltype loc, const struct
                                               (int)d->ptype, d->extent, d->flags);
     }
     hir_ptrvec v = {(void **)made, f->n, f->n};
-    return tensor_ref(ctx, loc, f->number, (int)f->mem, f->dtype, f->n ? &v : NULL, NULL, f->mesh);
+    return hirp_tensor_ref(ctx, loc, f->number, (int)f->mem, f->dtype, f->n ? &v : NULL, NULL, f->mesh);
 }
 
-static hir_scalar *symbol_ref(hir_parse_ctx *ctx, hir_yyltype loc, const char *prefix,
-                              int64_t number)
+hir_scalar *hirp_symbol_ref(hir_parse_ctx *ctx, hir_yyltype loc, const char *prefix,
+                            int64_t number)
 {
     hir_scalar *s = hir_map_get(&P->symbols, (uint64_t)number);
     if (s) {
@@ -488,7 +408,7 @@ static hir_scalar *symbol_ref(hir_parse_ctx *ctx, hir_yyltype loc, const char *p
     return s;
 }
 
-static hir_scalar *named_ref(hir_parse_ctx *ctx, hir_yyltype loc, const char *name)
+hir_scalar *hirp_named_ref(hir_parse_ctx *ctx, hir_yyltype loc, const char *name)
 {
     hir_scalar *s = hir_scalar_named(P, name);
     if (!s->loc.src)
@@ -496,12 +416,12 @@ static hir_scalar *named_ref(hir_parse_ctx *ctx, hir_yyltype loc, const char *na
     return s;
 }
 
-static hir_sexpr *make_call(hir_parse_ctx *ctx, hir_yyltype loc, const char *fn, hir_ptrvec *args)
+hir_sexpr *hirp_make_call(hir_parse_ctx *ctx, hir_yyltype loc, const char *fn, hir_ptrvec *args)
 {
     hir_sexpr *e = hir_arena_alloc(P->arena, sizeof *e);
     int n = args ? args->n : 0;
     if (n > 3) {
-        semantic_error(ctx, loc, "function '%s' takes at most 3 arguments here, got %d", fn, n);
+        hirp_semantic_error(ctx, loc, "function '%s' takes at most 3 arguments here, got %d", fn, n);
         n = 3;
     }
     e->nargs = n;
@@ -521,14 +441,14 @@ static hir_sexpr *make_call(hir_parse_ctx *ctx, hir_yyltype loc, const char *fn,
     return e;
 }
 
-static hir_stmt *stmt_new(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc)
+hir_stmt *hirp_stmt_new(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc)
 {
     hir_stmt *s = hir_stmt_new(P, op);
     s->loc = LOC(loc);
     return s;
 }
 
-static void stmt_inputs(hir_parse_ctx *ctx, hir_stmt *s, int n, hir_value **v, hir_yyltype *l)
+void hirp_stmt_inputs(hir_parse_ctx *ctx, hir_stmt *s, int n, hir_value **v, hir_yyltype *l)
 {
     hir_stmt_set_inputs(P, s, n, v);
     for (int i = 0; i < n; i++)
@@ -536,10 +456,10 @@ static void stmt_inputs(hir_parse_ctx *ctx, hir_stmt *s, int n, hir_value **v, h
 }
 
 /* FullOp: the output's extents, then the fill value, all inputs of the statement */
-static hir_stmt *full_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
-                           hir_yyltype oloc, hir_ptrvec *extents, hir_scalar *value)
+hir_stmt *hirp_full_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
+                         hir_yyltype oloc, hir_ptrvec *extents, hir_scalar *value)
 {
-    hir_stmt *s = stmt_new(ctx, HIR_OP_FULL, loc);
+    hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_FULL, loc);
     s->out = out;
     s->out_loc = hir_span_of(LOC(oloc));
     int n = extents ? extents->n : 0;
@@ -547,39 +467,39 @@ static hir_stmt *full_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
     for (int i = 0; i < n; i++)
         v[i] = extents->items[i];
     v[n] = (hir_value *)value;
-    stmt_inputs(ctx, s, n + 1, v, NULL);
+    hirp_stmt_inputs(ctx, s, n + 1, v, NULL);
     return s;
 }
 
 /* GroupedMmaOp(mat1=A, mat2=B, offsets=O): the field names are fixed, in this order */
-static hir_stmt *grouped_mma_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
-                                  hir_yyltype oloc, const char **names, hir_yyltype *nl,
-                                  hir_value **v, hir_yyltype *l)
+hir_stmt *hirp_grouped_mma_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
+                                hir_yyltype oloc, const char **names, hir_yyltype *nl,
+                                hir_value **v, hir_yyltype *l)
 {
     static const char *const want[3] = {"mat1", "mat2", "offsets"};
     for (int i = 0; i < 3; i++)
         if (strcmp(names[i], want[i])) {
-            semantic_error(ctx, nl[i], "GroupedMmaOp: expected '%s=', found '%s=' (the scaled and"
+            hirp_semantic_error(ctx, nl[i], "GroupedMmaOp: expected '%s=', found '%s=' (the scaled and"
                            " biased forms are not read yet)", want[i], names[i]);
             return NULL;
         }
-    hir_stmt *s = stmt_new(ctx, HIR_OP_GROUPED_MMA, loc);
+    hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_GROUPED_MMA, loc);
     s->out = out;
     s->out_loc = hir_span_of(LOC(oloc));
-    stmt_inputs(ctx, s, 3, v, l);
+    hirp_stmt_inputs(ctx, s, 3, v, l);
     return s;
 }
 
 /* LaunchKernel in any of its three layouts: inputs then outputs in in[] */
-static hir_stmt *launch_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
-                             hir_launch_layout layout, hir_ptrvec *ins, hir_ptrvec *outs)
+hir_stmt *hirp_launch_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
+                           hir_launch_layout layout, hir_ptrvec *ins, hir_ptrvec *outs)
 {
-    hir_stmt *s = stmt_new(ctx, HIR_OP_LAUNCH_KERNEL, loc);
+    hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_LAUNCH_KERNEL, loc);
     int ni = ins ? ins->n : 0, no = outs ? outs->n : 0;
     hir_value **v = hir_arena_alloc(P->arena, sizeof(hir_value *) * (ni + no + 1));
     for (int i = 0; i < ni; i++) v[i] = ins->items[i];
     for (int i = 0; i < no; i++) v[ni + i] = outs->items[i];
-    stmt_inputs(ctx, s, ni + no, v, NULL);
+    hirp_stmt_inputs(ctx, s, ni + no, v, NULL);
     s->u.kernel.number = number;
     s->u.kernel.ninputs = ni;
     s->u.kernel.layout = layout;
@@ -588,7 +508,7 @@ static hir_stmt *launch_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number
 
 /* Every statement of the program goes onto the stack of open blocks here: the program's form
  * is 2026 when one of them is (what hir_program_form finds by walking them all afterwards). */
-static void block_push(hir_parse_ctx *ctx, hir_stmt *s)
+void hirp_block_push(hir_parse_ctx *ctx, hir_stmt *s)
 {
     ctx->saw_2026 |= s && s->form == HIR_FORM_2026;   /* NULL after an error */
     if (ctx->nstk == ctx->capstk) {
@@ -604,7 +524,7 @@ static void block_push(hir_parse_ctx *ctx, hir_stmt *s)
 
 /* The block whose statements are on the stack from mark on closes: one array of its exact size
  * in the program's arena (passes that add statements later grow it as usual). */
-static hir_ptrvec block_close(hir_parse_ctx *ctx, size_t mark)
+hir_ptrvec hirp_block_close(hir_parse_ctx *ctx, size_t mark)
 {
     size_t n = ctx->nstk - mark;
     hir_ptrvec v = {NULL, 0, 0};
@@ -617,7 +537,7 @@ static hir_ptrvec block_close(hir_parse_ctx *ctx, size_t mark)
     return v;
 }
 
-static void define_scalar(hir_parse_ctx *ctx, hir_yyltype loc, hir_scalar *s, hir_sexpr *def)
+void hirp_define_scalar(hir_parse_ctx *ctx, hir_yyltype loc, hir_scalar *s, hir_sexpr *def)
 {
     if (s->def) {
         hir_scalar tmp = *s;
@@ -639,8 +559,8 @@ static void define_scalar(hir_parse_ctx *ctx, hir_yyltype loc, hir_scalar *s, hi
 
 /* "out = a + b;", "out = -a;", "out = fn(a[, b[, c]]);" for tensors (element-wise statements)
  * and scalars (SCALAR_DEF, also the Index-definitions lines). */
-static hir_stmt *ew_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_value *out, hir_yyltype oloc,
-                         struct hir_ewrhs *r)
+hir_stmt *hirp_ew_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_value *out, hir_yyltype oloc,
+                       struct hir_ewrhs *r)
 {
     int kind = r->kind, op = r->op;
     if (kind < 0) {
@@ -661,16 +581,16 @@ static hir_stmt *ew_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_value *out, hi
         e->nargs = r->n;
         for (int i = 0; i < r->n; i++) {
             if (r->v[i]->kind != HIR_VAL_SCALAR) {
-                semantic_error(ctx, r->l[i], "a scalar definition cannot use a tensor operand");
+                hirp_semantic_error(ctx, r->l[i], "a scalar definition cannot use a tensor operand");
                 return NULL;
             }
             e->args[i] = (hir_scalar *)r->v[i];
         }
-        hir_stmt *s = stmt_new(ctx, HIR_OP_SCALAR_DEF, loc);
+        hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_SCALAR_DEF, loc);
         s->u.sdef.out = (hir_scalar *)out;
         s->out_loc = hir_span_of(LOC(oloc));
         s->u.sdef.def = e;
-        stmt_inputs(ctx, s, r->n, r->v, r->l);
+        hirp_stmt_inputs(ctx, s, r->n, r->v, r->l);
         return s;
     }
     hir_op sop;
@@ -681,46 +601,46 @@ static hir_stmt *ew_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_value *out, hi
     default:
         /* unknown one-argument functions are casts ("__bfloat2float"); others are errors */
         if (r->n != 1) {
-            semantic_error(ctx, loc, "unknown element-wise function '%s' with %d operands", r->fn, r->n);
+            hirp_semantic_error(ctx, loc, "unknown element-wise function '%s' with %d operands", r->fn, r->n);
             return NULL;
         }
         sop = HIR_OP_UNARY;
         op = -1;
         break;
     }
-    hir_stmt *s = stmt_new(ctx, sop, loc);
+    hir_stmt *s = hirp_stmt_new(ctx, sop, loc);
     s->out = (hir_tensor *)out;
     s->out_loc = hir_span_of(LOC(oloc));
     s->u.ew.op = op;
     s->u.ew.infix = r->infix;
     s->u.ew.fn = r->fn ? r->fn : NULL;
-    stmt_inputs(ctx, s, r->n, r->v, r->l);
+    hirp_stmt_inputs(ctx, s, r->n, r->v, r->l);
     return s;
 }
 
 /* The right-hand side of an element-wise statement or a scalar definition: consumed by its
  * statement before another can begin */
-static struct hir_ewrhs *ewrhs_start(hir_parse_ctx *ctx)
+struct hir_ewrhs *hirp_ewrhs_start(hir_parse_ctx *ctx)
 {
     ctx->ewrhs = (struct hir_ewrhs){0};
     return &ctx->ewrhs;
 }
 
 /* The first field ("type=") starts the parse context's fields afresh */
-static struct hir_fields *fields_start(hir_parse_ctx *ctx, hir_yyltype loc)
+struct hir_fields *hirp_fields_start(hir_parse_ctx *ctx, hir_yyltype loc)
 {
     struct hir_fields *f = &ctx->fields;
     *f = (struct hir_fields){.loc = loc};
-    fields_add(ctx, &f, F_TYPE, loc);
+    hirp_fields_add(ctx, &f, F_TYPE, loc);
     return f;
 }
 
-static void fields_add(hir_parse_ctx *ctx, struct hir_fields **fp, int key, hir_yyltype loc)
+void hirp_fields_add(hir_parse_ctx *ctx, struct hir_fields **fp, int key, hir_yyltype loc)
 {
     struct hir_fields *f = *fp;
     for (int i = 0; i < f->n; i++)
         if (f->order[i] == key) {
-            semantic_error(ctx, loc, "field given twice");
+            hirp_semantic_error(ctx, loc, "field given twice");
             return;
         }
     if (f->n < 8)
@@ -733,22 +653,22 @@ static const char *field_name(int k)
     return n[k];
 }
 
-static hir_comm *comm_from_fields(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
-                                  struct hir_fields *f, bool p2p)
+hir_comm *hirp_comm_from_fields(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
+                                struct hir_fields *f, bool p2p)
 {
     static const int p2p_order[] = {F_TYPE, F_BUFFER, F_PEER, F_BACKEND};
     static const int comm_order[] = {F_TYPE, F_TEAM, F_ROOT, F_INPUT, F_OUTPUT, F_BACKEND};
     if (number < 0) {
         /* numbers name expressions; a negative one would also collide with the maps' empty key */
-        semantic_error(ctx, loc, "expression number %lld is negative", (long long)number);
+        hirp_semantic_error(ctx, loc, "expression number %lld is negative", (long long)number);
         return NULL;
     }
     const int *order = p2p ? p2p_order : comm_order;
     int norder = p2p ? 4 : 6;
     /* bounded like the numbers in names (HIR_MAX_NAME_NUMBER; found by fuzzing) */
     if (number >= HIR_MAX_NAME_NUMBER) {
-        semantic_error(ctx, loc, "expression number %lld is too large (at most %lld)",
-                       (long long)number, (long long)(HIR_MAX_NAME_NUMBER - 1));
+        hirp_semantic_error(ctx, loc, "expression number %lld is too large (at most %lld)",
+                            (long long)number, (long long)(HIR_MAX_NAME_NUMBER - 1));
         return NULL;
     }
     /* the written keys must be a subsequence of the canonical order */
@@ -757,8 +677,8 @@ static hir_comm *comm_from_fields(hir_parse_ctx *ctx, hir_yyltype loc, int64_t n
         while (j < norder && order[j] != f->order[i])
             j++;
         if (j == norder) {
-            semantic_error(ctx, f->loc, "%s: unexpected or out-of-order field '%s'",
-                           p2p ? "P2PCommunication" : "Communication", field_name(f->order[i]));
+            hirp_semantic_error(ctx, f->loc, "%s: unexpected or out-of-order field '%s'",
+                                p2p ? "P2PCommunication" : "Communication", field_name(f->order[i]));
             return NULL;
         }
     }
@@ -771,7 +691,7 @@ static hir_comm *comm_from_fields(hir_parse_ctx *ctx, hir_yyltype loc, int64_t n
             if (!strcmp(hir_backend_kind_name((hir_backend_kind)i), f->backend))
                 found = i;
         if (found < 0) {
-            semantic_error(ctx, f->backend_loc, "unknown backend '%s' (expected NCCL, UCC or CUDA)", f->backend);
+            hirp_semantic_error(ctx, f->backend_loc, "unknown backend '%s' (expected NCCL, UCC or CUDA)", f->backend);
             return NULL;
         }
         bk = (hir_backend_kind)found;
@@ -786,11 +706,11 @@ static hir_comm *comm_from_fields(hir_parse_ctx *ctx, hir_yyltype loc, int64_t n
         if (!strcmp(f->type, "send"))
             tmp.is_send = true;
         else if (strcmp(f->type, "recv")) {
-            semantic_error(ctx, f->type_loc, "P2PCommunication type must be send or recv, not '%s'", f->type);
+            hirp_semantic_error(ctx, f->type_loc, "P2PCommunication type must be send or recv, not '%s'", f->type);
             return NULL;
         }
         if (!f->buffer || !f->peer) {
-            semantic_error(ctx, loc, "P2PCommunication needs 'buffer=' and 'peer=' fields");
+            hirp_semantic_error(ctx, loc, "P2PCommunication needs 'buffer=' and 'peer=' fields");
             return NULL;
         }
         tmp.buffer = f->buffer;
@@ -802,20 +722,20 @@ static hir_comm *comm_from_fields(hir_parse_ctx *ctx, hir_yyltype loc, int64_t n
             if (!strcmp(hir_comm_type_name((hir_comm_type)i), f->type))
                 t = i;
         if (t < 0) {
-            semantic_error(ctx, f->type_loc, "unknown communication type '%s'", f->type);
+            hirp_semantic_error(ctx, f->type_loc, "unknown communication type '%s'", f->type);
             return NULL;
         }
         tmp.type = (hir_comm_type)t;
         if (!f->has_team) {
-            semantic_error(ctx, loc, "Communication needs a 'team=' field");
+            hirp_semantic_error(ctx, loc, "Communication needs a 'team=' field");
             return NULL;
         }
         if (f->root && !hir_comm_type_has_root(tmp.type)) {
-            semantic_error(ctx, loc, "%s takes no 'root='", f->type);
+            hirp_semantic_error(ctx, loc, "%s takes no 'root='", f->type);
             return NULL;
         }
         if (!f->root && hir_comm_type_has_root(tmp.type)) {
-            semantic_error(ctx, loc, "%s needs a 'root=' field", f->type);
+            hirp_semantic_error(ctx, loc, "%s needs a 'root=' field", f->type);
             return NULL;
         }
         tmp.team = f->team;
@@ -853,24 +773,24 @@ static hir_comm *comm_from_fields(hir_parse_ctx *ctx, hir_yyltype loc, int64_t n
 /* ---- 2026 statements ---- */
 
 /* ---- statements made by both the token path (parser.y) and the one-token path
- * (fast_build.inc): one function each, so that both make the same thing ---- */
+ * (fast_build.c): one function each, so that both make the same thing ---- */
 
-static hir_stmt *alloc_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out, hir_yyltype oloc,
-                            hir_tensor *buf, hir_yyltype bloc, const char *mem, hir_yyltype mloc,
-                            hir_scalar *size, bool zero_init, bool resets)
+hir_stmt *hirp_alloc_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out, hir_yyltype oloc,
+                          hir_tensor *buf, hir_yyltype bloc, const char *mem, hir_yyltype mloc,
+                          hir_scalar *size, bool zero_init, bool resets)
 {
-    hir_stmt *s = stmt_new(ctx, HIR_OP_ALLOCATE, loc);
+    hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_ALLOCATE, loc);
     s->out = out;
     s->out_loc = hir_span_of(LOC(oloc));
     if (buf != out)
-        semantic_error(ctx, bloc, "ALLOCATE of T%lld names buffer T%lld; they must be the same tensor",
-                       (long long)out->number, (long long)buf->number);
+        hirp_semantic_error(ctx, bloc, "ALLOCATE of T%lld names buffer T%lld; they must be the same tensor",
+                            (long long)out->number, (long long)buf->number);
     int m = -1;
     for (int i = 0; i < HIR_MEM_COUNT; i++)
         if (!strcmp(hir_mem_name((hir_mem)i), mem))
             m = i;
     if (m < 0)
-        semantic_error(ctx, mloc, "unknown mem_type '%s' (expected register, shared, global, tensor or symmetric)", mem);
+        hirp_semantic_error(ctx, mloc, "unknown mem_type '%s' (expected register, shared, global, tensor or symmetric)", mem);
     s->u.alloc.mem = m < 0 ? HIR_MEM_GLOBAL : (hir_mem)m;
     s->u.alloc.size = size;
     s->u.alloc.zero_init = zero_init;
@@ -878,35 +798,35 @@ static hir_stmt *alloc_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out
     return s;
 }
 
-static hir_stmt *alias_select_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
-                                   hir_yyltype oloc, hir_tensor *in, hir_yyltype inloc,
-                                   hir_iterdomain *axis, hir_scalar *index)
+hir_stmt *hirp_alias_select_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out,
+                                 hir_yyltype oloc, hir_tensor *in, hir_yyltype inloc,
+                                 hir_iterdomain *axis, hir_scalar *index)
 {
-    hir_stmt *s = stmt_new(ctx, HIR_OP_ALIAS_SELECT, loc);
+    hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_ALIAS_SELECT, loc);
     s->out = out;
     s->out_loc = hir_span_of(LOC(oloc));
     hir_value *v[1] = {(hir_value *)in};
-    stmt_inputs(ctx, s, 1, v, &inloc);
+    hirp_stmt_inputs(ctx, s, 1, v, &inloc);
     s->u.sel.axis = axis;
     s->u.sel.index = index;
     return s;
 }
 
-static hir_stmt *linear_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out, hir_yyltype oloc,
-                             int n, hir_value **v, hir_yyltype *l)
+hir_stmt *hirp_linear_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out, hir_yyltype oloc,
+                           int n, hir_value **v, hir_yyltype *l)
 {
-    hir_stmt *s = stmt_new(ctx, HIR_OP_LINEAR, loc);
+    hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_LINEAR, loc);
     s->out = out;
     s->out_loc = hir_span_of(LOC(oloc));
-    stmt_inputs(ctx, s, n, v, l);
+    hirp_stmt_inputs(ctx, s, n, v, l);
     return s;
 }
 
-static hir_stmt *p2p_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, hir_yyltype nloc,
-                          struct hir_fields *f)
+hir_stmt *hirp_p2p_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, hir_yyltype nloc,
+                        struct hir_fields *f)
 {
-    hir_stmt *s = stmt_new(ctx, HIR_OP_P2P, loc);
-    s->u.comm = comm_from_fields(ctx, loc, number, f, true);
+    hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_P2P, loc);
+    s->u.comm = hirp_comm_from_fields(ctx, loc, number, f, true);
     if (s->u.comm) {
         if (s->u.comm->stmt) {
             hir_diag_entry *e = hir_diag_emit(ctx->diag, HIR_ERROR, LOC(nloc),
@@ -919,30 +839,30 @@ static hir_stmt *p2p_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, h
     return s;
 }
 
-static hir_stmt *wait_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, hir_form form)
+hir_stmt *hirp_wait_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, hir_form form)
 {
-    hir_stmt *s = stmt_new(ctx, HIR_OP_WAIT, loc);
+    hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_WAIT, loc);
     if (form == HIR_FORM_2026)   /* else the form stmt_new gave it, as before */
         s->form = form;
     s->u.wait.number = number;
     return s;
 }
 
-static hir_stmt *matmul_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out, hir_yyltype oloc,
-                             hir_value **v, hir_yyltype *l)
+hir_stmt *hirp_matmul_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor *out, hir_yyltype oloc,
+                           hir_value **v, hir_yyltype *l)
 {
-    hir_stmt *s = stmt_new(ctx, HIR_OP_MATMUL, loc);
+    hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_MATMUL, loc);
     s->out = out;
     s->out_loc = hir_span_of(LOC(oloc));
-    stmt_inputs(ctx, s, 2, v, l);
+    hirp_stmt_inputs(ctx, s, 2, v, l);
     return s;
 }
 
 /* SetCurrentStream / Synchronize (2025): a literal number names a stream, anything else
  * computes its index */
-static hir_stmt *stream_index_stmt(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc, hir_scalar *index)
+hir_stmt *hirp_stream_index_stmt(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc, hir_scalar *index)
 {
-    hir_stmt *s = stmt_new(ctx, op, loc);
+    hir_stmt *s = hirp_stmt_new(ctx, op, loc);
     if (index->kind == HIR_SC_INT && index->ival >= 0) {
         s->u.stream.number = index->ival;
     } else {
@@ -952,23 +872,23 @@ static hir_stmt *stream_index_stmt(hir_parse_ctx *ctx, hir_op op, hir_yyltype lo
     return s;
 }
 
-static hir_stmt *for_in_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_yyltype kwloc, hir_scalar *index,
-                             hir_yyltype iloc, hir_iterdomain *id, hir_ptrvec body)
+hir_stmt *hirp_for_in_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_yyltype kwloc, hir_scalar *index,
+                           hir_yyltype iloc, hir_iterdomain *id, hir_ptrvec body)
 {
-    hir_stmt *s = stmt_new(ctx, HIR_OP_FOR, loc);
+    hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_FOR, loc);
     s->loc = LOC(kwloc);
     s->u.kfor.index = index;
     s->u.kfor.id = id;
     if (hir_scalar_is_literal(index))
-        semantic_error(ctx, iloc, "loop index must be a named scalar or a symbol, not a literal");
+        hirp_semantic_error(ctx, iloc, "loop index must be a named scalar or a symbol, not a literal");
     s->body.stmts = body;
     return s;
 }
 
-static hir_stmt *if_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_yyltype kwloc, const char *pred_type,
-                         hir_scalar *pred, hir_ptrvec body, hir_ptrvec else_body)
+hir_stmt *hirp_if_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_yyltype kwloc, const char *pred_type,
+                       hir_scalar *pred, hir_ptrvec body, hir_ptrvec else_body)
 {
-    hir_stmt *s = stmt_new(ctx, HIR_OP_IF, loc);
+    hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_IF, loc);
     s->loc = LOC(kwloc);
     s->u.cond.pred_type = pred_type;
     s->u.cond.pred = pred;
@@ -980,10 +900,10 @@ static hir_stmt *if_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_yyltype kwloc,
 /* Get/Set/Synchronize. An address names a stream object: equal text, same object, numbered
  * HIR_STREAM_ADDR_BASE + order of first appearance. In 2025 syntax a bare decimal is an
  * object's number; in 2026 syntax it is an index (docs/language.md). */
-static hir_stmt *stream_stmt(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc, hir_form form,
-                             const char *addr, hir_scalar *index)
+hir_stmt *hirp_stream_stmt(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc, hir_form form,
+                           const char *addr, hir_scalar *index)
 {
-    hir_stmt *s = stmt_new(ctx, op, loc);
+    hir_stmt *s = hirp_stmt_new(ctx, op, loc);
     s->form = form;
     if (addr) {
         int i = 0;
@@ -1000,57 +920,57 @@ static hir_stmt *stream_stmt(hir_parse_ctx *ctx, hir_op op, hir_yyltype loc, hir
     return s;
 }
 
-static bool field_is(hir_parse_ctx *ctx, const char *got, hir_yyltype l, const char *want,
-                     const char *stmt)
+bool hirp_field_is(hir_parse_ctx *ctx, const char *got, hir_yyltype l, const char *want,
+                   const char *stmt)
 {
     if (!strcmp(got, want))
         return true;
-    semantic_error(ctx, l, "%s: expected field '%s=' here, not '%s='", stmt, want, got);
+    hirp_semantic_error(ctx, l, "%s: expected field '%s=' here, not '%s='", stmt, want, got);
     return false;
 }
 
-static bool backend_of(hir_parse_ctx *ctx, const char *name, hir_yyltype l, hir_backend_kind *out)
+bool hirp_backend_of(hir_parse_ctx *ctx, const char *name, hir_yyltype l, hir_backend_kind *out)
 {
     for (int i = 0; i < HIR_BK_COUNT; i++)
         if (!strcmp(hir_backend_kind_name((hir_backend_kind)i), name)) {
             *out = (hir_backend_kind)i;
             return true;
         }
-    semantic_error(ctx, l, "unknown backend '%s' (expected NCCL, UCC or CUDA)", name);
+    hirp_semantic_error(ctx, l, "unknown backend '%s' (expected NCCL, UCC or CUDA)", name);
     *out = HIR_BK_NCCL;
     return false;
 }
 
-static bool expr_number_ok(hir_parse_ctx *ctx, int64_t number, hir_yyltype l)
+bool hirp_expr_number_ok(hir_parse_ctx *ctx, int64_t number, hir_yyltype l)
 {
     if (number < 0) {
-        semantic_error(ctx, l, "expression number %lld is negative", (long long)number);
+        hirp_semantic_error(ctx, l, "expression number %lld is negative", (long long)number);
         return false;
     }
     if (number >= HIR_MAX_NAME_NUMBER) {
-        semantic_error(ctx, l, "expression number %lld is too large (at most %lld)",
-                       (long long)number, (long long)(HIR_MAX_NAME_NUMBER - 1));
+        hirp_semantic_error(ctx, l, "expression number %lld is too large (at most %lld)",
+                            (long long)number, (long long)(HIR_MAX_NAME_NUMBER - 1));
         return false;
     }
     return true;
 }
 
-static hir_stmt *cperm_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, hir_yyltype nloc,
-                            hir_ptrvec *team, const char *k1, hir_yyltype l1, hir_scalar *send,
-                            const char *k2, hir_yyltype l2, hir_scalar *recv, hir_tensor *in,
-                            hir_yyltype inl, hir_tensor *out, hir_yyltype outl, const char *bk,
-                            hir_yyltype bkl)
+hir_stmt *hirp_cperm_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number, hir_yyltype nloc,
+                          hir_ptrvec *team, const char *k1, hir_yyltype l1, hir_scalar *send,
+                          const char *k2, hir_yyltype l2, hir_scalar *recv, hir_tensor *in,
+                          hir_yyltype inl, hir_tensor *out, hir_yyltype outl, const char *bk,
+                          hir_yyltype bkl)
 {
-    hir_stmt *s = stmt_new(ctx, HIR_OP_CPERM, loc);
+    hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_CPERM, loc);
     s->form = HIR_FORM_2026;
-    bool ok = field_is(ctx, k1, l1, "send_peer", "CollectivePermute");
-    ok = field_is(ctx, k2, l2, "recv_peer", "CollectivePermute") && ok;
+    bool ok = hirp_field_is(ctx, k1, l1, "send_peer", "CollectivePermute");
+    ok = hirp_field_is(ctx, k2, l2, "recv_peer", "CollectivePermute") && ok;
     hir_backend_kind b;
-    ok = backend_of(ctx, bk, bkl, &b) && ok;
+    ok = hirp_backend_of(ctx, bk, bkl, &b) && ok;
     hir_value *v[2] = {(hir_value *)in, (hir_value *)out};
     hir_yyltype l[2] = {inl, outl};
-    stmt_inputs(ctx, s, 2, v, l);
-    if (!ok || !expr_number_ok(ctx, number, nloc))
+    hirp_stmt_inputs(ctx, s, 2, v, l);
+    if (!ok || !hirp_expr_number_ok(ctx, number, nloc))
         return s;
     hir_comm *c = hir_comm_get(P, number);
     if (c) {
@@ -1076,7 +996,7 @@ static hir_stmt *cperm_stmt(hir_parse_ctx *ctx, hir_yyltype loc, int64_t number,
     return s;
 }
 
-static struct hir_mnode *mnode_leaf(hir_parse_ctx *ctx, hir_ptrvec *ints)
+struct hir_mnode *hirp_mnode_leaf(hir_parse_ctx *ctx, hir_ptrvec *ints)
 {
     struct hir_mnode *m = hir_arena_alloc(P->arena, sizeof *m);
     m->ndims = 1;
@@ -1086,12 +1006,12 @@ static struct hir_mnode *mnode_leaf(hir_parse_ctx *ctx, hir_ptrvec *ints)
     return m;
 }
 
-static struct hir_mnode *mnode_group(hir_parse_ctx *ctx, hir_yyltype loc, hir_ptrvec *children)
+struct hir_mnode *hirp_mnode_group(hir_parse_ctx *ctx, hir_yyltype loc, hir_ptrvec *children)
 {
     struct hir_mnode *m = hir_arena_alloc(P->arena, sizeof *m);
     struct hir_mnode *first = children->items[0];
     if (first->ndims >= 15) {
-        semantic_error(ctx, loc, "device mesh has too many dimensions");
+        hirp_semantic_error(ctx, loc, "device mesh has too many dimensions");
         m->bad = true;
         return m;
     }
@@ -1103,7 +1023,7 @@ static struct hir_mnode *mnode_group(hir_parse_ctx *ctx, hir_yyltype loc, hir_pt
         if (c->bad || c->ndims != first->ndims ||
             memcmp(c->dims, first->dims, sizeof(int64_t) * first->ndims)) {
             if (!c->bad)
-                semantic_error(ctx, loc, "device mesh is not rectangular: its rows differ in shape");
+                hirp_semantic_error(ctx, loc, "device mesh is not rectangular: its rows differ in shape");
             m->bad = true;
             return m;
         }
@@ -1113,7 +1033,7 @@ static struct hir_mnode *mnode_group(hir_parse_ctx *ctx, hir_yyltype loc, hir_pt
     return m;
 }
 
-static hir_mesh *mesh_from(hir_parse_ctx *ctx, hir_yyltype loc, struct hir_mnode *n)
+hir_mesh *hirp_mesh_from(hir_parse_ctx *ctx, hir_yyltype loc, struct hir_mnode *n)
 {
     if (n->bad)
         return NULL;
@@ -1123,7 +1043,7 @@ static hir_mesh *mesh_from(hir_parse_ctx *ctx, hir_yyltype loc, struct hir_mnode
     for (int i = 0; i < n->vals.n; i++)
         for (int k = 0; k < i; k++)
             if (dev[i] == dev[k]) {
-                semantic_error(ctx, loc, "device %lld appears twice in the mesh", (long long)dev[i]);
+                hirp_semantic_error(ctx, loc, "device %lld appears twice in the mesh", (long long)dev[i]);
                 return NULL;
             }
     return hir_mesh_intern(P, n->ndims, n->dims, dev);

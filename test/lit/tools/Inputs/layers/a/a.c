@@ -1,0 +1,6 @@
+#include "a/a.h"
+
+int a_own(void)
+{
+    return 1;
+}

@@ -1,0 +1,6 @@
+#include "a/a.h"
+
+int a_tested(void)
+{
+    return a_own();
+}
