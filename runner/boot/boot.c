@@ -181,10 +181,10 @@ int hir_mpi_poll(MPI_Request *reqs, const int *peers, int n, double timeout_s,
             int peer = peers ? peers[pending] : -1;
             if (peer >= 0)
                 hir_error_set(e, "%s: peer rank %d did not take part within %.1f s (timeout)",
-                              what, peer, waited);
+                              what, peer, timeout_s);
             else
                 hir_error_set(e, "%s: not all team members took part within %.1f s (timeout)",
-                              what, waited);
+                              what, timeout_s);
             e->peer = peer;
             return -1;
         }
