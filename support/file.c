@@ -97,7 +97,7 @@ int hir_replace_open(hir_replace *r, const char *path, char *err, size_t errlen)
     int have = r->target && stat(r->target, &st) == 0;
     if (!r->target || open_unique(r)) {
         int saved = errno;
-        snprintf(err, errlen, "%s", strerror(saved));
+        snprintf(err, errlen, "%s", saved == ENOMEM ? "out of memory" : strerror(saved));
         hir_replace_abort(r);
         errno = saved;
         return -1;

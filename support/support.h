@@ -35,7 +35,8 @@ typedef struct hir_replace {
     char *tmp;                   /* the temporary file beside it (malloc'd) */
     int fd;                      /* the temporary file, open for writing; -1 once closed */
 } hir_replace;
-/* 0 with r->fd open, or -1 with errno set and why (strerror, or a sentence) in err. */
+/* 0 with r->fd open, or -1 with errno set and why in err (strerror, "out of memory", or a
+ * sentence). */
 int  hir_replace_open(hir_replace *r, const char *path, char *err, size_t errlen);
 /* Closes r->fd unless the caller did (then it sets r->fd = -1) and renames the temporary file
  * over the target. 0, or -1 with why in err; the temporary file is gone either way. */
