@@ -22,6 +22,28 @@ FILE       *hir_fopen_write(const char *path);
 /* strerror(err), with ENXIO said as what it means after hir_fopen_write */
 const char *hir_open_strerror(int err);
 
+/* An output file written whole: the text goes to a temporary file beside the target, which is
+ * renamed over the target at commit, so a failed write leaves the old file as it was. The
+ * target is the path, or where its symbolic links lead (the link stays a link, and the file
+ * it names gets the text; a link whose target does not exist is refused). A target that
+ * exists keeps its mode and its owner and group (fchown, then fchmod, on the temporary file;
+ * when the owner cannot be kept the write is refused); a new one is made with mode 0666 less
+ * the umask, as fopen would, without changing the umask. For regular files: a caller with a
+ * device or a FIFO writes to it directly (hir_fopen_write). */
+typedef struct hir_replace {
+    char *target;                /* the file renamed over at commit (malloc'd) */
+    char *tmp;                   /* the temporary file beside it (malloc'd) */
+    int fd;                      /* the temporary file, open for writing; -1 once closed */
+} hir_replace;
+/* 0 with r->fd open, or -1 with errno set and why in err (strerror, "out of memory", or a
+ * sentence). */
+int  hir_replace_open(hir_replace *r, const char *path, char *err, size_t errlen);
+/* Closes r->fd unless the caller did (then it sets r->fd = -1) and renames the temporary file
+ * over the target. 0, or -1 with why in err; the temporary file is gone either way. */
+int  hir_replace_commit(hir_replace *r, char *err, size_t errlen);
+/* Drops the temporary file; the target is untouched. Safe after a failed open or a commit. */
+void hir_replace_abort(hir_replace *r);
+
 /* ------------------------------------------------------------------ hash.c */
 
 /* FNV-1a over n bytes, continuing from h (start with HIR_FNV1A_INIT). The one byte hash of hir:

@@ -493,8 +493,8 @@ int main(int argc, char **argv)
         hir_diag_fini(&o.tool);
         return 1;   /* out of memory is exit status 1, like every other place it can happen */
     }
-    if (out.tmp)
-        hir_tool_sigbus_unlink(out.tmp);
+    if (out.rep.tmp)
+        hir_tool_sigbus_unlink(out.rep.tmp);
     int failures = o.split ? run_split(&o, &pl, name, in.text, in.len, out.f)
                            : run_log(&o, &pl, name, &in, out.f);
     hir_input_fini(&in);

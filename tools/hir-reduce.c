@@ -59,6 +59,9 @@ typedef struct reducer {
     const char *bound[64];
     char bound_names[64][128];
     int nbound;
+    sigset_t stopset;            /* SIGINT, SIGTERM, SIGHUP: blocked, taken with sigtimedwait */
+    sigset_t oldmask;            /* the mask before, which the command gets back */
+    int stop_signal;             /* the one taken, 0 none */
 } reducer;
 
 /* ------------------------------------------------------------------ parsing candidates */
@@ -137,11 +140,42 @@ static int write_file(const char *path, const char *text, size_t len)
     return (fclose(f) || k != len) ? -1 : 0;
 }
 
-/* Runs the command on `path`: 0 when it exits 0 in time, 1 when it does not, -1 when it cannot
- * be started (msg says why). The command runs in a process group of its own, so a timeout
- * kills everything it started. */
+/* A stop signal (SIGINT, SIGTERM, SIGHUP) that arrived, waiting up to ns nanoseconds for one:
+ * they are blocked from the start (main), so none is lost and none interrupts a step half
+ * done. Records it in r->stop_signal and returns it, or 0. */
+static int take_stop_signal(reducer *r, long ns)
+{
+    struct timespec ts = {0, ns};
+    int sig = sigtimedwait(&r->stopset, NULL, &ts);
+    if (sig > 0)
+        r->stop_signal = sig;
+    return sig > 0 ? sig : 0;
+}
+
+/* Hands the stop signal to the command's process group, gives it 2 s to end, then kills what
+ * is left of the group. */
+static void stop_command(pid_t pid, int sig)
+{
+    kill(-pid, sig);
+    int status;
+    double end = now() + 2;
+    while (waitpid(pid, &status, WNOHANG) == 0 && now() < end) {
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+}
+
+/* Runs the command on `path`: 0 when it exits 0 in time, 1 when it does not, 127 when it exits
+ * 127 (msg says it may not exist), -1 when it cannot be started (msg says why), -2 when a stop
+ * signal came (before or while it ran; it was handed to the command's group). The command
+ * runs in a process group of its own, so a timeout or a stop ends everything it started. */
 static int interesting(reducer *r, char *msg, size_t msglen)
 {
+    if (take_stop_signal(r, 0))
+        return -2;
     r->tests++;
     pid_t pid = fork();
     if (pid < 0) {
@@ -150,6 +184,7 @@ static int interesting(reducer *r, char *msg, size_t msglen)
     }
     if (pid == 0) {
         setpgid(0, 0);
+        sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
         int null = open("/dev/null", O_RDWR);
         if (null >= 0) {
             dup2(null, 0);
@@ -179,8 +214,11 @@ static int interesting(reducer *r, char *msg, size_t msglen)
                         r->cmd[0], r->timeout);
             return 1;
         }
-        struct timespec ts = {0, 5 * 1000 * 1000};
-        nanosleep(&ts, NULL);
+        int sig = take_stop_signal(r, 5 * 1000 * 1000);   /* also the poll's 5 ms sleep */
+        if (sig) {
+            stop_command(pid, sig);
+            return -2;
+        }
     }
     kill(-pid, SIGKILL);   /* whatever it left running in its group */
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
@@ -420,11 +458,14 @@ static int attempt(reducer *r, edit_fn fn, const void *ctx, const char *what)
     }
     char msg[256];
     int rc = interesting(r, msg, sizeof msg);
-    if (rc < 0 || rc == 127) {
-        fprintf(stderr, "hir-reduce: error: %s\n", msg);
+    if (rc < 0) {                /* a stop signal, or no process could be started */
+        if (rc == -1)
+            fprintf(stderr, "hir-reduce: error: %s\n", msg);
         free(cand);
         return -1;
     }
+    if (rc == 127 && r->verbose)  /* after the first run: a failing command is not fatal */
+        fprintf(stderr, "hir-reduce: %s: not interesting\n", msg);
     if (rc) {
         free(cand);
         return 0;
@@ -706,6 +747,8 @@ static int check_start(reducer *r, const char *input)
         return -1;
     }
     int rc = interesting(r, err, sizeof err);
+    if (rc == -2)
+        return -1;
     if (rc < 0 || rc == 127) {
         fprintf(stderr, "hir-reduce: error: %s\n", err);
         return -1;
@@ -737,6 +780,35 @@ static int reduce_rounds(reducer *r)
     }
 }
 
+static const char *signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
+}
+
+/* The reduced program (the best so far when a stop signal or an error ended the rounds) to
+ * -o, and the summary line. 0, or 1 when the output cannot be written. */
+static int finish(reducer *r, const char *output, int before, size_t before_bytes, int failed)
+{
+    char err[512];
+    if (hir_tool_write_output(output, r->cur, r->curlen, err, sizeof err)) {
+        fprintf(stderr, "hir-reduce: error: %s\n", err);
+        return 1;
+    }
+    char why[96] = "";
+    if (r->stop_signal)
+        snprintf(why, sizeof why, " (stopped by %s: the best program so far)",
+                 signal_name(r->stop_signal));
+    else if (failed)
+        snprintf(why, sizeof why, " (stopped by the error above: the best program so far)");
+    else if (r->max_tests && r->tests >= r->max_tests)
+        snprintf(why, sizeof why, " (stopped at --max-tests)");
+    fprintf(stderr, "hir-reduce: %d statements (%zu bytes) -> %d statements (%zu bytes), %lld "
+                    "tests, %lld accepted%s\n",
+            before, before_bytes, current_count(r, measure_stmts), r->curlen, r->tests,
+            r->accepted, why);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     reducer r = {0};
@@ -746,6 +818,13 @@ int main(int argc, char **argv)
     int code = parse_args(argc, argv, &r, &output, &input, &i);
     if (code >= 0)
         return code;
+    /* a stop signal is taken between steps (interesting), handed to the command's process
+     * group, and ends the run with the best program so far written (finish) */
+    sigemptyset(&r.stopset);
+    sigaddset(&r.stopset, SIGINT);
+    sigaddset(&r.stopset, SIGTERM);
+    sigaddset(&r.stopset, SIGHUP);
+    sigprocmask(SIG_BLOCK, &r.stopset, &r.oldmask);
 
     int before;
     if (load_input(&r, input, &before))
@@ -754,20 +833,19 @@ int main(int argc, char **argv)
     if (make_command(&r, argc, argv, i))
         return 1;
 
-    char err[512];
     int status = 1;
-    if (check_start(&r, input) || reduce_rounds(&r))
-        goto out;
-    if (hir_tool_write_output(output, r.cur, r.curlen, err, sizeof err)) {
-        fprintf(stderr, "hir-reduce: error: %s\n", err);
-        goto out;
+    if (check_start(&r, input)) {
+        if (r.stop_signal)
+            fprintf(stderr, "hir-reduce: stopped by %s before %s was shown interesting: "
+                    "nothing written\n", signal_name(r.stop_signal), input);
+    } else {
+        int failed = reduce_rounds(&r);
+        status = finish(&r, output, before, before_bytes, failed);
+        if (!status && failed)
+            status = 1;
     }
-    fprintf(stderr, "hir-reduce: %d statements (%zu bytes) -> %d statements (%zu bytes), %lld "
-                    "tests, %lld accepted%s\n",
-            before, before_bytes, current_count(&r, measure_stmts), r.curlen, r.tests, r.accepted,
-            r.max_tests && r.tests >= r.max_tests ? " (stopped at --max-tests)" : "");
-    status = 0;
-out:
+    if (r.stop_signal)
+        status = 128 + r.stop_signal;
     cleanup(&r);
     free(r.cmd);
     free(r.cur);

@@ -417,6 +417,17 @@ static int finish_args(cli *c)
         return bad("no program given", "");
     if (c->topology && o->device && !hir_registry_find(o->device))
         return bad_device(o->device);
+    /* standard input can be read once, by one rank (job_load refuses it under mpirun too) */
+    bool prog_stdin = o->program && !strcmp(o->program, "-");
+    bool ref_stdin = o->check_ref && !strcmp(o->check_ref, "-");
+    if (prog_stdin && ref_stdin)
+        return bad("the program and --check=- cannot both be read from standard input: give "
+                   "one of them as a file", "");
+    if (c->np > 1 && (prog_stdin || ref_stdin))
+        return bad(prog_stdin ? "-np: the ranks cannot all read the program from standard "
+                   "input ('-'): give it as a file"
+                   : "-np: the ranks cannot all read --check=- from standard input: give the "
+                   "reference as a file", "");
     if ((c->bench || o->bench_json || c->bench_plot || o->graph || o->bench_bare) && !o->bench)
         o->bench = c->iters_given ? o->iters : 50;
     if (o->bench && !c->warmup_given)

@@ -55,37 +55,15 @@ int hir_tool_write_output(const char *path, const char *buf, size_t len, char *e
         }
         return 0;
     }
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
-    if (!tmp) {
-        snprintf(err, errlen, "cannot write '%s': out of memory", path);
-        return -1;
-    }
-    snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-        free(tmp);
-        return -1;
-    }
-    int rc = write_all(fd, buf, len);
-    int saved = errno;
-    if (close(fd) && !rc) {
-        rc = -1;
-        saved = errno;
-    }
-    /* mkstemp makes the file 0600; give it the mode a plain fopen would */
-    mode_t um = umask(0);
-    umask(um);
-    if (!rc && (chmod(tmp, 0666 & ~um) || rename(tmp, path))) {
-        rc = -1;
-        saved = errno;
-    }
-    if (rc) {
-        unlink(tmp);
-        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(saved));
-    }
-    free(tmp);
+    hir_replace rep;
+    char why[256];
+    int rc = hir_replace_open(&rep, path, why, sizeof why) || write_all(rep.fd, buf, len)
+             || hir_replace_commit(&rep, why, sizeof why) ? -1 : 0;
+    if (rc && rep.fd >= 0)          /* the write failed: why is not set yet */
+        snprintf(why, sizeof why, "%s", strerror(errno));
+    hir_replace_abort(&rep);
+    if (rc)
+        snprintf(err, errlen, "cannot write '%s': %s", path, why);
     return rc;
 }
 
@@ -149,7 +127,7 @@ int hir_outfile_open(hir_outfile *o, const char *path)
 {
     o->path = path && strcmp(path, "-") ? path : NULL;
     o->fd = -1;
-    o->tmp = NULL;
+    o->rep = (hir_replace){NULL, NULL, -1};
     o->err = 0;
     o->mem = NULL;
     o->memlen = 0;
@@ -167,21 +145,16 @@ int hir_outfile_open(hir_outfile *o, const char *path)
         }
         close_fd(o);
     } else if (stat(o->path, &st) ? errno == ENOENT : S_ISREG(st.st_mode)) {
-        size_t n = strlen(o->path);
-        o->tmp = malloc(n + 16);
-        if (o->tmp) {
-            snprintf(o->tmp, n + 16, "%s.tmpXXXXXX", o->path);
-            o->fd = mkstemp(o->tmp);
+        char why[256];
+        if (!hir_replace_open(&o->rep, o->path, why, sizeof why)) {
+            o->fd = o->rep.fd;
+            if (!open_stream(o, cookie_write)) {
+                o->mode = OUT_RENAME;
+                return 0;
+            }
         }
-        if (o->fd >= 0 && !open_stream(o, cookie_write)) {
-            o->mode = OUT_RENAME;
-            return 0;
-        }
-        if (o->fd >= 0)
-            unlink(o->tmp);
-        close_fd(o);
-        free(o->tmp);
-        o->tmp = NULL;
+        hir_replace_abort(&o->rep);
+        o->fd = -1;
     }
     /* a device or a FIFO, or no temporary file: in memory, written at commit as before */
     o->mode = OUT_MEM;
@@ -193,12 +166,10 @@ void hir_outfile_abort(hir_outfile *o)
     if (o->f)
         fclose(o->f);
     o->f = NULL;
+    if (o->mode == OUT_RENAME)
+        o->fd = -1;                /* rep's descriptor: closed by hir_replace_abort */
     close_fd(o);
-    if (o->tmp) {
-        unlink(o->tmp);
-        free(o->tmp);
-        o->tmp = NULL;
-    }
+    hir_replace_abort(&o->rep);
     free(o->mem);
     o->mem = NULL;
 }
@@ -243,25 +214,17 @@ int hir_outfile_commit(hir_outfile *o, char *err, size_t errlen)
     o->f = NULL;
     if (!e && o->mode == OUT_SPOOL && (fflush(stdout) || copy_spool(o)))
         e = errno;
+    char why[256] = "";
     if (!e && o->mode == OUT_RENAME) {
-        mode_t um = umask(0);
-        umask(um);
-        if (close(o->fd))
-            e = errno;
         o->fd = -1;
-        /* mkstemp makes the file 0600; give it the mode a plain fopen would */
-        if (!e && (chmod(o->tmp, 0666 & ~um) || rename(o->tmp, o->path)))
+        if (hir_replace_commit(&o->rep, why, sizeof why))
             e = errno;
-        if (!e) {
-            free(o->tmp);
-            o->tmp = NULL;
-        }
     }
     if (e) {
         if (o->mode == OUT_SPOOL)
             snprintf(err, errlen, "writing the output to stdout failed: %s", strerror(e));
         else
-            snprintf(err, errlen, "cannot write '%s': %s", o->path, strerror(e));
+            snprintf(err, errlen, "cannot write '%s': %s", o->path, why[0] ? why : strerror(e));
         rc = -1;
     }
     hir_outfile_abort(o);

@@ -1,11 +1,15 @@
 /* outfile.h — how the tools write their output: every byte checked, and a named regular file
  * is written under a temporary name in its directory and renamed over the target only once
- * complete, so a failed write (full disk, file size limit) leaves nothing half written. */
+ * complete, so a failed write (full disk, file size limit) leaves nothing half written. The
+ * target keeps its mode and owner, and a symbolic link is written through: the file it names
+ * is replaced, the link stays (hir_replace, support.h). */
 #ifndef HIR_TOOLS_OUTFILE_H
 #define HIR_TOOLS_OUTFILE_H
 
 #include <stddef.h>
 #include <stdio.h>
+
+#include "support/support.h"
 
 /* Write buf[0..len) to path (stdout when path is NULL or "-"). 0, or -1 with a message
  * naming the file in err. */
@@ -23,7 +27,7 @@ typedef struct hir_outfile {
     const char *path;            /* NULL or "-": stdout */
     int mode;                    /* OUT_RENAME, OUT_SPOOL, OUT_MEM (outfile.c) */
     int fd;                      /* the temporary file (RENAME, SPOOL) */
-    char *tmp;                   /* its name (RENAME) */
+    hir_replace rep;             /* RENAME: the temporary file and its target (support.h) */
     int err;                     /* first write error (errno), 0 none */
     char *mem;                   /* OUT_MEM's buffer (grown by doubling, never zeroed) */
     size_t memlen, memcap;

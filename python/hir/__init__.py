@@ -10,6 +10,8 @@ line, column, severity, message and the rendered text hir-opt would print; the f
 file/line/column are also attributes of the exception. See docs/api.md.
 """
 import ctypes
+import operator
+import re
 
 import numpy as np
 
@@ -97,6 +99,42 @@ def _s(b):
     return b.decode("utf-8", "replace") if b is not None else None
 
 
+# The runner words some messages for hir-run's command line; the API's caller gave keyword
+# arguments. Each (pattern, replacement) turns a flag into the argument it stands for here.
+_API_TERMS = (
+    (re.compile(r"more than 64 --bind\b"), "more than 64 bindings"),
+    (re.compile(r"--bind ([A-Za-z_][A-Za-z_0-9]*)(?:=(-?[0-9]+))?"),
+     lambda m: "bindings[%r]" % m.group(1) + ("=" + m.group(2) if m.group(2) else "")),
+    (re.compile(r"give --streams=N"), "give num_streams=N"),
+)
+
+
+def _api_terms(text):
+    """A runner message in the terms of this API (bindings=, num_streams=), not hir-run's."""
+    if text is None:
+        return None
+    for pat, sub in _API_TERMS:
+        text = pat.sub(sub, text)
+    return text
+
+
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+_INT_MAX = (1 << 31) - 1
+
+
+def _int_arg(what, value, lo, hi):
+    """value as a Python int in lo..hi, for a C integer: TypeError when it is no integer (3.5
+    would be cut to 3), OverflowError when it does not fit (2**64 + 3 would become 3). what
+    names the argument as the caller wrote it."""
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError("%s must be an integer, not %s" % (what, type(value).__name__)) from None
+    if not lo <= v <= hi:
+        raise OverflowError("%s=%d is out of range: it must be in %d..%d" % (what, v, lo, hi))
+    return v
+
+
 class _Diags:
     """A hirc_diagnostics list for the length of one call."""
 
@@ -118,7 +156,8 @@ class _Diags:
         for i in range(_lib.hirc_diagnostics_count(self.h)):
             if _lib.hirc_diagnostics_get(self.h, i, ctypes.byref(d)) == _capi.OK:
                 out.append(Diagnostic(_SEVERITY.get(d.severity, "error"), _s(d.file), d.line,
-                                      d.column, _s(d.message), _s(d.rendered)))
+                                      d.column, _api_terms(_s(d.message)),
+                                      _api_terms(_s(d.rendered))))
         return out
 
     def check(self, status):
@@ -182,21 +221,35 @@ def _is_torch(x):
 
 
 class Program:
-    """A parsed program. Make one with hir.parse or hir.parse_file."""
+    """A parsed program. Make one with hir.parse or hir.parse_file. release() frees it at once
+    (garbage collection does otherwise); any use after that raises ValueError."""
 
     def __init__(self, handle):
         self._h = handle
 
-    def __del__(self, _destroy=_lib.hirc_program_destroy):
+    def release(self, _destroy=_lib.hirc_program_destroy):
+        """Free the program now. Later calls on it raise ValueError; releasing again does
+        nothing."""
         # the default argument keeps the function reachable during interpreter shutdown
         h, self._h = getattr(self, "_h", None), None
         if h:
             _destroy(h)
 
+    def __del__(self):
+        self.release()
+
+    @property
+    def _handle(self):
+        """The C handle; ValueError once the program has been released."""
+        h = getattr(self, "_h", None)
+        if not h:
+            raise ValueError("hir: this Program has been released")
+        return h
+
     def __str__(self):
         text = ctypes.c_void_p()
         n = ctypes.c_size_t()
-        st = _lib.hirc_print(self._h, ctypes.byref(text), ctypes.byref(n))
+        st = _lib.hirc_print(self._handle, ctypes.byref(text), ctypes.byref(n))
         if st != _capi.OK:
             raise MemoryError("hir: printing failed: " + _s(_lib.hirc_status_string(st)))
         try:
@@ -205,6 +258,8 @@ class Program:
             _lib.hirc_free(text)
 
     def __repr__(self):
+        if not getattr(self, "_h", None):
+            return "<hir.Program (released)>"
         return "<hir.Program %d input(s) -> %d output(s)>" % (len(self.inputs),
                                                              len(self.outputs))
 
@@ -213,24 +268,24 @@ class Program:
         rewritten the original."""
         h = ctypes.c_void_p()
         with _Diags() as d:
-            d.check(_lib.hirc_program_copy(self._h, d.h, ctypes.byref(h)))
+            d.check(_lib.hirc_program_copy(self._handle, d.h, ctypes.byref(h)))
         return Program(h)
 
     def verify(self):
         """Run the verifier; raise VerifyError on errors, return the warnings (a list)."""
         with _Diags() as d:
-            return d.check(_lib.hirc_verify(self._h, d.h))
+            return d.check(_lib.hirc_verify(self._handle, d.h))
 
     def run_pipeline(self, pipeline):
         """Run a pass pipeline on this program in place (see hir.opt)."""
         with _Diags() as d:
-            return d.check(_lib.hirc_run_pipeline(self._h, pipeline.encode(), d.h))
+            return d.check(_lib.hirc_run_pipeline(self._handle, pipeline.encode(), d.h))
 
     def _info(self, fn, n):
         out = []
         v = _capi.ValueInfo()
         for i in range(n):
-            if fn(self._h, i, ctypes.byref(v)) != _capi.OK:
+            if fn(self._handle, i, ctypes.byref(v)) != _capi.OK:
                 raise MemoryError("hir: out of memory")
             out.append(ValueInfo(_s(v.name), bool(v.is_scalar),
                                  _s(_lib.hirc_dtype_name(v.dtype)), v.ndim))
@@ -238,11 +293,11 @@ class Program:
 
     @property
     def inputs(self):
-        return self._info(_lib.hirc_input_info, _lib.hirc_num_inputs(self._h))
+        return self._info(_lib.hirc_input_info, _lib.hirc_num_inputs(self._handle))
 
     @property
     def outputs(self):
-        return self._info(_lib.hirc_output_info, _lib.hirc_num_outputs(self._h))
+        return self._info(_lib.hirc_output_info, _lib.hirc_num_outputs(self._handle))
 
     def run(self, *inputs, bindings=None, num_streams=0):
         """Run the program once on one rank (CPU reference backend) and return its outputs as a
@@ -251,7 +306,14 @@ class Program:
         and shape, and Python ints for scalar inputs. bindings maps free scalars to values
         ({"i0": 1024}); extents spelled as a bare symbol are taken from the inputs' shapes."""
         rt = _libs.runtime
+        h = self._handle
         infos = self.inputs
+        num_streams = _int_arg("num_streams", num_streams, 0, _INT_MAX)
+        binds = list((bindings or {}).items())
+        for name, value in binds:
+            if not isinstance(name, str):
+                raise TypeError("bindings: a name must be a str, not %s" % type(name).__name__)
+            _int_arg("bindings[%r]" % name, value, *_INT64)
         if len(inputs) != len(infos):
             raise TypeError("the program has %d input(s), %d given" % (len(infos), len(inputs)))
         use_torch = any(_is_torch(x) for x in inputs)
@@ -259,7 +321,8 @@ class Program:
         cin = (_capi.Tensor * max(1, len(inputs)))()
         for i, (x, info) in enumerate(zip(inputs, infos)):
             if info.is_scalar:
-                a = np.array([int(x)], dtype=np.int64).reshape(())
+                a = np.array([_int_arg("input %s" % info.name, x, *_INT64)],
+                             dtype=np.int64).reshape(())
                 keep.append(a)
                 cin[i].data = a.ctypes.data
                 cin[i].dtype = _capi.INT64
@@ -294,18 +357,17 @@ class Program:
             for k, e in enumerate(shape):
                 cin[i].shape[k] = e
         opts = _capi.RunOptions()
-        opts.num_streams = int(num_streams)
-        binds = list((bindings or {}).items())
+        opts.num_streams = num_streams
         cb = (_capi.Binding * max(1, len(binds)))()
         for k, (name, value) in enumerate(binds):
             cb[k].name = name.encode()
-            cb[k].value = int(value)
+            cb[k].value = operator.index(value)
         opts.bindings = cb
         opts.nbindings = len(binds)
-        nout = _lib.hirc_num_outputs(self._h)
+        nout = _lib.hirc_num_outputs(h)
         cout = (_capi.Tensor * max(1, nout))()
         with _Diags() as d:
-            d.check(rt.hirc_output_shapes(self._h, cin, len(inputs), cout, nout,
+            d.check(rt.hirc_output_shapes(h, cin, len(inputs), cout, nout,
                                           ctypes.byref(opts), d.h))
         results = []
         for i in range(nout):
@@ -330,7 +392,7 @@ class Program:
                 cout[i].data = r.ctypes.data
             results.append(r)
         with _Diags() as d:
-            d.check(rt.hirc_run(self._h, cin, len(inputs), cout, nout, ctypes.byref(opts), d.h))
+            d.check(rt.hirc_run(h, cin, len(inputs), cout, nout, ctypes.byref(opts), d.h))
         return tuple(results)
 
 

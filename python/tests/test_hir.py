@@ -225,3 +225,54 @@ def test_copy_after_a_pipeline_is_named_so():
     with pytest.raises(hir.MismatchError) as ei:
         q.run(np.zeros((2, 3), np.float32), np.zeros((2, 2), np.float32))
     assert str(ei.value).startswith("mm.hir (after passes): error: input T1")
+
+
+# Issue 31, items 9 and 10: integers are range-checked before ctypes cuts them, a released
+# program raises ValueError everywhere, and errors speak of bindings=, not of hir-run's --bind.
+
+def test_run_integers_are_range_checked():
+    p = hir.parse(COPY_SYMBOLIC)
+    a = np.ones((3, 4), dtype=np.float32)
+    with pytest.raises(OverflowError, match=r"bindings\['i0'\]=18446744073709551619"):
+        p.run(a, bindings={"i0": 2**64 + 3})          # before: taken as 3
+    with pytest.raises(OverflowError, match=r"bindings\['i0'\]=-9223372036854775809"):
+        p.run(a, bindings={"i0": -(2**63) - 1})
+    with pytest.raises(OverflowError, match=r"num_streams=18446744073709551619"):
+        p.run(a, num_streams=2**64 + 3)                # before: 3 streams
+    with pytest.raises(OverflowError, match=r"num_streams=2147483648"):
+        p.run(a, num_streams=2**31)
+    with pytest.raises(OverflowError, match=r"num_streams=-1"):
+        p.run(a, num_streams=-1)
+    with pytest.raises(TypeError, match=r"bindings\['i0'\] must be an integer, not float"):
+        p.run(a, bindings={"i0": 3.5})                 # before: cut to 3
+    with pytest.raises(TypeError, match=r"bindings: a name must be a str, not int"):
+        p.run(a, bindings={0: 3})
+    # the largest values still go through (the run ends in the runner, not in Python)
+    (c,) = p.run(a, num_streams=2**31 - 1)
+    np.testing.assert_array_equal(c, a)
+
+
+def test_released_program_raises_value_error():
+    p = hir.parse(MATMUL)
+    p.release()
+    assert repr(p) == "<hir.Program (released)>"      # before: "0 input(s) -> 0 output(s)"
+    for use in (lambda: str(p), lambda: p.inputs, lambda: p.outputs, lambda: p.copy(),
+                lambda: p.verify(), lambda: p.run_pipeline("stream-parallel"),
+                lambda: hir.opt(p, "stream-parallel"),
+                lambda: p.run(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32))):
+        with pytest.raises(ValueError, match="this Program has been released"):
+            use()                                      # before: MemoryError, TypeError, ...
+    p.release()                                        # a second release does nothing
+
+
+def test_errors_name_keyword_arguments_not_flags():
+    p = hir.parse(COPY_SYMBOLIC)
+    a = np.ones((3, 4), dtype=np.float32)
+    with pytest.raises(hir.RunError) as ei:
+        p.run(a, bindings={"zz": 1})
+    assert "bindings['zz']: the program has no scalar of that name" in str(ei.value)
+    assert "--bind" not in str(ei.value) and "--bind" not in ei.value.message
+    with pytest.raises(hir.RunError) as ei:
+        p.run(a, bindings={"numberOfStreams": 2})
+    assert "bindings['numberOfStreams']: the runner sets it (give num_streams=N)" in str(ei.value)
+    assert "--" not in str(ei.value)

@@ -14,6 +14,7 @@
 
 #include "runner/backend/convert.h"
 #include "runner/data/npy.h"
+#include "support/support.h"
 
 const char *hir_npy_descr(hir_dtype dt, int flags)
 {
@@ -73,22 +74,17 @@ int hir_npy_write(const char *path, const void *data, hir_dtype dt, int ndim,
 
     /* written under a temporary name and renamed when complete: a failed write leaves no
      * partial .npy behind (nor clobbers an older complete one) */
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp)
-        return hir_error_set(e, "%s: out of host memory", path);
-    snprintf(tmp, plen + 16, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
+    hir_replace rep;
+    char why[256];
+    if (hir_replace_open(&rep, path, why, sizeof why))
+        return hir_error_set(e, "%s: %s", path, why);
+    FILE *f = fdopen(rep.fd, "wb");
     if (!f) {
         hir_error_set(e, "%s: %s", path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        free(tmp);
+        hir_replace_abort(&rep);
         return -1;
     }
+    rep.fd = -1;                 /* f's now */
     unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
                               (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
     int ok = fwrite(head, 1, 10, f) == 10 && fwrite(dict, 1, (size_t)len, f) == (size_t)len;
@@ -111,15 +107,9 @@ int hir_npy_write(const char *path, const void *data, hir_dtype dt, int ndim,
         ok = 0;
         saved = errno;
     }
-    mode_t um = umask(0);      /* mkstemp makes 0600; give the mode fopen would */
-    umask(um);
-    if (ok && (chmod(tmp, 0666 & ~um) || rename(tmp, path))) {
-        ok = 0;
-        saved = errno;
-    }
-    if (!ok)
-        unlink(tmp);
-    free(tmp);
+    if (ok && hir_replace_commit(&rep, why, sizeof why))
+        return hir_error_set(e, "%s: write failed: %s", path, why);
+    hir_replace_abort(&rep);
     return ok ? 0 : hir_error_set(e, "%s: write failed: %s", path, strerror(saved));
 }
 

@@ -27,6 +27,23 @@ static int file_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
+/* An extent the user bound (--bind i0=5) that a file's shape gives another value (3): refused,
+ * naming both; the binding never loses silently to the file, nor the file to the binding. */
+static int refuse_bound(const hir_scalar *x, int64_t file_value, int axis,
+                        const hir_run_options *o, const char *nm, const char *path, int rank,
+                        hir_error *e)
+{
+    char spell[64];
+    snprintf(spell, sizeof spell, "%s%" PRId64, x->name, x->number);
+    for (int k = 0; k < o->nbinds; k++)
+        if (!strcmp(o->binds[k].name, spell) && o->binds[k].value != file_value)
+            return hir_error_set(e, "rank %d: input %s: extent %s is bound to %" PRId64 " (--bind "
+                                 "%s=%" PRId64 "), but %s gives %" PRId64 " (axis %d of its "
+                                 "shape)", rank, nm, spell, o->binds[k].value, spell,
+                                 o->binds[k].value, path, file_value, axis);
+    return 0;
+}
+
 /* In DIR mode, extents named by symbols come from the files' shapes. */
 int job_bind_dir_extents(hir_interp *it, hir_program *p, const hir_run_options *o,
                          hir_program *names, int rank, hir_error *e)
@@ -55,8 +72,11 @@ int job_bind_dir_extents(hir_interp *it, hir_program *p, const hir_run_options *
             if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
                 continue;
             if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&
-                !(local && hir_ptype_is_device(id->ptype)))
-                hir_interp_bind_scalar(it, id->extent, h.shape[d], e);
+                !(local && hir_ptype_is_device(id->ptype))) {
+                if (refuse_bound(id->extent, h.shape[d], d, o, nm, path, rank, e) ||
+                    hir_interp_bind_scalar(it, id->extent, h.shape[d], e))
+                    return -1;
+            }
             d++;
         }
     }

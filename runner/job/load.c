@@ -27,6 +27,9 @@ static hir_run_status load_program(const char *path, const char *role, int conta
     char msg[512];
     memset(l, 0, sizeof *l);
     uint64_t hash = 0;
+    if (size > 1 && !strcmp(path, "-"))   /* only one rank has it: the same refusal on all */
+        return job_refuse(e, rank, "the %s is read from standard input ('-'), which only one "
+                          "of the ranks has: give it as a file%s", role, "");
     int rd = hir_input_read(&l->in, path, 0, msg, sizeof msg);
     if (!rd)
         hash = hir_check_text_hash(l->in.text, l->in.len);
