@@ -1,5 +1,7 @@
 /* cpu_internal.h — what the files of the CPU reference backend share: the backend struct,
- * the strided row iterator every kernel is built on, and row load/store through f64/i64. */
+ * the strided row iterator every kernel is built on, and row load/store through f64/i64.
+ * Files call each other in one direction only: cpu_backend.c (the table, create/destroy) calls
+ * the files of the entries, they call cpu_util.c, and nothing calls cpu_backend.c. */
 #ifndef HIR_CPU_INTERNAL_H
 #define HIR_CPU_INTERNAL_H
 
@@ -41,7 +43,8 @@ typedef struct hir_cpu_backend {
 
 static inline hir_cpu_backend *cpu_of(hir_backend *be) { return (hir_cpu_backend *)be; }
 
-/* Visit all elements of an index space `shape` row by row (the innermost axis after
+/* cpu_util.c: the strided machinery.
+ * Visit all elements of an index space `shape` row by row (the innermost axis after
  * merging axes that are contiguous in every view). fn gets one pointer per view at the
  * row start, the row's element stride per view, and the row length; a non-zero return
  * stops the walk and is returned. */
@@ -61,6 +64,24 @@ int cpu_check_view(const hir_view *v, const char *what, hir_error *e);
 
 /* scratch buffer i (0..2) of at least `bytes` */
 void *cpu_scratch(hir_cpu_backend *cb, int i, size_t bytes, hir_error *e);
+
+/* cpu_core.c: memory, streams, events, fill, copy */
+int  cpu_alloc(hir_backend *be, size_t bytes, void **ptr, hir_error *e);
+void cpu_free(hir_backend *be, void *ptr);
+int  cpu_mem_available(hir_backend *be, size_t *bytes, hir_error *e);
+int  cpu_upload(hir_backend *be, void *dst, const void *src, size_t bytes, hir_error *e);
+int  cpu_download(hir_backend *be, void *dst, const void *src, size_t bytes, hir_error *e);
+hir_stream *cpu_stream_main(hir_backend *be);
+int  cpu_stream_get(hir_backend *be, int64_t key, hir_stream **s, hir_error *e);
+int  cpu_stream_wait(hir_backend *be, hir_stream *w, hir_stream *on, hir_error *e);
+int  cpu_event_create(hir_backend *be, hir_event **ev, hir_error *e);
+int  cpu_event_record(hir_backend *be, hir_event *ev, hir_stream *s, hir_error *e);
+int  cpu_event_elapsed_ms(hir_backend *be, hir_event *from, hir_event *to, double *ms,
+                          hir_error *e);
+void cpu_event_destroy(hir_backend *be, hir_event *ev);
+int  cpu_fill(hir_backend *be, hir_stream *s, const hir_view *out, double value, hir_error *e);
+int  cpu_copy(hir_backend *be, hir_stream *s, const hir_view *dst, const hir_view *src,
+              hir_error *e);
 
 /* cpu_lazy.c */
 void cpu_lazy_install(hir_cpu_backend *cb);

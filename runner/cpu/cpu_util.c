@@ -1,15 +1,12 @@
-/* cpu_backend.c — the CPU reference backend: lifecycle, memory, streams as tokens, events on
- * the monotonic clock, and the strided machinery (row walk, row load/store, copy with casts,
- * fill) that the kernels in cpu_elementwise.c / cpu_gemm.c / cpu_comm.c are built on.
- * Everything runs synchronously on the calling thread. */
+/* cpu_util.c — the strided machinery every file of the CPU reference backend is built on: the
+ * row walk, row load/store through f64/i64, view checks, copy with casts, and the GEMM scratch
+ * buffers. It calls no other file of the backend. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "runner/backend/convert.h"
 #include "runner/cpu/cpu_internal.h"
-#include "runner/cpu/cpu.h"
 
 /* ---------------------------------------------------------------- strided machinery */
 
@@ -237,36 +234,6 @@ int cpu_copy_view(const hir_view *dst, const hir_view *src, hir_error *e)
     return cpu_for_rows(dst->ndim, dst->shape, 2, vs, copy_row_cast, &c);
 }
 
-typedef struct fill_ctx {
-    unsigned char bytes[8];
-    size_t es;
-} fill_ctx;
-
-static int fill_row(void *ctx, char **p, const int64_t *st, int64_t n)
-{
-    fill_ctx *f = ctx;
-    for (int64_t i = 0; i < n; i++)
-        memcpy(p[0] + i * st[0] * (int64_t)f->es, f->bytes, f->es);
-    return 0;
-}
-
-static int cpu_fill(hir_backend *be, hir_stream *s, const hir_view *out, double value,
-                    hir_error *e)
-{
-    if (cpu_check_view(out, "fill", e))
-        return -1;
-    fill_ctx f = {{0}, hir_dtype_size(out->dtype)};
-    hir_store_f64(f.bytes, out->dtype, value);   /* convert once, then replicate bytes */
-    const hir_view *vs[1] = {out};
-    return cpu_for_rows(out->ndim, out->shape, 1, vs, fill_row, &f);
-}
-
-static int cpu_copy(hir_backend *be, hir_stream *s, const hir_view *dst, const hir_view *src,
-                    hir_error *e)
-{
-    return cpu_copy_view(dst, src, e);
-}
-
 void *cpu_scratch(hir_cpu_backend *cb, int i, size_t bytes, hir_error *e)
 {
     if (bytes > cb->scratch_cap[i]) {
@@ -279,192 +246,4 @@ void *cpu_scratch(hir_cpu_backend *cb, int i, size_t bytes, hir_error *e)
         cb->scratch_cap[i] = bytes;
     }
     return cb->scratch[i];
-}
-
-/* ---------------------------------------------------------------- memory */
-
-static int cpu_alloc(hir_backend *be, size_t bytes, void **ptr, hir_error *e)
-{
-    /* 64-byte alignment: what a vectorized BLAS likes, and never less than any dtype needs */
-    size_t rounded = (bytes + 63) & ~(size_t)63;
-    void *p = bytes <= SIZE_MAX - 63 ? aligned_alloc(64, rounded ? rounded : 64) : NULL;
-    if (!p)
-        return hir_error_set(e, "out of host memory (cannot allocate %zu bytes)", bytes);
-    *ptr = p;
-    return 0;
-}
-
-static void cpu_free(hir_backend *be, void *ptr) { free(ptr); }
-
-static int cpu_mem_available(hir_backend *be, size_t *bytes, hir_error *e)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (!f)
-        return hir_error_set(e, "/proc/meminfo: cannot open");
-    char line[256];
-    unsigned long long kb = 0;
-    int found = 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
-            found = 1;
-            break;
-        }
-    fclose(f);
-    if (!found)
-        return hir_error_set(e, "/proc/meminfo: no MemAvailable line");
-    *bytes = (size_t)kb * 1024;
-    return 0;
-}
-
-static int cpu_upload(hir_backend *be, void *dst, const void *src, size_t bytes, hir_error *e)
-{
-    memmove(dst, src, bytes);
-    return 0;
-}
-
-static int cpu_download(hir_backend *be, void *dst, const void *src, size_t bytes, hir_error *e)
-{
-    memmove(dst, src, bytes);
-    return 0;
-}
-
-/* ---------------------------------------------------------------- streams and events */
-
-static hir_stream *cpu_stream_main(hir_backend *be) { return &cpu_of(be)->main; }
-
-static int cpu_stream_get(hir_backend *be, int64_t key, hir_stream **s, hir_error *e)
-{
-    hir_cpu_backend *cb = cpu_of(be);
-    if (key < 0)
-        return hir_error_set(e, "stream key %lld is negative", (long long)key);
-    for (int i = 0; i < cb->nstreams; i++)
-        if (cb->streams[i]->key == key) {
-            *s = cb->streams[i];
-            return 0;
-        }
-    if (cb->nstreams == cb->cap_streams) {
-        int cap = cb->cap_streams ? 2 * cb->cap_streams : 8;
-        struct hir_stream **v = realloc(cb->streams, (size_t)cap * sizeof *v);
-        if (!v)
-            return hir_error_set(e, "stream_get: out of memory");
-        cb->streams = v;
-        cb->cap_streams = cap;
-    }
-    struct hir_stream *n = malloc(sizeof *n);
-    if (!n)
-        return hir_error_set(e, "stream_get: out of memory");
-    n->key = key;
-    cb->streams[cb->nstreams++] = n;
-    *s = n;
-    return 0;
-}
-
-/* Work is done when it is issued, so there is never anything to wait for. */
-static int cpu_stream_wait(hir_backend *be, hir_stream *w, hir_stream *on, hir_error *e)
-{
-    return 0;
-}
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cpu_event_create(hir_backend *be, hir_event **ev, hir_error *e)
-{
-    *ev = calloc(1, sizeof **ev);
-    return *ev ? 0 : hir_error_set(e, "event_create: out of memory");
-}
-
-static int cpu_event_record(hir_backend *be, hir_event *ev, hir_stream *s, hir_error *e)
-{
-    ev->t = mono_s();
-    return 0;
-}
-
-static int cpu_event_elapsed_ms(hir_backend *be, hir_event *from, hir_event *to, double *ms,
-                                hir_error *e)
-{
-    *ms = (to->t - from->t) * 1e3;
-    return 0;
-}
-
-static void cpu_event_destroy(hir_backend *be, hir_event *ev) { free(ev); }
-
-/* ---------------------------------------------------------------- lifecycle */
-
-static void cpu_destroy(hir_backend *be)
-{
-    if (!be)
-        return;
-    hir_cpu_backend *cb = cpu_of(be);
-    cpu_comm_destroy(cb);
-    cpu_lazy_destroy(cb);
-    for (int i = 0; i < cb->nstreams; i++)
-        free(cb->streams[i]);
-    free(cb->streams);
-    for (int i = 0; i < 3; i++)
-        free(cb->scratch[i]);
-    free(cb);
-}
-
-static const hir_backend_ops cpu_ops = {
-    .name = "cpu",
-    .caps = HIR_CAP_HOST_MEMORY | HIR_CAP_NCCL,   /* every transport goes over MPI */
-    .destroy = cpu_destroy,
-    .alloc = cpu_alloc,
-    .free = cpu_free,
-    .mem_available = cpu_mem_available,
-    .upload = cpu_upload,
-    .download = cpu_download,
-    .stream_main = cpu_stream_main,
-    .stream_get = cpu_stream_get,
-    .stream_wait = cpu_stream_wait,
-    .synchronize = cpu_synchronize,
-    .event_create = cpu_event_create,
-    .event_record = cpu_event_record,
-    .event_elapsed_ms = cpu_event_elapsed_ms,
-    .event_destroy = cpu_event_destroy,
-    .fill = cpu_fill,
-    .copy = cpu_copy,
-    .gemm = cpu_gemm,
-    .unary = cpu_unary,
-    .binary = cpu_binary,
-    .ternary = cpu_ternary,
-    .reduce = cpu_reduce,
-    .collective = cpu_collective,
-    .group_begin = cpu_group_begin,
-    .group_end = cpu_group_end,
-    .p2p_post = cpu_p2p_post,
-    .share_handles = cpu_share_handles,
-    .wait = cpu_wait,
-    .work_release = cpu_work_release,
-    .moe_dispatch = cpu_moe_dispatch,
-    .moe_combine = cpu_moe_combine,
-    .sdpa = cpu_sdpa,
-    .take_deferred = cpu_take_deferred,
-    .gemm_now = cpu_gemm_now,
-};
-
-int hir_backend_cpu_create(const hir_backend_config *cfg, hir_backend **out, hir_error *e)
-{
-    *out = NULL;
-    hir_cpu_backend *cb = calloc(1, sizeof *cb);
-    if (!cb)
-        return hir_error_set(e, "hir_backend_cpu_create: out of memory");
-    cb->base.ops = &cpu_ops;
-    cb->base.cfg = *cfg;
-    if (cb->base.cfg.size <= 0)
-        cb->base.cfg.size = 1;
-    cb->main.key = -1;
-    if (cb->base.cfg.defer_gemm_flops > 0)
-        cpu_lazy_install(cb);
-    if (cpu_comm_create(cb, e)) {
-        cpu_destroy(&cb->base);
-        return -1;
-    }
-    *out = &cb->base;
-    return 0;
 }

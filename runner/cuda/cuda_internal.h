@@ -225,15 +225,49 @@ int  hir_cu_staged_p2p(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_
                        hir_error *e);
 int  hir_cu_staged_flush(hir_cu_backend *cb, hir_stream *s, hir_error *e);
 
-/* cuda_backend.c */
+/* cuda_util.c: helpers every file calls (it calls no other file) */
 int  hir_cu_event_get(hir_cu_backend *cb, cudaEvent_t *ev, hir_error *e);
 void hir_cu_event_put(hir_cu_backend *cb, cudaEvent_t ev);
 int  hir_cu_work_event(hir_cu_backend *cb, hir_stream *s, hir_work **w, hir_error *e);
 int  hir_cu_view_contiguous(const hir_view *v);
 int64_t hir_cu_numel(const hir_view *v);
+double hir_cu_now_s(void);   /* CLOCK_MONOTONIC seconds */
 
-/* cuda_backend.c: give a stream its workspace (called when the stream is created) */
+/* cuda_stream.c: streams, synchronize, timing events (the table's entries) */
+hir_stream *hir_cu_stream_main(hir_backend *be);
+int  hir_cu_stream_get(hir_backend *be, int64_t key, hir_stream **out, hir_error *e);
+int  hir_cu_stream_wait(hir_backend *be, hir_stream *waiter, hir_stream *on, hir_error *e);
+int  hir_cu_synchronize(hir_backend *be, hir_error *e);
+int  hir_cu_event_create(hir_backend *be, hir_event **ev, hir_error *e);
+int  hir_cu_event_record(hir_backend *be, hir_event *ev, hir_stream *s, hir_error *e);
+int  hir_cu_event_elapsed_ms(hir_backend *be, hir_event *a, hir_event *b, double *ms,
+                             hir_error *e);
+void hir_cu_event_destroy(hir_backend *be, hir_event *ev);
+/* give a stream its workspace (called when the stream is created); release both at the end */
 int  hir_cu_stream_init_ws(hir_cu_backend *cb, hir_stream *s, hir_error *e);
+void hir_cu_stream_fini(hir_cu_backend *cb, hir_stream *s);
+/* Poll stream s until it drains; fails after the configured timeout (counted from t0, seconds of
+ * hir_cu_now_s) with "<what> still busy after …" and marks the backend dead. */
+int  hir_cu_stream_drain(hir_cu_backend *cb, hir_stream *s, const char *what, double t0,
+                         hir_error *e);
+
+/* cuda_core.c: memory, the dispatch of communication by transport, the device */
+int  hir_cu_alloc(hir_backend *be, size_t bytes, void **ptr, hir_error *e);
+void hir_cu_free(hir_backend *be, void *ptr);
+int  hir_cu_mem_available(hir_backend *be, size_t *bytes, hir_error *e);
+int  hir_cu_upload(hir_backend *be, void *dst, const void *src, size_t bytes, hir_error *e);
+int  hir_cu_download(hir_backend *be, void *dst, const void *src, size_t bytes, hir_error *e);
+/* StartCoalescing / EndCoalescing: an NCCL group or a host-staged list, with CUDA-IPC posts */
+int  hir_cu_coalesce_begin(hir_backend *be, hir_error *e);
+int  hir_cu_coalesce_end(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e);
+int  hir_cu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **w,
+                     hir_error *e);
+int  hir_cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **w,
+                       hir_error *e);
+int  hir_cu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_error *e);
+void hir_cu_work_release(hir_backend *be, hir_work *w);
+void hir_cu_work_free(hir_cu_backend *cb, hir_work *w);   /* the same, from inside */
+int  hir_cu_device_info(hir_backend *be, hir_device_info *d, hir_error *e);
 
 /* cuda_gemm.c */
 int  hir_cu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e);
@@ -293,11 +327,6 @@ int  hir_cu_group_end(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e
 int  hir_cu_nccl_p2p(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_work **w,
                      hir_error *e);
 int  hir_cu_nccl_check_async(hir_cu_backend *cb, hir_error *e);
-/* Poll stream s until it drains; fails after the configured timeout (counted from t0, seconds of
- * hir_cu_now_s) with "<what> still busy after …" and marks the backend dead. */
-int    hir_cu_stream_drain(hir_cu_backend *cb, hir_stream *s, const char *what, double t0,
-                           hir_error *e);
-double hir_cu_now_s(void);
 void hir_cu_nccl_destroy(hir_cu_backend *cb);
 /* A variable all-to-all over the job (MoE routing, cuda_moe.c), queued on s in one NCCL group:
  * for each of the nbuf buffers, sc[r] rows of row[b] bytes from sbuf[b] (in rank order) go to
