@@ -24,6 +24,20 @@ static void cpu_destroy(hir_backend *be)
     free(cb);
 }
 
+/* Its optional groups: the deferred GEMMs of randomized checking (cpu_lazy.c; a backend
+ * created without cfg.defer_gemm_flops simply has none to hand over) and the model
+ * statements. No graphs, user kernels, element-wise plans or device profile. */
+static const hir_check_ops cpu_check = {
+    .take_deferred = cpu_take_deferred,
+    .gemm_now = cpu_gemm_now,
+};
+
+static const hir_model_ops cpu_model = {
+    .moe_dispatch = cpu_moe_dispatch,
+    .moe_combine = cpu_moe_combine,
+    .sdpa = cpu_sdpa,
+};
+
 static const hir_backend_ops cpu_ops = {
     .name = "cpu",
     .caps = HIR_CAP_HOST_MEMORY | HIR_CAP_NCCL,   /* every transport goes over MPI */
@@ -55,11 +69,9 @@ static const hir_backend_ops cpu_ops = {
     .share_handles = cpu_share_handles,
     .wait = cpu_wait,
     .work_release = cpu_work_release,
-    .moe_dispatch = cpu_moe_dispatch,
-    .moe_combine = cpu_moe_combine,
-    .sdpa = cpu_sdpa,
-    .take_deferred = cpu_take_deferred,
-    .gemm_now = cpu_gemm_now,
+    .release_peers = cpu_release_peers,
+    .check = &cpu_check,
+    .model = &cpu_model,
 };
 
 int hir_backend_cpu_create(const hir_backend_config *cfg, hir_backend **out, hir_error *e)

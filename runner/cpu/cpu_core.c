@@ -1,6 +1,6 @@
 /* cpu_core.c — the CPU backend's core entries that no other file implements: memory, streams
- * as tokens, events on the monotonic clock, fill and copy. Everything runs synchronously on the
- * calling thread. */
+ * as tokens, events on the monotonic clock, fill and copy, and the (empty) teardown of peers.
+ * Everything runs synchronously on the calling thread. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,3 +151,11 @@ int cpu_event_elapsed_ms(hir_backend *be, hir_event *from, hir_event *to, double
 }
 
 void cpu_event_destroy(hir_backend *be, hir_event *ev) { free(ev); }
+
+/* ---------------------------------------------------------------- teardown */
+
+/* Nothing to release: ranks share no memory, every transfer is a copy over MPI. */
+int cpu_release_peers(hir_backend *be, hir_error *e)
+{
+    return 0;
+}

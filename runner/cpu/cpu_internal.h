@@ -35,6 +35,7 @@ typedef struct hir_cpu_backend {
     /* deferred GEMMs (cpu_lazy.c), when cfg.defer_gemm_flops > 0 */
     const hir_backend_ops *base_ops;          /* the plain table the wrappers call */
     hir_backend_ops lazy_ops;
+    hir_model_ops lazy_model;                 /* its model group, wrapped likewise */
     hir_deferred_gemm *def;
     int ndef, cap_def;
     void **held;                              /* freed by the program, read by a deferred GEMM */
@@ -82,6 +83,7 @@ void cpu_event_destroy(hir_backend *be, hir_event *ev);
 int  cpu_fill(hir_backend *be, hir_stream *s, const hir_view *out, double value, hir_error *e);
 int  cpu_copy(hir_backend *be, hir_stream *s, const hir_view *dst, const hir_view *src,
               hir_error *e);
+int  cpu_release_peers(hir_backend *be, hir_error *e);
 
 /* cpu_lazy.c */
 void cpu_lazy_install(hir_cpu_backend *cb);
@@ -115,7 +117,7 @@ int  cpu_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
                       hir_moe_routed *r, hir_error *e);
 int  cpu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e);
 int  cpu_sdpa(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_error *e);   /* cpu_sdpa.c */
-/* randomized checking (cpu_lazy.c): the table's take_deferred and gemm_now */
+/* randomized checking (cpu_lazy.c): the table's check group */
 int  cpu_take_deferred(hir_backend *be, hir_deferred_gemm **list, int *n, hir_error *e);
 int  cpu_gemm_now(hir_backend *be, const hir_deferred_gemm *d, hir_error *e);
 

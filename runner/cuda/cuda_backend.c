@@ -38,7 +38,7 @@ static void cu_destroy(hir_backend *be)
     free(cb);
 }
 
-/* The extras of this backend as optional entries of its table (runner/backend/backend.h). */
+/* Adapters from the backend's public extras (cuda_backend.h) to the table's signatures. */
 static int cu_load_kernel(hir_backend *be, int group, const char *path, hir_error *e)
 {
     return hir_cuda_load_user_kernel(be, group, path, NULL, e);
@@ -68,6 +68,39 @@ static int cu_stream_capturing(hir_backend *be, hir_stream *s)
     (void)be;
     return hir_cuda_stream_capturing(s);
 }
+
+/* Every optional group of the table (runner/backend/backend.h) but the deferred-GEMM check. */
+static const hir_graph_ops cu_graph = {
+    .begin = hir_cuda_graph_begin,
+    .end = cu_graph_end,
+    .launch = cu_graph_launch,
+    .destroy = cu_graph_destroy,
+    .capturing = cu_stream_capturing,
+    .rearm = hir_cuda_ipc_rearm,
+};
+
+static const hir_kernel_ops cu_kernels = {
+    .load = cu_load_kernel,
+    .launch = hir_cuda_launch_user_kernel,
+};
+
+static const hir_plan_ops cu_plans = {
+    .resolve = hir_cu_ew_resolve,
+    .launch = hir_cu_ew_launch,
+    .free = hir_cu_ew_plan_free,
+};
+
+static const hir_profile_ops cu_profile = {
+    .launch_record = hir_cu_launch_record,
+    .launch_replay = hir_cu_launch_replay,
+    .device_info = hir_cu_device_info,
+};
+
+static const hir_model_ops cu_model = {
+    .moe_dispatch = hir_cu_moe_dispatch,
+    .moe_combine = hir_cu_moe_combine,
+    .sdpa = hir_cu_sdpa,
+};
 
 static const hir_backend_ops cu_ops = {
     .name = "cuda",
@@ -103,23 +136,11 @@ static const hir_backend_ops cu_ops = {
     .wait = hir_cu_wait,
     .work_release = hir_cu_work_release,
     .release_peers = hir_cu_release_peers,
-    .device_info = hir_cu_device_info,
-    .sdpa = hir_cu_sdpa,
-    .moe_dispatch = hir_cu_moe_dispatch,
-    .moe_combine = hir_cu_moe_combine,
-    .load_kernel = cu_load_kernel,
-    .launch_kernel = hir_cuda_launch_user_kernel,
-    .graph_begin = hir_cuda_graph_begin,
-    .graph_end = cu_graph_end,
-    .graph_launch = cu_graph_launch,
-    .graph_destroy = cu_graph_destroy,
-    .stream_capturing = cu_stream_capturing,
-    .graph_rearm = hir_cuda_ipc_rearm,
-    .launch_record = hir_cu_launch_record,
-    .launch_replay = hir_cu_launch_replay,
-    .ew_resolve = hir_cu_ew_resolve,
-    .ew_launch = hir_cu_ew_launch,
-    .ew_plan_free = hir_cu_ew_plan_free,
+    .graph = &cu_graph,
+    .kernels = &cu_kernels,
+    .plans = &cu_plans,
+    .profile = &cu_profile,
+    .model = &cu_model,
 };
 
 static int load_driver(hir_cu_driver *d, hir_error *e)

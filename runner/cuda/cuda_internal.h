@@ -206,7 +206,7 @@ typedef struct hir_cu_backend {
     hir_cu_user_kernel *ukernels;
     int nukernels, cap_ukernels;
 
-    /* launch recording (backend table's launch_record/launch_replay, hir-run --bench-bare) */
+    /* launch recording (the table's profile group, hir-run --bench-bare) */
     int rec_on;
     int rec_bad;                 /* recording failed (out of host memory) */
     int rec_freed;               /* device memory was freed while recording */
@@ -282,7 +282,7 @@ static inline void hir_cu_rec_other(hir_cu_backend *cb) { if (cb->rec_on) cb->re
 int  hir_cu_launch_record(hir_backend *be, int on, hir_error *e);
 int  hir_cu_launch_replay(hir_backend *be, int64_t *launches, int64_t *other, hir_error *e);
 void hir_cu_launch_recs_free(hir_cu_backend *cb);
-/* the backend table's pre-resolved element-wise launches (hir_ew_plan) */
+/* the table's plans group: pre-resolved element-wise launches (hir_ew_plan) */
 int  hir_cu_ew_resolve(hir_backend *be, int nin, int op, const hir_view *out,
                        const hir_operand *const *ins, hir_ew_plan **plan, hir_error *e);
 int  hir_cu_ew_launch(hir_backend *be, hir_stream *s, const hir_ew_plan *plan, hir_error *e);
@@ -351,11 +351,11 @@ int  hir_cu_release_peers(hir_backend *be, hir_error *e);
 int  hir_cu_ipc_forget(hir_cu_backend *cb, void *ptr);   /* 1: exported, hold it */
 void hir_cu_ipc_hold(hir_cu_backend *cb, void *ptr);
 
-/* cuda_sdpa.c: the table's sdpa; the GPU-free check compiles its kernel variants */
+/* cuda_sdpa.c: the model group's sdpa; the GPU-free check compiles its kernel variants */
 int  hir_cu_sdpa(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_error *e);
 int  hir_cu_sdpa_codegen_check(int cc_major, int cc_minor, int *ncompiled, hir_error *e);
 
-/* cuda_moe.c: the table's Dispatch/Combine; the GPU-free check compiles its row kernels */
+/* cuda_moe.c: the model group's Dispatch/Combine; the GPU-free check compiles its row kernels */
 int  hir_cu_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
                          hir_moe_routed *r, hir_error *e);
 int  hir_cu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e);
