@@ -1,7 +1,8 @@
-/* cuda_kernels.c — element-wise and reduction kernels generated at run time: CUDA C source per
+/* cuda_codegen.c — element-wise and reduction kernels generated at run time: CUDA C source per
  * (op, dtypes, ndim), NVRTC to LTO-IR for compute_XY, nvJitLink to a cubin for sm_XY, loaded
- * with cuModuleLoadData and cached in the backend. Plain copies and zero fills use the copy
- * engines (cudaMemcpy*Async / cudaMemsetAsync) instead. */
+ * with cuModuleLoadData and cached in the backend (also for the kernels of cuda_sdpa.c and
+ * cuda_moe.c, by key), and the GPU-free check that compiles a kernel of every op. The launches
+ * are cuda_kernels.c's. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,38 +13,6 @@
 
 #include "dialect/intops.h"
 #include "runner/cuda/cuda_internal.h"
-
-#define EW_BLOCK 256
-
-/* Mirrors the `P` struct of the generated source (passed by value). */
-typedef struct ew_params {
-    int64_t n;
-    void *out;
-    const void *in[3];
-    int64_t shape[HIR_MAX_DIMS];
-    int64_t so[HIR_MAX_DIMS];
-    int64_t si[3][HIR_MAX_DIMS];
-    double sf[3];
-    int64_t sint[3];
-} ew_params;
-
-typedef struct red_params {
-    void *out;
-    const void *in;
-    int64_t nout, nred;
-    int64_t kshape[HIR_MAX_DIMS], kin[HIR_MAX_DIMS], kout[HIR_MAX_DIMS];
-    int64_t rshape[HIR_MAX_DIMS], rin[HIR_MAX_DIMS];
-} red_params;
-
-/* What a generated kernel depends on; its bytes are the cache key. */
-typedef struct ew_spec {
-    int tag;                     /* 1..3: element-wise with that many inputs; 9: reduce */
-    int op;
-    int out;                     /* hir_dtype */
-    int in[3];                   /* hir_dtype, or -1 for a float scalar, -2 for an int scalar */
-    int nd, nr;                  /* element-wise: dims; reduce: kept dims, reduced dims */
-    int arch;
-} ew_spec;
 
 /* ---------------------------------------------------------------- source text */
 
@@ -85,7 +54,7 @@ static const char *PRELUDE =
     "template<class T> HD T imin(T a,T b){return a<b?a:b;}\n"
     "template<class T> HD T frem(T a,T b){T r=fmod(a,b);return (r!=0&&((r<0)!=(b<0)))?r+b:r;}\n";
 
-static const char *storage_type(int dt)
+const char *hir_cu_ew_storage_type(int dt)
 {
     switch (dt) {
     case HIR_DT_FLOAT: return "float";
@@ -110,7 +79,7 @@ static int is_floaty(int dt)
 /* "(CT)<load of element OFF of input I>" */
 static void emit_load(sbuf *b, const char *ct, int dt, const char *ptr, const char *off)
 {
-    const char *st = storage_type(dt);
+    const char *st = hir_cu_ew_storage_type(dt);
     if (dt == HIR_DT_HALF) sb_printf(b, "(%s)h2f(((const %s*)%s)[%s])", ct, st, ptr, off);
     else if (dt == HIR_DT_BFLOAT) sb_printf(b, "(%s)b2f(((const %s*)%s)[%s])", ct, st, ptr, off);
     else if (dt == HIR_DT_BOOL) sb_printf(b, "(%s)(((const %s*)%s)[%s]!=0)", ct, st, ptr, off);
@@ -119,7 +88,7 @@ static void emit_load(sbuf *b, const char *ct, int dt, const char *ptr, const ch
 
 static void emit_store(sbuf *b, int dt, const char *ptr, const char *off, const char *val)
 {
-    const char *st = storage_type(dt);
+    const char *st = hir_cu_ew_storage_type(dt);
     if (dt == HIR_DT_HALF) sb_printf(b, "((%s*)%s)[%s]=f2h((float)(%s));\n", st, ptr, off, val);
     else if (dt == HIR_DT_BFLOAT) sb_printf(b, "((%s*)%s)[%s]=f2b((float)(%s));\n", st, ptr, off, val);
     else if (dt == HIR_DT_BOOL) sb_printf(b, "((%s*)%s)[%s]=(unsigned char)((%s)!=0);\n", st, ptr, off, val);
@@ -249,7 +218,7 @@ const char *hir_cu_ewise_spelling(int nargs, int op, int isint)
 
 /* Compute type of an element-wise op: double if any input is double, float if any input is a
  * floating type (or a float scalar), else 64-bit integer arithmetic. */
-static const char *ew_ctype(const ew_spec *s)
+static const char *ew_ctype(const hir_cu_ew_spec *s)
 {
     int dbl = 0, flt = 0;
     int first = (s->tag == 3 && s->op == HIR_TER_WHERE) ? 1 : 0;   /* condition: no promotion */
@@ -264,7 +233,7 @@ static const char *ew_ctype(const ew_spec *s)
     return dbl ? "double" : flt ? "float" : "long long";
 }
 
-static int gen_ew(const ew_spec *s, sbuf *b, hir_error *e)
+static int gen_ew(const hir_cu_ew_spec *s, sbuf *b, hir_error *e)
 {
     const char *ct = ew_ctype(s);
     int isint = ct[0] == 'l';
@@ -275,7 +244,7 @@ static int gen_ew(const ew_spec *s, sbuf *b, hir_error *e)
     sb_printf(b, "typedef %s CT;\n#define ND %d\n", ct, s->nd);
     sb_printf(b, "struct P{long long n;void*out;const void*in[3];long long shape[8];"
                  "long long so[8];long long si[3][8];double sf[3];long long sint[3];};\n");
-    sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) k(P p){\n", EW_BLOCK);
+    sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) k(P p){\n", HIR_CU_EW_BLOCK);
     sb_printf(b, "for(long long i=blockIdx.x*(long long)blockDim.x+threadIdx.x;i<p.n;"
                  "i+=(long long)gridDim.x*blockDim.x){\n");
     sb_printf(b, "long long r=i,oo=0,o0=0,o1=0,o2=0;\n#pragma unroll\n"
@@ -332,7 +301,7 @@ static const char *red_identity(int op, int isint)
     }
 }
 
-static int gen_reduce(const ew_spec *s, sbuf *b, hir_error *e)
+static int gen_reduce(const hir_cu_ew_spec *s, sbuf *b, hir_error *e)
 {
     int dt = s->in[0];
     const char *ct = dt == HIR_DT_DOUBLE ? "double" : hir_dtype_is_float((hir_dtype)dt) ? "float"
@@ -346,7 +315,7 @@ static int gen_reduce(const ew_spec *s, sbuf *b, hir_error *e)
                  "kin[8],kout[8],rshape[8],rin[8];};\n");
     sb_printf(b, "extern \"C\" __global__ void __launch_bounds__(%d) k(P p){\n"
                  "__shared__ CT sh[32];int lane=threadIdx.x&31,warp=threadIdx.x>>5;\n"
-                 "int nw=(blockDim.x+31)>>5;\n", EW_BLOCK);
+                 "int nw=(blockDim.x+31)>>5;\n", HIR_CU_EW_BLOCK);
     sb_printf(b, "for(long long o=blockIdx.x;o<p.nout;o+=gridDim.x){\n"
                  "long long r=o,ib=0,ob=0;\n#pragma unroll\n"
                  "for(int d=NK-1;d>=0;d--){long long q=r%%p.kshape[d];r/=p.kshape[d];"
@@ -453,7 +422,7 @@ done:
     return rc;
 }
 
-static int kernel_get(hir_cu_backend *cb, ew_spec *spec, CUfunction *fn, hir_error *e)
+int hir_cu_ew_kernel(hir_cu_backend *cb, hir_cu_ew_spec *spec, CUfunction *fn, hir_error *e)
 {
     spec->arch = cb->cc_major * 10 + cb->cc_minor;
     uint64_t h = hir_fnv1a(spec, sizeof *spec, HIR_FNV1A_INIT);
@@ -553,393 +522,6 @@ void hir_cu_kernels_destroy(hir_cu_backend *cb)
     cb->nkernels = 0;
 }
 
-/* ---------------------------------------------------------------- element-wise launch */
-
-static int check_dtype(int dt, hir_error *e)
-{
-    if (!storage_type(dt))
-        return hir_error_set(e, "the CUDA backend has no element-wise kernels for dtype %s",
-                             hir_dtype_name((hir_dtype)dt)), -1;
-    return 0;
-}
-
-/* Drop size-1 dims and merge dims that are contiguous in every view (fewer index divisions,
- * fewer kernel variants). strides[v][d]: v = 0 output, 1.. inputs (NULL = scalar). */
-static int collapse(int nd, const int64_t *shape, int nv, const int64_t *const *strides,
-                    int64_t oshape[], int64_t ostr[][HIR_MAX_DIMS])
-{
-    int m = 0;
-    for (int d = 0; d < nd; d++) {
-        if (shape[d] == 1) continue;
-        if (m > 0) {
-            int ok = 1;
-            for (int v = 0; v < nv; v++)
-                if (strides[v] && ostr[v][m - 1] != strides[v][d] * shape[d]) ok = 0;
-            if (ok) {
-                oshape[m - 1] *= shape[d];
-                for (int v = 0; v < nv; v++) if (strides[v]) ostr[v][m - 1] = strides[v][d];
-                continue;
-            }
-        }
-        oshape[m] = shape[d];
-        for (int v = 0; v < nv; v++) ostr[v][m] = strides[v] ? strides[v][d] : 0;
-        m++;
-    }
-    return m;
-}
-
-/* ---------------------------------------------------------------- launches and their record */
-
-static int record_launch(hir_cu_backend *cb, const hir_cu_launch_rec *r, void **args,
-                         const size_t *sizes, int nargs)
-{
-    size_t bytes = (size_t)nargs * sizeof(void *);
-    for (int i = 0; i < nargs; i++) bytes += (sizes[i] + 15) & ~(size_t)15;
-    void **argv = malloc(bytes ? bytes : 1);
-    hir_error ignore;
-    if (!argv || hir_cu_grow((void **)&cb->recs, &cb->cap_recs, cb->nrecs,
-                             sizeof(hir_cu_launch_rec), &ignore) < 0) {
-        free(argv);
-        return -1;
-    }
-    unsigned char *at = (unsigned char *)(argv + nargs);
-    for (int i = 0; i < nargs; i++) {
-        memcpy(at, args[i], sizes[i]);
-        argv[i] = at;
-        at += (sizes[i] + 15) & ~(size_t)15;
-    }
-    hir_cu_launch_rec *d = &cb->recs[cb->nrecs++];
-    *d = *r;
-    d->argv = argv;
-    return 0;
-}
-
-int hir_cu_launch(hir_cu_backend *cb, CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
-                  unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream st,
-                  void **args, const size_t *sizes, int nargs, hir_error *e)
-{
-    HIR_CK(e, cu, cb->drv.LaunchKernel(fn, gx, gy, gz, bx, by, bz, shmem, st, args, NULL));
-    if (cb->rec_on && !cb->rec_bad) {
-        hir_cu_launch_rec r = {.fn = fn, .grid = {gx, gy, gz}, .block = {bx, by, bz},
-                               .shmem = shmem, .stream = st};
-        if (record_launch(cb, &r, args, sizes, nargs) < 0) cb->rec_bad = 1;
-    }
-    return 0;
-}
-
-void hir_cu_launch_recs_free(hir_cu_backend *cb)
-{
-    for (int i = 0; i < cb->nrecs; i++) free(cb->recs[i].argv);
-    cb->nrecs = 0;
-}
-
-/* on = 1: forget the previous record and record every launch from now on; on = 0: stop. */
-int hir_cu_launch_record(hir_backend *be, int on, hir_error *e)
-{
-    (void)e;
-    hir_cu_backend *cb = hir_cu(be);
-    if (on) {
-        hir_cu_launch_recs_free(cb);
-        cb->rec_bad = cb->rec_freed = 0;
-        cb->rec_other = 0;
-    }
-    cb->rec_on = on;
-    return 0;
-}
-
-/* The bare loop: the recorded launches again, through cuLaunchKernel and nothing else. */
-int hir_cu_launch_replay(hir_backend *be, int64_t *launches, int64_t *other, hir_error *e)
-{
-    hir_cu_backend *cb = hir_cu(be);
-    if (cb->rec_on)
-        return hir_error_set(e, "bare launch replay while still recording"), -1;
-    if (cb->rec_bad)
-        return hir_error_set(e, "bare launch replay: the record is incomplete (out of host "
-                                "memory while recording)"), -1;
-    if (cb->rec_freed)
-        return hir_error_set(e, "bare launch replay: the recorded run freed device memory, so "
-                                "its launches cannot be replayed safely"), -1;
-    const hir_cu_launch_rec *r = cb->recs;
-    __typeof__(&cuLaunchKernel) launch_fn = cb->drv.LaunchKernel;
-    for (int i = 0, n = cb->nrecs; i < n; i++, r++) {
-        int st = launch_fn(r->fn, r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1],
-                           r->block[2], r->shmem, r->stream, r->argv, NULL);
-        HIR_CK_ST(e, cu, "cuLaunchKernel", st);
-    }
-    if (launches) *launches = cb->nrecs;
-    if (other) *other = cb->rec_other;
-    return 0;
-}
-
-static int launch(hir_cu_backend *cb, hir_stream *s, CUfunction fn, unsigned grid,
-                  unsigned block, void *params, size_t psize, hir_error *e)
-{
-    void *args[1] = {params};
-    return hir_cu_launch(cb, fn, grid, 1, 1, block, 1, 1, 0, (CUstream)s->s, args, &psize, 1, e);
-}
-
-static unsigned grid_for(hir_cu_backend *cb, int64_t n, unsigned block)
-{
-    int64_t g = (n + block - 1) / block, cap = (int64_t)cb->sm_count * 32;
-    if (g > cap) g = cap;
-    return (unsigned)(g < 1 ? 1 : g);
-}
-
-/* What an element-wise launch needs, resolved once: the kernel, its packed parameters and the
- * grid (hir_ew_plan of the backend table: the interpreter keeps one per statement). */
-struct hir_ew_plan {
-    CUfunction fn;
-    unsigned grid;
-    int64_t n;                   /* 0: nothing to launch */
-    ew_params p;
-};
-
-static int ew_resolve(hir_cu_backend *cb, int nin, int op, const hir_view *out,
-                      const hir_operand *const *ins, hir_ew_plan *r, hir_error *e)
-{
-    if (check_dtype(out->dtype, e) < 0) return -1;
-    int64_t n = hir_cu_numel(out);
-    r->n = n;
-    if (n == 0) return 0;
-    ew_spec spec;
-    memset(&spec, 0, sizeof spec);
-    spec.tag = nin;
-    spec.op = op;
-    spec.out = out->dtype;
-    ew_params *p = &r->p;
-    memset(p, 0, sizeof *p);
-    const int64_t *strides[4] = {out->stride, NULL, NULL, NULL};
-    for (int i = 0; i < nin; i++) {
-        const hir_operand *o = ins[i];
-        if (o->is_scalar) {
-            spec.in[i] = o->scalar_is_int ? -2 : -1;
-            p->sf[i] = o->f;
-            p->sint[i] = o->i;
-            continue;
-        }
-        if (check_dtype(o->view.dtype, e) < 0) return -1;
-        if (o->view.ndim != out->ndim)
-            return hir_error_set(e, "element-wise operand %d has %d dims, output %d", i,
-                                 o->view.ndim, out->ndim), -1;
-        for (int d = 0; d < out->ndim; d++)
-            if (o->view.shape[d] != out->shape[d] && o->view.stride[d] != 0 &&
-                o->view.shape[d] != 1)
-                return hir_error_set(e, "element-wise operand %d: dim %d is %lld, output %lld",
-                                     i, d, (long long)o->view.shape[d],
-                                     (long long)out->shape[d]), -1;
-        spec.in[i] = o->view.dtype;
-        p->in[i] = o->view.data;
-        strides[i + 1] = o->view.stride;
-    }
-    int64_t str[4][HIR_MAX_DIMS];
-    int nd = collapse(out->ndim, out->shape, nin + 1, strides, p->shape, str);
-    if (nd == 0) {
-        nd = 1;
-        p->shape[0] = 1;
-        for (int v = 0; v < 4; v++) str[v][0] = 0;
-    }
-    spec.nd = nd;
-    for (int d = 0; d < nd; d++) {
-        p->so[d] = str[0][d];
-        for (int i = 0; i < nin; i++) p->si[i][d] = strides[i + 1] ? str[i + 1][d] : 0;
-    }
-    p->n = n;
-    p->out = out->data;
-    r->grid = grid_for(cb, n, EW_BLOCK);
-    return kernel_get(cb, &spec, &r->fn, e);
-}
-
-static int ew_issue(hir_cu_backend *cb, hir_stream *s, const hir_ew_plan *r, hir_error *e)
-{
-    if (r->n == 0) return 0;
-    void *args[1] = {(void *)&r->p};
-    static const size_t psize = sizeof r->p;
-    return hir_cu_launch(cb, r->fn, r->grid, 1, 1, EW_BLOCK, 1, 1, 0, (CUstream)s->s, args,
-                         &psize, 1, e);
-}
-
-static int elementwise(hir_backend *be, hir_stream *s, int nin, int op, const hir_view *out,
-                       const hir_operand *const *ins, hir_error *e)
-{
-    hir_cu_backend *cb = hir_cu(be);
-    hir_ew_plan r;
-    if (ew_resolve(cb, nin, op, out, ins, &r, e) < 0) return -1;
-    return ew_issue(cb, s, &r, e);
-}
-
-int hir_cu_ew_resolve(hir_backend *be, int nin, int op, const hir_view *out,
-                      const hir_operand *const *ins, hir_ew_plan **plan, hir_error *e)
-{
-    *plan = NULL;
-    hir_ew_plan *r = malloc(sizeof *r);
-    if (!r) return hir_error_set(e, "out of host memory"), -1;
-    if (ew_resolve(hir_cu(be), nin, op, out, ins, r, e) < 0) {
-        free(r);
-        return -1;
-    }
-    *plan = r;
-    return 0;
-}
-
-int hir_cu_ew_launch(hir_backend *be, hir_stream *s, const hir_ew_plan *plan, hir_error *e)
-{
-    return ew_issue(hir_cu(be), s, plan, e);
-}
-
-void hir_cu_ew_plan_free(hir_backend *be, hir_ew_plan *plan)
-{
-    (void)be;
-    free(plan);
-}
-
-int hir_cu_unary(hir_backend *be, hir_stream *s, hir_unary_op op, const hir_view *out,
-                 const hir_operand *a, hir_error *e)
-{
-    const hir_operand *ins[1] = {a};
-    return elementwise(be, s, 1, op, out, ins, e);
-}
-
-int hir_cu_binary(hir_backend *be, hir_stream *s, hir_binary_op op, const hir_view *out,
-                  const hir_operand *a, const hir_operand *b, hir_error *e)
-{
-    const hir_operand *ins[2] = {a, b};
-    return elementwise(be, s, 2, op, out, ins, e);
-}
-
-int hir_cu_ternary(hir_backend *be, hir_stream *s, hir_ternary_op op, const hir_view *out,
-                   const hir_operand *a, const hir_operand *b, const hir_operand *c,
-                   hir_error *e)
-{
-    const hir_operand *ins[3] = {a, b, c};
-    return elementwise(be, s, 3, op, out, ins, e);
-}
-
-int hir_cu_fill(hir_backend *be, hir_stream *s, const hir_view *out, double v, hir_error *e)
-{
-    int64_t n = hir_cu_numel(out);
-    if (n == 0) return 0;
-    size_t es = hir_dtype_size(out->dtype);
-    /* zero (any type) and byte-sized values: the memset engine, no kernel */
-    if (hir_cu_view_contiguous(out) && es > 0 &&
-        ((v == 0.0 && !(1.0 / v < 0)) ||
-         (es == 1 && hir_dtype_is_int(out->dtype) && v >= -128 && v <= 255 && v == (int)v) ||
-         (out->dtype == HIR_DT_BOOL))) {
-        int byte = out->dtype == HIR_DT_BOOL ? (v != 0) : (int)v & 0xff;
-        hir_cu_rec_other(hir_cu(be));
-        HIR_CK(e, cuda, cudaMemsetAsync(out->data, byte, (size_t)n * es, s->s));
-        return 0;
-    }
-    hir_operand a;
-    memset(&a, 0, sizeof a);
-    a.is_scalar = 1;
-    a.scalar_is_int = !hir_dtype_is_float(out->dtype);
-    a.f = v;
-    a.i = (int64_t)v;
-    const hir_operand *ins[1] = {&a};
-    return elementwise(be, s, 1, HIR_UN_SET, out, ins, e);
-}
-
-int hir_cu_copy(hir_backend *be, hir_stream *s, const hir_view *dst, const hir_view *src,
-                hir_error *e)
-{
-    if (dst->ndim != src->ndim)
-        return hir_error_set(e, "copy: %d-D into %d-D", src->ndim, dst->ndim), -1;
-    for (int d = 0; d < dst->ndim; d++)
-        if (dst->shape[d] != src->shape[d] && !(src->shape[d] == 1 && src->stride[d] == 0))
-            return hir_error_set(e, "copy: shapes differ at dim %d (%lld vs %lld)", d,
-                                 (long long)dst->shape[d], (long long)src->shape[d]), -1;
-    int64_t n = hir_cu_numel(dst);
-    if (n == 0) return 0;
-    size_t es = hir_dtype_size(dst->dtype);
-    if (dst->dtype == src->dtype && es > 0) {
-        /* same type: use the copy engines when the region is 1-D dense or 2-D pitched */
-        const int64_t *strides[2] = {dst->stride, src->stride};
-        int64_t shp[HIR_MAX_DIMS], str[2][HIR_MAX_DIMS];
-        int nd = collapse(dst->ndim, dst->shape, 2, strides, shp, str);
-        int engine = nd == 0 || (nd == 1 && str[0][0] == 1 && str[1][0] == 1) ||
-                     (nd == 2 && str[0][1] == 1 && str[1][1] == 1 && str[0][0] >= shp[1] &&
-                      str[1][0] >= shp[1]);
-        if (engine) hir_cu_rec_other(hir_cu(be));
-        if (nd == 0) {
-            HIR_CK(e, cuda, cudaMemcpyAsync(dst->data, src->data, es, cudaMemcpyDeviceToDevice,
-                                            s->s));
-            return 0;
-        }
-        if (nd == 1 && str[0][0] == 1 && str[1][0] == 1) {
-            HIR_CK(e, cuda, cudaMemcpyAsync(dst->data, src->data, (size_t)n * es,
-                                            cudaMemcpyDeviceToDevice, s->s));
-            return 0;
-        }
-        if (nd == 2 && str[0][1] == 1 && str[1][1] == 1 && str[0][0] >= shp[1] &&
-            str[1][0] >= shp[1]) {
-            HIR_CK(e, cuda, cudaMemcpy2DAsync(dst->data, (size_t)str[0][0] * es, src->data,
-                                              (size_t)str[1][0] * es, (size_t)shp[1] * es,
-                                              (size_t)shp[0], cudaMemcpyDeviceToDevice, s->s));
-            return 0;
-        }
-    }
-    hir_operand a;
-    memset(&a, 0, sizeof a);
-    a.view = *src;
-    return hir_cu_unary(be, s, HIR_UN_SET, dst, &a, e);
-}
-
-int hir_cu_reduce(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_view *out,
-                  const hir_view *in, uint32_t mask, hir_error *e)
-{
-    hir_cu_backend *cb = hir_cu(be);
-    if (check_dtype(out->dtype, e) < 0 || check_dtype(in->dtype, e) < 0) return -1;
-    if (out->ndim != in->ndim)
-        return hir_error_set(e, "reduce: output has %d dims, input %d", out->ndim, in->ndim),
-               -1;
-    red_params p;
-    memset(&p, 0, sizeof p);
-    ew_spec spec;
-    memset(&spec, 0, sizeof spec);
-    spec.tag = 9;
-    spec.op = op;
-    spec.out = out->dtype;
-    spec.in[0] = in->dtype;
-    int nk = 0, nr = 0;
-    p.nout = 1, p.nred = 1;
-    for (int d = 0; d < in->ndim; d++) {
-        if (in->shape[d] == 1) continue;
-        if (mask & (1u << d)) {
-            if (out->shape[d] != 1)
-                return hir_error_set(e, "reduce: reduced dim %d of the output is %lld, not 1",
-                                     d, (long long)out->shape[d]), -1;
-            p.rshape[nr] = in->shape[d];
-            p.rin[nr++] = in->stride[d];
-            p.nred *= in->shape[d];
-        } else {
-            if (out->shape[d] != in->shape[d])
-                return hir_error_set(e, "reduce: kept dim %d differs (%lld vs %lld)", d,
-                                     (long long)out->shape[d], (long long)in->shape[d]), -1;
-            p.kshape[nk] = in->shape[d];
-            p.kin[nk] = in->stride[d];
-            p.kout[nk++] = out->stride[d];
-            p.nout *= in->shape[d];
-        }
-    }
-    if (p.nred == 0 || p.nout == 0) {
-        if (p.nout == 0) return 0;
-        /* empty reduction: the identity (sum 0, prod 1, max -inf ...) */
-        double id = op == HIR_RED_SUM ? 0.0 : op == HIR_RED_PROD ? 1.0
-                  : (op == HIR_RED_MAX || op == HIR_RED_FMAX) ? -1.0 / 0.0 : 1.0 / 0.0;
-        return hir_cu_fill(be, s, out, id, e);
-    }
-    spec.nd = nk;
-    spec.nr = nr;
-    p.out = out->data;
-    p.in = in->data;
-    CUfunction fn;
-    if (kernel_get(cb, &spec, &fn, e) < 0) return -1;
-    unsigned block = p.nred >= EW_BLOCK ? EW_BLOCK : (unsigned)((p.nred + 31) / 32 * 32);
-    int64_t grid = p.nout, cap = (int64_t)cb->sm_count * 64;
-    if (grid > cap) grid = cap;
-    return launch(cb, s, fn, (unsigned)grid, block, &p, sizeof p, e);
-}
-
 /* ---------------------------------------------------------------- GPU-free check */
 
 static int ops_valid_on_float(int tag, int op)
@@ -969,7 +551,7 @@ int hir_cu_codegen_check(int cc_major, int cc_minor, int *ncompiled, FILE *log, 
                 int dt = di < 3 ? fdts[di] : idts[di - 3];
                 if (di < 3 && tag != 9 && !ops_valid_on_float(tag, op)) continue;
                 if (di == 2 && tag != 9 && op % 3) continue;   /* sample double */
-                ew_spec sp;
+                hir_cu_ew_spec sp;
                 memset(&sp, 0, sizeof sp);
                 sp.tag = tag, sp.op = op, sp.out = dt, sp.nd = 2, sp.nr = 1;
                 sp.in[0] = sp.in[1] = sp.in[2] = dt;
