@@ -113,6 +113,16 @@ int  cpu_share_handles(hir_backend *be, const hir_p2p *list, int n, hir_error *e
 int  cpu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_error *e);
 void cpu_work_release(hir_backend *be, hir_work *w);
 int  cpu_synchronize(hir_backend *be, hir_error *e);
+/* all-to-alls over the job (MoE routing): ranks of the job (1 without MPI); sc[r] rows of
+ * `row` bytes from sbuf (in rank order) to rank r, rc[r] rows from rank r into rbuf (in rank
+ * order); one int64 to and from every rank */
+int  cpu_comm_world_size(hir_backend *be, int *size);
+int  cpu_comm_alltoallv(hir_backend *be, int size, const char *sbuf, const int64_t *sc,
+                        char *rbuf, const int64_t *rc, size_t row, const char *what,
+                        hir_error *e);
+int  cpu_comm_alltoall_i64(hir_backend *be, int size, const int64_t *sc, int64_t *rc,
+                           hir_error *e);
+/* cpu_moe.c: the model group's Dispatch/Combine */
 int  cpu_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
                       hir_moe_routed *r, hir_error *e);
 int  cpu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e);
