@@ -1,39 +1,18 @@
-/* cpu_comm.c — communication of the CPU reference backend over MPI: the collectives of
- * hostir-format.md §2.5 on lazily created per-team communicators, P2P of both transports
- * as matched Isend/Irecv, coalescing groups, and waits that poll with the run's timeout.
- * Buffers that are not contiguous in the transfer dtype are packed at post and unpacked
- * after completion; bf16/f16 reductions travel as f32 and are rounded once at the end. The
- * all-to-alls of MoE routing (cpu_moe.c) run on the same world communicator. */
+/* cpu_comm.c — communication of the CPU reference backend over MPI: the backend's private
+ * world communicator, the work items every post returns (requests, staging buffers, unpacking
+ * after completion), P2P of both transports as matched Isend/Irecv, coalescing groups, and
+ * waits that poll with the run's timeout. Buffers that are not contiguous in the transfer
+ * dtype are packed at post and unpacked after completion; bf16/f16 reductions travel as f32
+ * and are rounded once at the end. The collectives (cpu_collective.c) post through the work
+ * items here; the all-to-alls of MoE routing (cpu_moe.c) run on the same communicator. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/boot/boot_mpi.h"
 #include "runner/backend/convert.h"
-#include "runner/cpu/cpu_internal.h"
+#include "runner/cpu/cpu_comm_internal.h"
 
-/* One tag per transport for P2P traffic on the backend's private world communicator: like
- * NCCL, sends and receives between a pair match in posting order (MPI's non-overtaking rule
- * for one (source, tag, communicator)). The tag says only which transport the program named:
- * a send over CUDA IPC never matches a receive over NCCL (on the GPUs they could not meet
- * either), so a program whose two sides of a pair disagree on the transport hangs here too
- * and fails at the --timeout instead of passing on the CPU. */
-#define HIR_P2P_TAG 0
-#define HIR_SENDRECV_TAG 1
-#define HIR_P2P_IPC_TAG 2           /* backend=CUDA */
-
-struct hir_cpu_comm {
-    int have_mpi;
-    int rank;
-    const hir_boot *boot;           /* the job's topology (NULL: compute only) */
-    double timeout;
-    MPI_Comm world;                 /* private dup of the bootstrap's world */
-    hir_mpi_team_cache teams;
-    /* NaN-aware max/min for f32/f64; MPI_MAX/MPI_MIN leave NaN handling unspecified */
-    MPI_Op op_max, op_min, op_fmax, op_fmin;
-    hir_work *group;                /* open coalescing group, or NULL */
-};
 
 typedef struct unpack_step {
     hir_view dst;
@@ -131,7 +110,7 @@ void cpu_comm_destroy(hir_cpu_backend *cb)
 
 /* ---------------------------------------------------------------- work items */
 
-static hir_work *work_new(const char *what)
+hir_work *cpu_work_new(const char *what)
 {
     hir_work *w = calloc(1, sizeof *w);
     if (w)
@@ -169,7 +148,7 @@ static int grow(void **v, int *cap, int need, size_t elem)
     return 0;
 }
 
-static int work_add_req(hir_work *w, MPI_Request r, int peer, int is_recv, hir_error *e)
+int cpu_work_add_req(hir_work *w, MPI_Request r, int peer, int is_recv, hir_error *e)
 {
     if (w->n == w->cap) {
         int cap = w->cap ? 2 * w->cap : 4;
@@ -210,8 +189,8 @@ static void *work_buf(hir_work *w, size_t bytes, hir_error *e)
 /* A contiguous buffer holding v's elements in dtype xt: v's own memory when it already is
  * one, else a work-owned buffer (filled from v when copy_in). When write_back, the buffer
  * is copied into v once the work completes. */
-static int stage(hir_work *w, const hir_view *v, hir_dtype xt, int copy_in, int write_back,
-                 void **out, hir_error *e)
+int cpu_work_stage(hir_work *w, const hir_view *v, hir_dtype xt, int copy_in, int write_back,
+                   void **out, hir_error *e)
 {
     if (v->dtype == xt && hir_view_is_contiguous(v)) {
         *out = v->data;
@@ -235,13 +214,13 @@ static int stage(hir_work *w, const hir_view *v, hir_dtype xt, int copy_in, int 
 }
 
 /* dst's elements = src's elements in flattened order (shapes may differ, counts may not) */
-static int flat_copy(hir_work *w, const hir_view *dst, const hir_view *src, hir_error *e)
+int cpu_work_flat_copy(hir_work *w, const hir_view *dst, const hir_view *src, hir_error *e)
 {
     if (dst->data == src->data && dst->dtype == src->dtype && hir_view_is_contiguous(dst) &&
         hir_view_is_contiguous(src))
         return 0;
     void *buf;
-    if (stage(w, src, dst->dtype, 1, 0, &buf, e))
+    if (cpu_work_stage(w, src, dst->dtype, 1, 0, &buf, e))
         return -1;
     hir_view bv;
     hir_view_init(&bv, buf, dst->dtype, dst->ndim, dst->shape);
@@ -258,7 +237,7 @@ static int finish(hir_work *w, hir_error *e)
 
 /* ---------------------------------------------------------------- dtype and op mapping */
 
-static MPI_Datatype mpi_type(hir_dtype t)
+MPI_Datatype cpu_mpi_type(hir_dtype t)
 {
     switch (t) {
     case HIR_DT_FLOAT: return MPI_FLOAT;
@@ -275,7 +254,7 @@ static MPI_Datatype mpi_type(hir_dtype t)
     }
 }
 
-static MPI_Op mpi_op(hir_cpu_comm *c, hir_reduce_op op, hir_dtype xt)
+MPI_Op cpu_mpi_op(hir_cpu_comm *c, hir_reduce_op op, hir_dtype xt)
 {
     int fp = xt == HIR_DT_FLOAT || xt == HIR_DT_DOUBLE;
     /* bool follows c10d's NCCL mapping: sum is "any" (max), product is "all" (min) */
@@ -292,329 +271,11 @@ static MPI_Op mpi_op(hir_cpu_comm *c, hir_reduce_op op, hir_dtype xt)
     }
 }
 
-/* ---------------------------------------------------------------- collectives */
-
-static int need(const hir_view *v, const char *what, const char *coll, hir_error *e)
-{
-    if (!v)
-        return hir_error_set(e, "%s: missing %s", coll, what);
-    return cpu_check_view(v, coll, e);
-}
-
-static int count_ok(int64_t n, const char *coll, hir_error *e)
+/* at most one MPI message (the counts are int) */
+int cpu_mpi_count_ok(int64_t n, const char *coll, hir_error *e)
 {
     if (n > 0x7fffffff)
         return hir_error_set(e, "%s: %lld elements exceed one MPI message", coll, (long long)n);
-    return 0;
-}
-
-/* One collective on its way to MPI: what the common checks found (the transfer dtype xt and
- * its MPI type, the op, the team's communicator), and what a kind's handler posts (r, with
- * the MPI status in rc and, for SendRecv, the peer and direction). */
-typedef struct coll_post {
-    hir_work *w;
-    const hir_collective *c;
-    const char *name;
-    const hir_view *in, *out;
-    int ts, me, root, is_root;
-    hir_dtype xt;
-    MPI_Datatype mt;
-    MPI_Op op;
-    MPI_Comm comm;
-    MPI_Request r;
-    int rc, peer, is_recv;
-} coll_post;
-
-static int coll_allgather(coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
-    void *sbuf = NULL, *rbuf = NULL;
-    if (need(in, "input", name, e) || need(out, "output", name, e))
-        return -1;
-    int64_t n = hir_view_numel(in);
-    if (hir_view_numel(out) != n * p->ts)
-        return hir_error_set(e, "%s: output has %lld elements, expected %d x %lld", name,
-                             (long long)hir_view_numel(out), p->ts, (long long)n);
-    if (count_ok(n, name, e) || stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
-        stage(p->w, out, p->xt, 0, 1, &rbuf, e))
-        return -1;
-    p->rc = MPI_Iallgather(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->comm, &p->r);
-    return 0;
-}
-
-static int coll_reducescatter(coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
-    void *sbuf = NULL, *rbuf = NULL;
-    if (need(in, "input", name, e) || need(out, "output", name, e))
-        return -1;
-    int64_t n = hir_view_numel(out);
-    if (hir_view_numel(in) != n * p->ts)
-        return hir_error_set(e, "%s: input has %lld elements, expected %d x %lld", name,
-                             (long long)hir_view_numel(in), p->ts, (long long)n);
-    if (count_ok(n * p->ts, name, e) || stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
-        stage(p->w, out, p->xt, 0, 1, &rbuf, e))
-        return -1;
-    p->rc = MPI_Ireduce_scatter_block(sbuf, rbuf, (int)n, p->mt, p->op, p->comm, &p->r);
-    return 0;
-}
-
-static int coll_allreduce(coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
-    void *rbuf = NULL;
-    if (need(in, "input", name, e) || need(out, "output", name, e))
-        return -1;
-    int64_t n = hir_view_numel(out);
-    if (hir_view_numel(in) != n)
-        return hir_error_set(e, "%s: input has %lld elements, output %lld", name,
-                             (long long)hir_view_numel(in), (long long)n);
-    /* the input travels in the output's staging buffer (copy, then in-place allreduce) */
-    if (count_ok(n, name, e) || stage(p->w, out, p->xt, 0, 1, &rbuf, e))
-        return -1;
-    hir_view bv;
-    hir_view_init(&bv, rbuf, p->xt, out->ndim, out->shape);
-    if (rbuf != in->data && flat_copy(p->w, &bv, in, e))
-        return -1;
-    p->rc = MPI_Iallreduce(MPI_IN_PLACE, rbuf, (int)n, p->mt, p->op, p->comm, &p->r);
-    return 0;
-}
-
-static int coll_broadcast(coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
-    void *rbuf = NULL;
-    const hir_view *buf = out ? out : in;
-    if (p->is_root && need(in, "input on the root", name, e))
-        return -1;
-    if (!p->is_root && need(out, "output", name, e))
-        return -1;
-    int64_t n = hir_view_numel(buf);
-    if (count_ok(n, name, e))
-        return -1;
-    if (p->is_root) {
-        if (out && flat_copy(p->w, out, in, e))
-            return -1;
-        if (stage(p->w, buf, p->xt, 1, 0, &rbuf, e))
-            return -1;
-    } else if (stage(p->w, buf, p->xt, 0, 1, &rbuf, e)) {
-        return -1;
-    }
-    p->rc = MPI_Ibcast(rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
-    return 0;
-}
-
-static int coll_gather(coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
-    int is_root = p->is_root;
-    void *sbuf = NULL, *rbuf = NULL;
-    if (need(in, "input", name, e) || (is_root && need(out, "output on the root", name, e)))
-        return -1;
-    int64_t n = hir_view_numel(in);
-    if (is_root && hir_view_numel(out) != n * p->ts)
-        return hir_error_set(e, "%s: root output has %lld elements, expected %d x %lld",
-                             name, (long long)hir_view_numel(out), p->ts, (long long)n);
-    if (count_ok(n * p->ts, name, e) || stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
-        (is_root && stage(p->w, out, p->xt, 0, 1, &rbuf, e)))
-        return -1;
-    p->rc = MPI_Igather(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
-    return 0;
-}
-
-static int coll_scatter(coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
-    int is_root = p->is_root;
-    void *sbuf = NULL, *rbuf = NULL;
-    if (need(out, "output", name, e) || (is_root && need(in, "input on the root", name, e)))
-        return -1;
-    int64_t n = hir_view_numel(out);
-    if (is_root && hir_view_numel(in) != n * p->ts)
-        return hir_error_set(e, "%s: root input has %lld elements, expected %d x %lld",
-                             name, (long long)hir_view_numel(in), p->ts, (long long)n);
-    if (count_ok(n * p->ts, name, e) || (is_root && stage(p->w, in, p->xt, 1, 0, &sbuf, e)) ||
-        stage(p->w, out, p->xt, 0, 1, &rbuf, e))
-        return -1;
-    p->rc = MPI_Iscatter(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
-    return 0;
-}
-
-static int coll_reduce(coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
-    int is_root = p->is_root;
-    void *sbuf = NULL, *rbuf = NULL;
-    if (need(in, "input", name, e) || (is_root && need(out, "output on the root", name, e)))
-        return -1;
-    int64_t n = hir_view_numel(in);
-    if (is_root && hir_view_numel(out) != n)
-        return hir_error_set(e, "%s: root output has %lld elements, input %lld", name,
-                             (long long)hir_view_numel(out), (long long)n);
-    /* reducing the root's input into its output = copy then reduce in place */
-    if (count_ok(n, name, e) || stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
-        (is_root && stage(p->w, out, p->xt, 0, 1, &rbuf, e)))
-        return -1;
-    if (is_root && sbuf == rbuf)
-        sbuf = MPI_IN_PLACE;
-    p->rc = MPI_Ireduce(sbuf, rbuf, (int)n, p->mt, p->op, p->root, p->comm, &p->r);
-    return 0;
-}
-
-static int coll_sendrecv(coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    int root = p->root;
-    void *sbuf = NULL, *rbuf = NULL;
-    int64_t n;
-    if (p->ts != 2)
-        return hir_error_set(e, "%s: team of %d, expected 1 or 2", name, p->ts);
-    p->peer = p->c->team[1 - root];
-    if (p->is_root) {
-        if (need(p->in, "input on the sender", name, e))
-            return -1;
-        n = hir_view_numel(p->in);
-        if (count_ok(n, name, e) || stage(p->w, p->in, p->xt, 1, 0, &sbuf, e))
-            return -1;
-        p->rc = MPI_Isend(sbuf, (int)n, p->mt, 1 - root, HIR_SENDRECV_TAG, p->comm, &p->r);
-    } else {
-        p->peer = p->c->team[root];
-        p->is_recv = 1;
-        if (need(p->out, "output on the receiver", name, e))
-            return -1;
-        n = hir_view_numel(p->out);
-        if (count_ok(n, name, e) || stage(p->w, p->out, p->xt, 0, 1, &rbuf, e))
-            return -1;
-        p->rc = MPI_Irecv(rbuf, (int)n, p->mt, root, HIR_SENDRECV_TAG, p->comm, &p->r);
-    }
-    return 0;
-}
-
-static int coll_alltoall(coll_post *p, hir_error *e)
-{
-    /* part j of the flat input goes to member j; part i of the output comes from member i */
-    const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
-    int ts = p->ts;
-    void *sbuf = NULL, *rbuf = NULL;
-    if (need(in, "input", name, e) || need(out, "output", name, e))
-        return -1;
-    int64_t n = hir_view_numel(in);
-    if (hir_view_numel(out) != n || n % ts)
-        return hir_error_set(e, "%s: input (%lld elements) and output (%lld) must have equal "
-                             "sizes divisible by the team of %d", name, (long long)n,
-                             (long long)hir_view_numel(out), ts);
-    if (count_ok(n, name, e) || stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
-        stage(p->w, out, p->xt, 0, 1, &rbuf, e))
-        return -1;
-    p->rc = MPI_Ialltoall(sbuf, (int)(n / ts), p->mt, rbuf, (int)(n / ts), p->mt, p->comm,
-                          &p->r);
-    return 0;
-}
-
-/* The handler of each collective kind (dialect/defs/comm.def); a kind without one is refused. */
-typedef int (*coll_fn)(coll_post *p, hir_error *e);
-static const coll_fn coll_handlers[HIR_COMM_COUNT] = {
-    [HIR_COMM_GATHER] = coll_gather,
-    [HIR_COMM_ALLGATHER] = coll_allgather,
-    [HIR_COMM_SCATTER] = coll_scatter,
-    [HIR_COMM_REDUCE] = coll_reduce,
-    [HIR_COMM_ALLREDUCE] = coll_allreduce,
-    [HIR_COMM_REDUCESCATTER] = coll_reducescatter,
-    [HIR_COMM_BROADCAST] = coll_broadcast,
-    [HIR_COMM_SENDRECV] = coll_sendrecv,
-    [HIR_COMM_ALLTOALL] = coll_alltoall,
-};
-
-/* The checks every kind shares: root and team index in the team, a buffer, a dtype MPI can
- * carry (bf16/f16 reductions as f32), a known reduction op. Fills p's common fields. */
-static int coll_check(hir_cpu_comm *cc, const hir_collective *c, coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    int ts = p->ts, me = p->me, root = p->root;
-    int reducing = hir_comm_type_reduces(c->kind);
-    int rooted = hir_comm_type_has_root(c->kind);
-    if (rooted && (root < 0 || root >= ts))
-        return hir_error_set(e, "%s: root index %d outside a team of %d", name, root, ts);
-    if (me < 0 || me >= ts)
-        return hir_error_set(e, "%s: this rank's team index %d outside a team of %d", name, me, ts);
-    const hir_view *any = p->out ? p->out : p->in;
-    if (!any)
-        return hir_error_set(e, "%s: neither input nor output given", name);
-    hir_dtype dt = any->dtype;
-    p->xt = reducing && (dt == HIR_DT_HALF || dt == HIR_DT_BFLOAT) ? HIR_DT_FLOAT : dt;
-    p->mt = mpi_type(p->xt);
-    if (p->mt == MPI_DATATYPE_NULL)
-        return hir_error_set(e, "%s: dtype %s cannot be communicated", name, hir_dtype_name(dt));
-    p->op = reducing ? mpi_op(cc, c->op, p->xt) : MPI_OP_NULL;
-    if (reducing && p->op == MPI_OP_NULL)
-        return hir_error_set(e, "%s: reduction op %d unknown", name, (int)c->op);
-    return 0;
-}
-
-static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *c, hir_error *e)
-{
-    coll_post p = {.w = w, .c = c, .name = hir_comm_type_name(c->kind), .in = c->input,
-                   .out = c->output, .ts = c->team_size, .me = c->my_index,
-                   .root = c->root_index, .r = MPI_REQUEST_NULL, .rc = MPI_SUCCESS, .peer = -1};
-    const char *name = p.name;
-    const hir_view *in = p.in, *out = p.out;
-    int ts = p.ts;
-    p.is_root = p.me == p.root;
-    if (coll_check(cc, c, &p, e))
-        return -1;
-
-    /* a team of one moves nothing: every kind degenerates to output = input */
-    if (ts == 1) {
-        if (in && out)
-            return hir_view_numel(in) == hir_view_numel(out)
-                       ? flat_copy(w, out, in, e)
-                       : hir_error_set(e, "%s: team of one with %lld input and %lld output elements",
-                                       name, (long long)hir_view_numel(in),
-                                       (long long)hir_view_numel(out));
-        return 0;
-    }
-    if (!cc->have_mpi)
-        return hir_error_set(e, "%s: a team of %d needs the MPI bootstrap (no hir_boot given)",
-                             name, ts);
-    if (hir_mpi_team_comm(&cc->teams, cc->world, c->team, ts, cc->timeout, &p.comm, e))
-        return -1;
-    coll_fn post = (unsigned)c->kind < HIR_COMM_COUNT ? coll_handlers[c->kind] : NULL;
-    if (!post)
-        return hir_error_set(e, "collective kind %d unknown", (int)c->kind);
-    if (post(&p, e))
-        return -1;
-    if (p.rc != MPI_SUCCESS)
-        return hir_mpi_error(e, name, p.rc);
-    return work_add_req(w, p.r, p.peer, p.is_recv, e);
-}
-
-int cpu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **wp,
-                   hir_error *e)
-{
-    hir_cpu_comm *cc = cpu_of(be)->comm;
-    *wp = NULL;
-    char what[160];
-    int k = snprintf(what, sizeof what, "%s (%s) over team (", hir_comm_type_name(c->kind),
-                     hir_backend_kind_name(c->transport));
-    for (int i = 0; i < c->team_size && k < (int)sizeof what - 16; i++)
-        k += snprintf(what + k, sizeof what - (size_t)k, "%s%d", i ? "," : "", c->team[i]);
-    snprintf(what + k, sizeof what - (size_t)k, ")");
-    hir_work *w = work_new(what);
-    if (!w)
-        return hir_error_set(e, "%s: out of memory", what);
-    if (post_collective(cc, w, c, e)) {
-        cpu_work_release(be, w);
-        return -1;
-    }
-    *wp = w;
     return 0;
 }
 
@@ -625,7 +286,7 @@ int cpu_group_begin(hir_backend *be, hir_error *e)
     hir_cpu_comm *cc = cpu_of(be)->comm;
     if (cc->group)
         return hir_error_set(e, "StartCoalescing: a coalescing group is already open");
-    cc->group = work_new("coalesced P2P group");
+    cc->group = cpu_work_new("coalesced P2P group");
     return cc->group ? 0 : hir_error_set(e, "StartCoalescing: out of memory");
 }
 
@@ -666,24 +327,24 @@ int cpu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **wp
                              hir_boot_nodes_simulated(cc->boot) ? ", simulated by --simulate-nodes" : "");
     if (cpu_check_view(&p->buf, "P2P buffer", e))
         return -1;
-    MPI_Datatype mt = mpi_type(p->buf.dtype);
+    MPI_Datatype mt = cpu_mpi_type(p->buf.dtype);
     if (mt == MPI_DATATYPE_NULL)
         return hir_error_set(e, "P2P %s: dtype %s cannot be communicated", dir,
                              hir_dtype_name(p->buf.dtype));
     int64_t n = hir_view_numel(&p->buf);
-    if (count_ok(n, "P2P", e))
+    if (cpu_mpi_count_ok(n, "P2P", e))
         return -1;
     hir_work *w = cc->group;
     if (!w) {
         char what[64];
         snprintf(what, sizeof what, "P2P %s %s rank %d", dir, p->is_send ? "to" : "from", p->peer);
-        if (!(w = work_new(what)))
+        if (!(w = cpu_work_new(what)))
             return hir_error_set(e, "P2P %s: out of memory", dir);
     }
     void *buf;
     MPI_Request r;
     int rc;
-    if (stage(w, &p->buf, p->buf.dtype, p->is_send, !p->is_send, &buf, e))
+    if (cpu_work_stage(w, &p->buf, p->buf.dtype, p->is_send, !p->is_send, &buf, e))
         goto fail;
     int tag = p->transport == HIR_BK_CUDA ? HIR_P2P_IPC_TAG : HIR_P2P_TAG;
     rc = p->is_send ? MPI_Isend(buf, (int)n, mt, p->peer, tag, cc->world, &r)
@@ -692,7 +353,7 @@ int cpu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **wp
         hir_mpi_error(e, p->is_send ? "MPI_Isend" : "MPI_Irecv", rc);
         goto fail;
     }
-    if (work_add_req(w, r, p->peer, !p->is_send, e))
+    if (cpu_work_add_req(w, r, p->peer, !p->is_send, e))
         goto fail;
     if (!cc->group)
         *wp = w;

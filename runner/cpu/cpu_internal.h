@@ -101,7 +101,7 @@ int cpu_ternary(hir_backend *be, hir_stream *s, hir_ternary_op op, const hir_vie
 int cpu_reduce(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_view *out,
                const hir_view *in, uint32_t reduce_mask, hir_error *e);
 
-/* cpu_comm.c */
+/* cpu_comm.c (cpu_collective: cpu_collective.c) */
 int  cpu_comm_create(hir_cpu_backend *cb, hir_error *e);
 void cpu_comm_destroy(hir_cpu_backend *cb);
 int  cpu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **w,
