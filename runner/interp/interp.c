@@ -1071,7 +1071,7 @@ static int bind_routed(hir_interp *it, const hir_tensor *t, const rt_moe *m, int
 
 static int exec_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
-    if (!it->be->ops->moe_dispatch)
+    if (!it->be->ops->model)
         return interp_fail(it, e, "the %s backend does not route MoE tokens (Dispatch and Combine "
                            "run on --device=cpu)", it->be->ops->name);
     hir_moe_dispatch d;
@@ -1083,7 +1083,7 @@ static int exec_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
     d.num_experts = s->u.moe->num_experts;
     d.transport = s->u.moe->backend;
     hir_moe_routed r;
-    if (it->be->ops->moe_dispatch(it->be, it->cur, &d, &r, e))
+    if (it->be->ops->model->moe_dispatch(it->be, it->cur, &d, &r, e))
         return backend_fail(it, e);
     const hir_view *vs[6] = {&r.x, &r.topk_idx, &r.topk_weights, &r.src_idx, &r.send_counts,
                              &r.recv_counts};
@@ -1121,7 +1121,7 @@ static int exec_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
 
 static int exec_combine(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
-    if (!it->be->ops->moe_combine)
+    if (!it->be->ops->model)
         return interp_fail(it, e, "the %s backend does not route MoE tokens (Dispatch and Combine "
                            "run on --device=cpu)", it->be->ops->name);
     const hir_stmt *ds = s->u.moe->dispatch;
@@ -1143,7 +1143,7 @@ static int exec_combine(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (!interp_bound(it, s->out, &c.out) &&
         interp_bind_new(it, s->out, 2, shape, &c.out, e))
         return -1;
-    if (it->be->ops->moe_combine(it->be, it->cur, &c, e))
+    if (it->be->ops->model->moe_combine(it->be, it->cur, &c, e))
         return backend_fail(it, e);
     return bind_extents(it, s->out, &c.out, e);
 }
@@ -1225,7 +1225,7 @@ static int exec_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (s->u.kernel.number < 0)
         return interp_fail(it, e, "needs a kernel: this LaunchKernel prints no group index"
                            " (nvFuser's layout of early 2025), so no --kernel GROUP=FILE names it");
-    if (it->be->ops->launch_kernel) {
+    if (it->be->ops->kernels) {
         int ni = s->u.kernel.ninputs, no = s->nin - ni;
         const hir_view *ins[64], *outs[64];
         hir_view vals[128];
@@ -1242,7 +1242,7 @@ static int exec_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
             else
                 outs[i - ni] = &vals[i];
         }
-        if (it->be->ops->launch_kernel(it->be, it->cur, (int)s->u.kernel.number, ins, ni, outs,
+        if (it->be->ops->kernels->launch(it->be, it->cur, (int)s->u.kernel.number, ins, ni, outs,
                                        no, e))
             return backend_fail(it, e);
         return 0;

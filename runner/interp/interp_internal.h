@@ -62,7 +62,7 @@ struct hir_interp {
 };
 
 /* ops_elementwise's record of one element-wise statement resolved by the backend
- * (ops->ew_resolve): the operands and output as they were bound when it was resolved, and the
+ * (ops->plans): the operands and output as they were bound when it was resolved, and the
  * backend's plan. A later execution whose operands and output are bound to exactly these views
  * (and whose integer scalars evaluate to the same values) issues the plan directly. */
 typedef struct rt_ew {

@@ -684,7 +684,7 @@ static int verify_deferred(const hir_run_options *o, hir_interp *it, hir_program
                 /* no one-to-one region: compute it and fetch that output again */
                 free(want->host[i]);
                 want->host[i] = NULL;
-                if (cpu->ops->gemm_now(cpu, d, e) ||
+                if (cpu->ops->check->gemm_now(cpu, d, e) ||
                     cpu->ops->download == NULL ||
                     !(want->host[i] = malloc(hir_view_bytes(&vw) + 1)) ||
                     cpu->ops->download(cpu, want->host[i], vw.data, hir_view_bytes(&vw), e))
@@ -722,7 +722,7 @@ static int take_deferred(hir_backend *cpu, hir_deferred_gemm **defs, int *n, hir
 {
     *defs = NULL;
     *n = 0;
-    return cpu->ops->take_deferred ? cpu->ops->take_deferred(cpu, defs, n, e) : 0;
+    return cpu->ops->check ? cpu->ops->check->take_deferred(cpu, defs, n, e) : 0;
 }
 
 /* This rank's comparison of every output it holds with the reference's (into mine); the first
@@ -1038,14 +1038,14 @@ static int load_kernels(const hir_run_options *o, hir_backend *be, hir_error *e)
         const char *spec = o->kernels[i], *eq = strchr(spec, '=');
         if (!eq || eq == spec)
             return hir_error_set(e, "--kernel %s: expected GROUP=FILE", spec);
-        if (!be->ops->load_kernel) {
+        if (!be->ops->kernels) {
             const hir_backend_entry *k = hir_registry_offering(HIR_OFFER_KERNELS);
             if (k && hir_registry_built(k))
                 return hir_error_set(e, "--kernel needs --device=%s", k->name);
             return hir_error_set(e, "--kernel needs the %s backend, which this build lacks",
                                  k ? k->title : "a kernel-running");
         }
-        if (be->ops->load_kernel(be, atoi(spec), eq + 1, e))
+        if (be->ops->kernels->load(be, atoi(spec), eq + 1, e))
             return -1;
     }
     return 0;
@@ -1093,20 +1093,19 @@ static hir_run_status job_backends(job *j, hir_error *e)
         return st;
     j->located = 1;
     hir_backend_config bc = {.boot = j->boot, .rank = j->rank, .size = j->size,
-                             .local_rank = hir_boot_local_rank(j->boot),
-                             .num_streams = o->num_streams, .timeout = o->timeout,
+                             .device = hir_boot_local_rank(j->boot),
+                             .timeout = o->timeout,
                              .p2p_protocol = o->p2p_protocol,
                              .p2p_host_staged = o->p2p_host_staged};
-    bc.device = bc.local_rank;
     j->refb = hir_registry_reference();
     j->is_cpu = j->dev == j->refb;
-    if (hir_registry_create(j->dev->name, &bc, &j->be, e))
+    if (hir_registry_create(j->dev, &bc, &j->be, e))
         return HIR_RUN_FAILED;
     hir_backend_config rc_cfg = bc;
     rc_cfg.defer_gemm_flops = o->check_mode == HIR_CHECK_FULL ? 0
                               : o->check_mode == HIR_CHECK_RANDOMIZED ? 1 : 1073741824.0;
     if (o->check && (!j->is_cpu || rc_cfg.defer_gemm_flops > 0) &&
-        hir_registry_create(j->refb->name, &rc_cfg, &j->cpu, e))
+        hir_registry_create(j->refb, &rc_cfg, &j->cpu, e))
         return HIR_RUN_FAILED;
     if (!j->cpu)
         j->cpu = j->be;
@@ -1257,7 +1256,7 @@ static hir_run_status job_end(job *j, hir_run_status st, hir_error *e)
     if (j->be)
         inputs_free(&j->in, j->be);
     if (j->it && (st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED) &&
-        j->be->ops->release_peers && j->be->ops->release_peers(j->be, e))
+        j->be->ops->release_peers(j->be, e))
         st = HIR_RUN_FAILED;
     if (j->cpu && j->cpu != j->be)
         j->cpu->ops->destroy(j->cpu);
@@ -1320,14 +1319,14 @@ static int run_graph(void *ctx, int iter, hir_error *e)
     prog_ctx *p = ctx;
     *p->c = p->captured;
     p->c->nstreams = 0;              /* a graph runs from the main stream, which is timed anyway */
-    return p->be->ops->graph_launch(p->be, p->graph, e);
+    return p->be->ops->graph->launch(p->be, p->graph, e);
 }
 
 static int run_bare(void *ctx, int iter, hir_error *e)
 {
     prog_ctx *p = ctx;
     *p->c = p->captured;
-    return p->be->ops->launch_replay(p->be, &p->bare_launches, &p->bare_other, e);
+    return p->be->ops->profile->launch_replay(p->be, &p->bare_launches, &p->bare_other, e);
 }
 
 /* --bench-bare: one eager run with the backend recording its kernel launches, then the loop
@@ -1338,7 +1337,7 @@ static int bench_bare(prog_ctx *p, hir_boot *boot, const hir_bench_opts *eager,
                       hir_bench_result *res, hir_error *e)
 {
     hir_backend *be = p->be;
-    if (!be->ops->launch_record || !be->ops->launch_replay) {
+    if (!be->ops->profile) {
         snprintf(res->bare_why, sizeof res->bare_why, "the %s backend records no launches",
                  be->ops->name);
         return 0;
@@ -1347,14 +1346,14 @@ static int bench_bare(prog_ctx *p, hir_boot *boot, const hir_bench_opts *eager,
     if (eager->prepare && eager->prepare(eager->prepare_ctx, 0, e) < 0) return -1;
     if (boot && hir_boot_barrier(boot, e) < 0) return -1;
     memset(p->c, 0, sizeof *p->c);
-    if (be->ops->launch_record(be, 1, e) < 0) return -1;
+    if (be->ops->profile->launch_record(be, 1, e) < 0) return -1;
     int rc = hir_interp_run(p->it, p->inputs, e);
     hir_error ignore;
-    be->ops->launch_record(be, 0, &ignore);
+    be->ops->profile->launch_record(be, 0, &ignore);
     if (rc < 0 || be->ops->synchronize(be, e) < 0) return -1;
     p->captured = *p->c;
     hir_error pe = {{0}, -1};
-    int ok = be->ops->launch_replay(be, &p->bare_launches, &p->bare_other, &pe) == 0;
+    int ok = be->ops->profile->launch_replay(be, &p->bare_launches, &p->bare_other, &pe) == 0;
     int all = hir_bench_all_ok(boot, ok, e);
     if (all < 0) return -1;
     if (!all) {
@@ -1390,8 +1389,8 @@ static int capture(prog_ctx *p, hir_boot *boot, hir_bench_hook *h, FILE *err, in
     if (boot && hir_boot_barrier(boot, e) < 0) return -1;
     hir_error ce = {{0}, -1};
     int ok = 0;
-    if (be->ops->graph_begin) {
-        ok = be->ops->graph_begin(be, &ce) == 0;
+    if (be->ops->graph) {
+        ok = be->ops->graph->begin(be, &ce) == 0;
     } else {
         const hir_backend_entry *g = hir_registry_offering(HIR_OFFER_GRAPHS);
         if (g)
@@ -1415,14 +1414,14 @@ static int capture(prog_ctx *p, hir_boot *boot, hir_bench_hook *h, FILE *err, in
                                "stream, so a capture would miss it", line);
             rc = -1;
         }
-        ok = be->ops->graph_end(be, rc == 0, &p->graph, rc == 0 ? &ce : &(hir_error){{0}, -1})
+        ok = be->ops->graph->end(be, rc == 0, &p->graph, rc == 0 ? &ce : &(hir_error){{0}, -1})
              == 0;
         p->captured = *p->c;
     }
     int all = hir_bench_all_ok(boot, ok, e);
     if (all < 0) return -1;
     if (!all) {
-        if (p->graph) be->ops->graph_destroy(be, p->graph);
+        if (p->graph) be->ops->graph->destroy(be, p->graph);
         p->graph = NULL;
         if (!ok) fprintf(err, "rank %d: --graph: not captured (%s); timing eager runs\n", rank,
                          ce.msg[0] ? ce.msg : "a run failed during capture");
@@ -1450,7 +1449,7 @@ static int prepare_run(void *ctx, int iter, hir_error *e)
     if (p->user && p->user(p->user_ctx, iter, e) < 0) return -1;
     if (p->graph) {
         if (p->boot && hir_boot_barrier(p->boot, e) < 0) return -1;
-        if (p->be->ops->graph_rearm && p->be->ops->graph_rearm(p->be, e) < 0) return -1;
+        if (p->be->ops->graph && p->be->ops->graph->rearm(p->be, e) < 0) return -1;
     }
     return 0;
 }
@@ -1531,6 +1530,6 @@ out:
     hir_interp_remove_hook(it, &bh);
     hook.trace = NULL;
     hir_trace_destroy(trace);
-    if (p.graph) be->ops->graph_destroy(be, p.graph);
+    if (p.graph) be->ops->graph->destroy(be, p.graph);
     return rc;
 }
