@@ -242,7 +242,6 @@ static hirc_status make_runner(run_ctx *c, int num_streams)
     bc.boot = NULL;                 /* one rank: no MPI */
     bc.rank = 0;
     bc.size = 1;
-    bc.num_streams = num_streams;
     bc.timeout = 300;
     if (hir_backend_cpu_create(&bc, &c->be, &e))
         return fail_e(c, HIRC_ERR_RUN, &e);

@@ -2,7 +2,8 @@
  * backend implements, with the views and dtype conversions it works on (types.h, convert.h).
  * It owns the table's shape, not any backend: the CPU backend (runner/cpu/, always built, the
  * reference) and the CUDA backend (runner/cuda/, when CMake finds the toolkit) fill it, the
- * registry (runner/registry/) creates them by name, and the interpreter walks the IR calling
+ * registry (runner/registry/) lists them and creates one from its entry, and the interpreter
+ * walks the IR calling
  * only these entries. It may use support/ and the dialect's tables (dtypes, element-wise ops,
  * collective kinds); nothing here includes CUDA, NCCL or MPI headers. */
 #ifndef HIR_BACKEND_H
@@ -30,9 +31,9 @@ typedef enum hir_p2p_protocol { HIR_P2P_GET = 0, HIR_P2P_PUT = 1 } hir_p2p_proto
 
 typedef struct hir_backend_config {
     hir_boot *boot;
-    int rank, size, local_rank;
-    int device;                 /* GPU index (local_rank % visible GPUs), ignored on CPU */
-    int num_streams;            /* value of numberOfStreams */
+    int rank, size;
+    int device;                 /* GPU index (the node-local rank % visible GPUs; the CUDA
+                                   backend takes it modulo the GPUs it sees), ignored on CPU */
     double timeout;             /* seconds a wait on a peer may take before it fails */
     hir_p2p_protocol p2p_protocol;
     /* CPU backend only: GEMMs of at least this many FLOP (2·M·N·K) are not computed but
@@ -139,18 +140,97 @@ typedef struct hir_device_info {
     double peak_tflops_16, peak_tflops_32, peak_tflops_64;
 } hir_device_info;
 
-/* Capabilities of a backend (hir_backend_ops.caps), so callers ask the table, not the name. */
+/* What a backend is, beyond what its groups say (hir_backend_ops.caps): properties of the
+ * device or transport that no entry expresses. Whether a backend can capture graphs, run user
+ * kernels, defer GEMMs and so on is not a cap: its group pointer is NULL when it cannot. */
 enum {
     HIR_CAP_HOST_MEMORY = 1u << 0,   /* its buffers are host memory (limits count them per node) */
     HIR_CAP_NCCL = 1u << 1,          /* it runs communication whose transport is NCCL */
 };
 
-/* A captured run of a program that the backend can replay (graph_* below). */
+/* A captured run of a program that the backend can replay (hir_graph_ops below). */
 typedef struct hir_graph hir_graph;
 typedef struct hir_ew_plan hir_ew_plan;   /* a pre-resolved element-wise launch (backend's) */
 
 struct hir_deferred_gemm;
 
+/* The optional groups. A backend offers a group whole or not at all: its pointer in the table
+ * is NULL when it does not, and every entry of a group it offers is set. Callers test the
+ * group pointer, never an entry, and never the backend's name. */
+
+/* Graphs, for timing replays of one run (hir-run --graph; without them bench/ runs eagerly).
+ * begin starts capturing the work queued on the main stream (other streams join through
+ * stream waits); end with ok = 0 abandons a capture after a failed run; capturing says
+ * whether work queued on s is recorded rather than run; rearm runs before each replay, with
+ * every rank idle, to reset what a replay must find fresh. */
+typedef struct hir_graph_ops {
+    int  (*begin)(hir_backend *be, hir_error *e);
+    int  (*end)(hir_backend *be, int ok, hir_graph **out, hir_error *e);
+    int  (*launch)(hir_backend *be, hir_graph *g, hir_error *e);
+    void (*destroy)(hir_backend *be, hir_graph *g);
+    int  (*capturing)(hir_backend *be, hir_stream *s);
+    int  (*rearm)(hir_backend *be, hir_error *e);
+} hir_graph_ops;
+
+/* User kernels for LaunchKernel (hir-run --kernel; without them the statement is refused).
+ * load reads FILE for kernel group `group` (replacing an earlier one); launch queues group
+ * `group` on stream s with the raw data of its input and output views. */
+typedef struct hir_kernel_ops {
+    int  (*load)(hir_backend *be, int group, const char *path, hir_error *e);
+    int  (*launch)(hir_backend *be, hir_stream *s, int group, const hir_view *const *inputs,
+                   int ninputs, const hir_view *const *outputs, int noutputs, hir_error *e);
+} hir_kernel_ops;
+
+/* Pre-resolved element-wise operations (without them the interpreter calls unary/binary/
+ * ternary every time). resolve does once, for these exact views and scalars, everything unary
+ * (nin 1), binary (2) or ternary (3) with operator op would do before queuing work (checks,
+ * kernel lookup, argument packing, launch dimensions); launch queues that work on s,
+ * recomputing nothing. A plan stays valid as long as the backend lives; it is only correct
+ * for the views and scalars it was resolved with, which the caller must compare before
+ * reusing it. */
+typedef struct hir_plan_ops {
+    int  (*resolve)(hir_backend *be, int nin, int op, const hir_view *out,
+                    const hir_operand *const *ins, hir_ew_plan **plan, hir_error *e);
+    int  (*launch)(hir_backend *be, hir_stream *s, const hir_ew_plan *plan, hir_error *e);
+    void (*free)(hir_backend *be, hir_ew_plan *plan);
+} hir_plan_ops;
+
+/* Randomized checking (without it the backend defers no GEMM; see hir_deferred_gemm below).
+ * take_deferred hands over the GEMMs still deferred (a malloc'd array for the caller to free);
+ * from then on the backend forgets them, and their operand memory stays valid until the
+ * backend is destroyed. gemm_now computes a deferred GEMM after all (exactly, into its output
+ * region). */
+typedef struct hir_check_ops {
+    int  (*take_deferred)(hir_backend *be, struct hir_deferred_gemm **list, int *n, hir_error *e);
+    int  (*gemm_now)(hir_backend *be, const struct hir_deferred_gemm *d, hir_error *e);
+} hir_check_ops;
+
+/* What a benchmark asks of a device (without it: a host backend, no device peak known, and no
+ * bare-launch baseline for hir-run --bench-bare). launch_record(1) forgets the previous record
+ * and records every kernel launch the backend issues from then on (function, grid, block,
+ * shared bytes, stream, argument bytes); launch_record(0) stops. launch_replay issues exactly
+ * the recorded launches again and nothing else, and says how many, and how many device calls
+ * of the recorded run were not kernel launches (GEMMs, copies, communication: not in the
+ * replay). It fails when the recorded run freed device memory (its launches could touch freed
+ * memory). device_info describes the device and its limits. */
+typedef struct hir_profile_ops {
+    int  (*launch_record)(hir_backend *be, int on, hir_error *e);
+    int  (*launch_replay)(hir_backend *be, int64_t *launches, int64_t *other, hir_error *e);
+    int  (*device_info)(hir_backend *be, hir_device_info *d, hir_error *e);
+} hir_profile_ops;
+
+/* The model statements (without them the interpreter refuses the statement): MoE
+ * Dispatch/Combine, collective over every rank of the job, and sdpa, queued on stream s like
+ * the other compute. */
+typedef struct hir_model_ops {
+    int  (*moe_dispatch)(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
+                         hir_moe_routed *r, hir_error *e);
+    int  (*moe_combine)(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e);
+    int  (*sdpa)(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_error *e);
+} hir_model_ops;
+
+/* The table. Every entry of the core (everything up to the groups) is set: a backend that
+ * cannot do an operation reports it (`backend 'x' cannot ...`) instead of leaving it NULL. */
 typedef struct hir_backend_ops {
     const char *name;                       /* "cpu", "cuda" */
     unsigned caps;                          /* HIR_CAP_* */
@@ -218,65 +298,18 @@ typedef struct hir_backend_ops {
     /* drop a work item without waiting (error paths) */
     void (*work_release)(hir_backend *be, hir_work *w);
     /* Ordered teardown after a successful job, collective with every peer this rank shared
-     * memory with (may be NULL): stop using peer memory, agree with each peer, then free the
-     * memory peers mapped. Without it, destroy frees nothing a peer may still map. */
+     * memory with: stop using peer memory, agree with each peer, then free the memory peers
+     * mapped (destroy frees nothing a peer may still map). A backend that maps no peer memory
+     * has nothing to do and returns 0. */
     int  (*release_peers)(hir_backend *be, hir_error *e);
-    /* the device and its limits (NULL: a CPU backend, no device peak known) */
-    int  (*device_info)(hir_backend *be, hir_device_info *d, hir_error *e);
-    /* MoE Dispatch/Combine (NULL: the backend does not route tokens; the interpreter refuses
-     * the statement). Collective over every rank of the job. */
-    int  (*moe_dispatch)(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
-                         hir_moe_routed *r, hir_error *e);
-    int  (*moe_combine)(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e);
-    /* sdpa (NULL: the backend does not compute attention; the interpreter refuses the
-     * statement), queued on stream s like the other compute */
-    int  (*sdpa)(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_error *e);
-    /* Randomized checking (NULL: the backend defers no GEMM; see hir_deferred_gemm below).
-     * take_deferred hands over the GEMMs still deferred (a malloc'd array for the caller to
-     * free); from then on the backend forgets them, and their operand memory stays valid until
-     * the backend is destroyed. gemm_now computes a deferred GEMM after all (exactly, into its
-     * output region). */
-    int  (*take_deferred)(hir_backend *be, struct hir_deferred_gemm **list, int *n, hir_error *e);
-    int  (*gemm_now)(hir_backend *be, const struct hir_deferred_gemm *d, hir_error *e);
 
-    /* User kernels for LaunchKernel (NULL: the backend runs no user kernel). load_kernel reads
-     * FILE for kernel group `group` (replacing an earlier one); launch_kernel queues group
-     * `group` on stream s with the raw data of its input and output views. */
-    int  (*load_kernel)(hir_backend *be, int group, const char *path, hir_error *e);
-    int  (*launch_kernel)(hir_backend *be, hir_stream *s, int group,
-                          const hir_view *const *inputs, int ninputs,
-                          const hir_view *const *outputs, int noutputs, hir_error *e);
-    /* Graphs, for timing replays of one run (NULL: the backend cannot capture). graph_begin
-     * starts capturing the work queued on the main stream (other streams join through stream
-     * waits); graph_end with ok = 0 abandons a capture after a failed run; stream_capturing
-     * says whether work queued on s is recorded rather than run; graph_rearm runs before each
-     * replay, with every rank idle, to reset what a replay must find fresh. */
-    int  (*graph_begin)(hir_backend *be, hir_error *e);
-    int  (*graph_end)(hir_backend *be, int ok, hir_graph **out, hir_error *e);
-    int  (*graph_launch)(hir_backend *be, hir_graph *g, hir_error *e);
-    void (*graph_destroy)(hir_backend *be, hir_graph *g);
-    int  (*stream_capturing)(hir_backend *be, hir_stream *s);
-    int  (*graph_rearm)(hir_backend *be, hir_error *e);
-    /* The bare-launch baseline of hir-run --bench-bare (NULL: the backend has none).
-     * launch_record(1) forgets the previous record and records every kernel launch the backend
-     * issues from then on (function, grid, block, shared bytes, stream, argument bytes);
-     * launch_record(0) stops. launch_replay issues exactly the recorded launches again and
-     * nothing else, and says how many, and how many device calls of the recorded run were not
-     * kernel launches (GEMMs, copies, communication: not in the replay). It fails when the
-     * recorded run freed device memory (its launches could touch freed memory). */
-    int  (*launch_record)(hir_backend *be, int on, hir_error *e);
-    int  (*launch_replay)(hir_backend *be, int64_t *launches, int64_t *other, hir_error *e);
-    /* Pre-resolved element-wise operations (NULL: the backend has none; the interpreter then
-     * calls unary/binary/ternary every time). ew_resolve does once, for these exact views
-     * and scalars, everything unary (nin 1), binary (2) or ternary (3) with operator op would
-     * do before queuing work (checks, kernel lookup, argument packing, launch dimensions);
-     * ew_launch queues that work on s, recomputing nothing. A plan stays valid as long as the
-     * backend lives; it is only correct for the views and scalars it was resolved with, which
-     * the caller must compare before reusing it. */
-    int  (*ew_resolve)(hir_backend *be, int nin, int op, const hir_view *out,
-                       const hir_operand *const *ins, hir_ew_plan **plan, hir_error *e);
-    int  (*ew_launch)(hir_backend *be, hir_stream *s, const hir_ew_plan *plan, hir_error *e);
-    void (*ew_plan_free)(hir_backend *be, hir_ew_plan *plan);
+    /* the optional groups, NULL when the backend has none */
+    const hir_graph_ops *graph;
+    const hir_kernel_ops *kernels;
+    const hir_plan_ops *plans;
+    const hir_check_ops *check;
+    const hir_profile_ops *profile;
+    const hir_model_ops *model;
 } hir_backend_ops;
 
 struct hir_backend {
@@ -284,7 +317,7 @@ struct hir_backend {
     hir_backend_config cfg;
 };
 
-/* Backends are created by name through the registry (runner/registry/registry.h). */
+/* Backends are created through the registry (runner/registry/registry.h). */
 /* ---------------------------------------------------------------- randomized checking
  * (CPU backend: runner/cpu/cpu_lazy.c, cpu_verify.c) */
 
@@ -296,7 +329,7 @@ typedef struct hir_deferred_gemm {
     int has_bias;
 } hir_deferred_gemm;
 
-/* The GEMMs still deferred are reached through the backend table (ops->take_deferred,
- * ops->gemm_now); a backend without them defers nothing. */
+/* The GEMMs still deferred are reached through the backend table's check group
+ * (ops->check->take_deferred, ops->check->gemm_now); a backend without it defers nothing. */
 
 #endif

@@ -340,8 +340,8 @@ int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
     r->first_ms = v[3 * iters];
     r->flops = v[3 * iters + 1];
     r->tflops = mean > 0 ? r->flops / (mean * 1e-3) / 1e12 : 0;
-    if (be->ops->device_info) {
-        if (be->ops->device_info(be, &r->device, e) < 0) goto out;
+    if (be->ops->profile) {
+        if (be->ops->profile->device_info(be, &r->device, e) < 0) goto out;
         r->have_device = 1;
     }
     double dev_flops = 0;
@@ -578,8 +578,8 @@ int hir_bench_before(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e)
                                                       &ignore) == 0 ? v : -1);
     }
     if (h->counters) hir_bench_count_stmt(h->counters, dev ? cur : NULL);
-    if (h->capturing && dev && !h->escaped && be->ops->stream_capturing &&
-        !be->ops->stream_capturing(be, cur))
+    if (h->capturing && dev && !h->escaped && be->ops->graph &&
+        !be->ops->graph->capturing(be, cur))
         h->escaped = s;
     if (h->trace && h->depth < HIR_BENCH_HOOK_DEPTH)
         h->tokens[h->depth] = hir_trace_begin(h->trace, dev ? cur : NULL, s);

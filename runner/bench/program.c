@@ -31,14 +31,14 @@ static int run_graph(void *ctx, int iter, hir_error *e)
     prog_ctx *p = ctx;
     *p->c = p->captured;
     p->c->nstreams = 0;              /* a graph runs from the main stream, which is timed anyway */
-    return p->be->ops->graph_launch(p->be, p->graph, e);
+    return p->be->ops->graph->launch(p->be, p->graph, e);
 }
 
 static int run_bare(void *ctx, int iter, hir_error *e)
 {
     prog_ctx *p = ctx;
     *p->c = p->captured;
-    return p->be->ops->launch_replay(p->be, &p->bare_launches, &p->bare_other, e);
+    return p->be->ops->profile->launch_replay(p->be, &p->bare_launches, &p->bare_other, e);
 }
 
 /* --bench-bare: one eager run with the backend recording its kernel launches, then the loop
@@ -49,7 +49,7 @@ static int bench_bare(prog_ctx *p, hir_boot *boot, const hir_bench_opts *eager,
                       hir_bench_result *res, hir_error *e)
 {
     hir_backend *be = p->be;
-    if (!be->ops->launch_record || !be->ops->launch_replay) {
+    if (!be->ops->profile) {
         snprintf(res->bare_why, sizeof res->bare_why, "the %s backend records no launches",
                  be->ops->name);
         return 0;
@@ -58,14 +58,14 @@ static int bench_bare(prog_ctx *p, hir_boot *boot, const hir_bench_opts *eager,
     if (eager->prepare && eager->prepare(eager->prepare_ctx, 0, e) < 0) return -1;
     if (boot && hir_boot_barrier(boot, e) < 0) return -1;
     memset(p->c, 0, sizeof *p->c);
-    if (be->ops->launch_record(be, 1, e) < 0) return -1;
+    if (be->ops->profile->launch_record(be, 1, e) < 0) return -1;
     int rc = hir_interp_run(p->it, p->inputs, e);
     hir_error ignore;
-    be->ops->launch_record(be, 0, &ignore);
+    be->ops->profile->launch_record(be, 0, &ignore);
     if (rc < 0 || be->ops->synchronize(be, e) < 0) return -1;
     p->captured = *p->c;
     hir_error pe = {{0}, -1};
-    int ok = be->ops->launch_replay(be, &p->bare_launches, &p->bare_other, &pe) == 0;
+    int ok = be->ops->profile->launch_replay(be, &p->bare_launches, &p->bare_other, &pe) == 0;
     int all = hir_bench_all_ok(boot, ok, e);
     if (all < 0) return -1;
     if (!all) {
@@ -101,8 +101,8 @@ static int capture(prog_ctx *p, hir_boot *boot, hir_bench_hook *h, const char *n
     if (boot && hir_boot_barrier(boot, e) < 0) return -1;
     hir_error ce = {{0}, -1};
     int ok = 0;
-    if (be->ops->graph_begin)
-        ok = be->ops->graph_begin(be, &ce) == 0;
+    if (be->ops->graph)
+        ok = be->ops->graph->begin(be, &ce) == 0;
     else
         hir_error_set(&ce, "%s", no_graphs);
     if (ok) {
@@ -120,14 +120,14 @@ static int capture(prog_ctx *p, hir_boot *boot, hir_bench_hook *h, const char *n
                                "stream, so a capture would miss it", line);
             rc = -1;
         }
-        ok = be->ops->graph_end(be, rc == 0, &p->graph, rc == 0 ? &ce : &(hir_error){{0}, -1})
+        ok = be->ops->graph->end(be, rc == 0, &p->graph, rc == 0 ? &ce : &(hir_error){{0}, -1})
              == 0;
         p->captured = *p->c;
     }
     int all = hir_bench_all_ok(boot, ok, e);
     if (all < 0) return -1;
     if (!all) {
-        if (p->graph) be->ops->graph_destroy(be, p->graph);
+        if (p->graph) be->ops->graph->destroy(be, p->graph);
         p->graph = NULL;
         if (!ok) fprintf(err, "rank %d: --graph: not captured (%s); timing eager runs\n", rank,
                          ce.msg[0] ? ce.msg : "a run failed during capture");
@@ -155,7 +155,7 @@ static int prepare_run(void *ctx, int iter, hir_error *e)
     if (p->user && p->user(p->user_ctx, iter, e) < 0) return -1;
     if (p->graph) {
         if (p->boot && hir_boot_barrier(p->boot, e) < 0) return -1;
-        if (p->be->ops->graph_rearm && p->be->ops->graph_rearm(p->be, e) < 0) return -1;
+        if (p->be->ops->graph && p->be->ops->graph->rearm(p->be, e) < 0) return -1;
     }
     return 0;
 }
@@ -237,6 +237,6 @@ out:
     hir_interp_remove_hook(it, &bh);
     hook.trace = NULL;
     hir_trace_destroy(trace);
-    if (p.graph) be->ops->graph_destroy(be, p.graph);
+    if (p.graph) be->ops->graph->destroy(be, p.graph);
     return rc;
 }

@@ -1,38 +1,18 @@
-/* cpu_comm.c — communication of the CPU reference backend over MPI: the collectives of
- * hostir-format.md §2.5 on lazily created per-team communicators, P2P of both transports
- * as matched Isend/Irecv, coalescing groups, and waits that poll with the run's timeout.
- * Buffers that are not contiguous in the transfer dtype are packed at post and unpacked
- * after completion; bf16/f16 reductions travel as f32 and are rounded once at the end. */
+/* cpu_comm.c — communication of the CPU reference backend over MPI: the backend's private
+ * world communicator, the work items every post returns (requests, staging buffers, unpacking
+ * after completion), P2P of both transports as matched Isend/Irecv, coalescing groups, and
+ * waits that poll with the run's timeout. Buffers that are not contiguous in the transfer
+ * dtype are packed at post and unpacked after completion; bf16/f16 reductions travel as f32
+ * and are rounded once at the end. The collectives (cpu_collective.c) post through the work
+ * items here; the all-to-alls of MoE routing (cpu_moe.c) run on the same communicator. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/boot/boot_mpi.h"
 #include "runner/backend/convert.h"
-#include "runner/cpu/cpu_internal.h"
+#include "runner/cpu/cpu_comm_internal.h"
 
-/* One tag per transport for P2P traffic on the backend's private world communicator: like
- * NCCL, sends and receives between a pair match in posting order (MPI's non-overtaking rule
- * for one (source, tag, communicator)). The tag says only which transport the program named:
- * a send over CUDA IPC never matches a receive over NCCL (on the GPUs they could not meet
- * either), so a program whose two sides of a pair disagree on the transport hangs here too
- * and fails at the --timeout instead of passing on the CPU. */
-#define HIR_P2P_TAG 0
-#define HIR_SENDRECV_TAG 1
-#define HIR_P2P_IPC_TAG 2           /* backend=CUDA */
-
-struct hir_cpu_comm {
-    int have_mpi;
-    int rank;
-    const hir_boot *boot;           /* the job's topology (NULL: compute only) */
-    double timeout;
-    MPI_Comm world;                 /* private dup of the bootstrap's world */
-    hir_mpi_team_cache teams;
-    /* NaN-aware max/min for f32/f64; MPI_MAX/MPI_MIN leave NaN handling unspecified */
-    MPI_Op op_max, op_min, op_fmax, op_fmin;
-    hir_work *group;                /* open coalescing group, or NULL */
-};
 
 typedef struct unpack_step {
     hir_view dst;
@@ -130,7 +110,7 @@ void cpu_comm_destroy(hir_cpu_backend *cb)
 
 /* ---------------------------------------------------------------- work items */
 
-static hir_work *work_new(const char *what)
+hir_work *cpu_work_new(const char *what)
 {
     hir_work *w = calloc(1, sizeof *w);
     if (w)
@@ -168,7 +148,7 @@ static int grow(void **v, int *cap, int need, size_t elem)
     return 0;
 }
 
-static int work_add_req(hir_work *w, MPI_Request r, int peer, int is_recv, hir_error *e)
+int cpu_work_add_req(hir_work *w, MPI_Request r, int peer, int is_recv, hir_error *e)
 {
     if (w->n == w->cap) {
         int cap = w->cap ? 2 * w->cap : 4;
@@ -209,8 +189,8 @@ static void *work_buf(hir_work *w, size_t bytes, hir_error *e)
 /* A contiguous buffer holding v's elements in dtype xt: v's own memory when it already is
  * one, else a work-owned buffer (filled from v when copy_in). When write_back, the buffer
  * is copied into v once the work completes. */
-static int stage(hir_work *w, const hir_view *v, hir_dtype xt, int copy_in, int write_back,
-                 void **out, hir_error *e)
+int cpu_work_stage(hir_work *w, const hir_view *v, hir_dtype xt, int copy_in, int write_back,
+                   void **out, hir_error *e)
 {
     if (v->dtype == xt && hir_view_is_contiguous(v)) {
         *out = v->data;
@@ -234,13 +214,13 @@ static int stage(hir_work *w, const hir_view *v, hir_dtype xt, int copy_in, int 
 }
 
 /* dst's elements = src's elements in flattened order (shapes may differ, counts may not) */
-static int flat_copy(hir_work *w, const hir_view *dst, const hir_view *src, hir_error *e)
+int cpu_work_flat_copy(hir_work *w, const hir_view *dst, const hir_view *src, hir_error *e)
 {
     if (dst->data == src->data && dst->dtype == src->dtype && hir_view_is_contiguous(dst) &&
         hir_view_is_contiguous(src))
         return 0;
     void *buf;
-    if (stage(w, src, dst->dtype, 1, 0, &buf, e))
+    if (cpu_work_stage(w, src, dst->dtype, 1, 0, &buf, e))
         return -1;
     hir_view bv;
     hir_view_init(&bv, buf, dst->dtype, dst->ndim, dst->shape);
@@ -257,7 +237,7 @@ static int finish(hir_work *w, hir_error *e)
 
 /* ---------------------------------------------------------------- dtype and op mapping */
 
-static MPI_Datatype mpi_type(hir_dtype t)
+MPI_Datatype cpu_mpi_type(hir_dtype t)
 {
     switch (t) {
     case HIR_DT_FLOAT: return MPI_FLOAT;
@@ -274,7 +254,7 @@ static MPI_Datatype mpi_type(hir_dtype t)
     }
 }
 
-static MPI_Op mpi_op(hir_cpu_comm *c, hir_reduce_op op, hir_dtype xt)
+MPI_Op cpu_mpi_op(hir_cpu_comm *c, hir_reduce_op op, hir_dtype xt)
 {
     int fp = xt == HIR_DT_FLOAT || xt == HIR_DT_DOUBLE;
     /* bool follows c10d's NCCL mapping: sum is "any" (max), product is "all" (min) */
@@ -291,329 +271,11 @@ static MPI_Op mpi_op(hir_cpu_comm *c, hir_reduce_op op, hir_dtype xt)
     }
 }
 
-/* ---------------------------------------------------------------- collectives */
-
-static int need(const hir_view *v, const char *what, const char *coll, hir_error *e)
-{
-    if (!v)
-        return hir_error_set(e, "%s: missing %s", coll, what);
-    return cpu_check_view(v, coll, e);
-}
-
-static int count_ok(int64_t n, const char *coll, hir_error *e)
+/* at most one MPI message (the counts are int) */
+int cpu_mpi_count_ok(int64_t n, const char *coll, hir_error *e)
 {
     if (n > 0x7fffffff)
         return hir_error_set(e, "%s: %lld elements exceed one MPI message", coll, (long long)n);
-    return 0;
-}
-
-/* One collective on its way to MPI: what the common checks found (the transfer dtype xt and
- * its MPI type, the op, the team's communicator), and what a kind's handler posts (r, with
- * the MPI status in rc and, for SendRecv, the peer and direction). */
-typedef struct coll_post {
-    hir_work *w;
-    const hir_collective *c;
-    const char *name;
-    const hir_view *in, *out;
-    int ts, me, root, is_root;
-    hir_dtype xt;
-    MPI_Datatype mt;
-    MPI_Op op;
-    MPI_Comm comm;
-    MPI_Request r;
-    int rc, peer, is_recv;
-} coll_post;
-
-static int coll_allgather(coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
-    void *sbuf = NULL, *rbuf = NULL;
-    if (need(in, "input", name, e) || need(out, "output", name, e))
-        return -1;
-    int64_t n = hir_view_numel(in);
-    if (hir_view_numel(out) != n * p->ts)
-        return hir_error_set(e, "%s: output has %lld elements, expected %d x %lld", name,
-                             (long long)hir_view_numel(out), p->ts, (long long)n);
-    if (count_ok(n, name, e) || stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
-        stage(p->w, out, p->xt, 0, 1, &rbuf, e))
-        return -1;
-    p->rc = MPI_Iallgather(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->comm, &p->r);
-    return 0;
-}
-
-static int coll_reducescatter(coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
-    void *sbuf = NULL, *rbuf = NULL;
-    if (need(in, "input", name, e) || need(out, "output", name, e))
-        return -1;
-    int64_t n = hir_view_numel(out);
-    if (hir_view_numel(in) != n * p->ts)
-        return hir_error_set(e, "%s: input has %lld elements, expected %d x %lld", name,
-                             (long long)hir_view_numel(in), p->ts, (long long)n);
-    if (count_ok(n * p->ts, name, e) || stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
-        stage(p->w, out, p->xt, 0, 1, &rbuf, e))
-        return -1;
-    p->rc = MPI_Ireduce_scatter_block(sbuf, rbuf, (int)n, p->mt, p->op, p->comm, &p->r);
-    return 0;
-}
-
-static int coll_allreduce(coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
-    void *rbuf = NULL;
-    if (need(in, "input", name, e) || need(out, "output", name, e))
-        return -1;
-    int64_t n = hir_view_numel(out);
-    if (hir_view_numel(in) != n)
-        return hir_error_set(e, "%s: input has %lld elements, output %lld", name,
-                             (long long)hir_view_numel(in), (long long)n);
-    /* the input travels in the output's staging buffer (copy, then in-place allreduce) */
-    if (count_ok(n, name, e) || stage(p->w, out, p->xt, 0, 1, &rbuf, e))
-        return -1;
-    hir_view bv;
-    hir_view_init(&bv, rbuf, p->xt, out->ndim, out->shape);
-    if (rbuf != in->data && flat_copy(p->w, &bv, in, e))
-        return -1;
-    p->rc = MPI_Iallreduce(MPI_IN_PLACE, rbuf, (int)n, p->mt, p->op, p->comm, &p->r);
-    return 0;
-}
-
-static int coll_broadcast(coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
-    void *rbuf = NULL;
-    const hir_view *buf = out ? out : in;
-    if (p->is_root && need(in, "input on the root", name, e))
-        return -1;
-    if (!p->is_root && need(out, "output", name, e))
-        return -1;
-    int64_t n = hir_view_numel(buf);
-    if (count_ok(n, name, e))
-        return -1;
-    if (p->is_root) {
-        if (out && flat_copy(p->w, out, in, e))
-            return -1;
-        if (stage(p->w, buf, p->xt, 1, 0, &rbuf, e))
-            return -1;
-    } else if (stage(p->w, buf, p->xt, 0, 1, &rbuf, e)) {
-        return -1;
-    }
-    p->rc = MPI_Ibcast(rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
-    return 0;
-}
-
-static int coll_gather(coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
-    int is_root = p->is_root;
-    void *sbuf = NULL, *rbuf = NULL;
-    if (need(in, "input", name, e) || (is_root && need(out, "output on the root", name, e)))
-        return -1;
-    int64_t n = hir_view_numel(in);
-    if (is_root && hir_view_numel(out) != n * p->ts)
-        return hir_error_set(e, "%s: root output has %lld elements, expected %d x %lld",
-                             name, (long long)hir_view_numel(out), p->ts, (long long)n);
-    if (count_ok(n * p->ts, name, e) || stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
-        (is_root && stage(p->w, out, p->xt, 0, 1, &rbuf, e)))
-        return -1;
-    p->rc = MPI_Igather(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
-    return 0;
-}
-
-static int coll_scatter(coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
-    int is_root = p->is_root;
-    void *sbuf = NULL, *rbuf = NULL;
-    if (need(out, "output", name, e) || (is_root && need(in, "input on the root", name, e)))
-        return -1;
-    int64_t n = hir_view_numel(out);
-    if (is_root && hir_view_numel(in) != n * p->ts)
-        return hir_error_set(e, "%s: root input has %lld elements, expected %d x %lld",
-                             name, (long long)hir_view_numel(in), p->ts, (long long)n);
-    if (count_ok(n * p->ts, name, e) || (is_root && stage(p->w, in, p->xt, 1, 0, &sbuf, e)) ||
-        stage(p->w, out, p->xt, 0, 1, &rbuf, e))
-        return -1;
-    p->rc = MPI_Iscatter(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
-    return 0;
-}
-
-static int coll_reduce(coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
-    int is_root = p->is_root;
-    void *sbuf = NULL, *rbuf = NULL;
-    if (need(in, "input", name, e) || (is_root && need(out, "output on the root", name, e)))
-        return -1;
-    int64_t n = hir_view_numel(in);
-    if (is_root && hir_view_numel(out) != n)
-        return hir_error_set(e, "%s: root output has %lld elements, input %lld", name,
-                             (long long)hir_view_numel(out), (long long)n);
-    /* reducing the root's input into its output = copy then reduce in place */
-    if (count_ok(n, name, e) || stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
-        (is_root && stage(p->w, out, p->xt, 0, 1, &rbuf, e)))
-        return -1;
-    if (is_root && sbuf == rbuf)
-        sbuf = MPI_IN_PLACE;
-    p->rc = MPI_Ireduce(sbuf, rbuf, (int)n, p->mt, p->op, p->root, p->comm, &p->r);
-    return 0;
-}
-
-static int coll_sendrecv(coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    int root = p->root;
-    void *sbuf = NULL, *rbuf = NULL;
-    int64_t n;
-    if (p->ts != 2)
-        return hir_error_set(e, "%s: team of %d, expected 1 or 2", name, p->ts);
-    p->peer = p->c->team[1 - root];
-    if (p->is_root) {
-        if (need(p->in, "input on the sender", name, e))
-            return -1;
-        n = hir_view_numel(p->in);
-        if (count_ok(n, name, e) || stage(p->w, p->in, p->xt, 1, 0, &sbuf, e))
-            return -1;
-        p->rc = MPI_Isend(sbuf, (int)n, p->mt, 1 - root, HIR_SENDRECV_TAG, p->comm, &p->r);
-    } else {
-        p->peer = p->c->team[root];
-        p->is_recv = 1;
-        if (need(p->out, "output on the receiver", name, e))
-            return -1;
-        n = hir_view_numel(p->out);
-        if (count_ok(n, name, e) || stage(p->w, p->out, p->xt, 0, 1, &rbuf, e))
-            return -1;
-        p->rc = MPI_Irecv(rbuf, (int)n, p->mt, root, HIR_SENDRECV_TAG, p->comm, &p->r);
-    }
-    return 0;
-}
-
-static int coll_alltoall(coll_post *p, hir_error *e)
-{
-    /* part j of the flat input goes to member j; part i of the output comes from member i */
-    const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
-    int ts = p->ts;
-    void *sbuf = NULL, *rbuf = NULL;
-    if (need(in, "input", name, e) || need(out, "output", name, e))
-        return -1;
-    int64_t n = hir_view_numel(in);
-    if (hir_view_numel(out) != n || n % ts)
-        return hir_error_set(e, "%s: input (%lld elements) and output (%lld) must have equal "
-                             "sizes divisible by the team of %d", name, (long long)n,
-                             (long long)hir_view_numel(out), ts);
-    if (count_ok(n, name, e) || stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
-        stage(p->w, out, p->xt, 0, 1, &rbuf, e))
-        return -1;
-    p->rc = MPI_Ialltoall(sbuf, (int)(n / ts), p->mt, rbuf, (int)(n / ts), p->mt, p->comm,
-                          &p->r);
-    return 0;
-}
-
-/* The handler of each collective kind (dialect/defs/comm.def); a kind without one is refused. */
-typedef int (*coll_fn)(coll_post *p, hir_error *e);
-static const coll_fn coll_handlers[HIR_COMM_COUNT] = {
-    [HIR_COMM_GATHER] = coll_gather,
-    [HIR_COMM_ALLGATHER] = coll_allgather,
-    [HIR_COMM_SCATTER] = coll_scatter,
-    [HIR_COMM_REDUCE] = coll_reduce,
-    [HIR_COMM_ALLREDUCE] = coll_allreduce,
-    [HIR_COMM_REDUCESCATTER] = coll_reducescatter,
-    [HIR_COMM_BROADCAST] = coll_broadcast,
-    [HIR_COMM_SENDRECV] = coll_sendrecv,
-    [HIR_COMM_ALLTOALL] = coll_alltoall,
-};
-
-/* The checks every kind shares: root and team index in the team, a buffer, a dtype MPI can
- * carry (bf16/f16 reductions as f32), a known reduction op. Fills p's common fields. */
-static int coll_check(hir_cpu_comm *cc, const hir_collective *c, coll_post *p, hir_error *e)
-{
-    const char *name = p->name;
-    int ts = p->ts, me = p->me, root = p->root;
-    int reducing = hir_comm_type_reduces(c->kind);
-    int rooted = hir_comm_type_has_root(c->kind);
-    if (rooted && (root < 0 || root >= ts))
-        return hir_error_set(e, "%s: root index %d outside a team of %d", name, root, ts);
-    if (me < 0 || me >= ts)
-        return hir_error_set(e, "%s: this rank's team index %d outside a team of %d", name, me, ts);
-    const hir_view *any = p->out ? p->out : p->in;
-    if (!any)
-        return hir_error_set(e, "%s: neither input nor output given", name);
-    hir_dtype dt = any->dtype;
-    p->xt = reducing && (dt == HIR_DT_HALF || dt == HIR_DT_BFLOAT) ? HIR_DT_FLOAT : dt;
-    p->mt = mpi_type(p->xt);
-    if (p->mt == MPI_DATATYPE_NULL)
-        return hir_error_set(e, "%s: dtype %s cannot be communicated", name, hir_dtype_name(dt));
-    p->op = reducing ? mpi_op(cc, c->op, p->xt) : MPI_OP_NULL;
-    if (reducing && p->op == MPI_OP_NULL)
-        return hir_error_set(e, "%s: reduction op %d unknown", name, (int)c->op);
-    return 0;
-}
-
-static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *c, hir_error *e)
-{
-    coll_post p = {.w = w, .c = c, .name = hir_comm_type_name(c->kind), .in = c->input,
-                   .out = c->output, .ts = c->team_size, .me = c->my_index,
-                   .root = c->root_index, .r = MPI_REQUEST_NULL, .rc = MPI_SUCCESS, .peer = -1};
-    const char *name = p.name;
-    const hir_view *in = p.in, *out = p.out;
-    int ts = p.ts;
-    p.is_root = p.me == p.root;
-    if (coll_check(cc, c, &p, e))
-        return -1;
-
-    /* a team of one moves nothing: every kind degenerates to output = input */
-    if (ts == 1) {
-        if (in && out)
-            return hir_view_numel(in) == hir_view_numel(out)
-                       ? flat_copy(w, out, in, e)
-                       : hir_error_set(e, "%s: team of one with %lld input and %lld output elements",
-                                       name, (long long)hir_view_numel(in),
-                                       (long long)hir_view_numel(out));
-        return 0;
-    }
-    if (!cc->have_mpi)
-        return hir_error_set(e, "%s: a team of %d needs the MPI bootstrap (no hir_boot given)",
-                             name, ts);
-    if (hir_mpi_team_comm(&cc->teams, cc->world, c->team, ts, cc->timeout, &p.comm, e))
-        return -1;
-    coll_fn post = (unsigned)c->kind < HIR_COMM_COUNT ? coll_handlers[c->kind] : NULL;
-    if (!post)
-        return hir_error_set(e, "collective kind %d unknown", (int)c->kind);
-    if (post(&p, e))
-        return -1;
-    if (p.rc != MPI_SUCCESS)
-        return hir_mpi_error(e, name, p.rc);
-    return work_add_req(w, p.r, p.peer, p.is_recv, e);
-}
-
-int cpu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **wp,
-                   hir_error *e)
-{
-    hir_cpu_comm *cc = cpu_of(be)->comm;
-    *wp = NULL;
-    char what[160];
-    int k = snprintf(what, sizeof what, "%s (%s) over team (", hir_comm_type_name(c->kind),
-                     hir_backend_kind_name(c->transport));
-    for (int i = 0; i < c->team_size && k < (int)sizeof what - 16; i++)
-        k += snprintf(what + k, sizeof what - (size_t)k, "%s%d", i ? "," : "", c->team[i]);
-    snprintf(what + k, sizeof what - (size_t)k, ")");
-    hir_work *w = work_new(what);
-    if (!w)
-        return hir_error_set(e, "%s: out of memory", what);
-    if (post_collective(cc, w, c, e)) {
-        cpu_work_release(be, w);
-        return -1;
-    }
-    *wp = w;
     return 0;
 }
 
@@ -624,7 +286,7 @@ int cpu_group_begin(hir_backend *be, hir_error *e)
     hir_cpu_comm *cc = cpu_of(be)->comm;
     if (cc->group)
         return hir_error_set(e, "StartCoalescing: a coalescing group is already open");
-    cc->group = work_new("coalesced P2P group");
+    cc->group = cpu_work_new("coalesced P2P group");
     return cc->group ? 0 : hir_error_set(e, "StartCoalescing: out of memory");
 }
 
@@ -665,24 +327,24 @@ int cpu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **wp
                              hir_boot_nodes_simulated(cc->boot) ? ", simulated by --simulate-nodes" : "");
     if (cpu_check_view(&p->buf, "P2P buffer", e))
         return -1;
-    MPI_Datatype mt = mpi_type(p->buf.dtype);
+    MPI_Datatype mt = cpu_mpi_type(p->buf.dtype);
     if (mt == MPI_DATATYPE_NULL)
         return hir_error_set(e, "P2P %s: dtype %s cannot be communicated", dir,
                              hir_dtype_name(p->buf.dtype));
     int64_t n = hir_view_numel(&p->buf);
-    if (count_ok(n, "P2P", e))
+    if (cpu_mpi_count_ok(n, "P2P", e))
         return -1;
     hir_work *w = cc->group;
     if (!w) {
         char what[64];
         snprintf(what, sizeof what, "P2P %s %s rank %d", dir, p->is_send ? "to" : "from", p->peer);
-        if (!(w = work_new(what)))
+        if (!(w = cpu_work_new(what)))
             return hir_error_set(e, "P2P %s: out of memory", dir);
     }
     void *buf;
     MPI_Request r;
     int rc;
-    if (stage(w, &p->buf, p->buf.dtype, p->is_send, !p->is_send, &buf, e))
+    if (cpu_work_stage(w, &p->buf, p->buf.dtype, p->is_send, !p->is_send, &buf, e))
         goto fail;
     int tag = p->transport == HIR_BK_CUDA ? HIR_P2P_IPC_TAG : HIR_P2P_TAG;
     rc = p->is_send ? MPI_Isend(buf, (int)n, mt, p->peer, tag, cc->world, &r)
@@ -691,7 +353,7 @@ int cpu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **wp
         hir_mpi_error(e, p->is_send ? "MPI_Isend" : "MPI_Irecv", rc);
         goto fail;
     }
-    if (work_add_req(w, r, p->peer, !p->is_send, e))
+    if (cpu_work_add_req(w, r, p->peer, !p->is_send, e))
         goto fail;
     if (!cc->group)
         *wp = w;
@@ -792,12 +454,10 @@ int cpu_synchronize(hir_backend *be, hir_error *e)
     return 0;   /* compute is synchronous; pending communication completes in wait */
 }
 
-/* ---------------------------------------------------------------- MoE token routing */
+/* ---------------------------------------------------------------- all-to-alls over the job
+ * (MoE token routing, cpu_moe.c) */
 
-/* Dispatch/Combine (hostir-2026.md §3.11): an all-to-all of per-rank token counts, then
- * all-to-alls with variable counts of the token rows and their metadata, over the whole job. */
-
-static int moe_world(hir_backend *be, int *size)
+int cpu_comm_world_size(hir_backend *be, int *size)
 {
     hir_cpu_comm *cc = cpu_of(be)->comm;
     *size = 1;
@@ -806,54 +466,10 @@ static int moe_world(hir_backend *be, int *size)
     return 0;
 }
 
-/* row i of a [N, H] view (any strides) to/from a contiguous row of H elements */
-static void moe_row_get(char *dst, const hir_view *v, int64_t i)
-{
-    size_t es = hir_dtype_size(v->dtype);
-    const char *src = (const char *)v->data + i * v->stride[0] * (int64_t)es;
-    if (v->shape[1] && v->stride[1] == 1) {
-        memcpy(dst, src, (size_t)v->shape[1] * es);
-        return;
-    }
-    for (int64_t h = 0; h < v->shape[1]; h++)
-        memcpy(dst + h * (int64_t)es, src + h * v->stride[1] * (int64_t)es, es);
-}
-
-static void moe_row_put(const hir_view *v, int64_t i, const char *src)
-{
-    size_t es = hir_dtype_size(v->dtype);
-    char *dst = (char *)v->data + i * v->stride[0] * (int64_t)es;
-    if (v->shape[1] && v->stride[1] == 1) {
-        memcpy(dst, src, (size_t)v->shape[1] * es);
-        return;
-    }
-    for (int64_t h = 0; h < v->shape[1]; h++)
-        memcpy(dst + h * v->stride[1] * (int64_t)es, src + h * (int64_t)es, es);
-}
-
-/* a [N, 1] or [N] view of one value per token */
-static int moe_column(const hir_view *v, int64_t n, const char *what, hir_error *e)
-{
-    if (!v->data && n)
-        return hir_error_set(e, "%s is not bound", what);
-    if (!(v->ndim == 1 || (v->ndim == 2 && v->shape[1] == 1)) || v->shape[0] != n)
-        return hir_error_set(e, "%s must be [%lld, 1] (one value per token: top-1 routing)", what,
-                             (long long)n);
-    if (!hir_dtype_size(v->dtype))
-        return hir_error_set(e, "%s: dtype %s cannot be routed", what, hir_dtype_name(v->dtype));
-    return 0;
-}
-
-/* the value of element i of a column view, as bytes */
-static const char *moe_col_ptr(const hir_view *v, int64_t i)
-{
-    return (const char *)v->data + i * v->stride[0] * (int64_t)hir_dtype_size(v->dtype);
-}
-
 /* All-to-all of rows of `row` bytes: sc[r] rows to rank r (in rank order in sbuf), rc[r]
  * rows from rank r (in rank order into rbuf). */
-static int moe_exchange(hir_backend *be, int size, const char *sbuf, const int64_t *sc,
-                        char *rbuf, const int64_t *rc, size_t row, const char *what, hir_error *e)
+int cpu_comm_alltoallv(hir_backend *be, int size, const char *sbuf, const int64_t *sc,
+                       char *rbuf, const int64_t *rc, size_t row, const char *what, hir_error *e)
 {
     hir_cpu_comm *cc = cpu_of(be)->comm;
     if (size == 1 || !cc->have_mpi) {
@@ -892,7 +508,8 @@ static int moe_exchange(hir_backend *be, int size, const char *sbuf, const int64
     return hir_mpi_poll(&req, NULL, 1, cc->timeout, what, e);
 }
 
-static int moe_counts(hir_backend *be, int size, const int64_t *sc, int64_t *rc, hir_error *e)
+int cpu_comm_alltoall_i64(hir_backend *be, int size, const int64_t *sc, int64_t *rc,
+                          hir_error *e)
 {
     hir_cpu_comm *cc = cpu_of(be)->comm;
     if (size == 1 || !cc->have_mpi) {
@@ -904,257 +521,4 @@ static int moe_counts(hir_backend *be, int size, const int64_t *sc, int64_t *rc,
     if (rc2 != MPI_SUCCESS)
         return hir_mpi_error(e, "MPI_Ialltoall", rc2);
     return hir_mpi_poll(&req, NULL, 1, cc->timeout, "token counts", e);
-}
-
-static int moe_alloc(hir_backend *be, hir_view *v, hir_dtype dt, int ndim, const int64_t *shape,
-                     hir_error *e)
-{
-    hir_view_init(v, NULL, dt, ndim, shape);
-    size_t bytes = hir_view_bytes(v);
-    if (bytes == SIZE_MAX)
-        return hir_error_set(e, "an output of more than SIZE_MAX bytes");
-    return be->ops->alloc(be, bytes ? bytes : 1, &v->data, e);
-}
-
-static void moe_routed_free(hir_backend *be, hir_moe_routed *r)
-{
-    hir_view *vs[6] = {&r->x, &r->topk_idx, &r->topk_weights, &r->src_idx, &r->send_counts,
-                       &r->recv_counts};
-    for (int i = 0; i < 6; i++)
-        if (vs[i]->data)
-            be->ops->free(be, vs[i]->data);
-    memset(r, 0, sizeof *r);
-}
-
-/* A Dispatch's checked figures: T tokens of H elements (row bytes each), E experts, per
- * experts a rank, es and ws the bytes of an element and of a weight. */
-typedef struct moe_dims {
-    int64_t T, H, E, per;
-    size_t es, ws, row;
-} moe_dims;
-
-/* The send side of a Dispatch: each token's expert, the tokens in expert order, the experts'
- * starts, the per-rank send and receive counts, and the packed rows, ids, weights and
- * source rows. */
-typedef struct moe_send {
-    int64_t *ex, *order, *start, *sc, *rcnt, *sidx, *ssrc;
-    char *sx, *sw;
-} moe_send;
-
-static void moe_send_free(moe_send *b)
-{
-    free(b->ex);
-    free(b->order);
-    free(b->start);
-    free(b->sc);
-    free(b->rcnt);
-    free(b->sidx);
-    free(b->ssrc);
-    free(b->sw);
-    free(b->sx);
-}
-
-static int moe_send_alloc(moe_send *b, const moe_dims *m, int size, hir_error *e)
-{
-    size_t nt = (size_t)(m->T ? m->T : 1);
-    b->ex = malloc(nt * sizeof *b->ex);
-    b->order = malloc(nt * sizeof *b->order);
-    b->start = calloc((size_t)m->E + 1, sizeof *b->start);
-    b->sc = calloc((size_t)size, sizeof *b->sc);
-    b->rcnt = calloc((size_t)size, sizeof *b->rcnt);
-    b->sidx = malloc(nt * sizeof *b->sidx);
-    b->ssrc = malloc(nt * sizeof *b->ssrc);
-    b->sw = malloc(nt * (m->ws ? m->ws : 1));
-    b->sx = (m->T && m->row > SIZE_MAX / (size_t)m->T) ? NULL
-                                                       : malloc(nt * (m->row ? m->row : 1));
-    if (!b->ex || !b->order || !b->start || !b->sc || !b->rcnt || !b->sidx || !b->ssrc ||
-        !b->sw || !b->sx)
-        return hir_error_set(e, "out of memory");
-    return 0;
-}
-
-static int moe_dispatch_check(const hir_moe_dispatch *d, int size, moe_dims *m, hir_error *e)
-{
-    const hir_view *x = &d->x;
-    if (x->ndim != 2)
-        return hir_error_set(e, "in must be [T, H], it has %d axes", x->ndim);
-    m->T = x->shape[0], m->H = x->shape[1];
-    if (moe_column(&d->topk_idx, m->T, "topk_idx", e) ||
-        moe_column(&d->topk_weights, m->T, "topk_weights", e))
-        return -1;
-    if (!hir_dtype_is_int(d->topk_idx.dtype))
-        return hir_error_set(e, "topk_idx is %s, expert ids must be integers",
-                             hir_dtype_name(d->topk_idx.dtype));
-    m->E = d->num_experts;
-    if (m->E <= 0 || m->E % size)
-        return hir_error_set(e, "num_experts=%lld is not a positive multiple of the "
-                             "job's %d ranks", (long long)m->E, size);
-    m->per = m->E / size;
-    m->es = hir_dtype_size(x->dtype), m->ws = hir_dtype_size(d->topk_weights.dtype);
-    if (!m->es)
-        return hir_error_set(e, "dtype %s cannot be routed", hir_dtype_name(x->dtype));
-    m->row = (size_t)m->H * m->es;
-    if (m->H && m->row / (size_t)m->H != m->es)
-        return hir_error_set(e, "a token row does not fit in memory");
-    return 0;
-}
-
-/* Each token's expert checked, then the tokens packed by a stable counting sort on the
- * expert: the tokens for rank r are contiguous, in rank order; sc counts them. */
-static int moe_pack(const hir_moe_dispatch *d, const moe_dims *m, moe_send *b, hir_error *e)
-{
-    int64_t T = m->T, E = m->E;
-    if (T)
-        cpu_load_i64(b->ex, d->topk_idx.data, d->topk_idx.dtype, d->topk_idx.stride[0], T);
-    for (int64_t t = 0; t < T; t++) {
-        if (b->ex[t] < 0 || b->ex[t] >= E)
-            return hir_error_set(e, "topk_idx row %lld holds %lld, not an expert id in "
-                                 "[0, %lld)", (long long)t, (long long)b->ex[t], (long long)E);
-        b->start[b->ex[t] + 1]++;
-    }
-    for (int64_t k = 0; k < E; k++)
-        b->start[k + 1] += b->start[k];
-    for (int64_t t = 0; t < T; t++)
-        b->order[b->start[b->ex[t]]++] = t;
-    for (int64_t i = 0; i < T; i++) {
-        int64_t t = b->order[i];
-        b->sc[b->ex[t] / m->per]++;
-        moe_row_get(b->sx + (size_t)i * m->row, &d->x, t);
-        b->sidx[i] = b->ex[t];
-        memcpy(b->sw + (size_t)i * m->ws, moe_col_ptr(&d->topk_weights, t), m->ws);
-        b->ssrc[i] = t;
-    }
-    return 0;
-}
-
-/* The counts exchanged, r's outputs allocated, and the rows and their metadata routed. */
-static int moe_route(hir_backend *be, int size, const hir_moe_dispatch *d, const moe_dims *m,
-                     moe_send *b, hir_moe_routed *r, hir_error *e)
-{
-    if (moe_counts(be, size, b->sc, b->rcnt, e))
-        return -1;
-    int64_t R = 0;
-    for (int k = 0; k < size; k++)
-        R += b->rcnt[k];
-    int64_t shx[2] = {R, m->H}, shc[2] = {R, 1}, shn[1] = {size};
-    if (moe_alloc(be, &r->x, d->x.dtype, 2, shx, e) ||
-        moe_alloc(be, &r->topk_idx, HIR_DT_INT64, 2, shc, e) ||
-        moe_alloc(be, &r->topk_weights, d->topk_weights.dtype, 2, shc, e) ||
-        moe_alloc(be, &r->src_idx, HIR_DT_INT64, 1, &R, e) ||
-        moe_alloc(be, &r->send_counts, HIR_DT_INT64, 1, shn, e) ||
-        moe_alloc(be, &r->recv_counts, HIR_DT_INT64, 1, shn, e))
-        return -1;
-    memcpy(r->send_counts.data, b->sc, (size_t)size * sizeof *b->sc);
-    memcpy(r->recv_counts.data, b->rcnt, (size_t)size * sizeof *b->rcnt);
-    if (moe_exchange(be, size, b->sx, b->sc, r->x.data, b->rcnt, m->row, "tokens", e) ||
-        moe_exchange(be, size, (char *)b->sidx, b->sc, r->topk_idx.data, b->rcnt, 8,
-                     "expert ids", e) ||
-        moe_exchange(be, size, b->sw, b->sc, r->topk_weights.data, b->rcnt, m->ws, "weights",
-                     e) ||
-        moe_exchange(be, size, (char *)b->ssrc, b->sc, r->src_idx.data, b->rcnt, 8,
-                     "source rows", e))
-        return -1;
-    return 0;
-}
-
-int cpu_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
-                     hir_moe_routed *r, hir_error *e)
-{
-    (void)s;
-    memset(r, 0, sizeof *r);
-    int size;
-    moe_world(be, &size);
-    moe_dims m = {0};
-    if (moe_dispatch_check(d, size, &m, e))
-        return -1;
-    moe_send b = {0};
-    int rc = -1;
-    if (!moe_send_alloc(&b, &m, size, e) && !moe_pack(d, &m, &b, e) &&
-        !moe_route(be, size, d, &m, &b, r, e))
-        rc = 0;
-    if (rc)
-        moe_routed_free(be, r);
-    moe_send_free(&b);
-    return rc;
-}
-
-int cpu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e)
-{
-    (void)s;
-    int size;
-    moe_world(be, &size);
-    const hir_view *x = &c->x, *out = &c->out;
-    if (x->ndim != 2 || out->ndim != 2)
-        return hir_error_set(e, "in and out must be [R, H] and [T, H]");
-    int64_t R = x->shape[0], H = x->shape[1], T = out->shape[0];
-    if (out->shape[1] != H || out->dtype != x->dtype)
-        return hir_error_set(e, "out must be [%lld, %lld] %s like the tokens",
-                             (long long)T, (long long)H, hir_dtype_name(x->dtype));
-    if (moe_column(&c->src_idx, R, "src_idx", e))
-        return -1;
-    if (!hir_dtype_is_int(c->src_idx.dtype))
-        return hir_error_set(e, "src_idx must hold integers");
-    if (c->send_counts.ndim != 1 || c->send_counts.shape[0] != size ||
-        c->recv_counts.ndim != 1 || c->recv_counts.shape[0] != size)
-        return hir_error_set(e, "the Dispatch's token counts are not per rank of "
-                             "this job");
-    size_t es = hir_dtype_size(x->dtype), row = (size_t)H * es;
-    int rc = -1;
-    int64_t *sc = calloc((size_t)size, sizeof *sc), *rcnt = calloc((size_t)size, sizeof *rcnt);
-    int64_t *src = malloc((size_t)(R ? R : 1) * sizeof *src);
-    char *sx = (R && row > SIZE_MAX / (size_t)R) ? NULL : malloc((size_t)(R ? R : 1) * (row ? row : 1));
-    int64_t *bsrc = NULL;
-    char *bx = NULL;
-    if (!sc || !rcnt || !src || !sx) {
-        hir_error_set(e, "out of memory");
-        goto out;
-    }
-    /* back to the senders: what came from rank r returns to it */
-    cpu_load_i64(sc, c->recv_counts.data, c->recv_counts.dtype, c->recv_counts.stride[0], size);
-    cpu_load_i64(rcnt, c->send_counts.data, c->send_counts.dtype, c->send_counts.stride[0], size);
-    int64_t ns = 0, nb = 0;
-    for (int k = 0; k < size; k++) {
-        ns += sc[k];
-        nb += rcnt[k];
-    }
-    if (ns != R) {
-        hir_error_set(e, "%lld tokens, the Dispatch received %lld", (long long)R,
-                      (long long)ns);
-        goto out;
-    }
-    if (nb != T) {
-        hir_error_set(e, "out has %lld rows, the Dispatch sent %lld tokens",
-                      (long long)T, (long long)nb);
-        goto out;
-    }
-    for (int64_t i = 0; i < R; i++)
-        moe_row_get(sx + (size_t)i * row, x, i);
-    if (R)
-        cpu_load_i64(src, c->src_idx.data, c->src_idx.dtype, c->src_idx.stride[0], R);
-    bsrc = malloc((size_t)(T ? T : 1) * sizeof *bsrc);
-    bx = malloc((size_t)(T ? T : 1) * (row ? row : 1));
-    if (!bsrc || !bx) {
-        hir_error_set(e, "out of memory");
-        goto out;
-    }
-    if (moe_exchange(be, size, sx, sc, bx, rcnt, row, "tokens", e) ||
-        moe_exchange(be, size, (char *)src, sc, (char *)bsrc, rcnt, 8, "source rows", e))
-        goto out;
-    for (int64_t i = 0; i < T; i++) {
-        if (bsrc[i] < 0 || bsrc[i] >= T) {
-            hir_error_set(e, "a token came back for row %lld of %lld",
-                          (long long)bsrc[i], (long long)T);
-            goto out;
-        }
-        moe_row_put(out, bsrc[i], bx + (size_t)i * row);
-    }
-    rc = 0;
-out:
-    free(sc);
-    free(rcnt);
-    free(src);
-    free(sx);
-    free(bsrc);
-    free(bx);
-    return rc;
 }

@@ -3,10 +3,10 @@
  * (operands, output region) and fills the output with NaN. A deferred GEMM is computed after
  * all, in program order, as soon as any later operation reads its output or writes any of its
  * operands or its output; its operand memory is kept alive if the program frees it. What is
- * still deferred at the end is handed to the check (ops->take_deferred), which verifies the
- * other backend's result with a randomized product test (cpu_verify.c) instead of an O(MNK)
- * reference product. Every op of the table is wrapped, so no access can miss a deferred
- * result. */
+ * still deferred at the end is handed to the check (ops->check->take_deferred), which
+ * verifies the other backend's result with a randomized product test (cpu_verify.c) instead of
+ * an O(MNK) reference product. Every op of the table that touches memory is wrapped (the model
+ * group's too), so no access can miss a deferred result. */
 #include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
@@ -173,7 +173,7 @@ static int lz_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatc
 {
     hir_cpu_backend *cb = cpu_of(be);
     range rd[3] = {vr(&d->x), vr(&d->topk_idx), vr(&d->topk_weights)};
-    return touch(cb, rd, 3, NULL, 0, e) < 0 ? -1 : BASE(cb)->moe_dispatch(be, s, d, r, e);
+    return touch(cb, rd, 3, NULL, 0, e) < 0 ? -1 : BASE(cb)->model->moe_dispatch(be, s, d, r, e);
 }
 
 static int lz_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e)
@@ -181,7 +181,7 @@ static int lz_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine 
     hir_cpu_backend *cb = cpu_of(be);
     range rd[4] = {vr(&c->x), vr(&c->src_idx), vr(&c->send_counts), vr(&c->recv_counts)};
     range w = vr(&c->out);
-    return touch(cb, rd, 4, &w, 1, e) < 0 ? -1 : BASE(cb)->moe_combine(be, s, c, e);
+    return touch(cb, rd, 4, &w, 1, e) < 0 ? -1 : BASE(cb)->model->moe_combine(be, s, c, e);
 }
 
 /* sdpa reads q, k, v, bias and mask and writes out and lse: a deferred GEMM that produced an
@@ -192,7 +192,7 @@ static int lz_sdpa(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_error 
     range rd[5] = {vr(&a->q), vr(&a->k), vr(&a->v), a->has_bias ? vr(&a->bias) : (range){0, 0},
                    a->has_mask ? vr(&a->mask) : (range){0, 0}};
     range w[2] = {vr(&a->out), vr(&a->lse)};
-    return touch(cb, rd, 5, w, 2, e) < 0 ? -1 : BASE(cb)->sdpa(be, s, a, e);
+    return touch(cb, rd, 5, w, 2, e) < 0 ? -1 : BASE(cb)->model->sdpa(be, s, a, e);
 }
 
 /* Freeing memory a deferred GEMM reads: keep it until the backend goes. Freeing a deferred
@@ -281,12 +281,12 @@ void cpu_lazy_install(hir_cpu_backend *cb)
     cb->lazy_ops.collective = lz_collective;
     cb->lazy_ops.p2p_post = lz_p2p_post;
     cb->lazy_ops.free = lz_free;
-    if (cb->base.ops->moe_dispatch)
-        cb->lazy_ops.moe_dispatch = lz_moe_dispatch;
-    if (cb->base.ops->moe_combine)
-        cb->lazy_ops.moe_combine = lz_moe_combine;
-    if (cb->base.ops->sdpa)
-        cb->lazy_ops.sdpa = lz_sdpa;
+    if (cb->base.ops->model) {
+        cb->lazy_model.moe_dispatch = lz_moe_dispatch;
+        cb->lazy_model.moe_combine = lz_moe_combine;
+        cb->lazy_model.sdpa = lz_sdpa;
+        cb->lazy_ops.model = &cb->lazy_model;
+    }
     cb->base.ops = &cb->lazy_ops;
 }
 

@@ -7,7 +7,7 @@
 #include "runner/interp/ops_internal.h"
 
 /* ops_elementwise's record of one element-wise statement resolved by the backend
- * (ops->ew_resolve): the operands and output as they were bound when it was resolved, and the
+ * (ops->plans): the operands and output as they were bound when it was resolved, and the
  * backend's plan. A later execution whose operands and output are bound to exactly these views
  * (and whose integer scalars evaluate to the same values) issues the plan directly. */
 typedef struct rt_ew {
@@ -36,7 +36,7 @@ void ops_ew_release(hir_interp *it)
         rt_ew *c = it->ew_plans.vals[i];
         if (it->ew_plans.keys[i] != UINT64_MAX && c) {
             if (c->plan)
-                it->be->ops->ew_plan_free(it->be, c->plan);
+                it->be->ops->plans->free(it->be, c->plan);
             free(c);
         }
     }
@@ -48,7 +48,7 @@ void ops_ew_release(hir_interp *it)
  * is none or it does not fit (the caller resolves again), -1 on error. */
 static int ew_fast(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
-    rt_ew *c = it->be->ops->ew_launch && !it->cfg.no_resolve ? hir_map_get(&it->ew_plans, (uintptr_t)s) : NULL;
+    rt_ew *c = it->be->ops->plans && !it->cfg.no_resolve ? hir_map_get(&it->ew_plans, (uintptr_t)s) : NULL;
     if (!c)
         return 0;
     for (int i = 0; i < c->nin; i++) {
@@ -75,7 +75,7 @@ static int ew_fast(hir_interp *it, const hir_stmt *s, hir_error *e)
         return -1;
     if (!view_eq(&o, &c->out))
         return 0;
-    if (it->be->ops->ew_launch(it->be, it->cur, c->plan, e))
+    if (it->be->ops->plans->launch(it->be, it->cur, c->plan, e))
         return interp_backend_fail(it, e);
     return 1;
 }
@@ -84,7 +84,7 @@ static int ew_fast(hir_interp *it, const hir_stmt *s, hir_error *e)
 static int ew_resolvable(hir_interp *it, const hir_stmt *s)
 {
     int plain = s->op != HIR_OP_UNARY || (s->u.ew.op >= 0 && s->u.ew.op != HIR_UN_SET);
-    return plain && it->be->ops->ew_resolve != NULL && !it->cfg.no_resolve;
+    return plain && it->be->ops->plans != NULL && !it->cfg.no_resolve;
 }
 
 /* Resolve the statement with the backend, keep the plan for later executions, queue it. */
@@ -96,18 +96,18 @@ static int ew_resolve_run(hir_interp *it, const hir_stmt *s, const hir_view *vie
     const hir_operand *ins[3] = {&ops[0], &ops[1], &ops[2]};
     int kn = s->op == HIR_OP_UNARY ? 1 : s->op == HIR_OP_BINARY ? 2 : 3;
     hir_ew_plan *plan = NULL;
-    if (bo->ew_resolve(it->be, kn, s->u.ew.op, o, ins, &plan, e))
+    if (bo->plans->resolve(it->be, kn, s->u.ew.op, o, ins, &plan, e))
         return interp_backend_fail(it, e);
     rt_ew *c = hir_map_get(&it->ew_plans, (uintptr_t)s);
     if (!c) {
         c = calloc(1, sizeof *c);
         if (!c || hir_map_try_put(&it->ew_plans, (uintptr_t)s, c)) {
             free(c);
-            bo->ew_plan_free(it->be, plan);
+            bo->plans->free(it->be, plan);
             return interp_fail(it, e, "out of host memory (keeping a resolved statement)");
         }
     } else if (c->plan) {
-        bo->ew_plan_free(it->be, c->plan);
+        bo->plans->free(it->be, c->plan);
     }
     c->nin = s->nin < 3 ? s->nin : 3;
     for (int i = 0; i < c->nin; i++) {
@@ -122,7 +122,7 @@ static int ew_resolve_run(hir_interp *it, const hir_stmt *s, const hir_view *vie
     c->nd = nd;
     memcpy(c->shape, shape, sizeof(int64_t) * (size_t)nd);
     c->plan = plan;
-    if (bo->ew_launch(it->be, it->cur, plan, e))
+    if (bo->plans->launch(it->be, it->cur, plan, e))
         return interp_backend_fail(it, e);
     return 0;
 }

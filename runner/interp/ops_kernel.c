@@ -13,7 +13,7 @@ int ops_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (s->u.kernel.number < 0)
         return interp_fail(it, e, "needs a kernel: this LaunchKernel prints no group index"
                            " (nvFuser's layout of early 2025), so no --kernel GROUP=FILE names it");
-    if (it->be->ops->launch_kernel) {
+    if (it->be->ops->kernels) {
         int ni = s->u.kernel.ninputs, no = s->nin - ni;
         const hir_view *ins[64], *outs[64];
         hir_view vals[128];
@@ -30,7 +30,7 @@ int ops_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
             else
                 outs[i - ni] = &vals[i];
         }
-        if (it->be->ops->launch_kernel(it->be, it->cur, (int)s->u.kernel.number, ins, ni, outs,
+        if (it->be->ops->kernels->launch(it->be, it->cur, (int)s->u.kernel.number, ins, ni, outs,
                                        no, e))
             return interp_backend_fail(it, e);
         return 0;

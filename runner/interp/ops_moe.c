@@ -74,7 +74,7 @@ static int bind_routed(hir_interp *it, const hir_tensor *t, const rt_moe *m, int
 
 int ops_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
-    if (!it->be->ops->moe_dispatch)
+    if (!it->be->ops->model)
         return interp_fail(it, e, "the %s backend does not route MoE tokens (Dispatch and Combine "
                            "run on --device=cpu)", it->be->ops->name);
     hir_moe_dispatch d;
@@ -86,7 +86,7 @@ int ops_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
     d.num_experts = s->u.moe->num_experts;
     d.transport = s->u.moe->backend;
     hir_moe_routed r;
-    if (it->be->ops->moe_dispatch(it->be, it->cur, &d, &r, e))
+    if (it->be->ops->model->moe_dispatch(it->be, it->cur, &d, &r, e))
         return interp_backend_fail(it, e);
     const hir_view *vs[6] = {&r.x, &r.topk_idx, &r.topk_weights, &r.src_idx, &r.send_counts,
                              &r.recv_counts};
@@ -124,7 +124,7 @@ int ops_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
 
 int ops_combine(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
-    if (!it->be->ops->moe_combine)
+    if (!it->be->ops->model)
         return interp_fail(it, e, "the %s backend does not route MoE tokens (Dispatch and Combine "
                            "run on --device=cpu)", it->be->ops->name);
     const hir_stmt *ds = s->u.moe->dispatch;
@@ -146,7 +146,7 @@ int ops_combine(hir_interp *it, const hir_stmt *s, hir_error *e)
     if (!interp_bound(it, s->out, &c.out) &&
         interp_bind_new(it, s->out, 2, shape, &c.out, e))
         return -1;
-    if (it->be->ops->moe_combine(it->be, it->cur, &c, e))
+    if (it->be->ops->model->moe_combine(it->be, it->cur, &c, e))
         return interp_backend_fail(it, e);
     return bind_extents(it, s->out, &c.out, e);
 }

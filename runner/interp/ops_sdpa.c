@@ -125,7 +125,7 @@ static int sdpa_outputs(hir_interp *it, const hir_stmt *s, hir_sdpa *a, hir_erro
 
 int ops_sdpa(hir_interp *it, const hir_stmt *s, hir_error *e)
 {
-    if (!it->be->ops->sdpa)
+    if (!it->be->ops->model)
         return interp_fail(it, e, "the %s backend does not compute sdpa", it->be->ops->name);
     hir_sdpa a;
     memset(&a, 0, sizeof a);
@@ -163,7 +163,7 @@ int ops_sdpa(hir_interp *it, const hir_stmt *s, hir_error *e)
         return -1;
     if (sdpa_outputs(it, s, &a, e))
         return -1;
-    if (it->be->ops->sdpa(it->be, it->cur, &a, e))
+    if (it->be->ops->model->sdpa(it->be, it->cur, &a, e))
         return interp_backend_fail(it, e);
     return 0;
 }

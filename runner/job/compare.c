@@ -157,7 +157,7 @@ static int verify_deferred(const hir_run_options *o, hir_interp *it, hir_program
                 /* no one-to-one region: compute it and fetch that output again */
                 free(want->host[i]);
                 want->host[i] = NULL;
-                if (cpu->ops->gemm_now(cpu, d, e) ||
+                if (cpu->ops->check->gemm_now(cpu, d, e) ||
                     cpu->ops->download == NULL ||
                     !(want->host[i] = malloc(hir_view_bytes(&vw) + 1)) ||
                     cpu->ops->download(cpu, want->host[i], vw.data, hir_view_bytes(&vw), e))
@@ -195,7 +195,7 @@ static int take_deferred(hir_backend *cpu, hir_deferred_gemm **defs, int *n, hir
 {
     *defs = NULL;
     *n = 0;
-    return cpu->ops->take_deferred ? cpu->ops->take_deferred(cpu, defs, n, e) : 0;
+    return cpu->ops->check ? cpu->ops->check->take_deferred(cpu, defs, n, e) : 0;
 }
 
 /* This rank's comparison of every output it holds with the reference's (into mine); the first

@@ -37,7 +37,7 @@ static hir_run_status job_end(job *j, hir_run_status st, hir_error *e)
     if (j->be)
         job_inputs_free(&j->in, j->be);
     if (j->it && (st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED) &&
-        j->be->ops->release_peers && j->be->ops->release_peers(j->be, e))
+        j->be->ops->release_peers(j->be, e))
         st = HIR_RUN_FAILED;
     if (j->cpu && j->cpu != j->be)
         j->cpu->ops->destroy(j->cpu);

@@ -59,14 +59,14 @@ static int load_kernels(const hir_run_options *o, hir_backend *be, hir_error *e)
         const char *spec = o->kernels[i], *eq = strchr(spec, '=');
         if (!eq || eq == spec)
             return hir_error_set(e, "--kernel %s: expected GROUP=FILE", spec);
-        if (!be->ops->load_kernel) {
+        if (!be->ops->kernels) {
             const hir_backend_entry *k = hir_registry_offering(HIR_OFFER_KERNELS);
             if (k && hir_registry_built(k))
                 return hir_error_set(e, "--kernel needs --device=%s", k->name);
             return hir_error_set(e, "--kernel needs the %s backend, which this build lacks",
                                  k ? k->title : "a kernel-running");
         }
-        if (be->ops->load_kernel(be, atoi(spec), eq + 1, e))
+        if (be->ops->kernels->load(be, atoi(spec), eq + 1, e))
             return -1;
     }
     return 0;
@@ -82,20 +82,19 @@ hir_run_status job_backends(job *j, hir_error *e)
         return st;
     j->located = 1;
     hir_backend_config bc = {.boot = j->boot, .rank = j->rank, .size = j->size,
-                             .local_rank = hir_boot_local_rank(j->boot),
-                             .num_streams = o->num_streams, .timeout = o->timeout,
+                             .device = hir_boot_local_rank(j->boot),
+                             .timeout = o->timeout,
                              .p2p_protocol = o->p2p_protocol,
                              .p2p_host_staged = o->p2p_host_staged};
-    bc.device = bc.local_rank;
     j->refb = hir_registry_reference();
     j->is_cpu = j->dev == j->refb;
-    if (hir_registry_create(j->dev->name, &bc, &j->be, e))
+    if (hir_registry_create(j->dev, &bc, &j->be, e))
         return HIR_RUN_FAILED;
     hir_backend_config rc_cfg = bc;
     rc_cfg.defer_gemm_flops = o->check_mode == HIR_CHECK_FULL ? 0
                               : o->check_mode == HIR_CHECK_RANDOMIZED ? 1 : 1073741824.0;
     if (o->check && (!j->is_cpu || rc_cfg.defer_gemm_flops > 0) &&
-        hir_registry_create(j->refb->name, &rc_cfg, &j->cpu, e))
+        hir_registry_create(j->refb, &rc_cfg, &j->cpu, e))
         return HIR_RUN_FAILED;
     if (!j->cpu)
         j->cpu = j->be;

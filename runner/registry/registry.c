@@ -92,15 +92,12 @@ const char *hir_registry_names(char *buf, size_t n)
     return buf;
 }
 
-int hir_registry_create(const char *name, const hir_backend_config *cfg, hir_backend **out,
-                        hir_error *e)
+int hir_registry_create(const hir_backend_entry *b, const hir_backend_config *cfg,
+                        hir_backend **out, hir_error *e)
 {
     *out = NULL;
-    const hir_backend_entry *b = hir_registry_find(name);
-    char names[128];
     if (!b)
-        return hir_error_set(e, "unknown backend '%s' (expected %s)", name ? name : "",
-                             hir_registry_names(names, sizeof names));
+        return hir_error_set(e, "hir_registry_create: no backend entry");
     if (!b->create)
         return hir_error_set(e, "hir was built without the %s backend", b->title);
     return b->create(cfg, out, e);

@@ -1,4 +1,4 @@
-/* registry.h — the registry room: which backends this build has, and creating one by name.
+/* registry.h — the registry room: which backends this build has, and creating one.
  * It owns the list of known backends (runner/registry/registry.c), the only place besides a
  * backend's own folder that names a backend or knows which were built. It may use the backend
  * table (runner/backend/), the backends' constructors (runner/cpu/, runner/cuda/) and support/.
@@ -12,8 +12,8 @@
 
 /* What a known backend offers when it is built (messages say which backend a feature needs). */
 enum {
-    HIR_OFFER_KERNELS = 1u << 0,   /* user kernels for LaunchKernel (ops->load_kernel) */
-    HIR_OFFER_GRAPHS = 1u << 1,    /* capture and replay (ops->graph_*) */
+    HIR_OFFER_KERNELS = 1u << 0,   /* user kernels for LaunchKernel (ops->kernels) */
+    HIR_OFFER_GRAPHS = 1u << 1,    /* capture and replay (ops->graph) */
 };
 
 typedef struct hir_backend_entry {
@@ -45,8 +45,9 @@ int hir_registry_device_count(const hir_backend_entry *b);
 int hir_registry_available(const hir_backend_entry *b, char *why, size_t n);
 /* The names of all known backends for a message: "cpu or cuda". */
 const char *hir_registry_names(char *buf, size_t n);
-/* Create backend `name`; fails with a message when the name is unknown or the build lacks it. */
-int hir_registry_create(const char *name, const hir_backend_config *cfg, hir_backend **out,
-                        hir_error *e);
+/* Create backend b (an entry found above); fails with a message when b is NULL or the build
+ * lacks it, else with the backend's own (no device, ...). */
+int hir_registry_create(const hir_backend_entry *b, const hir_backend_config *cfg,
+                        hir_backend **out, hir_error *e);
 
 #endif

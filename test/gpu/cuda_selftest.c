@@ -899,9 +899,7 @@ int main(int argc, char **argv)
     cfg.boot = boot;
     cfg.rank = t.rank;
     cfg.size = t.size;
-    cfg.local_rank = hir_boot_local_rank(boot);
-    cfg.device = cfg.local_rank % ndev;
-    cfg.num_streams = 4;
+    cfg.device = hir_boot_local_rank(boot) % ndev;
     cfg.timeout = 60;
     if (hir_backend_cuda_create(&cfg, &t.be, &e)) {
         fprintf(stderr, "hir-cuda-selftest: %s\n", e.msg);

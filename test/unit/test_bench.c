@@ -110,7 +110,8 @@ static void test_above_peak_is_an_error(void **state)
     hir_backend *be = cpu();
     hir_backend_ops ops = *be->ops;
     const hir_backend_ops *saved = be->ops;
-    ops.device_info = tiny_device;
+    hir_profile_ops prof = {.device_info = tiny_device};   /* all bench/ asks */
+    ops.profile = &prof;
     be->ops = &ops;
     hir_bench_counters c;
     fake f = {&c, 0, 1000};

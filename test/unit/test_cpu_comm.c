@@ -299,7 +299,7 @@ static void test_moe(void)
     hir_view_init(&d.topk_weights, w, HIR_DT_FLOAT, 2, cs);
     d.num_experts = E;
     hir_moe_routed r;
-    OK(be->ops->moe_dispatch(be, be->ops->stream_main(be), &d, &r, &e));
+    OK(be->ops->model->moe_dispatch(be, be->ops->stream_main(be), &d, &r, &e));
     /* what rank R must receive, computed here */
     int64_t R_want = 0;
     for (int s = 0; s < N; s++) {
@@ -329,7 +329,7 @@ static void test_moe(void)
     c.send_counts = r.send_counts;
     c.recv_counts = r.recv_counts;
     hir_view_init(&c.out, back, HIR_DT_FLOAT, 2, xs);
-    OK(be->ops->moe_combine(be, be->ops->stream_main(be), &c, &e));
+    OK(be->ops->model->moe_combine(be, be->ops->stream_main(be), &c, &e));
     CHECK(!memcmp(back, x, sizeof(float) * (size_t)(T * H)), "Combine did not return the tokens");
     hir_view *vs[6] = {&r.x, &r.topk_idx, &r.topk_weights, &r.src_idx, &r.send_counts,
                        &r.recv_counts};
@@ -337,7 +337,7 @@ static void test_moe(void)
         be->ops->free(be, vs[i]->data);
     /* an expert id out of range is refused on the rank that holds it */
     idx[0] = E;
-    CHECK(be->ops->moe_dispatch(be, be->ops->stream_main(be), &d, &r, &e) != 0 &&
+    CHECK(be->ops->model->moe_dispatch(be, be->ops->stream_main(be), &d, &r, &e) != 0 &&
           strstr(e.msg, "not an expert id"), "bad expert id: %s", e.msg);
 }
 
@@ -550,7 +550,7 @@ static void test_moe_refusals(void)
     hir_moe_routed r;
     hir_stream *s = be->ops->stream_main(be);
 #define MOE_REFUSED(want)                                                                  \
-    CHECK(be->ops->moe_dispatch(be, s, &d, &r, &e) != 0 && strstr(e.msg, want),           \
+    CHECK(be->ops->model->moe_dispatch(be, s, &d, &r, &e) != 0 && strstr(e.msg, want),    \
           "%s (expected '%s')", e.msg, want)
     MOE_REFUSED("in must be [T, H], it has 1 axes");
     hir_view_init(&d.x, x, HIR_DT_FLOAT, 2, xs);
@@ -692,7 +692,8 @@ int main(int argc, char **argv)
     N = hir_boot_size(b);
     for (int i = 0; i < N; i++)
         team[i] = N - 1 - i;
-    hir_backend_config cfg = {b, R, N, hir_boot_local_rank(b), 0, 4, 10, HIR_P2P_GET, 0, 0};
+    hir_backend_config cfg = {.boot = b, .rank = R, .size = N, .timeout = 10,
+                              .p2p_protocol = HIR_P2P_GET};
     if (hir_backend_cpu_create(&cfg, &be, &e)) {
         fprintf(stderr, "rank %d: backend: %s\n", R, e.msg);
         hir_boot_abort(b, 1);
