@@ -483,7 +483,7 @@ int hirc__tensor_ndim(const hir_tensor *t)
 {
     int n = 0;
     for (int i = 0; i < t->nloop; i++)
-        n += t->logical[i]->itype != HIR_IT_REDUCTION && t->logical[i]->itype != HIR_IT_STRIDE;
+        n += t->shape.ids[i]->itype != HIR_IT_REDUCTION && t->shape.ids[i]->itype != HIR_IT_STRIDE;
     return n;
 }
 

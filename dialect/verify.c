@@ -447,31 +447,42 @@ static void use_tensor(vctx *v, const hir_stmt *s, const hir_tensor *t, hir_loc 
         v->errors++;
 }
 
-/* Runtime extents of a tensor: non-reduction logical axes, DID axes as 1. -1 = not constant. */
+/* Runtime extents of a tensor: the axes of its logical view (shape.c) less reductions, at
+ * their local extent: an unsplit device axis as 1 (left out with squeeze_did), a split one as
+ * its other parts. -1 = not constant. ids: each axis's innermost IterDomain. */
 static int runtime_shape(vctx *v, const hir_tensor *t, bool squeeze_did, int64_t *ext,
                          const hir_iterdomain **ids, int max)
 {
     int n = 0;
-    for (int i = 0; i < t->nloop && n < max; i++) {
-        const hir_iterdomain *id = t->logical ? t->logical[i] : t->loop[i];
-        if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
+    hir_shape_axis a;
+    for (int i = 0; i < t->shape.naxes && n < max; i++) {
+        hir_shape_axis_get(t, i, &a);
+        if (a.reduction)
             continue;
-        if (hir_ptype_is_device(id->ptype)) {
+        if (a.nparts == 1 && a.device) {
             if (squeeze_did)
                 continue;
             ext[n] = 1;
-        } else if (!id->extent || !vconst(v, id->extent, &ext[n]))
-            ext[n] = -1;
-        ids[n++] = id;
+        } else if (a.nparts == 1) {
+            if (!a.inner->extent || !vconst(v, a.inner->extent, &ext[n]))
+                ext[n] = -1;
+        } else {
+            ext[n] = a.local;
+        }
+        ids[n++] = a.inner;
     }
     return n;
 }
 
+/* the reduction axis of a matmul or linear output: an unsplit one on no device */
 static const hir_iterdomain *reduction_axis(const hir_tensor *t)
 {
-    for (int i = 0; i < t->nloop; i++)
-        if (t->logical[i]->itype == HIR_IT_REDUCTION && !hir_ptype_is_device(t->logical[i]->ptype))
-            return t->logical[i];
+    hir_shape_axis a;
+    for (int i = 0; i < t->shape.naxes; i++) {
+        hir_shape_axis_get(t, i, &a);
+        if (a.nparts == 1 && a.inner->itype == HIR_IT_REDUCTION && !a.device)
+            return a.inner;
+    }
     return NULL;
 }
 
@@ -501,18 +512,6 @@ static long long in_tensor_num(const hir_stmt *s, int i)
     return t ? (long long)t->number : -1;
 }
 
-static bool stream_split_fec(const hir_tensor *t)
-{
-    int st = hir_tensor_stream_axis(t);
-    if (st < 0)
-        return false;
-    for (int i = 0; i < t->nloop; i++)   /* an axis split after the stream axis was made */
-        if (i != st && t->loop[i]->number < t->loop[st]->number &&
-            t->loop[i]->itype != HIR_IT_REDUCTION && !hir_ptype_is_device(t->loop[i]->ptype))
-            return true;
-    return false;
-}
-
 static void check_linear(vctx *v, const hir_stmt *s)
 {
     const hir_tensor *a = hir_value_tensor(s->in[0]), *w = hir_value_tensor(s->in[1]);
@@ -521,12 +520,6 @@ static void check_linear(vctx *v, const hir_stmt *s)
         verr(v, s->loc, "linear: operands must be tensors");
         return;
     }
-    /* A 2026 FEC per-stream view (ShardByStream's output and what is computed from it) has a
-     * loop domain split by stream and device whose IterDomain numbers no longer follow the
-     * logical order the shape checks rely on, and the text does not print the logical
-     * domain: the shapes are then checked at run time only. */
-    if (stream_split_fec(a) || (o && stream_split_fec(o)))
-        return;
     int64_t ea[MAXR], ew[MAXR], eb[MAXR], eo[MAXR];
     const hir_iterdomain *ia[MAXR], *iw[MAXR], *ib[MAXR], *io[MAXR];
     int na = runtime_shape(v, a, false, ea, ia, MAXR), nw = runtime_shape(v, w, true, ew, iw, MAXR);
@@ -551,17 +544,18 @@ static void check_linear(vctx *v, const hir_stmt *s)
         return;
     /* the output may carry an rfactored device axis that the runtime squeezes */
     int no = 0;
-    for (int i = 0; i < o->nloop && no < MAXR; i++) {
-        const hir_iterdomain *id = o->logical[i];
-        if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
+    hir_shape_axis ax;
+    for (int i = 0; i < o->shape.naxes && no < MAXR; i++) {
+        hir_shape_axis_get(o, i, &ax);
+        if (ax.reduction || (ax.nparts == 1 && ax.device && ax.rf))
             continue;
-        if (hir_ptype_is_device(id->ptype) && (id->flags & HIR_ID_RFACTOR))
-            continue;
-        if (hir_ptype_is_device(id->ptype))
+        if (ax.nparts == 1 && ax.device)
             eo[no] = 1;
-        else if (!vconst(v, id->extent, &eo[no]))
+        else if (ax.nparts > 1)
+            eo[no] = ax.local;
+        else if (!ax.inner->extent || !vconst(v, ax.inner->extent, &eo[no]))
             eo[no] = -1;
-        io[no++] = id;
+        io[no++] = ax.inner;
     }
     if (no != na) {
         verr(v, out_loc(s), "linear: output T%lld has %d axes, expected %d ([..., M, N] for an input of %d axes)",
@@ -1568,6 +1562,11 @@ int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d)
         free(v);
         return HIR_ENOMEM;
     }
+    /* the logical view of every tensor still open (shape.c): the checks below read it */
+    int se = hir_program_shapes(p, NULL, 0, d);
+    if (se == HIR_ENOMEM)
+        hir_arena_oom(p->arena);
+    v->errors += se;
     /* Wait targets are resolved by check_stmt, statement by statement (resolve_one) */
 
     /* inputs and the extent symbols bound by them */

@@ -51,8 +51,16 @@ static void tensors_and_iterdomains(void **state)
     hir_iterdomain *loop[2] = {a, b};   /* loop order: stream axis first */
     hir_tensor *t = hir_tensor_create(p, 4, HIR_MEM_GLOBAL, HIR_DT_BFLOAT, 2, loop, NULL);
     assert_ptr_equal(hir_tensor_get(p, 4), t);
-    assert_ptr_equal(t->logical[0], b);   /* logical order = sorted by number */
-    assert_ptr_equal(t->logical[1], a);
+    /* a stream axis is decided with the program (shape.c): 8 is not T4's, so istreamIdx7 is
+     * not a split outer and goes back among the axes by its number, after iS3 */
+    assert_int_equal(t->shape.state, HIR_SHAPE_OPEN);
+    hir_diag d;
+    hir_diag_init(&d, stderr);
+    assert_int_equal(hir_program_shapes(p, NULL, 0, &d), 0);
+    hir_diag_fini(&d);
+    assert_int_equal(t->shape.state, HIR_SHAPE_DECIDED);
+    assert_ptr_equal(t->shape.ids[0], b);
+    assert_ptr_equal(t->shape.ids[1], a);
     assert_int_equal(hir_tensor_logical_pos(t, a), 1);
     assert_int_equal(hir_tensor_logical_pos(t, c), -1);
     assert_int_equal(hir_tensor_stream_axis(t), 0);
