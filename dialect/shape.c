@@ -32,6 +32,7 @@ enum { K_SPLIT, K_NESTED, K_SWIZZLE };     /* how its numbers look */
 typedef struct group {
     int pos[3], n;               /* loop positions of its parts, outer to inner */
     int kind, status;
+    bool direct;                 /* decided by the text itself (not by ranks or convention) */
     int64_t low;                 /* the smallest number the split made */
     char why[160];               /* the evidence for the status */
 } group;
@@ -39,6 +40,7 @@ typedef struct group {
 /* A tensor's groups while its view is decided. */
 typedef struct reading {
     hir_tensor *t;
+    bool permuted;               /* the output of a Set.Permute: printed order is not numbered */
     int ng;
     group g[MAXG];
 } reading;
@@ -153,6 +155,7 @@ static void find_groups(reading *r)
             }
         if (g->status == G_CAND && ceildiv_of(inner->extent, L[g->pos[g->n - 2]])) {
             g->status = G_SPLIT;
+            g->direct = true;
             snprintf(g->why, sizeof g->why, "the extent of %s is ceilDiv by %s",
                      id_name(inner, a, sizeof a), id_name(L[g->pos[g->n - 2]], b, sizeof b));
         } else if (g->status == G_CAND && g->kind == K_SWIZZLE) {
@@ -175,6 +178,7 @@ static bool decide_by_numbers(reading *r, int64_t hole)
             continue;
         if (g->low <= hole) {
             g->status = G_NOT;
+            g->direct = true;
             snprintf(g->why, sizeof g->why,
                      "every IterDomain number below %lld is printed: no axis is left for a split to have consumed",
                      (long long)g->low);
@@ -185,6 +189,7 @@ static bool decide_by_numbers(reading *r, int64_t hole)
             int h = group_of(r, i);
             if ((h < 0 || r->g[h].status == G_NOT) && L[i]->number > g->low) {
                 g->status = G_NOT;
+                g->direct = true;
                 snprintf(g->why, sizeof g->why,
                          "the logical axis %s is numbered above it: split outputs come after their tensor's logical axes",
                          id_name(L[i], a, sizeof a));
@@ -193,6 +198,17 @@ static bool decide_by_numbers(reading *r, int64_t hole)
                 snprintf(g->why, sizeof g->why,
                          "numbered above the split of %s: logical axes come before every split",
                          id_name(L[r->g[h].pos[0]], b, sizeof b));
+            } else if (!r->permuted && (h < 0 || r->g[h].status == G_NOT) && !hostpar(L[i]) &&
+                       i > g->pos[g->n - 1] && L[i]->number < L[g->pos[g->n - 1]]->number &&
+                       !(L[i]->flags & HIR_ID_RFACTOR)) {
+                /* the axes that are not parallel keep their logical order, and logical axes
+                 * are numbered in it: an axis printed before a smaller-numbered one was made
+                 * after it, by a split */
+                g->status = G_SPLIT;
+                g->direct = true;
+                snprintf(g->why, sizeof g->why,
+                         "%.40s is printed before the logical axis %.40s, numbered below it: a split output",
+                         id_name(L[g->pos[g->n - 1]], b, sizeof b), id_name(L[i], a, sizeof a));
             }
         }
         changed |= g->status != G_CAND;
@@ -471,6 +487,7 @@ static void op_evidence(shctx *c, hir_tensor *t, const hir_iterdomain *id, int s
         group *g = &r->g[k];
         if (g->status == G_CAND && t->loop[g->pos[0]] == id) {
             g->status = status;
+            g->direct = true;
             snprintf(g->why, sizeof g->why, "%s", what);
         }
     }
@@ -480,6 +497,13 @@ static bool collect(hir_stmt *s, int depth, void *ctx)
 {
     shctx *c = ctx;
     hir_tensor *in0 = s->nin > 0 ? hir_value_tensor(s->in[0]) : NULL;
+    if ((s->op == HIR_OP_SET || s->op == HIR_OP_SEGMENTER_SET) && s->u.ls.permute) {
+        reading *r = open_of(c, s->out);
+        if (r)
+            r->permuted = true;
+        add_rel(c, s->out, in0, 0, s);
+        return true;
+    }
     switch (s->op) {
     case HIR_OP_SET: case HIR_OP_SEGMENTER_SET: case HIR_OP_UNARY: case HIR_OP_BINARY:
     case HIR_OP_TERNARY:
@@ -561,14 +585,12 @@ static bool narrow(reading *r, int want, const hir_stmt *s)
         if (g->status != G_CAND || !((agree_split | agree_not) >> k & 1))
             continue;
         g->status = agree_split >> k & 1 ? G_SPLIT : G_NOT;
+        char at[32] = "";
         if (line)
-            snprintf(g->why, sizeof g->why, "%s at line %d needs T%lld of %d axes",
-                     hir_ops[s->op].keyword ? hir_ops[s->op].keyword : "the statement", line,
-                     (long long)r->t->number, want);
-        else
-            snprintf(g->why, sizeof g->why, "%s needs T%lld of %d axes",
-                     hir_ops[s->op].keyword ? hir_ops[s->op].keyword : "the statement",
-                     (long long)r->t->number, want);
+            snprintf(at, sizeof at, " at line %d", line);
+        snprintf(g->why, sizeof g->why, "%s%s needs T%lld to have %d ax%s",
+                 hir_ops[s->op].keyword ? hir_ops[s->op].keyword : "the statement", at,
+                 (long long)r->t->number, want, want == 1 ? "is" : "es");
         changed = true;
     }
     return changed;
@@ -587,6 +609,45 @@ static bool by_operations(shctx *c)
             changed |= narrow(r, ra - e->off, e->s);
     }
     return changed;
+}
+
+/* What is left open after the text and the operations: the program's own convention, when it
+ * shows one. A producer either shards by splitting logical axes (FusionExecutorCache: a ceilDiv
+ * inner extent, ShardByStream) or keeps device and stream axes as logical axes of their own
+ * (MultiDeviceExecutor: HirAliasSelect on a stream axis, numbers that leave no room for a
+ * split); where the text proves one and not the other, the open pairs follow it. */
+static void by_convention(shctx *c)
+{
+    const reading *split_by = NULL, *not_by = NULL;
+    int gs = 0, gn = 0;
+    for (int i = 0; i < c->nrd; i++)
+        for (int k = 0; k < c->rd[i].ng; k++) {
+            const group *g = &c->rd[i].g[k];
+            if (!g->direct || (g->status == G_NOT && strstr(g->why, " is rf,")))
+                continue;
+            if (g->status == G_SPLIT && !split_by)
+                split_by = &c->rd[i], gs = k;
+            if (g->status == G_NOT && !not_by)
+                not_by = &c->rd[i], gn = k;
+        }
+    if (!split_by == !not_by)
+        return;
+    const reading *by = split_by ? split_by : not_by;
+    const group *bg = &by->g[split_by ? gs : gn];
+    char a[64];
+    bool any = false;
+    for (int i = 0; i < c->nrd; i++)
+        for (int k = 0; k < c->rd[i].ng; k++) {
+            group *g = &c->rd[i].g[k];
+            if (g->status != G_CAND)
+                continue;
+            g->status = split_by ? G_SPLIT : G_NOT;
+            snprintf(g->why, sizeof g->why, "the program %s: %s in T%lld",
+                     split_by ? "shards by splits" : "keeps parallel axes whole",
+                     id_name(by->t->loop[bg->pos[0]], a, sizeof a), (long long)by->t->number);
+            any = true;
+        }
+    (void)any;
 }
 
 /* "[2, 8] (T1=2,11*12)" for the reading of r with `split` */
@@ -716,6 +777,8 @@ int hir_program_shapes(hir_program *p, const char *const *logical, int nlogical,
             changed |= by_operations(c);
         }
     }
+    if (c->nrd)
+        by_convention(c);
     for (int i = 0; i < c->nrd; i++) {
         reading *r = &c->rd[i];
         if (cand_mask(r)) {
