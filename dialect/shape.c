@@ -179,9 +179,12 @@ static bool decide_by_numbers(reading *r, int64_t hole)
         if (g->low <= hole) {
             g->status = G_NOT;
             g->direct = true;
-            snprintf(g->why, sizeof g->why,
-                     "every IterDomain number below %lld is printed: no axis is left for a split to have consumed",
-                     (long long)g->low);
+            if (g->low == 0)
+                snprintf(g->why, sizeof g->why, "numbered 0: no axis was made before it to be split");
+            else
+                snprintf(g->why, sizeof g->why,
+                         "every IterDomain number below %lld is printed: no axis is left for a split to have consumed",
+                         (long long)g->low);
             changed = true;
             continue;
         }
@@ -375,22 +378,23 @@ static int apply_user(hir_program *p, const char *text, hir_diag *d)
 {
     char *end;
     const char *s = text;
+    hir_loc none = {0};
     if (*s != 'T' || s[1] < '0' || s[1] > '9') {
-        hir_diag_error(d, "--logical '%s': expected T<number>=<axes>, e.g. T1=2,11*12", text);
+        hir_diag_emit(d, HIR_ERROR, none, "--logical '%s': expected T<number>=<axes>, e.g. T1=2,11*12", text);
         return 1;
     }
     long long tn = strtoll(s + 1, &end, 10);
     hir_tensor *t = hir_tensor_get(p, tn);
     if (*end != '=') {
-        hir_diag_error(d, "--logical '%s': expected '=' after T%lld", text, tn);
+        hir_diag_emit(d, HIR_ERROR, none, "--logical '%s': expected '=' after T%lld", text, tn);
         return 1;
     }
     if (!t) {
-        hir_diag_error(d, "--logical '%s': the program has no tensor T%lld", text, tn);
+        hir_diag_emit(d, HIR_ERROR, none, "--logical '%s': the program has no tensor T%lld", text, tn);
         return 1;
     }
     if (t->nloop > MAXL) {
-        hir_diag_error(d, "--logical '%s': T%lld has more than %d axes", text, tn, MAXL);
+        hir_diag_emit(d, HIR_ERROR, t->loc, "--logical '%s': T%lld has more than %d axes", text, tn, MAXL);
         return 1;
     }
     hir_iterdomain *ids[MAXL];
@@ -404,10 +408,10 @@ static int apply_user(hir_program *p, const char *text, hir_diag *d)
             long long num = strtoll(s, &end, 10);
             int at = end == s ? -1 : pos_of(t, num);
             if (at < 0 || used[at]) {
-                hir_diag_error(d, "--logical '%s': %s", text,
-                               end == s ? "expected an IterDomain number"
-                                        : at < 0 ? "a number that is not one of the tensor's IterDomains"
-                                                 : "an IterDomain named twice");
+                hir_diag_emit(d, HIR_ERROR, t->loc, "--logical '%s': %s", text,
+                              end == s ? "expected an IterDomain number"
+                                       : at < 0 ? "a number that is not one of the tensor's IterDomains"
+                                                : "an IterDomain named twice");
                 return 1;
             }
             used[at] = true;
@@ -424,9 +428,9 @@ static int apply_user(hir_program *p, const char *text, hir_diag *d)
         s++;
     }
     if (*s || n != t->nloop) {
-        hir_diag_error(d, "--logical '%s': %s", text,
-                       *s ? "expected ',' or '*' between IterDomain numbers"
-                          : "every IterDomain of the tensor is named once");
+        hir_diag_emit(d, HIR_ERROR, t->loc, "--logical '%s': %s", text,
+                      *s ? "expected ',' or '*' between IterDomain numbers"
+                         : "name every IterDomain of the tensor once");
         return 1;
     }
     t->shape.ids = hir_arena_alloc(p->arena, sizeof *ids * (size_t)n);
@@ -754,6 +758,12 @@ int hir_program_shapes(hir_program *p, const char *const *logical, int nlogical,
     int errors = 0;
     for (int i = 0; i < nlogical; i++)
         errors += apply_user(p, logical[i], d);
+    if (errors) {   /* the user's readings first: nothing is decided around a wrong one */
+        hir_arena_on_oom(p->arena, outer);
+        hir_map_fini(&c->at);
+        free(c);
+        return errors;
+    }
     size_t at;
     int n = 0;
     for (hir_tensor *t = hir_tensor_next(p, NULL, &at); t; t = hir_tensor_next(p, t, &at))
@@ -832,6 +842,8 @@ void hir_shape_axis_get(const hir_tensor *t, int i, hir_shape_axis *a)
         a->extent = a->inner->extent;
     else
         a->extent = ceildiv_of(a->inner->extent, ids[first + a->nparts - 2]);
+    if (a->nparts == 3 && a->extent)   /* nested: X is itself ( ceilDiv(Y, outer) ) */
+        a->extent = ceildiv_of(a->extent, ids[first]);
     int64_t x;
     if (a->extent && hir_scalar_const(a->extent, &x))
         a->global = x;
@@ -853,6 +865,12 @@ static void print_extent(const hir_tensor *t, const hir_shape_axis *a, bool loca
         hir_scalar_print_inline(a->extent, f);
         return;
     }
+    hir_scalar *x1;   /* split by device first, its inner again: a device holds that inner */
+    if (local && a->nparts == 3 && hir_ptype_is_device(a->outer->ptype) &&
+        (x1 = ceildiv_of(a->inner->extent, t->shape.ids[a->first + 1]))) {
+        hir_scalar_print_inline(x1, f);
+        return;
+    }
     for (int j = 0, k = 0; j < a->nparts; j++) {
         const hir_iterdomain *id = t->shape.ids[a->first + j];
         if (local && hir_ptype_is_device(id->ptype))
@@ -865,10 +883,52 @@ static void print_extent(const hir_tensor *t, const hir_shape_axis *a, bool loca
     }
 }
 
+typedef struct permutes {
+    const hir_stmt **s;
+    size_t n, cap;
+} permutes;
+
+static bool find_permutes(hir_stmt *s, int depth, void *ctx)
+{
+    permutes *ps = ctx;
+    if ((s->op == HIR_OP_SET || s->op == HIR_OP_SEGMENTER_SET) && s->u.ls.permute && s->out &&
+        s->nin == 1 && hir_value_tensor(s->in[0])) {
+        if (ps->n == ps->cap) {
+            size_t cap = ps->cap ? 2 * ps->cap : 16;
+            const hir_stmt **g = realloc(ps->s, cap * sizeof *g);
+            if (!g)
+                return false;
+            ps->s = g;
+            ps->cap = cap;
+        }
+        ps->s[ps->n++] = s;
+    }
+    return true;
+}
+
+/* "; Set.Permute of T0, axes from [2, 0, 1]" for the output of a permute */
+static void print_permute(const permutes *ps, const hir_tensor *t, FILE *f)
+{
+    int perm[MAXL];
+    for (size_t k = 0; k < ps->n; k++) {
+        const hir_tensor *in = hir_value_tensor(ps->s[k]->in[0]);
+        if (ps->s[k]->out != t || hir_shape_permutation(in, t, perm))
+            continue;
+        fprintf(f, "; %s.Permute of T%lld, axes from [", hir_ops[ps->s[k]->op].keyword,
+                (long long)in->number);
+        for (int i = 0; i < t->shape.naxes; i++)
+            fprintf(f, "%s%d", i ? ", " : "", perm[i]);
+        fputs("]", f);
+        return;
+    }
+}
+
 void hir_program_print_shapes(const hir_program *p, FILE *f)
 {
     size_t at;
     char nm[64];
+    permutes ps = {NULL, 0, 0};
+    hir_block_walk((hir_block *)&p->body, 0, find_permutes, &ps);
     for (const hir_tensor *t = hir_tensor_next(p, NULL, &at); t; t = hir_tensor_next(p, t, &at)) {
         hir_shape_axis a;
         bool differ = false;
@@ -903,11 +963,17 @@ void hir_program_print_shapes(const hir_program *p, FILE *f)
             for (int j = 0; j < a.nparts; j++)
                 fprintf(f, "%s%s", j ? "*" : "", id_name(t->shape.ids[a.first + j], nm, sizeof nm));
         }
-        fprintf(f, "] (%s%s)\n",
+        fprintf(f, "] (%s%s",
                 t->shape.state == HIR_SHAPE_REFUSED ? "ambiguous, read as separate axes: " :
                 t->shape.state == HIR_SHAPE_OPEN ? "not decided yet: " : "",
                 t->shape.how ? t->shape.how : "as printed");
+        for (int i = 0, k = 0; i < t->nloop && !t->shape.how; i++)
+            if (t->loop[i]->flags & HIR_ID_RFACTOR)
+                fprintf(f, "%s%s", k++ ? ", " : "; rf axes ", id_name(t->loop[i], nm, sizeof nm));
+        print_permute(&ps, t, f);
+        fputs(")\n", f);
     }
+    free(ps.s);
 }
 
 int hir_shape_permutation(const hir_tensor *in, const hir_tensor *out, int *perm)

@@ -1234,6 +1234,51 @@ static void vc_scalardef(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
         verr(v, out_loc(s), "only a symbol or a named scalar can be defined");
 }
 
+/* Set.Permute: the permutation its numbers carry (shape.c) maps input extents onto the
+ * output's; a permutation the numbers do not carry is not checked. */
+static void vc_loadstore(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    const hir_tensor *in = s->nin == 1 ? hir_value_tensor(s->in[0]) : NULL, *o = s->out;
+    int perm[MAXR];
+    if (!s->u.ls.permute || !in || !o || o->shape.naxes > MAXR || hir_shape_permutation(in, o, perm))
+        return;
+    hir_shape_axis ai, ao;
+    for (int i = 0; i < o->shape.naxes; i++) {
+        hir_shape_axis_get(o, i, &ao);
+        hir_shape_axis_get(in, perm[i], &ai);
+        if (both_const_differ(ao.global, ai.global)) {
+            verr(v, out_loc(s), "%s.Permute: output axis %d of T%lld has extent %lld, but its numbers say it is axis %d of T%lld, of extent %lld",
+                 hir_ops[s->op].keyword, i, (long long)o->number, (long long)ao.global, perm[i],
+                 (long long)in->number, (long long)ai.global);
+            return;
+        }
+    }
+}
+
+/* reshape: as many elements out as in (constant extents, reductions left out) */
+static void vc_view(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    const hir_tensor *in = s->nin == 1 ? hir_value_tensor(s->in[0]) : NULL, *o = s->out;
+    if (s->op != HIR_OP_VIEW || !in || !o)
+        return;
+    int64_t n[2] = {1, 1};
+    const hir_tensor *t[2] = {in, o};
+    hir_shape_axis a;
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < t[k]->shape.naxes && n[k] >= 0; i++) {
+            hir_shape_axis_get(t[k], i, &a);
+            if (a.reduction)
+                continue;
+            if (a.global < 0 || (a.global && n[k] > INT64_MAX / a.global))
+                n[k] = -1;
+            else
+                n[k] *= a.global;
+        }
+    if (both_const_differ(n[0], n[1]))
+        verr(v, out_loc(s), "%s: T%lld has %lld elements, T%lld has %lld", op_name(s),
+             (long long)in->number, (long long)n[0], (long long)o->number, (long long)n[1]);
+}
+
 typedef void (*stmt_checker)(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s);
 
 static const stmt_checker check_by_fmt[HIR_FMT_COUNT] = {
@@ -1262,6 +1307,8 @@ static const stmt_checker check_by_fmt[HIR_FMT_COUNT] = {
     [HIR_FMT_SCALARDEF] = vc_scalardef,
     [HIR_FMT_FULL] = vc_full,
     [HIR_FMT_GROUPEDMMA] = vc_grouped_mma,
+    [HIR_FMT_LOADSTORE] = vc_loadstore,
+    [HIR_FMT_VIEW] = vc_view,
 };
 
 /* Operands and output as the op table wants them; false after reporting what is wrong. */
