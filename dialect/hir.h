@@ -531,6 +531,9 @@ void hir_shape_axis_get(const hir_tensor *t, int i, hir_shape_axis *a);
  * naming its readings and the option; so does a malformed or impossible reading. Returns the
  * number of errors; decided views are kept (calling it again only looks at open tensors). */
 int  hir_program_shapes(hir_program *p, const char *const *logical, int nlogical, hir_diag *d);
+/* Reads one tensor as the user says ("T1=2,11*12", as above) and decides nothing else: 0, 1
+ * after a located error, HIR_ENOMEM. A reading given so is kept by hir_program_shapes. */
+int  hir_shape_read_as(hir_program *p, const char *reading, hir_diag *d);
 /* One line per tensor, in number order: "T8: [8, 16, 8] (as printed; rf axis iS26)". */
 void hir_program_print_shapes(const hir_program *p, FILE *f);
 /* A Set.Permute's permutation from its numbers: perm[i] is the input axis (view order) that

@@ -443,6 +443,19 @@ static int apply_user(hir_program *p, const char *text, hir_diag *d)
     return 0;
 }
 
+int hir_shape_read_as(hir_program *p, const char *reading, hir_diag *d)
+{
+    jmp_buf oom;
+    jmp_buf *outer = hir_arena_on_oom(p->arena, &oom);
+    if (setjmp(oom)) {
+        hir_arena_on_oom(p->arena, outer);
+        return HIR_ENOMEM;
+    }
+    int rc = apply_user(p, reading, d);
+    hir_arena_on_oom(p->arena, outer);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ the operations */
 
 typedef struct rel {             /* rank(a) == rank(b) + off; b NULL: rank(a) == off */
