@@ -190,7 +190,9 @@ static bool decide_by_numbers(reading *r, int64_t hole)
         }
         for (int i = 0; i < r->t->nloop && g->status == G_CAND; i++) {
             int h = group_of(r, i);
-            if ((h < 0 || r->g[h].status == G_NOT) && L[i]->number > g->low) {
+            /* rf axes are logical but made by rFactor after the splits: not evidence */
+            if ((h < 0 || r->g[h].status == G_NOT) && L[i]->number > g->low &&
+                !(L[i]->flags & HIR_ID_RFACTOR)) {
                 g->status = G_NOT;
                 g->direct = true;
                 snprintf(g->why, sizeof g->why,
@@ -458,8 +460,9 @@ int hir_shape_read_as(hir_program *p, const char *reading, hir_diag *d)
 
 /* ------------------------------------------------------------------ the operations */
 
-typedef struct rel {             /* rank(a) == rank(b) + off; b NULL: rank(a) == off */
-    hir_tensor *a, *b;
+typedef struct rel {             /* rank(a) == rank(b) + off; b NULL: rank(a) == off; with c:
+                                    rank(a) == max(rank(b), rank(c)), both at least 2 (matmul) */
+    hir_tensor *a, *b, *c;
     int off;
     const hir_stmt *s;
 } rel;
@@ -491,7 +494,7 @@ static void add_rel(shctx *c, hir_tensor *a, hir_tensor *b, int off, const hir_s
                                  sizeof *c->rels * (size_t)cap);
         c->caprel = cap;
     }
-    c->rels[c->nrel++] = (rel){a, b, off, s};
+    c->rels[c->nrel++] = (rel){a, b, NULL, off, s};
 }
 
 static void op_evidence(shctx *c, hir_tensor *t, const hir_iterdomain *id, int status,
@@ -548,6 +551,12 @@ static bool collect(hir_stmt *s, int depth, void *ctx)
         if (s->nin > 2)
             add_rel(c, hir_value_tensor(s->in[2]), NULL, 1, s);
         break;
+    case HIR_OP_MATMUL:
+        if (s->out && in0 && s->nin > 1 && hir_value_tensor(s->in[1])) {
+            add_rel(c, s->out, in0, 0, s);
+            c->rels[c->nrel - 1].c = hir_value_tensor(s->in[1]);
+        }
+        break;
     case HIR_OP_COMMUNICATION:
     case HIR_OP_CPERM: {
         const hir_comm *m = s->u.comm;
@@ -577,13 +586,22 @@ static int rank_known(shctx *c, const hir_tensor *t)
     return rank;
 }
 
+static bool narrow_range(reading *r, int lo, int want, const hir_stmt *s);
+
 /* Keeps the readings of r of rank `want`; decides the groups they agree on. */
 static bool narrow(reading *r, int want, const hir_stmt *s)
+{
+    return narrow_range(r, want, want, s);
+}
+
+/* Keeps the readings of r of a rank from lo to want; decides the groups they agree on. */
+static bool narrow_range(reading *r, int lo, int want, const hir_stmt *s)
 {
     unsigned cand = cand_mask(r), base = split_mask(r), agree_split = ~0u, agree_not = ~0u;
     int nok = 0;
     for (unsigned m = cand;; m = (m - 1) & cand) {
-        if (rank_of(r, base | m) == want) {
+        int rk = rank_of(r, base | m);
+        if (rk >= lo && rk <= want) {
             nok++;
             agree_split &= m;
             agree_not &= ~m;
@@ -605,9 +623,9 @@ static bool narrow(reading *r, int want, const hir_stmt *s)
         char at[32] = "";
         if (line)
             snprintf(at, sizeof at, " at line %d", line);
-        snprintf(g->why, sizeof g->why, "%s%s needs T%lld to have %d ax%s",
+        snprintf(g->why, sizeof g->why, "%s%s needs T%lld to have %s%d ax%s",
                  hir_ops[s->op].keyword ? hir_ops[s->op].keyword : "the statement", at,
-                 (long long)r->t->number, want, want == 1 ? "is" : "es");
+                 (long long)r->t->number, lo < want ? "at most " : "", want, want == 1 ? "is" : "es");
         changed = true;
     }
     return changed;
@@ -620,6 +638,16 @@ static bool by_operations(shctx *c)
         rel *e = &c->rels[i];
         int ra = rank_known(c, e->a), rb = e->b ? rank_known(c, e->b) : 0;
         reading *r;
+        if (e->c) {   /* matmul: out = max(A, B) when both have 2 axes or more */
+            int rc = rank_known(c, e->c);
+            if (ra < 0 && rb >= 2 && rc >= 2 && (r = open_of(c, e->a)))
+                changed |= narrow(r, rb > rc ? rb : rc, e->s);
+            else if (rb < 0 && ra >= 2 && rc >= 2 && rc <= ra && (r = open_of(c, e->b)))
+                changed |= narrow_range(r, rc < ra ? ra : 2, ra, e->s);
+            else if (rc < 0 && ra >= 2 && rb >= 2 && rb <= ra && (r = open_of(c, e->c)))
+                changed |= narrow_range(r, rb < ra ? ra : 2, ra, e->s);
+            continue;
+        }
         if (ra < 0 && rb >= 0 && (r = open_of(c, e->a)))
             changed |= narrow(r, rb + e->off, e->s);
         else if (e->b && rb < 0 && ra >= 0 && (r = open_of(c, e->b)))
