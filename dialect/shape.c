@@ -631,29 +631,80 @@ static bool narrow_range(reading *r, int lo, int want, const hir_stmt *s)
     return changed;
 }
 
-static bool by_operations(shctx *c)
+/* One relation: the reading it narrowed, or NULL. */
+static reading *apply_rel(shctx *c, const rel *e)
 {
-    bool changed = false;
-    for (int i = 0; i < c->nrel; i++) {
-        rel *e = &c->rels[i];
-        int ra = rank_known(c, e->a), rb = e->b ? rank_known(c, e->b) : 0;
-        reading *r;
-        if (e->c) {   /* matmul: out = max(A, B) when both have 2 axes or more */
-            int rc = rank_known(c, e->c);
-            if (ra < 0 && rb >= 2 && rc >= 2 && (r = open_of(c, e->a)))
-                changed |= narrow(r, rb > rc ? rb : rc, e->s);
-            else if (rb < 0 && ra >= 2 && rc >= 2 && rc <= ra && (r = open_of(c, e->b)))
-                changed |= narrow_range(r, rc < ra ? ra : 2, ra, e->s);
-            else if (rc < 0 && ra >= 2 && rb >= 2 && rb <= ra && (r = open_of(c, e->c)))
-                changed |= narrow_range(r, rb < ra ? ra : 2, ra, e->s);
-            continue;
-        }
-        if (ra < 0 && rb >= 0 && (r = open_of(c, e->a)))
-            changed |= narrow(r, rb + e->off, e->s);
-        else if (e->b && rb < 0 && ra >= 0 && (r = open_of(c, e->b)))
-            changed |= narrow(r, ra - e->off, e->s);
+    int ra = rank_known(c, e->a), rb = e->b ? rank_known(c, e->b) : 0;
+    reading *r;
+    if (e->c) {   /* matmul: out = max(A, B) when both have 2 axes or more */
+        int rc = rank_known(c, e->c);
+        if (ra < 0 && rb >= 2 && rc >= 2 && (r = open_of(c, e->a)))
+            return narrow(r, rb > rc ? rb : rc, e->s) ? r : NULL;
+        if (rb < 0 && ra >= 2 && rc >= 2 && rc <= ra && (r = open_of(c, e->b)))
+            return narrow_range(r, rc < ra ? ra : 2, ra, e->s) ? r : NULL;
+        if (rc < 0 && ra >= 2 && rb >= 2 && rb <= ra && (r = open_of(c, e->c)))
+            return narrow_range(r, rb < ra ? ra : 2, ra, e->s) ? r : NULL;
+        return NULL;
     }
-    return changed;
+    if (ra < 0 && rb >= 0 && (r = open_of(c, e->a)))
+        return narrow(r, rb + e->off, e->s) ? r : NULL;
+    if (e->b && rb < 0 && ra >= 0 && (r = open_of(c, e->b)))
+        return narrow(r, ra - e->off, e->s) ? r : NULL;
+    return NULL;
+}
+
+/* The relations, through a worklist: a reading that changes puts back the relations it is
+ * in (so a chain of n Sets costs O(n), not O(n^2)), and its own rules run again. */
+static void by_operations(shctx *c, int64_t hole)
+{
+    int n = c->nrd, m = c->nrel, total = 0;
+    if (!m)
+        return;
+    int *start = hir_arena_alloc(c->p->arena, sizeof *start * (size_t)(n + 2));
+    for (int i = 0; i < m; i++) {
+        hir_tensor *ends[3] = {c->rels[i].a, c->rels[i].b, c->rels[i].c};
+        for (int k = 0; k < 3; k++) {
+            reading *r = open_of(c, ends[k]);
+            if (r)
+                start[r - c->rd + 2]++, total++;
+        }
+    }
+    for (int i = 2; i < n + 2; i++)
+        start[i] += start[i - 1];
+    int *adj = hir_arena_alloc(c->p->arena, sizeof *adj * (size_t)(total ? total : 1));
+    for (int i = 0; i < m; i++) {
+        hir_tensor *ends[3] = {c->rels[i].a, c->rels[i].b, c->rels[i].c};
+        for (int k = 0; k < 3; k++) {
+            reading *r = open_of(c, ends[k]);
+            if (r)
+                adj[start[r - c->rd + 1]++] = i;
+        }
+    }
+    /* start[j] .. start[j + 1]: the relations of reading j */
+    int *queue = hir_arena_alloc(c->p->arena, sizeof *queue * (size_t)m);
+    bool *inq = hir_arena_alloc(c->p->arena, (size_t)m);
+    int head = 0, count = m;
+    for (int i = 0; i < m; i++) {
+        queue[i] = i;
+        inq[i] = true;
+    }
+    while (count) {
+        int i = queue[head];
+        head = (head + 1) % m;
+        count--;
+        inq[i] = false;
+        reading *r = apply_rel(c, &c->rels[i]);
+        if (!r)
+            continue;
+        while (decide_by_numbers(r, hole))
+            ;
+        int j = (int)(r - c->rd);
+        for (int k = start[j]; k < start[j + 1]; k++)
+            if (!inq[adj[k]]) {
+                inq[adj[k]] = true;
+                queue[(head + count++) % m] = adj[k];
+            }
+    }
 }
 
 /* What is left open after the text and the operations: the program's own convention, when it
@@ -821,12 +872,10 @@ int hir_program_shapes(hir_program *p, const char *const *logical, int nlogical,
     }
     if (c->nrd) {
         hir_block_walk(&p->body, 0, collect, c);
-        for (bool changed = true; changed;) {
-            changed = false;
-            for (int i = 0; i < c->nrd; i++)
-                changed |= decide_by_numbers(&c->rd[i], hole);
-            changed |= by_operations(c);
-        }
+        for (int i = 0; i < c->nrd; i++)
+            while (decide_by_numbers(&c->rd[i], hole))
+                ;
+        by_operations(c, hole);
     }
     if (c->nrd)
         by_convention(c);
