@@ -34,16 +34,29 @@ typedef struct group {
     int kind, status;
     bool direct;                 /* decided by the text itself (not by ranks or convention) */
     int64_t low;                 /* the smallest number the split made */
-    char why[160];               /* the evidence for the status */
+    bool by_rf;                  /* decided by an rf part */
+    const char *why;             /* the evidence for the status (in the program's arena) */
 } group;
 
 /* A tensor's groups while its view is decided. */
 typedef struct reading {
     hir_tensor *t;
+    hir_arena *arena;            /* where the reasons go */
     bool permuted;               /* the output of a Set.Permute: printed order is not numbered */
     int ng;
     group g[MAXG];
 } reading;
+
+static void set_why(reading *r, group *g, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_why(reading *r, group *g, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    g->why = hir_arena_strndup(r->arena, buf, n < 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
 
 static bool hostpar(const hir_iterdomain *id)
 {
@@ -150,16 +163,17 @@ static void find_groups(reading *r)
         for (int j = 0; j < g->n; j++)
             if (L[g->pos[j]]->flags & HIR_ID_RFACTOR) {
                 g->status = G_NOT;
-                snprintf(g->why, sizeof g->why, "%s is rf, a logical axis",
+                g->by_rf = true;
+                set_why(r, g, "%s is rf, a logical axis",
                          id_name(L[g->pos[j]], a, sizeof a));
             }
         if (g->status == G_CAND && ceildiv_of(inner->extent, L[g->pos[g->n - 2]])) {
             g->status = G_SPLIT;
             g->direct = true;
-            snprintf(g->why, sizeof g->why, "the extent of %s is ceilDiv by %s",
+            set_why(r, g, "the extent of %s is ceilDiv by %s",
                      id_name(inner, a, sizeof a), id_name(L[g->pos[g->n - 2]], b, sizeof b));
         } else if (g->status == G_CAND && g->kind == K_SWIZZLE) {
-            snprintf(g->why, sizeof g->why, "%.50s is numbered after %.50s (a swizzled stream axis)",
+            set_why(r, g, "%.50s is numbered after %.50s (a swizzled stream axis)",
                      id_name(outer, a, sizeof a), id_name(inner, b, sizeof b));
         }
     }
@@ -180,9 +194,9 @@ static bool decide_by_numbers(reading *r, int64_t hole)
             g->status = G_NOT;
             g->direct = true;
             if (g->low == 0)
-                snprintf(g->why, sizeof g->why, "numbered 0: no axis was made before it to be split");
+                set_why(r, g, "numbered 0: no axis was made before it to be split");
             else
-                snprintf(g->why, sizeof g->why,
+                set_why(r, g,
                          "every IterDomain number below %lld is printed: no axis is left for a split to have consumed",
                          (long long)g->low);
             changed = true;
@@ -195,12 +209,12 @@ static bool decide_by_numbers(reading *r, int64_t hole)
                 !(L[i]->flags & HIR_ID_RFACTOR)) {
                 g->status = G_NOT;
                 g->direct = true;
-                snprintf(g->why, sizeof g->why,
+                set_why(r, g,
                          "the logical axis %s is numbered above it: split outputs come after their tensor's logical axes",
                          id_name(L[i], a, sizeof a));
             } else if (h >= 0 && h != k && r->g[h].status == G_SPLIT && r->g[h].low < g->low) {
                 g->status = G_SPLIT;
-                snprintf(g->why, sizeof g->why,
+                set_why(r, g,
                          "numbered above the split of %s: logical axes come before every split",
                          id_name(L[r->g[h].pos[0]], b, sizeof b));
             } else if (!r->permuted && (h < 0 || r->g[h].status == G_NOT) && !hostpar(L[i]) &&
@@ -211,7 +225,7 @@ static bool decide_by_numbers(reading *r, int64_t hole)
                  * after it, by a split */
                 g->status = G_SPLIT;
                 g->direct = true;
-                snprintf(g->why, sizeof g->why,
+                set_why(r, g,
                          "%.40s is printed before the logical axis %.40s, numbered below it: a split output",
                          id_name(L[g->pos[g->n - 1]], b, sizeof b), id_name(L[i], a, sizeof a));
             }
@@ -351,7 +365,7 @@ static void set_view(hir_program *p, reading *r, int state, const char *extra)
             continue;
         HOW("%s%s %s %s (%s)", n ? "; " : "", id_name(t->loop[g->pos[0]], a, sizeof a),
             g->status == G_SPLIT ? "splits the axis of" : "is an axis of its own, not a split of",
-            id_name(t->loop[g->pos[g->n - 1]], b, sizeof b), g->why);
+            id_name(t->loop[g->pos[g->n - 1]], b, sizeof b), g->why ? g->why : "");
     }
     bool moved = false;
     for (int i = 0; i < t->nloop; i++)
@@ -508,7 +522,7 @@ static void op_evidence(shctx *c, hir_tensor *t, const hir_iterdomain *id, int s
         if (g->status == G_CAND && t->loop[g->pos[0]] == id) {
             g->status = status;
             g->direct = true;
-            snprintf(g->why, sizeof g->why, "%s", what);
+            set_why(r, g, "%s", what);
         }
     }
 }
@@ -623,7 +637,7 @@ static bool narrow_range(reading *r, int lo, int want, const hir_stmt *s)
         char at[32] = "";
         if (line)
             snprintf(at, sizeof at, " at line %d", line);
-        snprintf(g->why, sizeof g->why, "%s%s needs T%lld to have %s%d ax%s",
+        set_why(r, g, "%s%s needs T%lld to have %s%d ax%s",
                  hir_ops[s->op].keyword ? hir_ops[s->op].keyword : "the statement", at,
                  (long long)r->t->number, lo < want ? "at most " : "", want, want == 1 ? "is" : "es");
         changed = true;
@@ -719,7 +733,7 @@ static void by_convention(shctx *c)
     for (int i = 0; i < c->nrd; i++)
         for (int k = 0; k < c->rd[i].ng; k++) {
             const group *g = &c->rd[i].g[k];
-            if (!g->direct || (g->status == G_NOT && strstr(g->why, " is rf,")))
+            if (!g->direct || g->by_rf)
                 continue;
             if (g->status == G_SPLIT && !split_by)
                 split_by = &c->rd[i], gs = k;
@@ -738,7 +752,7 @@ static void by_convention(shctx *c)
             if (g->status != G_CAND)
                 continue;
             g->status = split_by ? G_SPLIT : G_NOT;
-            snprintf(g->why, sizeof g->why, "the program %s: %s in T%lld",
+            set_why(&c->rd[i], g, "the program %s: %s in T%lld",
                      split_by ? "shards by splits" : "keeps parallel axes whole",
                      id_name(by->t->loop[bg->pos[0]], a, sizeof a), (long long)by->t->number);
             any = true;
@@ -844,6 +858,7 @@ int hir_program_shapes(hir_program *p, const char *const *logical, int nlogical,
     if (setjmp(oom)) {
         hir_arena_on_oom(p->arena, outer);
         hir_map_fini(&c->at);
+        free(c->rd);
         free(c);
         return HIR_ENOMEM;
     }
@@ -853,6 +868,7 @@ int hir_program_shapes(hir_program *p, const char *const *logical, int nlogical,
     if (errors) {   /* the user's readings first: nothing is decided around a wrong one */
         hir_arena_on_oom(p->arena, outer);
         hir_map_fini(&c->at);
+        free(c->rd);
         free(c);
         return errors;
     }
@@ -860,13 +876,16 @@ int hir_program_shapes(hir_program *p, const char *const *logical, int nlogical,
     int n = 0;
     for (hir_tensor *t = hir_tensor_next(p, NULL, &at); t; t = hir_tensor_next(p, t, &at))
         n += t->shape.state == HIR_SHAPE_OPEN;
-    c->rd = hir_arena_alloc(p->arena, sizeof *c->rd * (size_t)(n ? n : 1));
+    c->rd = calloc((size_t)(n ? n : 1), sizeof *c->rd);   /* transient: freed below */
+    if (!c->rd)
+        hir_arena_oom(p->arena);
     int64_t hole = n ? first_hole(p) : 0;
     for (hir_tensor *t = hir_tensor_next(p, NULL, &at); t; t = hir_tensor_next(p, t, &at)) {
         if (t->shape.state != HIR_SHAPE_OPEN)
             continue;
         reading *r = &c->rd[c->nrd];
         r->t = t;
+        r->arena = p->arena;
         find_groups(r);
         hir_map_put(&c->at, (uint64_t)t->number, (void *)(uintptr_t)(++c->nrd));
     }
@@ -890,6 +909,7 @@ int hir_program_shapes(hir_program *p, const char *const *logical, int nlogical,
     }
     hir_arena_on_oom(p->arena, outer);
     hir_map_fini(&c->at);
+    free(c->rd);
     free(c);
     return errors;
 }
