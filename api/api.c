@@ -335,6 +335,24 @@ hirc_status hirc_program_copy(const hirc_program *h, hirc_diagnostics *diags, hi
     return st;
 }
 
+hirc_status hirc_set_logical(hirc_program *h, const char *reading, hirc_diagnostics *diags)
+{
+    if (!h || !h->p || !reading)
+        return HIRC_ERR_INVALID_ARGUMENT;
+    hir_diag d;
+    hir_diag_init(&d, NULL);
+    d.keep = true;
+    int rc = hir_shape_read_as(h->p, reading, &d);
+    int nerr = d.errors;
+    hirc_status ts = hirc__diags_take(diags, &d);
+    if (rc == HIR_ENOMEM)
+        return hirc__diags_error(diags, HIRC_ERR_NO_MEMORY, NULL,
+                                 "out of memory (while reading a shape of %s)", h->name);
+    if (rc || nerr)
+        return HIRC_ERR_VERIFY;
+    return ts;
+}
+
 hirc_status hirc_verify(hirc_program *h, hirc_diagnostics *diags)
 {
     if (!h || !h->p)
@@ -483,7 +501,7 @@ int hirc__tensor_ndim(const hir_tensor *t)
 {
     int n = 0;
     for (int i = 0; i < t->nloop; i++)
-        n += t->logical[i]->itype != HIR_IT_REDUCTION && t->logical[i]->itype != HIR_IT_STRIDE;
+        n += t->shape.ids[i]->itype != HIR_IT_REDUCTION && t->shape.ids[i]->itype != HIR_IT_STRIDE;
     return n;
 }
 

@@ -131,7 +131,7 @@ static void auto_bind(run_ctx *c, const hir_tensor *t, const hirc_tensor *b)
         return;   /* reported by check_buffer */
     int d = 0;
     for (int k = 0; k < t->nloop; k++) {
-        const hir_iterdomain *id = t->logical[k];
+        const hir_iterdomain *id = t->shape.ids[k];
         if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
             continue;
         const hir_scalar *s = id->extent;

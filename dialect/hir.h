@@ -67,16 +67,31 @@ typedef struct hir_mesh {
     int64_t ndevices;
 } hir_mesh;
 
+/* A tensor's logical view (shape.c, docs/language.md "How hir decides a shape"): the logical
+ * axes the print stands for and where each lives in the loop-ordered buffer. A logical axis is
+ * one loop IterDomain, or the parts of a split (a device or stream outer axis, then the inner,
+ * or three parts for a nested split), outer to inner. Made by hir_tensor_create from the
+ * tensor's own print (open while a split is in question), decided once per program by
+ * hir_program_shapes (which the verifier calls) from the whole text and its operations. */
+enum { HIR_SHAPE_OPEN = 0, HIR_SHAPE_DECIDED = 1, HIR_SHAPE_REFUSED = 2 };
+typedef struct hir_shape {
+    hir_iterdomain **ids;        /* the nloop loop IterDomains in logical order, each axis's
+                                    parts together; the loop array itself when in printed order */
+    unsigned char *parts;        /* naxes entries: loop IterDomains of each logical axis; NULL
+                                    when every axis is one IterDomain */
+    int naxes;
+    unsigned char state;         /* HIR_SHAPE_* */
+    const char *how;             /* how it was decided (hir-opt --print-shapes), or NULL */
+} hir_shape;
+
 typedef struct hir_tensor {
     hir_value head;
     hir_mem mem : 8;
     hir_dtype dtype : 8;
     int nloop;
     int64_t number;
-    /* Both arrays are written only by hir_tensor_create: logical is the same array as loop
-     * when the loop domain is already sorted by IterDomain number. */
     hir_iterdomain **loop;       /* loop domain as printed */
-    hir_iterdomain **logical;    /* logical order: loop sorted by IterDomain number */
+    hir_shape shape;             /* the logical view (shape.c) */
     const char *annotations;     /* " ca_pos( 2 )" etc. verbatim, or NULL */
     hir_mesh *mesh;              /* NULL when printed without one */
     hir_loc loc;                 /* first use */
@@ -409,7 +424,12 @@ static inline hir_tensor *hir_value_tensor(hir_value *v) { return v && v->kind =
 static inline hir_scalar *hir_value_scalar(hir_value *v) { return v && v->kind == HIR_VAL_SCALAR ? (hir_scalar *)v : NULL; }
 
 /* Tensor helpers */
-int  hir_tensor_logical_pos(const hir_tensor *t, const hir_iterdomain *id);   /* -1 absent */
+/* Position of id in t's view order (t->shape.ids), -1 when absent. */
+int  hir_tensor_logical_pos(const hir_tensor *t, const hir_iterdomain *id);
+/* The loop IterDomains of t in logical order (t->nloop entries; t->shape.ids). */
+static inline hir_iterdomain *const *hir_tensor_axes(const hir_tensor *t) { return t->shape.ids; }
+/* Every tensor of p, as hir_iterdomain_next walks IterDomains. */
+hir_tensor *hir_tensor_next(const hir_program *p, const hir_tensor *prev, size_t *at);
 bool hir_tensor_same_type(const hir_tensor *a, const hir_tensor *b);
 int  hir_tensor_stream_axis(const hir_tensor *t);   /* loop position of the stream axis, -1 */
 
@@ -486,6 +506,40 @@ int hir_program_convert_form(hir_program *p, hir_form to, hir_diag *d);
 /* The address the 2026 form shows for 2025 stream object `number` (see HIR_FORM_STREAM_ADDR). */
 uint64_t hir_stream_invented_addr(int64_t number);
 
+/* ------------------------------------------------------------------ shape.c */
+
+/* One logical axis of a tensor's view. */
+typedef struct hir_shape_axis {
+    int first, nparts;           /* its IterDomains: t->shape.ids[first .. first + nparts) */
+    const hir_iterdomain *outer; /* the first part (the parallel axis of a split) */
+    const hir_iterdomain *inner; /* the last part (the axis itself when unsplit) */
+    hir_scalar *extent;          /* the global extent as one printed value: the IterDomain's
+                                    extent, or X of an inner ( ceilDiv(X, k) ); else NULL */
+    int64_t global, local;       /* constant extents (local: device parts as 1), -1 unknown */
+    bool reduction;              /* a reduction or stride axis (no runtime dimension) */
+    bool device;                 /* an unsplit device axis, or a split with a device part */
+    bool rf;                     /* an rfactor product (printed "rf") */
+} hir_shape_axis;
+
+/* The view's axis i (0 <= i < t->shape.naxes). */
+void hir_shape_axis_get(const hir_tensor *t, int i, hir_shape_axis *a);
+/* Decides the view of every tensor that is still open, from the whole program: the print's
+ * invariants (split pairs, ceilDiv extents, numbering, rf), the operations (matmul, linear,
+ * Set and its kin, communications, ShardByStream, HirAliasSelect), and the user's readings
+ * `logical` ("T1=2,11*12": T1's logical axes in order, the IterDomain numbers of each axis,
+ * '*' between the parts of a split). A tensor that none of them decides gets a located error
+ * naming its readings and the option; so does a malformed or impossible reading. Returns the
+ * number of errors; decided views are kept (calling it again only looks at open tensors). */
+int  hir_program_shapes(hir_program *p, const char *const *logical, int nlogical, hir_diag *d);
+/* Reads one tensor as the user says ("T1=2,11*12", as above) and decides nothing else: 0, 1
+ * after a located error, HIR_ENOMEM. A reading given so is kept by hir_program_shapes. */
+int  hir_shape_read_as(hir_program *p, const char *reading, hir_diag *d);
+/* One line per tensor, in number order: "T8: [8, 16, 8] (as printed; rf axis iS26)". */
+void hir_program_print_shapes(const hir_program *p, FILE *f);
+/* A Set.Permute's permutation from its numbers: perm[i] is the input axis (view order) that
+ * output axis i comes from. Returns 0, or -1 when the numbers do not carry one. */
+int  hir_shape_permutation(const hir_tensor *in, const hir_tensor *out, int *perm);
+
 /* ------------------------------------------------------------------ verify.c */
 
 typedef struct hir_verify_opts {
@@ -494,7 +548,9 @@ typedef struct hir_verify_opts {
     const char *const *bound;
     int nbound;
 } hir_verify_opts;
-/* Returns the number of errors found (diagnostics go to d). */
+/* Returns the number of errors found (diagnostics go to d). It first decides the views still
+ * open (hir_program_shapes without readings: a caller with the user's readings calls that
+ * first). */
 int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d);
 /* Resolves Wait targets; called by the parser and by passes that add Waits. */
 void hir_program_resolve_waits(hir_program *p);

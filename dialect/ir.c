@@ -101,12 +101,6 @@ hir_tensor *hir_tensor_get(hir_program *p, int64_t number)
     return dense_get(&p->dtensors, &p->tensors, number);
 }
 
-static int cmp_id(const void *a, const void *b)
-{
-    const hir_iterdomain *x = *(hir_iterdomain *const *)a, *y = *(hir_iterdomain *const *)b;
-    return x->number < y->number ? -1 : x->number > y->number;
-}
-
 hir_tensor *hir_tensor_create(hir_program *p, int64_t number, hir_mem mem, hir_dtype dt,
                               int nloop, hir_iterdomain **loop, hir_mesh *mesh)
 {
@@ -119,19 +113,15 @@ hir_tensor *hir_tensor_create(hir_program *p, int64_t number, hir_mem mem, hir_d
     t->loop = hir_arena_alloc(p->arena, sizeof(*loop) * (nloop ? nloop : 1));
     if (nloop)
         memcpy(t->loop, loop, sizeof(*loop) * nloop);
-    /* Loop domains print as a permutation of the logical domain; IterDomains are made in
-     * logical order, so sorting by number recovers it (hostir-format.md 1.10). A loop domain
-     * already in that order (the common case) is its own logical domain: one array. */
-    int sorted = 1;
-    for (int i = 1; i < nloop && sorted; i++)
-        sorted = cmp_id(&t->loop[i - 1], &t->loop[i]) <= 0;
-    if (sorted) {
-        t->logical = t->loop;
-    } else {
-        t->logical = hir_arena_alloc(p->arena, sizeof(*loop) * nloop);
-        memcpy(t->logical, loop, sizeof(*loop) * nloop);
-        qsort(t->logical, nloop, sizeof(*loop), cmp_id);
-    }
+    /* The print-only view (shape.c): without a device or stream axis nothing was split or
+     * moved, so the loop domain as printed is the logical one; otherwise the view stays open
+     * until hir_program_shapes reads the whole program. */
+    t->shape.ids = t->loop;
+    t->shape.naxes = nloop;
+    t->shape.state = HIR_SHAPE_DECIDED;
+    for (int i = 0; i < nloop; i++)
+        if (hir_ptype_is_device(loop[i]->ptype) || hir_ptype_is_stream(loop[i]->ptype))
+            t->shape.state = HIR_SHAPE_OPEN;
     t->mesh = mesh;
     dense_put(p, &p->dtensors, &p->tensors, number, t);
     bump(&p->next_tensor, number);
@@ -141,8 +131,13 @@ hir_tensor *hir_tensor_create(hir_program *p, int64_t number, hir_mem mem, hir_d
 hir_tensor *hir_tensor_new(hir_program *p, hir_mem mem, hir_dtype dt, int nloop,
                            hir_iterdomain **loop, hir_mesh *mesh)
 {
-    return hir_tensor_create(p, p->next_tensor, mem, dt, nloop, loop, mesh);
+    /* a pass makes its loop domain in logical order, each IterDomain an axis */
+    hir_tensor *t = hir_tensor_create(p, p->next_tensor, mem, dt, nloop, loop, mesh);
+    t->shape.state = HIR_SHAPE_DECIDED;
+    t->shape.how = "made by a pass, in its order";
+    return t;
 }
+
 
 /* The next entry of a dense array and its map of far numbers, from *at (0 to start): the
  * dense part in number order, then the map's */
@@ -158,6 +153,13 @@ static void *dense_next(const hir_dense *d, const hir_map *m, size_t *at)
             return m->vals[(*at)++ - nd];
     }
     return NULL;
+}
+
+hir_tensor *hir_tensor_next(const hir_program *p, const hir_tensor *prev, size_t *at)
+{
+    if (!prev)
+        *at = 0;
+    return dense_next(&p->dtensors, &p->tensors, at);
 }
 
 hir_iterdomain *hir_iterdomain_next(const hir_program *p, const hir_iterdomain *prev, size_t *at)
@@ -447,7 +449,7 @@ void hir_block_insert(hir_program *p, hir_block *b, int at, hir_stmt *s)
 int hir_tensor_logical_pos(const hir_tensor *t, const hir_iterdomain *id)
 {
     for (int i = 0; i < t->nloop; i++)
-        if (t->logical[i] == id)
+        if (t->shape.ids[i] == id)
             return i;
     return -1;
 }

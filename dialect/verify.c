@@ -447,31 +447,42 @@ static void use_tensor(vctx *v, const hir_stmt *s, const hir_tensor *t, hir_loc 
         v->errors++;
 }
 
-/* Runtime extents of a tensor: non-reduction logical axes, DID axes as 1. -1 = not constant. */
+/* Runtime extents of a tensor: the axes of its logical view (shape.c) less reductions, at
+ * their local extent: an unsplit device axis as 1 (left out with squeeze_did), a split one as
+ * its other parts. -1 = not constant. ids: each axis's innermost IterDomain. */
 static int runtime_shape(vctx *v, const hir_tensor *t, bool squeeze_did, int64_t *ext,
                          const hir_iterdomain **ids, int max)
 {
     int n = 0;
-    for (int i = 0; i < t->nloop && n < max; i++) {
-        const hir_iterdomain *id = t->logical ? t->logical[i] : t->loop[i];
-        if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
+    hir_shape_axis a;
+    for (int i = 0; i < t->shape.naxes && n < max; i++) {
+        hir_shape_axis_get(t, i, &a);
+        if (a.reduction)
             continue;
-        if (hir_ptype_is_device(id->ptype)) {
+        if (a.nparts == 1 && a.device) {
             if (squeeze_did)
                 continue;
             ext[n] = 1;
-        } else if (!id->extent || !vconst(v, id->extent, &ext[n]))
-            ext[n] = -1;
-        ids[n++] = id;
+        } else if (a.nparts == 1) {
+            if (!a.inner->extent || !vconst(v, a.inner->extent, &ext[n]))
+                ext[n] = -1;
+        } else {
+            ext[n] = a.local;
+        }
+        ids[n++] = a.inner;
     }
     return n;
 }
 
+/* the reduction axis of a matmul or linear output: an unsplit one on no device */
 static const hir_iterdomain *reduction_axis(const hir_tensor *t)
 {
-    for (int i = 0; i < t->nloop; i++)
-        if (t->logical[i]->itype == HIR_IT_REDUCTION && !hir_ptype_is_device(t->logical[i]->ptype))
-            return t->logical[i];
+    hir_shape_axis a;
+    for (int i = 0; i < t->shape.naxes; i++) {
+        hir_shape_axis_get(t, i, &a);
+        if (a.nparts == 1 && a.inner->itype == HIR_IT_REDUCTION && !a.device)
+            return a.inner;
+    }
     return NULL;
 }
 
@@ -501,18 +512,6 @@ static long long in_tensor_num(const hir_stmt *s, int i)
     return t ? (long long)t->number : -1;
 }
 
-static bool stream_split_fec(const hir_tensor *t)
-{
-    int st = hir_tensor_stream_axis(t);
-    if (st < 0)
-        return false;
-    for (int i = 0; i < t->nloop; i++)   /* an axis split after the stream axis was made */
-        if (i != st && t->loop[i]->number < t->loop[st]->number &&
-            t->loop[i]->itype != HIR_IT_REDUCTION && !hir_ptype_is_device(t->loop[i]->ptype))
-            return true;
-    return false;
-}
-
 static void check_linear(vctx *v, const hir_stmt *s)
 {
     const hir_tensor *a = hir_value_tensor(s->in[0]), *w = hir_value_tensor(s->in[1]);
@@ -521,12 +520,6 @@ static void check_linear(vctx *v, const hir_stmt *s)
         verr(v, s->loc, "linear: operands must be tensors");
         return;
     }
-    /* A 2026 FEC per-stream view (ShardByStream's output and what is computed from it) has a
-     * loop domain split by stream and device whose IterDomain numbers no longer follow the
-     * logical order the shape checks rely on, and the text does not print the logical
-     * domain: the shapes are then checked at run time only. */
-    if (stream_split_fec(a) || (o && stream_split_fec(o)))
-        return;
     int64_t ea[MAXR], ew[MAXR], eb[MAXR], eo[MAXR];
     const hir_iterdomain *ia[MAXR], *iw[MAXR], *ib[MAXR], *io[MAXR];
     int na = runtime_shape(v, a, false, ea, ia, MAXR), nw = runtime_shape(v, w, true, ew, iw, MAXR);
@@ -551,17 +544,18 @@ static void check_linear(vctx *v, const hir_stmt *s)
         return;
     /* the output may carry an rfactored device axis that the runtime squeezes */
     int no = 0;
-    for (int i = 0; i < o->nloop && no < MAXR; i++) {
-        const hir_iterdomain *id = o->logical[i];
-        if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
+    hir_shape_axis ax;
+    for (int i = 0; i < o->shape.naxes && no < MAXR; i++) {
+        hir_shape_axis_get(o, i, &ax);
+        if (ax.reduction || (ax.nparts == 1 && ax.device && ax.rf))
             continue;
-        if (hir_ptype_is_device(id->ptype) && (id->flags & HIR_ID_RFACTOR))
-            continue;
-        if (hir_ptype_is_device(id->ptype))
+        if (ax.nparts == 1 && ax.device)
             eo[no] = 1;
-        else if (!vconst(v, id->extent, &eo[no]))
+        else if (ax.nparts > 1)
+            eo[no] = ax.local;
+        else if (!ax.inner->extent || !vconst(v, ax.inner->extent, &eo[no]))
             eo[no] = -1;
-        io[no++] = id;
+        io[no++] = ax.inner;
     }
     if (no != na) {
         verr(v, out_loc(s), "linear: output T%lld has %d axes, expected %d ([..., M, N] for an input of %d axes)",
@@ -1240,6 +1234,51 @@ static void vc_scalardef(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
         verr(v, out_loc(s), "only a symbol or a named scalar can be defined");
 }
 
+/* Set.Permute: the permutation its numbers carry (shape.c) maps input extents onto the
+ * output's; a permutation the numbers do not carry is not checked. */
+static void vc_loadstore(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    const hir_tensor *in = s->nin == 1 ? hir_value_tensor(s->in[0]) : NULL, *o = s->out;
+    int perm[MAXR];
+    if (!s->u.ls.permute || !in || !o || o->shape.naxes > MAXR || hir_shape_permutation(in, o, perm))
+        return;
+    hir_shape_axis ai, ao;
+    for (int i = 0; i < o->shape.naxes; i++) {
+        hir_shape_axis_get(o, i, &ao);
+        hir_shape_axis_get(in, perm[i], &ai);
+        if (both_const_differ(ao.global, ai.global)) {
+            verr(v, out_loc(s), "%s.Permute: output axis %d of T%lld has extent %lld, but its numbers say it is axis %d of T%lld, of extent %lld",
+                 hir_ops[s->op].keyword, i, (long long)o->number, (long long)ao.global, perm[i],
+                 (long long)in->number, (long long)ai.global);
+            return;
+        }
+    }
+}
+
+/* reshape: as many elements out as in (constant extents, reductions left out) */
+static void vc_view(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s)
+{
+    const hir_tensor *in = s->nin == 1 ? hir_value_tensor(s->in[0]) : NULL, *o = s->out;
+    if (s->op != HIR_OP_VIEW || !in || !o)
+        return;
+    int64_t n[2] = {1, 1};
+    const hir_tensor *t[2] = {in, o};
+    hir_shape_axis a;
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < t[k]->shape.naxes && n[k] >= 0; i++) {
+            hir_shape_axis_get(t[k], i, &a);
+            if (a.reduction)
+                continue;
+            if (a.global < 0 || (a.global && n[k] > INT64_MAX / a.global))
+                n[k] = -1;
+            else
+                n[k] *= a.global;
+        }
+    if (both_const_differ(n[0], n[1]))
+        verr(v, out_loc(s), "%s: T%lld has %lld elements, T%lld has %lld", op_name(s),
+             (long long)in->number, (long long)n[0], (long long)o->number, (long long)n[1]);
+}
+
 typedef void (*stmt_checker)(vctx *v, hir_block *b, int idx, int depth, hir_stmt *s);
 
 static const stmt_checker check_by_fmt[HIR_FMT_COUNT] = {
@@ -1268,6 +1307,8 @@ static const stmt_checker check_by_fmt[HIR_FMT_COUNT] = {
     [HIR_FMT_SCALARDEF] = vc_scalardef,
     [HIR_FMT_FULL] = vc_full,
     [HIR_FMT_GROUPEDMMA] = vc_grouped_mma,
+    [HIR_FMT_LOADSTORE] = vc_loadstore,
+    [HIR_FMT_VIEW] = vc_view,
 };
 
 /* Operands and output as the op table wants them; false after reporting what is wrong. */
@@ -1568,6 +1609,11 @@ int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d)
         free(v);
         return HIR_ENOMEM;
     }
+    /* the logical view of every tensor still open (shape.c): the checks below read it */
+    int se = hir_program_shapes(p, NULL, 0, d);
+    if (se == HIR_ENOMEM)
+        hir_arena_oom(p->arena);
+    v->errors += se;
     /* Wait targets are resolved by check_stmt, statement by statement (resolve_one) */
 
     /* inputs and the extent symbols bound by them */

@@ -34,8 +34,8 @@ static int nonred(const hir_tensor *t, hir_iterdomain **out)
 {
     int n = 0;
     for (int i = 0; i < t->nloop; i++)
-        if (t->logical[i]->itype != HIR_IT_REDUCTION)
-            out[n++] = t->logical[i];
+        if (t->shape.ids[i]->itype != HIR_IT_REDUCTION)
+            out[n++] = t->shape.ids[i];
     return n;
 }
 
@@ -58,15 +58,15 @@ static void map_linear(pu_axis_map *m, hir_stmt *s)
     int nA = A->nloop, no = o->nloop;
     /* out = [A's leading axes..., N, rK] */
     for (int i = 0; i < nA - 1 && i < no; i++)
-        unite(m, A->logical[i], o->logical[i]);
+        unite(m, A->shape.ids[i], o->shape.ids[i]);
     if (no >= 1)
-        unite(m, A->logical[nA - 1], o->logical[no - 1]);
+        unite(m, A->shape.ids[nA - 1], o->shape.ids[no - 1]);
     if (W && W->nloop >= 2 && no >= 2) {
-        unite(m, W->logical[W->nloop - 2], o->logical[no - 2]);
-        unite(m, W->logical[W->nloop - 1], o->logical[no - 1]);
+        unite(m, W->shape.ids[W->nloop - 2], o->shape.ids[no - 2]);
+        unite(m, W->shape.ids[W->nloop - 1], o->shape.ids[no - 1]);
     }
     if (b && b->nloop >= 1 && no >= 2)
-        unite(m, b->logical[b->nloop - 1], o->logical[no - 2]);
+        unite(m, b->shape.ids[b->nloop - 1], o->shape.ids[no - 2]);
 }
 
 static void map_matmul(pu_axis_map *m, hir_stmt *s)
@@ -79,15 +79,15 @@ static void map_matmul(pu_axis_map *m, hir_stmt *s)
     for (int i = 0; i < nA - 1; i++) {
         int j = no - 1 - nA + i;
         if (j >= 0)
-            unite(m, A->logical[i], o->logical[j]);
+            unite(m, A->shape.ids[i], o->shape.ids[j]);
     }
-    unite(m, A->logical[nA - 1], o->logical[no - 1]);
-    unite(m, B->logical[nB - 2], o->logical[no - 1]);
-    unite(m, B->logical[nB - 1], o->logical[no - 2]);
+    unite(m, A->shape.ids[nA - 1], o->shape.ids[no - 1]);
+    unite(m, B->shape.ids[nB - 2], o->shape.ids[no - 1]);
+    unite(m, B->shape.ids[nB - 1], o->shape.ids[no - 2]);
     for (int i = 0; i < nB - 2; i++) {
         int j = no - 3 - (nB - 2) + i;
         if (j >= 0)
-            unite(m, B->logical[i], o->logical[j]);
+            unite(m, B->shape.ids[i], o->shape.ids[j]);
     }
 }
 
@@ -107,7 +107,7 @@ static bool map_stmt(hir_stmt *s, int depth, void *ctx)
     case HIR_OP_REDUCTION: {
         hir_tensor *in = hir_value_tensor(s->in[0]);
         for (int i = 0; in && i < in->nloop && i < s->out->nloop; i++)
-            unite(m, in->logical[i], s->out->logical[i]);
+            unite(m, in->shape.ids[i], s->out->shape.ids[i]);
         break;
     }
     default:
@@ -142,7 +142,7 @@ int pu_axis_find(pu_axis_map *m, const hir_tensor *t, const hir_iterdomain *id, 
 {
     int found = -1;
     for (int i = 0; i < t->nloop; i++)
-        if (pu_axis_mapped(m, t->logical[i], id)) {
+        if (pu_axis_mapped(m, t->shape.ids[i], id)) {
             if (found >= 0) {
                 if (second)
                     *second = i;

@@ -41,13 +41,13 @@ static int resharding(cc *c, hir_stmt *s, int *axis)
     int na = 0, nb = 0;
     int pa[64];
     for (int i = 0; i < in->nloop && na < 64; i++)
-        if (in->logical[i]->itype != HIR_IT_REDUCTION) {
+        if (in->shape.ids[i]->itype != HIR_IT_REDUCTION) {
             pa[na] = i;
-            a[na++] = in->logical[i];
+            a[na++] = in->shape.ids[i];
         }
     for (int i = 0; i < out->nloop && nb < 64; i++)
-        if (out->logical[i]->itype != HIR_IT_REDUCTION)
-            b[nb++] = out->logical[i];
+        if (out->shape.ids[i]->itype != HIR_IT_REDUCTION)
+            b[nb++] = out->shape.ids[i];
     int gathered = -1, found = 0;
     bool added = false;
     for (int k = 1; k <= na && k <= nb; k++) {

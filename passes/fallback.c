@@ -34,7 +34,7 @@ static double gemm_flops(const hir_stmt *s)
     if (!t) return -1;
     double f = 2.0;
     for (int i = 0; i < t->nloop; i++) {
-        const hir_iterdomain *id = t->logical[i];
+        const hir_iterdomain *id = t->shape.ids[i];
         if (id->itype == HIR_IT_BROADCAST || hir_ptype_is_device(id->ptype)) continue;
         if (!id->extent || id->extent->kind != HIR_SC_INT) return -1;
         f *= (double)id->extent->ival;

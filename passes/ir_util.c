@@ -35,7 +35,7 @@ hir_scalar *pu_tensor_size(hir_program *p, const hir_tensor *t, hir_loc where, h
     size_t dl = 0;
     bool ovf = false;
     for (int i = 0; i < t->nloop; i++) {
-        const hir_iterdomain *id = t->logical[i];
+        const hir_iterdomain *id = t->shape.ids[i];
         if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
             continue;
         hir_scalar *e = hir_id_expanded(id) ? hir_id_expanded(id) : id->extent;

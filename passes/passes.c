@@ -484,6 +484,11 @@ static int pipeline_run(hir_program *p, const hir_pipeline *pl, const hir_pipeli
 {
     FILE *dump = o->dump ? o->dump : stderr;
     hir_pipeline_stats *st = o->stats;
+    /* the passes read every tensor's logical view: decide those still open (a program the
+     * verifier has seen has none) */
+    int se = hir_program_shapes(p, NULL, 0, d);
+    if (se)
+        return se == HIR_ENOMEM ? se : -1;
     for (int i = 0; i < pl->n; i++) {
         const hir_pass_info *pass = pl->pass[i];
         if (matches(o->print_before, pass->name)) {

@@ -79,7 +79,7 @@ static hir_tensor *slice_of(sp *c, hir_tensor *t, int axis, hir_scalar *index, b
     int n = 0;
     for (int i = 0; i < t->nloop && n < 64; i++)
         if (i != axis)
-            ids[n++] = hir_iterdomain_clone(p, t->logical[i]);
+            ids[n++] = hir_iterdomain_clone(p, t->shape.ids[i]);
     hir_tensor *s = hir_tensor_new(p, HIR_MEM_LOCAL, t->dtype, n, ids, t->mesh);
     if (c->ncache == c->capcache) {
         int cap = c->capcache ? 2 * c->capcache : 16;
@@ -102,7 +102,7 @@ static hir_tensor *slice_into(sp *c, hir_block *b, hir_tensor *t, int axis, hir_
     bool fresh;
     hir_tensor *s = slice_of(c, t, axis, index, &fresh);
     if (fresh)
-        hir_block_append(c->p, b, pu_alias_select(c->p, s, t, t->logical[axis], index));
+        hir_block_append(c->p, b, pu_alias_select(c->p, s, t, t->shape.ids[axis], index));
     return s;
 }
 
@@ -136,7 +136,7 @@ static int stream_axis(sp *c, hir_stmt *s, hir_tensor *t, hir_iterdomain **out)
 static int check_extent(sp *c, hir_stmt *s, hir_tensor *t, int axis, hir_iterdomain *sid)
 {
     int64_t a, b;
-    hir_iterdomain *id = t->logical[axis];
+    hir_iterdomain *id = t->shape.ids[axis];
     if (id->itype == HIR_IT_BROADCAST || !id->extent || !sid->extent)
         return 0;
     if (hir_scalar_const(id->extent, &a) && hir_scalar_const(sid->extent, &b) && a != b) {
@@ -159,7 +159,7 @@ static int mapped_axis(sp *c, hir_stmt *s, hir_tensor *t, hir_iterdomain *sid, i
         hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, s),
                       "T%lld has more than one axis mapped to the stream axis %lld (axis %lld is the second)",
                       (long long)t->number, (long long)sid->number,
-                      (long long)t->logical[second]->number);
+                      (long long)t->shape.ids[second]->number);
         return -1;
     }
     if (*pos >= 0)
@@ -204,7 +204,7 @@ static int lower_p2p(sp *c, loopctx *L, hir_stmt *s, hir_iterdomain *sid)
     hir_stmt *cond = pu_if(p, pred);
     cond->loc = s->loc;
     if (fresh_local)
-        hir_block_append(p, &cond->body, pu_alias_select(p, local, in, in->logical[0], hir_scalar_int(p, 0)));
+        hir_block_append(p, &cond->body, pu_alias_select(p, local, in, in->shape.ids[0], hir_scalar_int(p, 0)));
     hir_block_append(p, &cond->body, pu_set(p, recvbuf, local));
 
     hir_comm *recv = hir_comm_new(p, HIR_OP_P2P);
@@ -253,7 +253,7 @@ static int needs_p2p(sp *c, hir_stmt *s, hir_iterdomain *sid, bool *yes)
             continue;
         if (mapped_axis(c, s, t, sid, &pos))
             return -1;
-        if (pos >= 0 && hir_ptype_is_device(t->logical[pos]->ptype))
+        if (pos >= 0 && hir_ptype_is_device(t->shape.ids[pos]->ptype))
             *yes = true;
     }
     return 0;

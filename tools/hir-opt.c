@@ -30,6 +30,9 @@ typedef struct options {
     const char *bound[64];       /* --bind NAME=V names (the value matters to hir-run only) */
     char bound_names[64][128];
     int nbound;
+    const char *logical[64];     /* --logical T1=2,11*12: the user's readings (hir_program_shapes) */
+    int nlogical;
+    bool print_shapes;           /* --print-shapes: each tensor's logical view, not the program */
     int print_form;              /* --print-form=2025|2026: HIR_FORM_*, or -1 */
     long container;              /* --container=N (1-based), 0: every program of the input */
     hir_diag tool;               /* errors about the command line: "hir-opt: error: ..." */
@@ -63,6 +66,11 @@ static void usage(FILE *f)
           "  --bind NAME=V             treat the free scalar NAME (a symbolic extent such as i0)\n"
           "                            as bound, as hir-run --bind does; without it a symbolic\n"
           "                            extent stays symbolic (a warning, not an error)\n"
+          "  --print-shapes            print each tensor's logical shape and how hir decided it,\n"
+          "                            in place of the program (docs/language.md)\n"
+          "  --logical T1=2,11*12      read T1's logical axes so: the IterDomain numbers of each\n"
+          "                            axis in order, '*' between the parts of a split (for a\n"
+          "                            tensor whose shape the program leaves ambiguous)\n"
           "  --print-form=2025|2026    print every statement in that generation of nvFuser's printer;\n"
           "                            a statement the generation cannot express is an error\n"
           "  --container=N             the input is a log: read only its N-th %HostIrContainer\n"
@@ -90,6 +98,8 @@ static int process(hir_source *src, options *o, const hir_pipeline *pl, FILE *ou
     o->times.parse += hir_opt_now() - t;
     hir_verify_opts vo = {false, o->bound, o->nbound};
     t = hir_opt_now();
+    if (!rc && o->nlogical && (rc = hir_program_shapes(p, o->logical, o->nlogical, d)) == HIR_ENOMEM)
+        doing = "reading the shapes of";
     if (!rc && (rc = hir_program_verify(p, &vo, d)) == HIR_ENOMEM)
         doing = "verifying";
     o->times.verify += hir_opt_now() - t;
@@ -98,7 +108,9 @@ static int process(hir_source *src, options *o, const hir_pipeline *pl, FILE *ou
     if (!rc && o->print_form >= 0 && hir_program_convert_form(p, (hir_form)o->print_form, d))
         rc = -1;
     t = hir_opt_now();
-    if (!rc)
+    if (!rc && o->print_shapes)
+        hir_program_print_shapes(p, out);
+    else if (!rc)
         hir_program_print(p, out);
     o->times.print += hir_opt_now() - t;
     t = hir_opt_now();
@@ -216,6 +228,8 @@ static bool simple_flag(options *o, const char *a, bool *list)
         o->popts.verify_each = 0;
     else if (!strcmp(a, "--timing"))
         o->timing = true;
+    else if (!strcmp(a, "--print-shapes"))
+        o->print_shapes = true;
     else if (!strcmp(a, "--pass-statistics"))
         o->statistics = true;
     else if (!strcmp(a, "--print-ir-after-all"))
@@ -302,6 +316,14 @@ static int parse_args(options *o, hir_pipeline *pl, int argc, char **argv, bool 
             return ARGS_DONE;
         } else if (!strcmp(a, "--bind") || !strncmp(a, "--bind=", 7)) {
             rc = parse_bind(o, argc, argv, &i);
+        } else if (!strcmp(a, "--logical") || !strncmp(a, "--logical=", 10)) {
+            const char *x = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!x || *x != 'T' || !strchr(x, '=') || o->nlogical == 64) {
+                hir_tool_error("hir-opt", "--logical needs T<number>=<axes> (e.g. T1=2,11*12), not '%s'",
+                               x ? x : "");
+                return ARGS_USAGE;
+            }
+            o->logical[o->nlogical++] = x;
         } else if (!strncmp(a, "--print-form=", 13) || !strcmp(a, "--print-form") ||
                    !strncmp(a, "--container=", 12) || !strcmp(a, "--container")) {
             rc = parse_form_or_container(o, argc, argv, &i);

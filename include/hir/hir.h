@@ -96,6 +96,15 @@ void        hirc_program_destroy(hirc_program *p);              /* NULL is allow
  * text, named "NAME (after passes)". */
 hirc_status hirc_program_copy(const hirc_program *p, hirc_diagnostics *diags, hirc_program **out);
 
+/* Say how to read a tensor whose logical shape the program leaves ambiguous (a device or
+ * stream axis that may split the axis after it or be an axis of its own; docs/language.md
+ * §12): "T1=2,11*12" lists T1's logical axes in order as the IterDomain numbers of each, '*'
+ * between the parts of a split, as hir-opt --logical does. Call it before hirc_verify (which
+ * refuses an ambiguous tensor with the readings it allows). HIRC_ERR_VERIFY with a
+ * diagnostic when the reading is malformed or does not name each IterDomain of the tensor
+ * once. */
+hirc_status hirc_set_logical(hirc_program *p, const char *reading, hirc_diagnostics *diags);
+
 /* Run the verifier. Undefined scalars (a symbolic extent nothing defines) are warnings, as
  * in hir-opt; hirc_run treats them as errors unless bound. HIRC_ERR_VERIFY on any error. */
 hirc_status hirc_verify(hirc_program *p, hirc_diagnostics *diags);

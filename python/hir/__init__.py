@@ -276,6 +276,14 @@ class Program:
         with _Diags() as d:
             return d.check(_lib.hirc_verify(self._handle, d.h))
 
+    def set_logical(self, reading):
+        """Read a tensor whose shape the program leaves ambiguous as `reading` says:
+        "T1=2,11*12" lists T1's logical axes as the IterDomain numbers of each, '*' between
+        the parts of a split (hir-opt --logical). Call it before verify; raises VerifyError
+        when the reading does not fit the tensor."""
+        with _Diags() as d:
+            return d.check(_lib.hirc_set_logical(self._h, reading.encode(), d.h))
+
     def run_pipeline(self, pipeline):
         """Run a pass pipeline on this program in place (see hir.opt)."""
         with _Diags() as d:

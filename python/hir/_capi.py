@@ -69,6 +69,7 @@ _CORE = {
     "hirc_program_destroy": (None, [_P]),
     "hirc_program_copy": (_S, [_P, _P, _PP]),
     "hirc_verify": (_S, [_P, _P]),
+    "hirc_set_logical": (_S, [_P, ctypes.c_char_p, _P]),
     "hirc_print": (_S, [_P, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(_Z)]),
     "hirc_free": (None, [_P]),
     "hirc_run_pipeline": (_S, [_P, ctypes.c_char_p, _P]),

@@ -74,6 +74,22 @@ def test_verify_warning_and_error():
     assert "use of undefined value 'i0'" in warnings[0].message
 
 
+AMBIGUOUS = """%HostIrContainer { (T0_g_float[ideviceIdx.x2{2}, iS3{4}] (DeviceMesh{0 1})) -> () :
+} // %HostIrContainer
+"""
+
+
+def test_ambiguous_shape_and_set_logical():
+    with pytest.raises(hir.VerifyError) as ei:
+        hir.parse(AMBIGUOUS).verify()
+    assert "reads as [8] (T0=2*3) or as [2, 4] (T0=2,3)" in str(ei.value)
+    p = hir.parse(AMBIGUOUS)
+    with pytest.raises(hir.VerifyError):
+        p.set_logical("T0=3")
+    p.set_logical("T0=2,3")
+    assert p.verify() == []
+
+
 def test_inputs_outputs():
     p = hir.parse(MATMUL)
     assert [(v.name, v.dtype, v.ndim, v.is_scalar) for v in p.inputs] == \

@@ -445,7 +445,7 @@ bool interp_axis_runtime(const hir_iterdomain *id)
 
 const hir_iterdomain *const *hir_interp_axes(const hir_interp *it, const hir_tensor *t)
 {
-    return (const hir_iterdomain *const *)(it->form2026 ? t->loop : t->logical);
+    return (const hir_iterdomain *const *)(it->form2026 ? t->loop : t->shape.ids);
 }
 
 const hir_iterdomain *const *interp_axes(const hir_interp *it, const hir_tensor *t)

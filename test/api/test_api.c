@@ -117,6 +117,37 @@ static void parse_error_is_located(void **state)
     hirc_diagnostics_destroy(d);
 }
 
+/* A tensor whose print allows two shapes: refused by hirc_verify with the readings, read as
+ * the caller says with hirc_set_logical; a reading that does not fit is refused. */
+static void ambiguous_shape(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "%HostIrContainer { (T0_g_float[ideviceIdx.x2{2}, iS3{4}] (DeviceMesh{0 1})) -> () :\n"
+        "} // %HostIrContainer\n";
+    hirc_diagnostics *d;
+    assert_int_equal(hirc_diagnostics_create(&d), HIRC_OK);
+    hirc_program *p = parse_ok(text, d);
+    assert_int_equal(hirc_verify(p, d), HIRC_ERR_VERIFY);
+    hirc_diagnostic e;
+    assert_int_equal(hirc_diagnostics_get(d, 0, &e), HIRC_OK);
+    assert_non_null(strstr(e.message, "reads as [8] (T0=2*3) or as [2, 4] (T0=2,3)"));
+    assert_int_equal(e.line, 1);
+    assert_int_equal(e.column, 21);
+    hirc_program_destroy(p);
+    hirc_diagnostics_clear(d);
+
+    p = parse_ok(text, d);
+    assert_int_equal(hirc_set_logical(p, "T0=2*2", d), HIRC_ERR_VERIFY);
+    assert_int_equal(hirc_diagnostics_get(d, 0, &e), HIRC_OK);
+    assert_non_null(strstr(e.message, "an IterDomain named twice"));
+    assert_int_equal(hirc_set_logical(p, "T0=2*3", d), HIRC_OK);
+    assert_int_equal(hirc_verify(p, d), HIRC_OK);
+    assert_int_equal(hirc_set_logical(NULL, "T0=2*3", d), HIRC_ERR_INVALID_ARGUMENT);
+    hirc_program_destroy(p);
+    hirc_diagnostics_destroy(d);
+}
+
 static void verify_error_with_note(void **state)
 {
     (void)state;
@@ -352,6 +383,7 @@ int main(void)
         cmocka_unit_test(parse_print_round_trip),
         cmocka_unit_test(parse_error_is_located),
         cmocka_unit_test(verify_error_with_note),
+        cmocka_unit_test(ambiguous_shape),
         cmocka_unit_test(pipeline_errors),
         cmocka_unit_test(run_matmul),
         cmocka_unit_test(run_symbolic_extent),

@@ -51,8 +51,16 @@ static void tensors_and_iterdomains(void **state)
     hir_iterdomain *loop[2] = {a, b};   /* loop order: stream axis first */
     hir_tensor *t = hir_tensor_create(p, 4, HIR_MEM_GLOBAL, HIR_DT_BFLOAT, 2, loop, NULL);
     assert_ptr_equal(hir_tensor_get(p, 4), t);
-    assert_ptr_equal(t->logical[0], b);   /* logical order = sorted by number */
-    assert_ptr_equal(t->logical[1], a);
+    /* a stream axis is decided with the program (shape.c): 8 is not T4's, so istreamIdx7 is
+     * not a split outer and goes back among the axes by its number, after iS3 */
+    assert_int_equal(t->shape.state, HIR_SHAPE_OPEN);
+    hir_diag d;
+    hir_diag_init(&d, stderr);
+    assert_int_equal(hir_program_shapes(p, NULL, 0, &d), 0);
+    hir_diag_fini(&d);
+    assert_int_equal(t->shape.state, HIR_SHAPE_DECIDED);
+    assert_ptr_equal(t->shape.ids[0], b);
+    assert_ptr_equal(t->shape.ids[1], a);
     assert_int_equal(hir_tensor_logical_pos(t, a), 1);
     assert_int_equal(hir_tensor_logical_pos(t, c), -1);
     assert_int_equal(hir_tensor_stream_axis(t), 0);
@@ -360,6 +368,60 @@ static void program_print_equals_statement_prints(void **state)
 /* hir_iterdomain_next visits every IterDomain once: the dense array's and the far numbers the
  * map holds (a walk of the map alone missed the ordinary ones: passes/ir_util.c before
  * 8979817). */
+/* The logical view (shape.c): a stream split proven by its ceilDiv inner extent is one axis
+ * of two parts whose global extent is X; an axis numbered above a constant pair makes the pair
+ * two axes; a pair nothing decides is refused, and a reading given for it is kept. */
+static void logical_views(void **state)
+{
+    hir_program *p = *state;
+    hir_scalar *i0 = hir_scalar_symbol(p, "i", 0), *i1 = hir_scalar_symbol(p, "i", 1);
+    hir_scalar *cd = hir_scalar_anon(p, hir_sexpr_binary(p, HIR_BIN_CEILDIV, i0, hir_scalar_int(p, 3)));
+    hir_iterdomain *a[3] = {
+        hir_iterdomain_create(p, 2, HIR_IT_ITER, HIR_PT_STREAM, hir_scalar_int(p, 3)),
+        hir_iterdomain_create(p, 3, HIR_IT_ITER, HIR_PT_SERIAL, cd),
+        hir_iterdomain_create(p, 1, HIR_IT_ITER, HIR_PT_SERIAL, i1)};
+    hir_tensor *t = hir_tensor_create(p, 0, HIR_MEM_GLOBAL, HIR_DT_FLOAT, 3, a, NULL);
+    hir_iterdomain *b[3] = {
+        hir_iterdomain_create(p, 10, HIR_IT_ITER, HIR_PT_DIDX, hir_scalar_int(p, 2)),
+        hir_iterdomain_create(p, 11, HIR_IT_ITER, HIR_PT_SERIAL, hir_scalar_int(p, 4)),
+        hir_iterdomain_create(p, 12, HIR_IT_ITER, HIR_PT_SERIAL, hir_scalar_int(p, 5))};
+    hir_tensor *u = hir_tensor_create(p, 1, HIR_MEM_GLOBAL, HIR_DT_FLOAT, 3, b, NULL);
+    hir_iterdomain *c[2] = {
+        hir_iterdomain_create(p, 20, HIR_IT_ITER, HIR_PT_DIDX, hir_scalar_int(p, 2)),
+        hir_iterdomain_create(p, 21, HIR_IT_ITER, HIR_PT_SERIAL, hir_scalar_int(p, 4))};
+    hir_tensor *w = hir_tensor_create(p, 2, HIR_MEM_GLOBAL, HIR_DT_FLOAT, 2, c, NULL);
+    hir_diag d;
+    hir_diag_init(&d, NULL);
+    d.keep = true;
+    assert_int_equal(hir_shape_read_as(p, "T2=20,21*", &d), 1);   /* no number after '*' */
+    assert_int_equal(hir_program_shapes(p, NULL, 0, &d), 1);       /* T2 only */
+    assert_int_equal(t->shape.state, HIR_SHAPE_DECIDED);
+    assert_int_equal(t->shape.naxes, 2);
+    hir_shape_axis ax;
+    hir_shape_axis_get(t, 0, &ax);
+    assert_int_equal(ax.nparts, 2);
+    assert_ptr_equal(ax.outer, a[0]);
+    assert_ptr_equal(ax.inner, a[1]);
+    assert_ptr_equal(ax.extent, i0);          /* X of ( ceilDiv(i0, 3) ) */
+    assert_int_equal(ax.global, -1);
+    hir_shape_axis_get(t, 1, &ax);
+    assert_ptr_equal(ax.inner, a[2]);
+    assert_int_equal(u->shape.naxes, 3);      /* iS12 is a logical axis numbered above 10 */
+    hir_shape_axis_get(u, 0, &ax);
+    assert_true(ax.device);
+    assert_int_equal(ax.global, 2);
+    assert_int_equal(ax.local, 1);
+    assert_int_equal(w->shape.state, HIR_SHAPE_REFUSED);
+    assert_int_equal(hir_shape_read_as(p, "T2=20*21", &d), 0);
+    assert_int_equal(w->shape.naxes, 1);
+    hir_shape_axis_get(w, 0, &ax);
+    assert_int_equal(ax.global, 8);
+    assert_int_equal(ax.local, 4);
+    int perm[3];
+    assert_int_equal(hir_shape_permutation(t, w, perm), -1);   /* different ranks */
+    hir_diag_fini(&d);
+}
+
 static void every_iterdomain_is_visited(void **state)
 {
     hir_program *p = *state;
@@ -406,6 +468,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(tensors_and_iterdomains, setup, teardown),
         cmocka_unit_test_setup_teardown(every_iterdomain_is_visited, setup, teardown),
+        cmocka_unit_test_setup_teardown(logical_views, setup, teardown),
         cmocka_unit_test_setup_teardown(every_comm_is_visited, setup, teardown),
         cmocka_unit_test_setup_teardown(meshes_are_interned, setup, teardown),
         cmocka_unit_test_setup_teardown(scalars, setup, teardown),
