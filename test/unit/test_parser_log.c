@@ -284,7 +284,7 @@ static void blocks_are_read_at_their_exact_size(void **state)
     parsed_fini(&t);
 }
 
-/* An unnamed expression spelled again is the same value (parser_actions.inc, anon_value);
+/* An unnamed expression spelled again is the same value (parser_actions.c, hirp_anon_value);
  * different ones, and the same operator on other operands, are not. */
 static void equal_unnamed_expressions_are_one_value(void **state)
 {
