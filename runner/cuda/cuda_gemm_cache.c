@@ -86,7 +86,7 @@ int hir_gemm_cache_parse_line(const char *line, const hir_gemm_cache_ident *id,
 {
     *foreign = 0;
     size_t len = strlen(line);
-    while (len && (line[len - 1] == '\r' || line[len - 1] == ' ')) len--;
+    while (len && strchr("\r\n ", line[len - 1])) len--;
     if (len == 0 || line[0] == '#') return 0;
     if (len >= HIR_GEMM_CACHE_LINE_MAX) return bad(why, n, "line too long");
     char buf[HIR_GEMM_CACHE_LINE_MAX];
