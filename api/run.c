@@ -231,7 +231,7 @@ static hirc_status verify(run_ctx *c)
 }
 
 /* The world of one checked, the CPU backend and the interpreter made, the extents bound. */
-static hirc_status make_runner(run_ctx *c, int num_streams)
+static hirc_status make_runner(run_ctx *c, int num_streams, const char *gemm_tune)
 {
     hir_program *p = c->h->p;
     hir_error e = {{0}, -1};
@@ -243,6 +243,7 @@ static hirc_status make_runner(run_ctx *c, int num_streams)
     bc.rank = 0;
     bc.size = 1;
     bc.timeout = 300;
+    bc.gemm_tune = gemm_tune;       /* the CPU backend ignores it */
     if (hir_backend_cpu_create(&bc, &c->be, &e))
         return fail_e(c, HIRC_ERR_RUN, &e);
     hir_interp_config ic;
@@ -305,10 +306,15 @@ static hirc_status prepare(run_ctx *c, const hirc_tensor *in, size_t nin,
 {
     int num_streams = opts && opts->num_streams > 0 ? opts->num_streams
                                                   : HIR_INTERP_DEFAULT_STREAMS;
+    const char *gemm_tune = opts ? opts->gemm_tune : NULL;
+    hir_error te;
+    if (hir_gemm_tune_check(gemm_tune, &te))
+        return fail(c, HIRC_ERR_INVALID_ARGUMENT, "gemm_tune is off, on or a cache file (a path "
+                    "with a '/' or a '.'): '%s'%s", gemm_tune, "");
     hirc_status st;
     if ((st = take_bindings(c, in, nin, opts)) != HIRC_OK ||
         (st = check_dims(c, in, nin)) != HIRC_OK || (st = verify(c)) != HIRC_OK ||
-        (st = make_runner(c, num_streams)) != HIRC_OK)
+        (st = make_runner(c, num_streams, gemm_tune)) != HIRC_OK)
         return st;
     c->n = (int)nin;
     c->views = calloc(nin + 1, sizeof *c->views);

@@ -54,6 +54,10 @@ static const char usage[] =
     "  --nccl-p2p=nccl|host-staged  how the CUDA device runs P2P with backend=NCCL: through\n"
     "                         NCCL (default), or host-staged: copy to host, send over MPI,\n"
     "                         copy back (for ranks sharing one GPU, which NCCL refuses)\n"
+    "  --gemm-tune=off|on|FILE  CUDA device: off (default) takes cuBLASLt's first heuristic\n"
+    "                         choice; on times up to 16 candidates on the real buffers at a\n"
+    "                         GEMM shape's first use and keeps the fastest; FILE (a path with\n"
+    "                         a '/' or a '.') also reads winners from FILE and appends new ones\n"
     "  --kernel GROUP=FILE    kernel for LaunchKernel group GROUP (--device=cuda)\n"
     "  --bench                time the program: --warmup runs, then --iters timed ones, a\n"
     "                         barrier and CUDA events (clock on cpu) around each; reports\n"
@@ -155,7 +159,7 @@ static int bad_num(const char *opt, const char *arg, const char *why)
 /* the options that take a value (value_of below): one given last, without it, is named */
 static const char *const valued[] = {
     "--simulate-nodes", "--device", "--streams", "--timeout", "--seed", "--inputs", "--bind",
-    "--container", "--save-outputs", "--iters", "--p2p-protocol", "--nccl-p2p", "--check-mode",
+    "--container", "--save-outputs", "--iters", "--p2p-protocol", "--nccl-p2p", "--gemm-tune", "--check-mode",
     "--check-vectors", "--kernel", "--bench-json", "--bench-plot", "--warmup", "--trace",
     "--progress-after", NULL};
 
@@ -296,6 +300,11 @@ static int flag_check(cli *c, int argc, char **argv, int *i)
         if ((o->p2p_host_staged = word_index(x, (const char *const[]){"nccl", "host-staged",
                                                                        NULL})) < 0)
             return bad("--nccl-p2p is nccl or host-staged", x);
+    } else if ((x = value_of(argc, argv, i, "--gemm-tune"))) {
+        hir_error ge;
+        if (hir_gemm_tune_check(x, &ge))
+            return hir_tool_usage_error("hir-run", "%s", ge.msg);
+        o->gemm_tune = x;
     } else if ((x = value_of(argc, argv, i, "--check-mode"))) {
         /* in the order of hir_run_options.check_mode: auto, full, randomized */
         if ((k = word_index(x, (const char *const[]){"auto", "full", "randomized", NULL})) < 0)

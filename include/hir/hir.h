@@ -169,6 +169,10 @@ typedef struct hirc_run_options {
     int num_streams;               /* value of numberOfStreams; 0: 4 */
     const hirc_binding *bindings;  /* free scalars; may be NULL */
     size_t nbindings;
+    /* GEMM tuning as hir-run --gemm-tune: NULL or "off", "on", or a cache file (a path with a
+     * '/' or a '.'); anything else is HIRC_ERR_INVALID_ARGUMENT. The CPU backend of hirc_run
+     * accepts it and ignores it (docs/cuda-backend.md, "GEMM tuning"). */
+    const char *gemm_tune;
 } hirc_run_options;
 
 /* The dtype and shape each output buffer must have when the program runs with these inputs

@@ -10,6 +10,7 @@ line, column, severity, message and the rendered text hir-opt would print; the f
 file/line/column are also attributes of the exception. See docs/api.md.
 """
 import ctypes
+import os
 import operator
 import re
 
@@ -307,16 +308,21 @@ class Program:
     def outputs(self):
         return self._info(_lib.hirc_output_info, _lib.hirc_num_outputs(self._handle))
 
-    def run(self, *inputs, bindings=None, num_streams=0):
+    def run(self, *inputs, bindings=None, num_streams=0, gemm_tune=None):
         """Run the program once on one rank (CPU reference backend) and return its outputs as a
         tuple: NumPy arrays, or torch tensors when any input is a torch tensor. inputs are
         container inputs in order: arrays (or anything np.asarray takes) of the program's dtype
         and shape, and Python ints for scalar inputs. bindings maps free scalars to values
-        ({"i0": 1024}); extents spelled as a bare symbol are taken from the inputs' shapes."""
+        ({"i0": 1024}); extents spelled as a bare symbol are taken from the inputs' shapes.
+        gemm_tune is hir-run's --gemm-tune: None or "off", "on", or a cache file path (the CPU
+        backend accepts it and ignores it; anything else raises ValueError)."""
         rt = _libs.runtime
         h = self._handle
         infos = self.inputs
         num_streams = _int_arg("num_streams", num_streams, 0, _INT_MAX)
+        if gemm_tune is not None and not isinstance(gemm_tune, (str, os.PathLike)):
+            raise TypeError("gemm_tune must be None, 'off', 'on' or a path, not %s"
+                            % type(gemm_tune).__name__)
         binds = list((bindings or {}).items())
         for name, value in binds:
             if not isinstance(name, str):
@@ -366,6 +372,7 @@ class Program:
                 cin[i].shape[k] = e
         opts = _capi.RunOptions()
         opts.num_streams = num_streams
+        opts.gemm_tune = None if gemm_tune is None else os.fsencode(gemm_tune)
         cb = (_capi.Binding * max(1, len(binds)))()
         for k, (name, value) in enumerate(binds):
             cb[k].name = name.encode()

@@ -292,3 +292,22 @@ def test_errors_name_keyword_arguments_not_flags():
         p.run(a, bindings={"numberOfStreams": 2})
     assert "bindings['numberOfStreams']: the runner sets it (give num_streams=N)" in str(ei.value)
     assert "--" not in str(ei.value)
+
+
+# Issue 28: gemm_tune= is hir-run's --gemm-tune; the CPU backend accepts every valid value and
+# ignores it (the result is the same, no cache file is written), a misspelt word is refused.
+
+def test_run_gemm_tune(tmp_path):
+    p = hir.parse(MATMUL)
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.arange(6, dtype=np.float32).reshape(3, 2)
+    want = p.run(a, b)[0]
+    np.testing.assert_array_equal(want, a @ b)
+    cache = tmp_path / "tune.txt"
+    for v in (None, "off", "on", str(cache), cache):
+        np.testing.assert_array_equal(p.run(a, b, gemm_tune=v)[0], want)
+    assert not cache.exists()
+    with pytest.raises(ValueError, match=r"gemm_tune is off, on or a cache file .*'bogus'"):
+        p.run(a, b, gemm_tune="bogus")
+    with pytest.raises(TypeError, match=r"gemm_tune must be"):
+        p.run(a, b, gemm_tune=3)

@@ -43,6 +43,11 @@ typedef struct hir_backend_config {
      * bootstrap's MPI, host -> device copy) instead of going through NCCL, for ranks that share
      * a GPU (hir-run --nccl-p2p=host-staged; NCCL refuses two ranks on one device) */
     int p2p_host_staged;
+    /* CUDA backend only (the CPU backend ignores it): GEMM algorithms tuned on the real buffers
+     * (hir-run --gemm-tune): NULL or "off" the heuristic's first choice, "on" several timed
+     * once per plan, anything else the path of a cache file of winners, read at the start and
+     * appended to by rank 0 (docs/cuda-backend.md, "GEMM tuning") */
+    const char *gemm_tune;
 } hir_backend_config;
 
 typedef struct hir_collective {
@@ -138,6 +143,13 @@ typedef struct hir_device_info {
      * (no TF32) and double: SMs x peak clock x FLOP per clock per SM of the architecture;
      * 0 when the architecture is unknown */
     double peak_tflops_16, peak_tflops_32, peak_tflops_64;
+    /* GEMM tuning so far (hir_backend_config.gemm_tune; all 0 when off): plans tuned,
+     * candidates timed, the time tuning took; winners taken from the cache file, lines of it
+     * ignored as malformed (gemm_tune_note: where the first one is and why, else empty) */
+    int gemm_tune_plans, gemm_tune_candidates;
+    double gemm_tune_ms;
+    int gemm_tune_loaded, gemm_tune_ignored;
+    char gemm_tune_note[200];
 } hir_device_info;
 
 /* What a backend is, beyond what its groups say (hir_backend_ops.caps): properties of the

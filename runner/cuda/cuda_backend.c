@@ -229,6 +229,7 @@ int hir_backend_cuda_create(const hir_backend_config *cfg, hir_backend **out, hi
     const char *sw = getenv("HIR_CUDA_SHARED_WORKSPACE");
     cb->shared_ws = sw && !strcmp(sw, "1");
     if (hir_cu_stream_init_ws(cb, &cb->main, e) < 0) goto fail;
+    if (hir_cu_gemm_tune_init(cb, cfg->gemm_tune, e) < 0) goto fail;
     *out = &cb->base;
     return 0;
 fail:

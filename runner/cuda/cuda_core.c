@@ -217,6 +217,7 @@ int hir_cu_device_info(hir_backend *be, hir_device_info *d, hir_error *e)
     d->peak_tflops_16 = sm_hz * f16 / 1e12;
     d->peak_tflops_32 = sm_hz * f32 / 1e12;
     d->peak_tflops_64 = sm_hz * f64 / 1e12;
+    hir_cu_gemm_tune_info(cb, d);
     return 0;
 }
 

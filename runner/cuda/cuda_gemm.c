@@ -1,6 +1,10 @@
 /* cuda_gemm.c — GEMM through cuBLASLt. Row-major hir views are mapped onto column-major
  * cuBLASLt by computing out^T = op(B)^T · A^T; a plan (descriptors + the algorithm from the
- * heuristic) is built once per shape/dtype/layout/epilogue/alignment and cached. */
+ * heuristic) is built once per shape/dtype/layout/epilogue/alignment and cached. With GEMM
+ * tuning on (cfg.gemm_tune) the heuristic gives up to TUNE_MAX candidates and the first
+ * eager use of a plan times each on the real buffers and keeps the fastest (plan_tune); a
+ * cache file (cuda_gemm_cache.c) keeps winners from run to run. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,8 +54,17 @@ static int64_t align_of(const void *p, int64_t batch_stride_bytes)
     return (int64_t)(x & (~x + 1));
 }
 
+/* GEMM tuning: candidates asked of the heuristic, untimed and timed runs of each */
+#define TUNE_MAX 16
+#define TUNE_WARMUP 2
+#define TUNE_RUNS 5
+
+_Static_assert(sizeof(cublasLtMatmulAlgo_t) == HIR_GEMM_ALGO_BYTES,
+               "the cache file stores cublasLtMatmulAlgo_t as 64 bytes");
+
 static void plan_free(hir_cu_gemm_plan *p)
 {
+    free(p->cand);
     if (p->desc) cublasLtMatmulDescDestroy(p->desc);
     if (p->la) cublasLtMatrixLayoutDestroy(p->la);
     if (p->lb) cublasLtMatrixLayoutDestroy(p->lb);
@@ -70,6 +83,39 @@ static int layout(cublasLtMatrixLayout_t *l, cudaDataType_t t, int64_t rows, int
                               *l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
                               sizeof stride));
     }
+    return 0;
+}
+
+/* A winner of the cache file for p, if it has one that cuBLASLt still accepts for p's
+ * descriptors within the workspace (a line is never trusted blindly). */
+static int plan_from_cache(hir_cu_backend *cb, hir_cu_gemm_plan *p)
+{
+    const hir_gemm_cache_entry *en =
+        cb->gemm_cache ? hir_gemm_cache_find(cb->gemm_cache, p->key, cb->workspace_bytes)
+                       : NULL;
+    if (!en) return 0;
+    cublasLtMatmulAlgo_t algo;
+    cublasLtMatmulHeuristicResult_t chk;
+    memcpy(&algo, en->algo, sizeof algo);
+    if (cublasLtMatmulAlgoCheck(cb->lt, p->desc, p->la, p->lb, p->lc, p->lc, &algo, &chk) !=
+            CUBLAS_STATUS_SUCCESS || chk.workspaceSize > cb->workspace_bytes)
+        return 0;
+    p->algo = algo;
+    cb->tune_loaded++;
+    return 1;
+}
+
+/* Tuning on: keeps the heuristic's candidates in p, unless the cache file has the winner or
+ * there is nothing to choose from (then p is tuned already). */
+static int plan_candidates(hir_cu_backend *cb, hir_cu_gemm_plan *p,
+                           const cublasLtMatmulHeuristicResult_t *res, int nres, hir_error *e)
+{
+    p->tuned = !cb->gemm_tune || nres < 2 || plan_from_cache(cb, p);
+    if (p->tuned) return 0;
+    if (!(p->cand = malloc((size_t)nres * sizeof *p->cand)))
+        return hir_error_set(e, "out of host memory"), -1;
+    for (int i = 0; i < nres; i++) p->cand[i] = res[i].algo;
+    p->ncand = nres;
     return 0;
 }
 
@@ -120,18 +166,20 @@ static int plan_build(hir_cu_backend *cb, const int64_t *k, hir_cu_gemm_plan *p,
                  pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al[2], sizeof al[2]);
     if (!st) st = cublasLtMatmulPreferenceSetAttribute(
                  pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al[2], sizeof al[2]);
-    cublasLtMatmulHeuristicResult_t res;
+    /* tuning off: the heuristic's first choice, as ever; on: up to TUNE_MAX of them, best
+     * first, under the same workspace and alignment preferences */
+    cublasLtMatmulHeuristicResult_t res[TUNE_MAX];
     int nres = 0;
     if (!st) st = cublasLtMatmulAlgoGetHeuristic(cb->lt, p->desc, p->la, p->lb, p->lc, p->lc,
-                                                 pref, 1, &res, &nres);
+                                                 pref, cb->gemm_tune ? TUNE_MAX : 1, res, &nres);
     cublasLtMatmulPreferenceDestroy(pref);
     HIR_CK_ST(e, cublas, "cublasLtMatmulPreferenceSetAttribute/AlgoGetHeuristic", st);
     if (nres < 1)
         return hir_error_set(e, "cublasLtMatmulAlgoGetHeuristic: no algorithm for M=%lld N=%lld "
                                 "K=%lld%s", (long long)M, (long long)N, (long long)K,
                              bias ? " with bias epilogue" : ""), -1;
-    p->algo = res.algo;
-    return 0;
+    p->algo = res[0].algo;
+    return plan_candidates(cb, p, res, nres, e);
 }
 
 static int plan_get(hir_cu_backend *cb, const int64_t *k, hir_cu_gemm_plan **out, hir_error *e)
@@ -155,6 +203,162 @@ static int plan_get(hir_cu_backend *cb, const int64_t *k, hir_cu_gemm_plan **out
     *out = p;
     return 0;
 }
+
+/* ---------------------------------------------------------------- tuning */
+
+/* One cublasLtMatmul of plan p with algorithm algo (its status: a candidate may fail). */
+static int lt_run(hir_cu_backend *cb, hir_stream *s, hir_cu_gemm_plan *p,
+                  const cublasLtMatmulAlgo_t *algo, const hir_gemm *g, const void *alpha,
+                  const void *beta)
+{
+    return (int)cublasLtMatmul(cb->lt, p->desc, alpha, g->b.data, p->la, g->a.data, p->lb, beta,
+                               g->out.data, p->lc, g->out.data, p->lc, algo, s->ws,
+                               cb->workspace_bytes, s->s);
+}
+
+/* The bytes [*lo, *hi) that view v spans over batch matrices bstride elements apart. */
+static void span_of(const hir_view *v, int64_t batch, int64_t bstride, uintptr_t *lo,
+                    uintptr_t *hi)
+{
+    int64_t last = (batch - 1) * (bstride < 0 ? -bstride : bstride);
+    for (int i = 0; i < v->ndim; i++)
+        last += (v->shape[i] - 1) * (v->stride[i] < 0 ? -v->stride[i] : v->stride[i]);
+    *lo = (uintptr_t)v->data;
+    *hi = *lo + (uintptr_t)((last + 1) * (int64_t)hir_dtype_size(v->dtype));
+}
+
+/* Whether the output shares bytes with an operand: then the candidates' runs would change
+ * what the real GEMM reads, and the plan is not tuned. (Every GEMM here has beta = 0: the
+ * output is only written, so timing into it and writing it again after is harmless.) */
+static int out_overlaps(const hir_gemm *g, const hir_view *bias, int64_t batch)
+{
+    uintptr_t olo, ohi, lo, hi;
+    span_of(&g->out, batch, g->batch_stride_out, &olo, &ohi);
+    span_of(&g->a, batch, g->batch_stride_a, &lo, &hi);
+    if (lo < ohi && olo < hi) return 1;
+    span_of(&g->b, batch, g->batch_stride_b, &lo, &hi);
+    if (lo < ohi && olo < hi) return 1;
+    if (!bias) return 0;
+    span_of(bias, 1, 0, &lo, &hi);
+    return lo < ohi && olo < hi;
+}
+
+/* Queues candidate c's runs on s: TUNE_WARMUP untimed, then TUNE_RUNS between the events
+ * ev[0..TUNE_RUNS]; *ok is 0 when cuBLASLt refused one of them (the candidate is skipped). */
+static int tune_queue(hir_cu_backend *cb, hir_stream *s, hir_cu_gemm_plan *p, int c,
+                      const hir_gemm *g, const void *alpha, const void *beta, cudaEvent_t *ev,
+                      int *ok, hir_error *e)
+{
+    *ok = 0;
+    for (int w = 0; w < TUNE_WARMUP; w++)
+        if (lt_run(cb, s, p, &p->cand[c], g, alpha, beta)) return cudaGetLastError(), 0;
+    HIR_CK(e, cuda, cudaEventRecord(ev[0], s->s));
+    for (int r = 0; r < TUNE_RUNS; r++) {
+        if (lt_run(cb, s, p, &p->cand[c], g, alpha, beta)) return cudaGetLastError(), 0;
+        HIR_CK(e, cuda, cudaEventRecord(ev[r + 1], s->s));
+    }
+    *ok = 1;
+    return 0;
+}
+
+/* The candidate with the least median time: *best its index (-1 when none ran), *ms its
+ * time. */
+static int tune_pick(hir_cu_backend *cb, const hir_cu_gemm_plan *p, cudaEvent_t *ev,
+                     const int *ok, int *best, double *ms, hir_error *e)
+{
+    *best = -1;
+    for (int c = 0; c < p->ncand; c++) {
+        if (!ok[c]) continue;
+        float t[TUNE_RUNS];
+        cudaEvent_t *E = &ev[c * (TUNE_RUNS + 1)];
+        for (int r = 0; r < TUNE_RUNS; r++) {
+            HIR_CK(e, cuda, cudaEventElapsedTime(&t[r], E[r], E[r + 1]));
+            for (int i = r; i > 0 && t[i - 1] > t[i]; i--) {
+                float x = t[i];
+                t[i] = t[i - 1], t[i - 1] = x;
+            }
+        }
+        cb->tune_candidates++;
+        if (*best < 0 || t[TUNE_RUNS / 2] < *ms) *best = c, *ms = t[TUNE_RUNS / 2];
+    }
+    return 0;
+}
+
+/* The winner of p, appended to the cache file (by rank 0 only: ranks of one job would race). */
+static int tune_save(hir_cu_backend *cb, const hir_cu_gemm_plan *p, double ms, hir_error *e)
+{
+    if (!cb->gemm_cache || cb->base.cfg.rank != 0) return 0;
+    hir_gemm_cache_entry en;
+    memset(&en, 0, sizeof en);
+    memcpy(en.key, p->key, sizeof en.key);
+    en.workspace = cb->workspace_bytes;
+    memcpy(en.algo, &p->algo, sizeof en.algo);
+    en.ms = ms;
+    return hir_gemm_cache_append(cb->gemm_cache, &en, e);
+}
+
+/* The first eager use of plan p: each candidate timed on stream s with the real operands
+ * (the host waits for s once), the fastest kept. Not while s is being captured into a CUDA
+ * graph (events cannot be waited for there): the capture takes the heuristic's first choice
+ * and the plan is tuned at its next eager use. The caller then runs the GEMM with p->algo. */
+static int plan_tune(hir_cu_backend *cb, hir_stream *s, hir_cu_gemm_plan *p, const hir_gemm *g,
+                     const hir_view *bias, int64_t batch, const void *alpha, const void *beta,
+                     hir_error *e)
+{
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    HIR_CK(e, cuda, cudaStreamIsCapturing(s->s, &cs));
+    if (cs != cudaStreamCaptureStatusNone) return 0;
+    p->tuned = 1;
+    if (out_overlaps(g, bias, batch)) return 0;
+    double t0 = hir_cu_now_s(), ms = 0;
+    cudaEvent_t ev[TUNE_MAX * (TUNE_RUNS + 1)];
+    int ok[TUNE_MAX] = {0}, nev = 0, rc = -1, best = -1;
+    for (; nev < p->ncand * (TUNE_RUNS + 1); nev++)
+        HIR_CK_GOTO(e, cuda, cudaEventCreate(&ev[nev]), out);
+    for (int c = 0; c < p->ncand; c++)
+        if (tune_queue(cb, s, p, c, g, alpha, beta, &ev[c * (TUNE_RUNS + 1)], &ok[c], e) < 0)
+            goto out;
+    if (hir_cu_stream_drain(cb, s, "gemm-tune: the candidates' runs", t0, e) < 0 ||
+        tune_pick(cb, p, ev, ok, &best, &ms, e) < 0)
+        goto out;
+    rc = 0;
+out:
+    for (int i = 0; i < nev; i++) cudaEventDestroy(ev[i]);
+    if (rc < 0 || best < 0) return rc;
+    p->algo = p->cand[best];
+    cb->tune_plans++;
+    cb->tune_ms += (hir_cu_now_s() - t0) * 1e3;
+    free(p->cand);
+    p->cand = NULL, p->ncand = 0;
+    return tune_save(cb, p, ms, e);
+}
+
+int hir_cu_gemm_tune_init(hir_cu_backend *cb, const char *mode, hir_error *e)
+{
+    if (!mode || !*mode || !strcmp(mode, "off")) return 0;
+    cb->gemm_tune = 1;
+    if (!strcmp(mode, "on")) return 0;
+    struct cudaDeviceProp prop;
+    HIR_CK(e, cuda, cudaGetDeviceProperties(&prop, cb->device));
+    hir_gemm_cache_ident id;
+    hir_gemm_cache_ident_init(&id, (unsigned long long)cublasLtGetVersion(), prop.name);
+    if (!(cb->gemm_cache = calloc(1, sizeof *cb->gemm_cache)))
+        return hir_error_set(e, "out of host memory"), -1;
+    return hir_gemm_cache_load(cb->gemm_cache, mode, &id, e);
+}
+
+void hir_cu_gemm_tune_info(const hir_cu_backend *cb, hir_device_info *d)
+{
+    d->gemm_tune_plans = cb->tune_plans;
+    d->gemm_tune_candidates = cb->tune_candidates;
+    d->gemm_tune_ms = cb->tune_ms;
+    d->gemm_tune_loaded = cb->tune_loaded;
+    if (!cb->gemm_cache) return;
+    d->gemm_tune_ignored = cb->gemm_cache->ignored;
+    snprintf(d->gemm_tune_note, sizeof d->gemm_tune_note, "%s", cb->gemm_cache->note);
+}
+
+/* ---------------------------------------------------------------- the GEMM */
 
 /* A GEMM's checked figures: the cuBLASLt dtypes, the operands' layouts and the sizes. */
 typedef struct gemm_dims {
@@ -251,6 +455,7 @@ static int gemm_matmul(hir_cu_backend *cb, hir_stream *s, const hir_gemm *g, con
     float one32 = 1.0f, zero32 = 0.0f;
     const void *alpha = ta == CUDA_R_64F ? (const void *)&one64 : (const void *)&one32;
     const void *beta = ta == CUDA_R_64F ? (const void *)&zero64 : (const void *)&zero32;
+    if (!p->tuned && plan_tune(cb, s, p, g, bias, d->batch, alpha, beta, e) < 0) return -1;
     HIR_CK(e, cublas, cublasLtMatmul(cb->lt, p->desc, alpha, g->b.data, p->la, g->a.data,
                                      p->lb, beta, g->out.data, p->lc, g->out.data, p->lc,
                                      &p->algo, s->ws, cb->workspace_bytes, s->s));
@@ -303,5 +508,8 @@ void hir_cu_gemm_destroy(hir_cu_backend *cb)
     free(cb->plans);
     cb->plans = NULL;
     cb->nplans = 0;
+    if (cb->gemm_cache) hir_gemm_cache_free(cb->gemm_cache);
+    free(cb->gemm_cache);
+    cb->gemm_cache = NULL;
     if (cb->lt) cublasLtDestroy(cb->lt);
 }

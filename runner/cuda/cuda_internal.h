@@ -16,6 +16,7 @@
 #include "runner/backend/backend.h"
 #include "runner/boot/boot.h"
 #include "runner/cuda/cuda_backend.h"
+#include "runner/cuda/cuda_gemm_cache.h"
 
 /* Error strings per library, so HIR_CK can name any failing call uniformly. */
 const char *hir_cu_str_cuda(int st);    /* runtime API (cudaError_t) */
@@ -74,13 +75,19 @@ struct hir_work {
     hir_stream *posted_on;
 };
 
-/* One cached cuBLASLt plan: descriptors and the algorithm chosen by the heuristic. */
+/* One cached cuBLASLt plan: descriptors and the algorithm chosen by the heuristic, or with
+ * GEMM tuning on (cfg.gemm_tune) the fastest of the heuristic's candidates on the real buffers
+ * (cuda_gemm.c, docs/cuda-backend.md "GEMM tuning"). */
 typedef struct hir_cu_gemm_plan {
     uint64_t hash;
     int64_t key[24];
     cublasLtMatmulDesc_t desc;
     cublasLtMatrixLayout_t la, lb, lc;
     cublasLtMatmulAlgo_t algo;
+    cublasLtMatmulAlgo_t *cand;  /* tuning on: the heuristic's candidates, its best first */
+    int ncand;
+    int tuned;                   /* algo is final: timed, taken from the cache file, or one
+                                    candidate only; 0 while tuning is still due */
 } hir_cu_gemm_plan;
 
 /* One compiled runtime kernel. */
@@ -175,6 +182,12 @@ typedef struct hir_cu_backend {
     int shared_ws;
     hir_cu_gemm_plan *plans;
     int nplans, cap_plans;
+    /* GEMM tuning (cfg.gemm_tune, cuda_gemm.c): on or off, the cache file (NULL without one),
+     * and what it cost so far (hir_device_info's gemm_tune_* fields) */
+    int gemm_tune;
+    hir_gemm_cache *gemm_cache;
+    int tune_plans, tune_candidates, tune_loaded;
+    double tune_ms;
 
     hir_cu_kernel *kernels;
     int nkernels, cap_kernels;
@@ -272,6 +285,11 @@ int  hir_cu_device_info(hir_backend *be, hir_device_info *d, hir_error *e);
 /* cuda_gemm.c */
 int  hir_cu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e);
 void hir_cu_gemm_destroy(hir_cu_backend *cb);
+/* GEMM tuning from cfg.gemm_tune (NULL, "off", "on" or a cache file, read here); called at
+ * create, after cuBLASLt and the workspace size */
+int  hir_cu_gemm_tune_init(hir_cu_backend *cb, const char *mode, hir_error *e);
+/* what tuning cost so far, into the gemm_tune_* fields of d */
+void hir_cu_gemm_tune_info(const hir_cu_backend *cb, hir_device_info *d);
 
 /* cuda_launch.c: every cuLaunchKernel of the backend goes through hir_cu_launch, which also
  * records the launch while cb->rec_on (sizes[i]: bytes of the argument args[i] points to) */

@@ -46,6 +46,9 @@ typedef struct hir_run_options {
     int iters;                       /* >= 1 */
     hir_p2p_protocol p2p_protocol;
     int p2p_host_staged;             /* --nccl-p2p=host-staged (CUDA backend) */
+    /* --gemm-tune: NULL or "off", "on", or a cache file (hir_backend_config.gemm_tune; checked
+     * by hir_gemm_tune_check) */
+    const char *gemm_tune;
     int verbose;
     /* a progress line on rank 0's stderr (ranks, iteration, elapsed), shown once a run has
      * taken 2 s and refreshed 4 times a second: 1 on, 0 off (hir-run --progress decides: by
@@ -70,6 +73,11 @@ typedef struct hir_run_options {
 } hir_run_options;
 
 void hir_run_options_init(hir_run_options *o);
+
+/* Checks a --gemm-tune value: off, on, or a cache file, spelled as a path with a '/' or a
+ * '.' in it (./tune.txt, gemm.cache) so that a misspelt word is not taken for a file name.
+ * 0, or -1 with a message naming the option. */
+int hir_gemm_tune_check(const char *v, hir_error *e);
 
 /* Outcome of hir_run_job, for the tool to turn into an exit code. */
 typedef enum hir_run_status {

@@ -3,6 +3,7 @@
  * its own; and the --bench-json file written after the check with its verdict. */
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "runner/job/job_internal.h"
@@ -63,6 +64,24 @@ static const char *graphs_missing(char *buf, size_t n)
     return buf;
 }
 
+/* --gemm-tune with --bench or --verbose: rank 0 says what tuning cost it (docs/benchmarks.md) */
+static void gemm_tune_report(job *j)
+{
+    const hir_run_options *o = j->o;
+    hir_device_info d;
+    hir_error e2;
+    if (j->rank || !o->gemm_tune || !strcmp(o->gemm_tune, "off") || !(o->bench || o->verbose) ||
+        !j->be->ops->profile || j->be->ops->profile->device_info(j->be, &d, &e2))
+        return;
+    fprintf(o->out, "gemm-tune: %d plan%s, %d candidate%s, %.1f ms", d.gemm_tune_plans,
+            d.gemm_tune_plans == 1 ? "" : "s", d.gemm_tune_candidates,
+            d.gemm_tune_candidates == 1 ? "" : "s", d.gemm_tune_ms);
+    if (strcmp(o->gemm_tune, "on"))
+        fprintf(o->out, "; %d plan%s from %s", d.gemm_tune_loaded,
+                d.gemm_tune_loaded == 1 ? "" : "s", o->gemm_tune);
+    fputc('\n', o->out);
+}
+
 /* The runs: timed or traced through hir_bench_program, else --iters plain runs with the
  * progress line. Results are reused run to run (interp.c): each run starts on an idle
  * device. */
@@ -79,8 +98,11 @@ int job_run(job *j, hir_error *e)
                                      .program = o->program,
                                      .no_graphs = graphs_missing(no_graphs, sizeof no_graphs),
                                      .out = o->out, .err = o->err};
-        return hir_bench_program(&bo, j->boot, j->it, j->be, j->in.views, prep, &j->vi,
-                                 &j->bres, e);
+        int rc = hir_bench_program(&bo, j->boot, j->it, j->be, j->in.views, prep, &j->vi,
+                                   &j->bres, e);
+        if (!rc)
+            gemm_tune_report(j);
+        return rc;
     }
     progress_line pl = {o->err, j->size, 0, o->iters, mono_s(), 0, o->progress_after, false};
     hir_interp_hook ph = {.before = progress_on_stmt, .ctx = &pl};
@@ -96,6 +118,8 @@ int job_run(job *j, hir_error *e)
     progress_end(&pl);
     if (hooked)
         hir_interp_remove_hook(j->it, &ph);
+    if (!failed)
+        gemm_tune_report(j);
     return failed ? -1 : 0;
 }
 

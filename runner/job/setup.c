@@ -72,6 +72,28 @@ static int load_kernels(const hir_run_options *o, hir_backend *be, hir_error *e)
     return 0;
 }
 
+int hir_gemm_tune_check(const char *v, hir_error *e)
+{
+    if (!v || !strcmp(v, "off") || !strcmp(v, "on") || strchr(v, '/') || strchr(v, '.'))
+        return 0;
+    return hir_error_set(e, "--gemm-tune is off, on or a cache file (a path with a '/' or a "
+                            "'.', e.g. ./%s): '%s'", *v ? v : "gemm-tune.txt", v), -1;
+}
+
+/* --gemm-tune=FILE: rank 0 warns about the lines of the file that were ignored. */
+static void gemm_tune_warn(job *j)
+{
+    hir_device_info d;
+    hir_error e2;
+    const char *t = j->o->gemm_tune;
+    if (j->rank || !t || !strcmp(t, "off") || !strcmp(t, "on") || !j->be->ops->profile ||
+        j->be->ops->profile->device_info(j->be, &d, &e2) || !d.gemm_tune_ignored)
+        return;
+    fprintf(j->o->err, "hir-run: warning: --gemm-tune: %d malformed line%s of %s ignored "
+            "(the first: %s)\n", d.gemm_tune_ignored, d.gemm_tune_ignored == 1 ? "" : "s", t,
+            d.gemm_tune_note);
+}
+
 /* The backends: the device's, and the reference's own when --check needs one that defers the
  * GEMMs the randomized check covers; then what a run needs from the options. */
 hir_run_status job_backends(job *j, hir_error *e)
@@ -85,11 +107,13 @@ hir_run_status job_backends(job *j, hir_error *e)
                              .device = hir_boot_local_rank(j->boot),
                              .timeout = o->timeout,
                              .p2p_protocol = o->p2p_protocol,
-                             .p2p_host_staged = o->p2p_host_staged};
+                             .p2p_host_staged = o->p2p_host_staged,
+                             .gemm_tune = o->gemm_tune};
     j->refb = hir_registry_reference();
     j->is_cpu = j->dev == j->refb;
     if (hir_registry_create(j->dev, &bc, &j->be, e))
         return HIR_RUN_FAILED;
+    gemm_tune_warn(j);
     hir_backend_config rc_cfg = bc;
     rc_cfg.defer_gemm_flops = o->check_mode == HIR_CHECK_FULL ? 0
                               : o->check_mode == HIR_CHECK_RANDOMIZED ? 1 : 1073741824.0;

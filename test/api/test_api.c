@@ -343,7 +343,7 @@ static void run_arguments_and_scalar_inputs(void **state)
     hirc_binding many[65];
     for (int i = 0; i < 65; i++)
         many[i] = (hirc_binding){"i9", i};
-    hirc_run_options o = {0, many, 65};
+    hirc_run_options o = {0, many, 65, NULL};
     assert_int_equal(hirc_run(p, in, 2, &out, 1, &o, d), HIRC_ERR_INVALID_ARGUMENT);
     assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
     assert_string_equal(x.message, "more than 64 bindings");

@@ -1,7 +1,8 @@
 /* cuda_selftest.c — GPU self-test of the CUDA backend against host-computed references, run
  * by hand under `mpirun -np N hir-cuda-selftest` (needs a GPU, so it is no ctest; built with
  * the CUDA backend by test/gpu/CMakeLists.txt, run by test/gpu/run_gpu_checks.sh). Also
- * `--bench-gemm M K N` (bf16 linear TFLOP/s) and `--codegen` (compiles every generated kernel
+ * `--bench-gemm M K N [--tune] [--rounds R] [--iters I]` (bf16 linear TFLOP/s, checked; with
+ * --tune also a backend with GEMM tuning on, interleaved) and `--codegen` (compiles every generated kernel
  * with NVRTC + nvJitLink; needs no GPU). Prints PASS/FAIL per check. */
 #include <math.h>
 #include <stdio.h>
@@ -814,54 +815,197 @@ static void test_ipc_misc(tctx *t)
 
 /* ---------------------------------------------------------------- benchmark */
 
-static int bench_gemm(tctx *t, int64_t M, int64_t K, int64_t N)
+/* --bench-gemm M K N [--tune] [--rounds R] [--iters I]: bf16 linear out = A · W^T, A [M,K] and
+ * W [N,K] tiled from 16M random bf16 values in [-1,1). Variants: "untuned" (the backend as
+ * created by default) and with --tune "tuned" (a second backend on the same device with
+ * gemm_tune "on", so its first GEMM times the candidates). Both time the same way, interleaved
+ * in R rounds: 3 warm-ups, then CUDA events around I back-to-back GEMMs; medians, min and max
+ * of the rounds' per-GEMM times. Each variant's output is then checked row by row against the
+ * host (Freivalds with a random +-1 vector; a bad tile moves its rows' sums far past the
+ * rounding bound): a figure whose GEMM was not checked is not reported as a result. */
+typedef struct gvar {
+    const char *name;
+    hir_backend *be;
+    hir_stream *s;
+    void *O;
+    double ms[64];
+} gvar;
+
+typedef struct gbench {
+    int64_t M, K, N, ns;
+    void *A, *W;
+    uint16_t *h;                 /* the 16M seed values on the host */
+    int rounds, iters;
+} gbench;
+
+static hir_gemm gb_gemm(const gbench *b, void *O)
 {
-    hir_error e = {{0}, -1};
-    const hir_backend_ops *o = t->be->ops;
-    void *A, *W, *O, *seed;
-    int64_t ns = 1 << 24;
-    if (o->alloc(t->be, M * K * 2, &A, &e) || o->alloc(t->be, N * K * 2, &W, &e) ||
-        o->alloc(t->be, M * N * 2, &O, &e) || o->alloc(t->be, ns * 2, &seed, &e)) {
-        fprintf(stderr, "bench: %s\n", e.msg);
-        return 1;
-    }
-    /* random bf16 in [-1,1): 16M values made on the host, tiled over the operands */
-    uint16_t *h = malloc(ns * 2);
-    for (int64_t i = 0; i < ns; i++) h[i] = f2bf((float)urand(t, -1, 1));
-    o->upload(t->be, seed, h, ns * 2, &e);
-    free(h);
-    void *bufs[2] = {A, W};
-    int64_t sizes[2] = {M * K, N * K};
-    for (int b = 0; b < 2; b++)
-        for (int64_t off = 0; off < sizes[b]; off += ns) {
-            int64_t c = sizes[b] - off < ns ? sizes[b] - off : ns;
-            cudaMemcpy((char *)bufs[b] + off * 2, seed, c * 2, cudaMemcpyDeviceToDevice);
-        }
     hir_gemm g;
     memset(&g, 0, sizeof g);
-    int64_t ash[2] = {M, K}, wsh[2] = {N, K}, osh[2] = {M, N};
-    g.a = mkview(A, HIR_DT_BFLOAT, 2, ash, NULL);
-    g.b = mkview(W, HIR_DT_BFLOAT, 2, wsh, NULL);
+    int64_t ash[2] = {b->M, b->K}, wsh[2] = {b->N, b->K}, osh[2] = {b->M, b->N};
+    g.a = mkview(b->A, HIR_DT_BFLOAT, 2, ash, NULL);
+    g.b = mkview(b->W, HIR_DT_BFLOAT, 2, wsh, NULL);
     g.out = mkview(O, HIR_DT_BFLOAT, 2, osh, NULL);
     g.b_trans = 1;
     g.batch = 1;
-    hir_event *e0, *e1;
-    o->event_create(t->be, &e0, &e);
-    o->event_create(t->be, &e1, &e);
-    for (int i = 0; i < 5; i++)
-        if (o->gemm(t->be, t->main, &g, &e)) { fprintf(stderr, "bench: %s\n", e.msg); return 1; }
-    o->event_record(t->be, e0, t->main, &e);
-    for (int i = 0; i < 50; i++) o->gemm(t->be, t->main, &g, &e);
-    o->event_record(t->be, e1, t->main, &e);
+    return g;
+}
+
+/* One round of variant v: 3 warm-ups, then events around b->iters GEMMs; per-GEMM ms. */
+static int gb_round(const gbench *b, gvar *v, int r, hir_error *e)
+{
+    const hir_backend_ops *o = v->be->ops;
+    hir_gemm g = gb_gemm(b, v->O);
+    hir_event *e0 = NULL, *e1 = NULL;
+    int rc = -1;
+    if (o->event_create(v->be, &e0, e) || o->event_create(v->be, &e1, e)) goto out;
+    for (int i = 0; i < 3; i++)
+        if (o->gemm(v->be, v->s, &g, e)) goto out;
+    if (o->event_record(v->be, e0, v->s, e)) goto out;
+    for (int i = 0; i < b->iters; i++)
+        if (o->gemm(v->be, v->s, &g, e)) goto out;
     double ms = 0;
-    if (o->event_elapsed_ms(t->be, e0, e1, &ms, &e)) { fprintf(stderr, "bench: %s\n", e.msg); return 1; }
-    ms /= 50;
-    double tf = 2.0 * M * N * K / (ms * 1e-3) / 1e12;
-    printf("hir-cuda gemm bf16 linear m=%lld k=%lld n=%lld: %.3f ms, %.1f TFLOP/s\n",
-           (long long)M, (long long)K, (long long)N, ms, tf);
-    o->event_destroy(t->be, e0);
-    o->event_destroy(t->be, e1);
-    o->free(t->be, A), o->free(t->be, W), o->free(t->be, O), o->free(t->be, seed);
+    if (o->event_record(v->be, e1, v->s, e) || o->event_elapsed_ms(v->be, e0, e1, &ms, e))
+        goto out;
+    v->ms[r] = ms / b->iters;
+    rc = 0;
+out:
+    if (e0) o->event_destroy(v->be, e0);
+    if (e1) o->event_destroy(v->be, e1);
+    return rc;
+}
+
+static int dcmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Freivalds per row: sum_j O[i,j] r_j against sum_k A[i,k] (W^T r)_k, with the rounding bound
+ * of a bf16 output (2^-8 relative per element) over the row. *bad: rows outside it. */
+static int gb_check(tctx *t, const gbench *b, const gvar *v, int64_t *bad, double *worst,
+                    hir_error *e)
+{
+    int64_t M = b->M, K = b->K, N = b->N;
+    uint16_t *o = malloc((size_t)(M * N) * 2);
+    double *r = malloc((size_t)N * sizeof *r), *wr = calloc((size_t)K, sizeof *wr);
+    int rc = -1;
+    if (!o || !r || !wr) { hir_error_set(e, "check: out of host memory"); goto out; }
+    if (v->be->ops->synchronize(v->be, e) ||
+        v->be->ops->download(v->be, o, v->O, (size_t)(M * N) * 2, e))
+        goto out;
+    for (int64_t j = 0; j < N; j++) r[j] = urand(t, 0, 1) < 0.5 ? -1.0 : 1.0;
+    for (int64_t j = 0; j < N; j++)
+        for (int64_t k = 0; k < K; k++) wr[k] += bf2f(b->h[(j * K + k) % b->ns]) * r[j];
+    *bad = 0, *worst = 0;
+    for (int64_t i = 0; i < M; i++) {
+        double want = 0, got = 0, mag = 0;
+        for (int64_t k = 0; k < K; k++) want += bf2f(b->h[(i * K + k) % b->ns]) * wr[k];
+        for (int64_t j = 0; j < N; j++) {
+            double x = bf2f(o[i * N + j]);
+            got += x * r[j], mag += x * x;
+        }
+        double tol = 8.0 * sqrt(mag) * (1.0 / 256) + 1e-3, err = fabs(got - want) / tol;
+        if (!(err <= 1.0)) (*bad)++;
+        if (!(err <= *worst)) *worst = err;
+    }
+    rc = 0;
+out:
+    free(o), free(r), free(wr);
+    return rc;
+}
+
+static void gb_report(const gbench *b, gvar *v, int64_t bad, double worst)
+{
+    double s[64], flop = 2.0 * (double)b->M * (double)b->N * (double)b->K;
+    memcpy(s, v->ms, sizeof s);
+    qsort(s, (size_t)b->rounds, sizeof *s, dcmp);
+    double med = b->rounds % 2 ? s[b->rounds / 2]
+                               : 0.5 * (s[b->rounds / 2 - 1] + s[b->rounds / 2]);
+    printf("hir-cuda gemm bf16 linear m=%lld k=%lld n=%lld: %.3f ms, %.1f TFLOP/s (%s, median "
+           "of %d rounds x %d, min %.3f max %.3f; check %s: %lld bad rows, worst %.3g of "
+           "bound)\n", (long long)b->M, (long long)b->K, (long long)b->N, med,
+           flop / (med * 1e-3) / 1e12, v->name, b->rounds, b->iters, s[0],
+           s[b->rounds - 1], bad ? "FAIL" : "PASS", (long long)bad, worst);
+    printf("gemm-bench variant=%s m=%lld k=%lld n=%lld check=%s rounds_ms=", v->name,
+           (long long)b->M, (long long)b->K, (long long)b->N, bad ? "FAIL" : "PASS");
+    for (int r = 0; r < b->rounds; r++) printf("%s%.5f", r ? "," : "", v->ms[r]);
+    printf("\n");
+}
+
+/* The buffers of b (A, W from the seed) and one output per variant. */
+static int gb_alloc(tctx *t, gbench *b, gvar *v, int nv, hir_error *e)
+{
+    const hir_backend_ops *o = t->be->ops;
+    void *seed = NULL;
+    if (o->alloc(t->be, (size_t)(b->M * b->K) * 2, &b->A, e) ||
+        o->alloc(t->be, (size_t)(b->N * b->K) * 2, &b->W, e) ||
+        o->alloc(t->be, (size_t)b->ns * 2, &seed, e))
+        return -1;
+    for (int i = 0; i < nv; i++)
+        if (o->alloc(t->be, (size_t)(b->M * b->N) * 2, &v[i].O, e)) return -1;
+    if (!(b->h = malloc((size_t)b->ns * 2))) return hir_error_set(e, "out of host memory"), -1;
+    for (int64_t i = 0; i < b->ns; i++) b->h[i] = f2bf((float)urand(t, -1, 1));
+    if (o->upload(t->be, seed, b->h, (size_t)b->ns * 2, e)) return -1;
+    void *bufs[2] = {b->A, b->W};
+    int64_t sizes[2] = {b->M * b->K, b->N * b->K};
+    for (int k = 0; k < 2; k++)
+        for (int64_t off = 0; off < sizes[k]; off += b->ns) {
+            int64_t c = sizes[k] - off < b->ns ? sizes[k] - off : b->ns;
+            if (cudaMemcpy((char *)bufs[k] + off * 2, seed, (size_t)c * 2,
+                           cudaMemcpyDeviceToDevice) != cudaSuccess)
+                return hir_error_set(e, "cudaMemcpy of the operands failed"), -1;
+        }
+    o->free(t->be, seed);
+    return 0;
+}
+
+static int bench_gemm(tctx *t, hir_backend *tuned, gbench *b)
+{
+    hir_error e = {{0}, -1};
+    gvar v[2] = {{.name = "untuned", .be = t->be, .s = t->main},
+                 {.name = "tuned", .be = tuned, .s = tuned ? tuned->ops->stream_main(tuned) : 0}};
+    int nv = tuned ? 2 : 1, fails = 0;
+    b->ns = 1 << 24;
+    if (gb_alloc(t, b, v, nv, &e)) { fprintf(stderr, "bench: %s\n", e.msg); return 1; }
+    for (int r = 0; r < b->rounds; r++)
+        for (int i = 0; i < nv; i++)   /* interleaved: untuned, tuned, untuned, ... */
+            if (gb_round(b, &v[i], r, &e)) { fprintf(stderr, "bench: %s\n", e.msg); return 1; }
+    for (int i = 0; i < nv; i++) {
+        int64_t bad = 0;
+        double worst = 0;
+        if (gb_check(t, b, &v[i], &bad, &worst, &e)) {
+            fprintf(stderr, "bench: %s\n", e.msg);
+            return 1;
+        }
+        gb_report(b, &v[i], bad, worst);
+        fails += bad != 0;
+    }
+    hir_device_info d;
+    if (tuned && tuned->ops->profile && !tuned->ops->profile->device_info(tuned, &d, &e))
+        printf("gemm-tune: %d plan%s, %d candidates, %.1f ms\n", d.gemm_tune_plans,
+               d.gemm_tune_plans == 1 ? "" : "s", d.gemm_tune_candidates, d.gemm_tune_ms);
+    for (int i = 0; i < nv; i++) t->be->ops->free(t->be, v[i].O);
+    t->be->ops->free(t->be, b->A), t->be->ops->free(t->be, b->W);
+    free(b->h);
+    return fails ? 1 : 0;
+}
+
+/* The arguments after --bench-gemm M K N: --tune, --rounds R (1-64), --iters I. */
+static int bench_args(int argc, char **argv, gbench *b, int *tune)
+{
+    b->M = atoll(argv[2]), b->K = atoll(argv[3]), b->N = atoll(argv[4]);
+    b->rounds = 1, b->iters = 50, *tune = 0;
+    for (int i = 5; i < argc; i++) {
+        if (!strcmp(argv[i], "--tune")) *tune = 1;
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) b->rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--iters") && i + 1 < argc) b->iters = atoi(argv[++i]);
+        else return fprintf(stderr, "hir-cuda-selftest: --bench-gemm M K N [--tune] "
+                                    "[--rounds R] [--iters I]: '%s'?\n", argv[i]), -1;
+    }
+    if (b->M < 1 || b->K < 1 || b->N < 1 || b->rounds < 1 || b->rounds > 64 || b->iters < 1)
+        return fprintf(stderr, "hir-cuda-selftest: --bench-gemm: M K N positive, rounds 1-64, "
+                               "iters positive\n"), -1;
     return 0;
 }
 
@@ -909,7 +1053,21 @@ int main(int argc, char **argv)
     t.main = t.be->ops->stream_main(t.be);
     int rc = 0;
     if (argc >= 5 && !strcmp(argv[1], "--bench-gemm")) {
-        rc = bench_gemm(&t, atoll(argv[2]), atoll(argv[3]), atoll(argv[4]));
+        gbench b;
+        memset(&b, 0, sizeof b);
+        int tune = 0;
+        hir_backend *tuned = NULL;
+        hir_backend_config tcfg = cfg;
+        tcfg.gemm_tune = "on";
+        if (bench_args(argc, argv, &b, &tune)) {
+            rc = 2;
+        } else if (tune && hir_backend_cuda_create(&tcfg, &tuned, &e)) {
+            fprintf(stderr, "hir-cuda-selftest: %s\n", e.msg);
+            rc = 1;
+        } else {
+            rc = bench_gemm(&t, tuned, &b);
+        }
+        if (tuned) tuned->ops->destroy(tuned);
     } else {
         int iters = 1000;
         for (int i = 1; i + 1 < argc; i++) if (!strcmp(argv[i], "--iters")) iters = atoi(argv[i + 1]);
