@@ -129,7 +129,7 @@ static double eps_of(hir_dtype t)
 /* A device tensor with a host mirror. */
 typedef struct dbuf { void *d, *h; size_t bytes; hir_dtype t; int64_t n; } dbuf;
 
-static int dbuf_new(tctx *t, dbuf *b, hir_dtype dt, int64_t n, hir_error *e)
+static int dbuf_new(tctx *t, dbuf *b, hir_dtype dt, int64_t n, hir_diag *e)
 {
     b->t = dt;
     b->n = n;
@@ -150,15 +150,15 @@ static void dbuf_random(tctx *t, dbuf *b, double lo, double hi)
         set_el(b->h, b->t, i, v);
     }
 }
-static int up(tctx *t, dbuf *b, hir_error *e)
+static int up(tctx *t, dbuf *b, hir_diag *e)
 {
     return t->be->ops->upload(t->be, b->d, b->h, b->bytes, e);
 }
-static int down(tctx *t, dbuf *b, hir_error *e)
+static int down(tctx *t, dbuf *b, hir_diag *e)
 {
     return t->be->ops->download(t->be, b->h, b->d, b->bytes, e);
 }
-static int poison(tctx *t, dbuf *b, hir_error *e)
+static int poison(tctx *t, dbuf *b, hir_diag *e)
 {
     memset(b->h, 0xff, b->bytes);   /* NaN for floats, -1 for ints */
     return up(t, b, e);
@@ -186,7 +186,7 @@ static hir_view mkview(void *data, hir_dtype dt, int nd, const int64_t *shape,
 /* colmajor: bit 0 = A, bit 1 = B are read through transposed (column-major) views */
 static int gemm_case(tctx *t, hir_dtype dt, hir_dtype odt, int64_t M, int64_t K, int64_t N,
                      int b_trans, int bias, int64_t batch, int bcast_b, int64_t pad_lda,
-                     int colmajor, char *detail, hir_error *e)
+                     int colmajor, char *detail, hir_diag *e)
 {
     int64_t lda = colmajor & 1 ? M : K + pad_lda;
     int64_t na = batch * M * lda, nb = (bcast_b ? 1 : batch) * K * N, no = batch * M * N;
@@ -264,10 +264,10 @@ static void test_gemm(tctx *t)
                                        "linear W^T view"};
             snprintf(name, sizeof name, "gemm %s %s %lldx%lldx%lld", dts[d].name, cn[cfg],
                      (long long)M, (long long)K, (long long)N);
-            hir_error e = {{0}, -1};
+            hir_diag e = {0};
             int ok = gemm_case(t, dts[d].in, dts[d].out, M, K, N, b_trans, bias, batch,
                                cfg == 3, pad, cfg == 5 ? 3 : cfg == 6 ? 2 : 0, detail, &e);
-            report(t, name, ok == 1, ok < 0 ? e.msg : detail);
+            report(t, name, ok == 1, ok < 0 ? hir_diag_last_error(&e) : detail);
         }
 }
 
@@ -322,7 +322,7 @@ typedef struct ew_case {
     double lo, hi;
 } ew_case;
 
-static int ew_run(tctx *t, const ew_case *c, char *detail, hir_error *e)
+static int ew_run(tctx *t, const ew_case *c, char *detail, hir_diag *e)
 {
     int64_t R = 37, C = 129, n = R * C;
     dbuf in[3], out;
@@ -430,21 +430,21 @@ static void test_elementwise(tctx *t)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char name[160], detail[240] = "";
         snprintf(name, sizeof name, "elementwise %s", cases[i].name);
-        hir_error e = {{0}, -1};
+        hir_diag e = {0};
         int ok = ew_run(t, &cases[i], detail, &e);
-        report(t, name, ok == 1, ok < 0 ? e.msg : detail);
+        report(t, name, ok == 1, ok < 0 ? hir_diag_last_error(&e) : detail);
     }
 }
 
 /* copies (engine paths and the cast kernel) and fills */
 static void test_copy_fill(tctx *t)
 {
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
     char detail[200] = "";
     int64_t R = 64, C = 300;
     dbuf a, b;
     if (dbuf_new(t, &a, HIR_DT_FLOAT, R * C, &e) || dbuf_new(t, &b, HIR_DT_FLOAT, R * C, &e)) {
-        report(t, "copy setup", 0, e.msg);
+        report(t, "copy setup", 0, hir_diag_last_error(&e));
         return;
     }
     dbuf_random(t, &a, -5, 5);
@@ -454,7 +454,7 @@ static void test_copy_fill(tctx *t)
     hir_view va = mkview(a.d, HIR_DT_FLOAT, 2, shp, NULL), vb = mkview(b.d, HIR_DT_FLOAT, 2, shp, NULL);
     int ok = !poison(t, &b, &e) && !t->be->ops->copy(t->be, t->main, &vb, &va, &e) && !down(t, &b, &e) &&
              !memcmp(a.h, b.h, a.bytes);
-    report(t, "copy dense f32 (memcpy)", ok, e.msg);
+    report(t, "copy dense f32 (memcpy)", ok, hir_diag_last_error(&e));
     /* 2: pitched 2-D sub-block (cudaMemcpy2DAsync): rows 0..R-1, cols 10..209 */
     int64_t sub[2] = {R, 200};
     hir_view sa = mkview((float *)a.d + 10, HIR_DT_FLOAT, 2, sub, va.stride);
@@ -465,7 +465,7 @@ static void test_copy_fill(tctx *t)
         for (int64_t c = 0; c < 200; c++)
             bad += ((float *)b.h)[r * C + 50 + c] != ((float *)a.h)[r * C + 10 + c];
     snprintf(detail, sizeof detail, "%lld wrong", (long long)bad);
-    report(t, "copy pitched 2-D f32 (memcpy2D)", ok && !bad, ok ? detail : e.msg);
+    report(t, "copy pitched 2-D f32 (memcpy2D)", ok && !bad, ok ? detail : hir_diag_last_error(&e));
     /* 3: transposed copy (kernel) */
     int64_t tsh[2] = {C, R}, tst[2] = {1, C};
     hir_view ta = mkview(a.d, HIR_DT_FLOAT, 2, tsh, tst), tb = mkview(b.d, HIR_DT_FLOAT, 2, tsh, NULL);
@@ -475,22 +475,22 @@ static void test_copy_fill(tctx *t)
         for (int64_t r = 0; r < R; r++)
             bad += ((float *)b.h)[c * R + r] != ((float *)a.h)[r * C + c];
     snprintf(detail, sizeof detail, "%lld wrong", (long long)bad);
-    report(t, "copy transposed f32 (kernel)", ok && !bad, ok ? detail : e.msg);
+    report(t, "copy transposed f32 (kernel)", ok && !bad, ok ? detail : hir_diag_last_error(&e));
     /* 4: fills */
     ok = !poison(t, &b, &e) && !t->be->ops->fill(t->be, t->main, &vb, 3.5, &e) && !down(t, &b, &e);
     bad = 0;
     for (int64_t i = 0; ok && i < R * C; i++) bad += ((float *)b.h)[i] != 3.5f;
-    report(t, "fill f32 3.5 (kernel)", ok && !bad, ok ? "" : e.msg);
+    report(t, "fill f32 3.5 (kernel)", ok && !bad, ok ? "" : hir_diag_last_error(&e));
     ok = !poison(t, &b, &e) && !t->be->ops->fill(t->be, t->main, &vb, 0.0, &e) && !down(t, &b, &e);
     bad = 0;
     for (int64_t i = 0; ok && i < R * C; i++) bad += ((float *)b.h)[i] != 0.0f;
-    report(t, "fill f32 0 (memset)", ok && !bad, ok ? "" : e.msg);
+    report(t, "fill f32 0 (memset)", ok && !bad, ok ? "" : hir_diag_last_error(&e));
     int64_t half_n = R * C / 2;
     hir_view lv = mkview(b.d, HIR_DT_INT64, 1, &half_n, NULL);
     ok = !poison(t, &b, &e) && !t->be->ops->fill(t->be, t->main, &lv, -7, &e) && !down(t, &b, &e);
     bad = 0;
     for (int64_t i = 0; ok && i < half_n; i++) bad += ((int64_t *)b.h)[i] != -7;
-    report(t, "fill i64 -7 (kernel)", ok && !bad, ok ? "" : e.msg);
+    report(t, "fill i64 -7 (kernel)", ok && !bad, ok ? "" : hir_diag_last_error(&e));
     dbuf_free(t, &a);
     dbuf_free(t, &b);
 }
@@ -513,13 +513,13 @@ static void test_reduce(tctx *t)
     };
     int64_t R = 45, C = 1000;
     for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
-        hir_error e = {{0}, -1};
+        hir_diag e = {0};
         char name[128], detail[200] = "";
         snprintf(name, sizeof name, "reduce %s", cs[k].name);
         int64_t OR = cs[k].mask & 1 ? 1 : R, OC = cs[k].mask & 2 ? 1 : C;
         dbuf in, out;
         if (dbuf_new(t, &in, cs[k].in, R * C, &e) || dbuf_new(t, &out, cs[k].out, OR * OC, &e)) {
-            report(t, name, 0, e.msg);
+            report(t, name, 0, hir_diag_last_error(&e));
             continue;
         }
         int prod = cs[k].op == HIR_RED_PROD;
@@ -560,7 +560,7 @@ static void test_reduce(tctx *t)
                 bad++;
             }
         }
-        report(t, name, ok && !bad, ok ? detail : e.msg);
+        report(t, name, ok && !bad, ok ? detail : hir_diag_last_error(&e));
         dbuf_free(t, &in);
         dbuf_free(t, &out);
     }
@@ -570,7 +570,7 @@ static void test_reduce(tctx *t)
 
 static void test_user_kernel(tctx *t)
 {
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
     const char *src =
         "extern \"C\" __global__ void axpy(const float *x, const float *y, float *o, long long n)"
         "{long long i=blockIdx.x*(long long)blockDim.x+threadIdx.x; if(i<n) o[i]=2.0f*x[i]+y[i];}";
@@ -615,11 +615,11 @@ static void test_user_kernel(tctx *t)
         int64_t bad = 0;
         for (int64_t i = 0; ok && i < N; i++)
             bad += ((float *)o.h)[i] != 2.0f * ((float *)x.h)[i] + ((float *)y.h)[i];
-        if (bad) snprintf(e.msg, sizeof e.msg, "%lld wrong", (long long)bad);
+        if (bad) hir_fail(&e, "%lld wrong", (long long)bad);
         ok = ok && !bad;
         dbuf_free(t, &x), dbuf_free(t, &y), dbuf_free(t, &o);
     }
-    report(t, "user kernel (PTX via nvJitLink, sidecar)", ok, ok ? "" : e.msg);
+    report(t, "user kernel (PTX via nvJitLink, sidecar)", ok, ok ? "" : hir_diag_last_error(&e));
     remove(path);
     remove(side);
 }
@@ -632,10 +632,10 @@ static void test_nccl(tctx *t, int shared_gpu)
     int *team = malloc(n * sizeof(int));
     for (int i = 0; i < n; i++) team[i] = i;
     int64_t cnt = 1000;
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
     dbuf in, out;
     if (dbuf_new(t, &in, HIR_DT_FLOAT, cnt * n, &e) || dbuf_new(t, &out, HIR_DT_FLOAT, cnt * n, &e)) {
-        report(t, "nccl setup", 0, e.msg);
+        report(t, "nccl setup", 0, hir_diag_last_error(&e));
         free(team);
         return;
     }
@@ -650,8 +650,8 @@ static void test_nccl(tctx *t, int shared_gpu)
                             &vin1, &vout1, 1};
         hir_work *w = NULL;
         int rc = t->be->ops->collective(t->be, t->main, &c, &w, &e);
-        int ok = rc < 0 && strstr(e.msg, "two ranks on one GPU");
-        report(t, "nccl refuses several ranks on one GPU", ok, e.msg);
+        int ok = rc < 0 && strstr(hir_diag_last_error(&e), "two ranks on one GPU");
+        report(t, "nccl refuses several ranks on one GPU", ok, hir_diag_last_error(&e));
         if (w) t->be->ops->work_release(t->be, w);
         goto done;
     }
@@ -690,7 +690,7 @@ static void test_nccl(tctx *t, int shared_gpu)
             if ((cs[k].k == HIR_COMM_GATHER) && me != 0) break;
             bad += ((float *)out.h)[i] != (float)want;
         }
-        report(t, name, ok && !bad, ok ? (bad ? "wrong values" : "") : e.msg);
+        report(t, name, ok && !bad, ok ? (bad ? "wrong values" : "") : hir_diag_last_error(&e));
     }
 done:
     dbuf_free(t, &in);
@@ -710,12 +710,12 @@ static void test_ring(tctx *t, hir_p2p_protocol proto, int iters)
     snprintf(name, sizeof name, "ipc ring %s d=%d x%d", proto == HIR_P2P_PUT ? "put" : "get", d,
              iters);
     t->be->cfg.p2p_protocol = proto;
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
     int64_t S = 65536;
     dbuf shard, recv, acc;
     if (dbuf_new(t, &shard, HIR_DT_FLOAT, S, &e) || dbuf_new(t, &recv, HIR_DT_FLOAT, S * d, &e) ||
         dbuf_new(t, &acc, HIR_DT_FLOAT, S * d, &e)) {
-        report(t, name, 0, e.msg);
+        report(t, name, 0, hir_diag_last_error(&e));
         return;
     }
     int64_t all = S * d;
@@ -772,7 +772,7 @@ static void test_ring(tctx *t, hir_p2p_protocol proto, int iters)
         bad += ((float *)acc.h)[k] != (float)want;
     }
     char detail[1100];
-    snprintf(detail, sizeof detail, "%s%lld wrong", ok ? "" : e.msg, (long long)bad);
+    snprintf(detail, sizeof detail, "%s%lld wrong", ok ? "" : hir_diag_last_error(&e), (long long)bad);
     report(t, name, ok && !bad, detail);
     /* the peers read my buffers until their last wait: free only after everyone is done */
     hir_boot_barrier(t->be->cfg.boot, &e);
@@ -786,14 +786,14 @@ static void test_ring(tctx *t, hir_p2p_protocol proto, int iters)
  * on the spot (ranks 0 and 1: one sends while the other receives). */
 static void test_ipc_misc(tctx *t)
 {
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
     int64_t S = 1024;
     dbuf b;
     if (dbuf_new(t, &b, HIR_DT_INT32, S, &e)) return;
     hir_p2p p = {1, t->rank, HIR_BK_CUDA, mkview(b.d, HIR_DT_INT32, 1, &S, NULL), 99};
     hir_work *w = NULL;
     int rc = t->be->ops->p2p_post(t->be, t->main, &p, &w, &e);
-    report(t, "ipc send to self refused", rc < 0 && strstr(e.msg, "send to self"), e.msg);
+    report(t, "ipc send to self refused", rc < 0 && strstr(hir_diag_last_error(&e), "send to self"), hir_diag_last_error(&e));
     if (t->size >= 2 && t->rank < 2) {
         t->be->cfg.p2p_protocol = HIR_P2P_GET;
         for (int64_t i = 0; i < S; i++) ((int32_t *)b.h)[i] = (int32_t)(i * 3 + 1);
@@ -806,7 +806,7 @@ static void test_ipc_misc(tctx *t)
         int64_t bad = 0;
         for (int64_t i = 0; ok && i < S; i++) bad += ((int32_t *)b.h)[i] != (int32_t)(i * 3 + 1);
         report(t, "ipc post without ShareMemHandles (shares on the spot)", ok && !bad,
-               ok ? (bad ? "wrong data" : "") : e.msg);
+               ok ? (bad ? "wrong data" : "") : hir_diag_last_error(&e));
     }
     hir_boot_barrier(t->be->cfg.boot, &e);
     dbuf_free(t, &b);
@@ -816,13 +816,13 @@ static void test_ipc_misc(tctx *t)
 
 static int bench_gemm(tctx *t, int64_t M, int64_t K, int64_t N)
 {
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
     const hir_backend_ops *o = t->be->ops;
     void *A, *W, *O, *seed;
     int64_t ns = 1 << 24;
     if (o->alloc(t->be, M * K * 2, &A, &e) || o->alloc(t->be, N * K * 2, &W, &e) ||
         o->alloc(t->be, M * N * 2, &O, &e) || o->alloc(t->be, ns * 2, &seed, &e)) {
-        fprintf(stderr, "bench: %s\n", e.msg);
+        fprintf(stderr, "bench: %s\n", hir_diag_last_error(&e));
         return 1;
     }
     /* random bf16 in [-1,1): 16M values made on the host, tiled over the operands */
@@ -849,12 +849,12 @@ static int bench_gemm(tctx *t, int64_t M, int64_t K, int64_t N)
     o->event_create(t->be, &e0, &e);
     o->event_create(t->be, &e1, &e);
     for (int i = 0; i < 5; i++)
-        if (o->gemm(t->be, t->main, &g, &e)) { fprintf(stderr, "bench: %s\n", e.msg); return 1; }
+        if (o->gemm(t->be, t->main, &g, &e)) { fprintf(stderr, "bench: %s\n", hir_diag_last_error(&e)); return 1; }
     o->event_record(t->be, e0, t->main, &e);
     for (int i = 0; i < 50; i++) o->gemm(t->be, t->main, &g, &e);
     o->event_record(t->be, e1, t->main, &e);
     double ms = 0;
-    if (o->event_elapsed_ms(t->be, e0, e1, &ms, &e)) { fprintf(stderr, "bench: %s\n", e.msg); return 1; }
+    if (o->event_elapsed_ms(t->be, e0, e1, &ms, &e)) { fprintf(stderr, "bench: %s\n", hir_diag_last_error(&e)); return 1; }
     ms /= 50;
     double tf = 2.0 * M * N * K / (ms * 1e-3) / 1e12;
     printf("hir-cuda gemm bf16 linear m=%lld k=%lld n=%lld: %.3f ms, %.1f TFLOP/s\n",
@@ -871,16 +871,16 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "--codegen")) {
         int cc = argc >= 3 ? atoi(argv[2]) : 90, n = 0;
-        hir_error e = {{0}, -1};
+        hir_diag e = {0};
         int rc = hir_cu_codegen_check(cc / 10, cc % 10, &n, stderr, &e);
         printf("%s codegen: %d kernels compiled and linked for sm_%d%s%s\n", rc ? "FAIL" : "PASS",
-               n, cc, rc ? ": " : "", rc ? e.msg : "");
+               n, cc, rc ? ": " : "", rc ? hir_diag_last_error(&e) : "");
         return rc ? 1 : 0;
     }
     hir_boot *boot = NULL;
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
     if (hir_boot_init(&argc, &argv, 120, &boot, &e)) {
-        fprintf(stderr, "hir-cuda-selftest: %s\n", e.msg);
+        fprintf(stderr, "hir-cuda-selftest: %s\n", hir_diag_last_error(&e));
         return 1;
     }
     tctx t;
@@ -902,7 +902,7 @@ int main(int argc, char **argv)
     cfg.device = hir_boot_local_rank(boot) % ndev;
     cfg.timeout = 60;
     if (hir_backend_cuda_create(&cfg, &t.be, &e)) {
-        fprintf(stderr, "hir-cuda-selftest: %s\n", e.msg);
+        fprintf(stderr, "hir-cuda-selftest: %s\n", hir_diag_last_error(&e));
         hir_boot_fini(boot);
         return 1;
     }
