@@ -52,6 +52,7 @@ static void read_as(const char *path, hir_dtype dt, const hir_npy_header *h, siz
         }
     }
     free(data);
+    hir_diag_fini(&e);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -88,5 +89,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             read_as(path, (hir_dtype)dt, &h, size);
     }
     close(fd);
+    hir_diag_fini(&e);
     return 0;
 }

@@ -25,5 +25,6 @@ int main(void)
         return 1;
     }
     printf("PASS: %s\n", hir_diag_last_error(&e));
+    hir_diag_fini(&e);
     return 0;
 }

@@ -268,6 +268,7 @@ static void test_gemm(tctx *t)
             int ok = gemm_case(t, dts[d].in, dts[d].out, M, K, N, b_trans, bias, batch,
                                cfg == 3, pad, cfg == 5 ? 3 : cfg == 6 ? 2 : 0, detail, &e);
             report(t, name, ok == 1, ok < 0 ? hir_diag_last_error(&e) : detail);
+            hir_diag_fini(&e);
         }
 }
 
@@ -433,6 +434,7 @@ static void test_elementwise(tctx *t)
         hir_diag e = {0};
         int ok = ew_run(t, &cases[i], detail, &e);
         report(t, name, ok == 1, ok < 0 ? hir_diag_last_error(&e) : detail);
+        hir_diag_fini(&e);
     }
 }
 
@@ -493,6 +495,7 @@ static void test_copy_fill(tctx *t)
     report(t, "fill i64 -7 (kernel)", ok && !bad, ok ? "" : hir_diag_last_error(&e));
     dbuf_free(t, &a);
     dbuf_free(t, &b);
+    hir_diag_fini(&e);
 }
 
 /* ---------------------------------------------------------------- reductions */
@@ -563,6 +566,7 @@ static void test_reduce(tctx *t)
         report(t, name, ok && !bad, ok ? detail : hir_diag_last_error(&e));
         dbuf_free(t, &in);
         dbuf_free(t, &out);
+        hir_diag_fini(&e);
     }
 }
 
@@ -622,6 +626,7 @@ static void test_user_kernel(tctx *t)
     report(t, "user kernel (PTX via nvJitLink, sidecar)", ok, ok ? "" : hir_diag_last_error(&e));
     remove(path);
     remove(side);
+    hir_diag_fini(&e);
 }
 
 /* ---------------------------------------------------------------- NCCL */
@@ -696,6 +701,7 @@ done:
     dbuf_free(t, &in);
     dbuf_free(t, &out);
     free(team);
+    hir_diag_fini(&e);
 }
 
 /* ---------------------------------------------------------------- CUDA-IPC ring */
@@ -780,6 +786,7 @@ static void test_ring(tctx *t, hir_p2p_protocol proto, int iters)
     dbuf_free(t, &recv);
     dbuf_free(t, &acc);
     free(list);
+    hir_diag_fini(&e);
 }
 
 /* IPC corner cases: P2P to self is refused; a post whose handles were never shared shares them
@@ -810,6 +817,7 @@ static void test_ipc_misc(tctx *t)
     }
     hir_boot_barrier(t->be->cfg.boot, &e);
     dbuf_free(t, &b);
+    hir_diag_fini(&e);
 }
 
 /* ---------------------------------------------------------------- benchmark */
@@ -862,6 +870,7 @@ static int bench_gemm(tctx *t, int64_t M, int64_t K, int64_t N)
     o->event_destroy(t->be, e0);
     o->event_destroy(t->be, e1);
     o->free(t->be, A), o->free(t->be, W), o->free(t->be, O), o->free(t->be, seed);
+    hir_diag_fini(&e);
     return 0;
 }
 
@@ -875,6 +884,7 @@ int main(int argc, char **argv)
         int rc = hir_cu_codegen_check(cc / 10, cc % 10, &n, stderr, &e);
         printf("%s codegen: %d kernels compiled and linked for sm_%d%s%s\n", rc ? "FAIL" : "PASS",
                n, cc, rc ? ": " : "", rc ? hir_diag_last_error(&e) : "");
+        hir_diag_fini(&e);
         return rc ? 1 : 0;
     }
     hir_boot *boot = NULL;
@@ -937,5 +947,6 @@ int main(int argc, char **argv)
     }
     t.be->ops->destroy(t.be);
     hir_boot_fini(boot);
+    hir_diag_fini(&e);
     return rc;
 }

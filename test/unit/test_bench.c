@@ -46,6 +46,7 @@ static hir_backend *cpu(void)
     hir_backend *be = NULL;
     hir_diag e = {0};
     assert_int_equal(hir_backend_cpu_create(&cfg, &be, &e), 0);
+    hir_diag_fini(&e);
     return be;
 }
 
@@ -127,6 +128,7 @@ static void test_above_peak_is_an_error(void **state)
     assert_true(r.tflops_per_device == r.tflops);
     hir_bench_result_free(&r);
     be->ops->destroy(be);
+    hir_diag_fini(&e);
 }
 
 static void test_failure_propagates(void **state)
@@ -139,6 +141,7 @@ static void test_failure_propagates(void **state)
     assert_int_equal(hir_bench_run(be, NULL, &o, &c, fail_run, NULL, &r, &e), -1);
     assert_string_equal(hir_diag_last_error(&e), "run 2 failed");
     be->ops->destroy(be);
+    hir_diag_fini(&e);
 }
 
 static void test_streams_noted_once(void **state)

@@ -27,6 +27,7 @@ static int setup(void **state)
     if (hir_backend_cpu_create(&cfg, &be, &e))
         return -1;
     *state = be;
+    hir_diag_fini(&e);
     return 0;
 }
 
@@ -113,6 +114,7 @@ static void gemm_case(hir_backend *be, hir_dtype dt, int b_trans, int64_t batch,
     if (pad)
         assert_true(hir_load_f64((char *)O + N * (int64_t)es, dt) == 0.0);
     free(A); free(B); free(O); free(bias_d);
+    hir_diag_fini(&e);
 }
 
 static void test_gemm(void **state)
@@ -188,6 +190,7 @@ static void test_gemm_errors(void **state)
     g.bias = NULL;
     assert_int_equal(be->ops->gemm(be, NULL, &g, &e), 0);
     assert_true(o[0] == 0 && o[1] == 0 && o[2] == 0 && o[3] == 0);
+    hir_diag_fini(&e);
 }
 
 /* ---------------------------------------------------------------- element-wise */
@@ -241,6 +244,7 @@ static void test_binary_broadcast_scalar(void **state)
     assert_true(out[0] == 3.0f);
     assert_int_equal(be->ops->binary(be, NULL, HIR_BIN_BITAND, &vo, &A, &three, &e), -1);
     assert_non_null(strstr(hir_diag_last_error(&e), "bitwise_and: not defined on floating-point"));
+    hir_diag_fini(&e);
 }
 
 static void test_integer_semantics(void **state)
@@ -292,6 +296,7 @@ static void test_integer_semantics(void **state)
     assert_true(of[0] == 3.5f);
     assert_int_equal(be->ops->unary(be, NULL, HIR_UN_EXP, &vof, &A, &e), 0);
     assert_true(fabsf(of[1] - expf(7)) < 1);
+    hir_diag_fini(&e);
 }
 
 static void test_ternary(void **state)
@@ -313,6 +318,7 @@ static void test_ternary(void **state)
     hir_operand w = opf(0.25);
     assert_int_equal(be->ops->ternary(be, NULL, HIR_TER_LERP, &vo, &lo, &X, &w, &e), 0);
     assert_true(o[2] == 2.25f);
+    hir_diag_fini(&e);
 }
 
 /* ---------------------------------------------------------------- reductions */
@@ -363,6 +369,7 @@ static void test_reduce(void **state)
     hir_view viv = view2(iv, HIR_DT_INT64, 1, 4, 4), vio = view2(&io, HIR_DT_INT64, 1, 1, 1);
     assert_int_equal(be->ops->reduce(be, NULL, HIR_RED_MIN, &vio, &viv, 2, &e), 0);
     assert_int_equal(io, -3);
+    hir_diag_fini(&e);
 }
 
 /* ---------------------------------------------------------------- copy and fill */
@@ -403,6 +410,7 @@ static void test_copy_fill(void **state)
     v4.dtype = HIR_DT_E4M3;
     assert_int_equal(be->ops->fill(be, NULL, &v4, 0, &e), -1);
     assert_non_null(strstr(hir_diag_last_error(&e), "not supported by the CPU backend"));
+    hir_diag_fini(&e);
 }
 
 /* ---------------------------------------------------------------- the rest of the table */
@@ -460,6 +468,7 @@ static void test_misc(void **state)
     assert_int_equal(be->ops->share_handles(be, &pp, 1, &e), -1);
     assert_non_null(strstr(hir_diag_last_error(&e), "send to self not supported"));
     assert_int_equal(be->ops->group_end(be, NULL, &w, &e), -1);
+    hir_diag_fini(&e);
 }
 
 int main(void)

@@ -65,6 +65,7 @@ static void test_fill_shard_consistency(void **state)
                                             g + (size_t)((r * 6 + 2 * b + j) * 5) * es, 5 * es);
                 }
             free(g);
+            hir_diag_fini(&e);
         }
 }
 
@@ -96,6 +97,7 @@ static void test_fill_values(void **state)
     assert_int_equal(hir_data_fill(b, HIR_DT_BFLOAT, 1, &loc, &glob, &bad_off, HIR_DATA_ONES, 0,
                                    0, &e), -1);
     assert_non_null(strstr(hir_diag_last_error(&e), "outside extent 5"));
+    hir_diag_fini(&e);
 }
 
 static void roundtrip(hir_dtype dt, int flags)
@@ -115,6 +117,7 @@ static void roundtrip(hir_dtype dt, int flags)
     memset(dst, 0, sizeof dst);
     assert_int_equal(hir_npy_read(p, dst, dt, 2, shape, &e), 0);
     assert_memory_equal(src, dst, 15 * es);
+    hir_diag_fini(&e);
 }
 
 static void test_npy_roundtrip(void **state)
@@ -132,6 +135,7 @@ static void test_npy_roundtrip(void **state)
     assert_int_equal(hir_npy_write(path("s.npy"), &x, HIR_DT_FLOAT, 0, NULL, 0, &e), 0);
     assert_int_equal(hir_npy_read(path("s.npy"), &y, HIR_DT_FLOAT, 0, NULL, &e), 0);
     assert_true(y == 2.5f);
+    hir_diag_fini(&e);
 }
 
 static void write_bytes(const char *p, const void *b, size_t n)
@@ -176,6 +180,7 @@ static void test_npy_header_ends_at_buffer(void **state)
                 accepted++;
             else
                 assert_true(hir_diag_last_error(&e)[0] != 0);
+            hir_diag_fini(&e);
         }
     }
     assert_true(accepted > 0);   /* the whole first two dicts parse */
@@ -237,6 +242,7 @@ static void test_npy_v2_and_malformed(void **state)
     write_bytes(path("f.npy"), b1, 10 + sizeof fd - 1 + 8);
     assert_int_equal(hir_npy_read(path("f.npy"), got, HIR_DT_INT32, 1, &shape, &e), -1);
     assert_non_null(strstr(hir_diag_last_error(&e), "Fortran-order"));
+    hir_diag_fini(&e);
 }
 
 static void test_compare(void **state)
@@ -319,6 +325,7 @@ static void test_verify_gemm_refusals(void **state)
     g.b_trans = 0;
     assert_int_equal(hir_data_verify_gemm(&g, 2, 1, &r, &e), -1);
     assert_non_null(strstr(hir_diag_last_error(&e), "randomized check: shapes do not match"));
+    hir_diag_fini(&e);
 }
 
 /* A true product passes every row; one wrong element fails its row, and only that row. */
@@ -343,6 +350,7 @@ static void test_verify_gemm_rows(void **state)
     assert_int_equal(r.bad_rows, 1);
     assert_int_equal(r.first_bad_row, 1);
     assert_true(r.diff_first > r.bound_first);
+    hir_diag_fini(&e);
 }
 
 int main(void)

@@ -132,6 +132,7 @@ static long run_once(const job *j, long fail_at, int exhausted, const char *what
                  j->program, fail_at, what, exhausted ? "and every later one" : "once", (int)st,
                  hir_diag_last_error(&e), log ? log : "");
     free(log);
+    hir_diag_fini(&e);
     return made;
 }
 
@@ -213,5 +214,6 @@ int main(int argc, char **argv)
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     hir_boot_fini(boot);
+    hir_diag_fini(&e);
     return rc;
 }

@@ -50,5 +50,6 @@ int main(int argc, char **argv)
     }
     int ok = hir_boot_size(b) == 2 && hir_boot_barrier(b, &e) == 0;
     hir_boot_fini(b);
+    hir_diag_fini(&e);
     return ok ? want_exit : 5;
 }

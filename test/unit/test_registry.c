@@ -48,6 +48,7 @@ static void test_create(void **state)
     assert_null(be->ops->kernels);
     assert_null(be->ops->graph);
     be->ops->destroy(be);
+    hir_diag_fini(&e);
 }
 
 /* The contract of runner/backend/backend.h: every core entry is set, and a group is offered
@@ -108,6 +109,7 @@ static void test_contract(void **state)
         assert_null(o->profile);
         assert_int_equal(o->release_peers(be, &e), 0);
         be->ops->destroy(be);
+        hir_diag_fini(&e);
     }
 }
 
@@ -131,6 +133,7 @@ static void test_cuda(void **state)
         assert_int_equal(hir_registry_create(cu, &cfg, &be, &e), -1);
         assert_null(be);
         assert_string_equal(hir_diag_last_error(&e), "hir was built without the CUDA backend");
+        hir_diag_fini(&e);
     } else if (hir_registry_device_count(cu) == 0) {
         /* built, no GPU visible (CI) */
         assert_false(hir_registry_available(cu, why, sizeof why));
