@@ -56,21 +56,25 @@ static hirc_status fail(run_ctx *c, hirc_status st, const char *fmt, const char 
     return hirc__diags_error(c->diags, st, c->h->name, fmt, a, b);
 }
 
-/* A runner message: the interpreter's "rank 0: FILE:LINE:COL: error: what" becomes a located
- * diagnostic (there is one rank); anything else one that names the program. */
-static hirc_status fail_e(run_ctx *c, hirc_status st, const hir_error *e)
+/* The runner's error (the last one in e, which the caller then releases): one the interpreter
+ * located at a statement becomes a located diagnostic (there is one rank, so its origin goes);
+ * anything else one that names the program. */
+static hirc_status fail_e(run_ctx *c, hirc_status st, hir_diag *e)
 {
-    const char *m = e->msg;
+    const hir_diag_entry *x = e->last;
+    const char *m = x ? x->msg : "failed without a message";
     if (!strncmp(m, "rank 0: ", 8))
         m += 8;
-    size_t n = strlen(c->h->name);
-    int line = 0, col = 0, used = 0;
-    if (!strncmp(m, c->h->name, n) &&
-        sscanf(m + n, ":%d:%d: error: %n", &line, &col, &used) == 2 && used > 0 && line > 0)
-        return hirc__diags_located(c->diags, st, c->h->name, line, col, m + n + used);
-    if (!strncmp(m, c->h->name, n) && !strncmp(m + n, ": error: ", 9))
-        m += n + 9;
-    return hirc__diags_error(c->diags, st, c->h->name, "%s", m);
+    hirc_status r;
+    if (x && x->loc.src && x->loc.begin != HIR_LOC_WHOLE) {
+        int line = 0, col = 0;
+        hir_source_linecol((hir_source *)x->loc.src, x->loc.begin, &line, &col);
+        r = hirc__diags_located(c->diags, st, c->h->name, line, col, m);
+    } else {
+        r = hirc__diags_error(c->diags, st, c->h->name, "%s", m);
+    }
+    hir_diag_fini(e);
+    return r;
 }
 
 static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
@@ -234,7 +238,8 @@ static hirc_status verify(run_ctx *c)
 static hirc_status make_runner(run_ctx *c, int num_streams, const char *gemm_tune)
 {
     hir_program *p = c->h->p;
-    hir_error e = {{0}, -1};
+    hir_diag e;
+    hir_diag_init(&e, NULL);
     if (hir_check_meshes(p, 1, &e))
         return fail_e(c, HIRC_ERR_RUN, &e);
     hir_backend_config bc;
@@ -258,6 +263,7 @@ static hirc_status make_runner(run_ctx *c, int num_streams, const char *gemm_tun
         return fail_e(c, HIRC_ERR_RUN, &e);
     for (int i = 0; i < c->nauto; i++)
         hir_interp_bind_scalar(c->it, c->auto_s[i], c->auto_v[i], &e);
+    hir_diag_fini(&e);
     return HIRC_OK;
 }
 
@@ -266,7 +272,8 @@ static hirc_status make_runner(run_ctx *c, int num_streams, const char *gemm_tun
 static hirc_status copy_input(run_ctx *c, size_t i, const hirc_tensor *in)
 {
     hir_program *p = c->h->p;
-    hir_error e = {{0}, -1};
+    hir_diag e;
+    hir_diag_init(&e, NULL);
     char nm[128];
     hirc__value_name(p->inputs.items[i], nm, sizeof nm);
     const hir_scalar *s = hir_value_scalar(p->inputs.items[i]);
@@ -307,8 +314,7 @@ static hirc_status prepare(run_ctx *c, const hirc_tensor *in, size_t nin,
     int num_streams = opts && opts->num_streams > 0 ? opts->num_streams
                                                   : HIR_INTERP_DEFAULT_STREAMS;
     const char *gemm_tune = opts ? opts->gemm_tune : NULL;
-    hir_error te;
-    if (hir_gemm_tune_check(gemm_tune, &te))
+    if (hir_gemm_tune_check(gemm_tune, NULL))
         return fail(c, HIRC_ERR_INVALID_ARGUMENT, "gemm_tune is off, on or a cache file (a path "
                     "with a '/' or a '.'): '%s'%s", gemm_tune, "");
     hirc_status st;
@@ -337,7 +343,8 @@ static hirc_status output_shape(run_ctx *c, size_t i, hir_dtype *dt, hir_shard *
     if (!t)
         return fail(c, HIRC_ERR_RUN, "output %s is a scalar; only tensor outputs are supported%s",
                     hirc__value_name(v, nm, sizeof nm), "");
-    hir_error e = {{0}, -1};
+    hir_diag e;
+    hir_diag_init(&e, NULL);
     if (hir_interp_shard(c->it, t, sh, &e))
         return fail_e(c, HIRC_ERR_RUN, &e);
     *dt = t->dtype;
@@ -364,7 +371,8 @@ static hirc_status start(run_ctx *c, hirc_program *h, hirc_diagnostics *diags,
     if (st != HIRC_OK)
         return st;
     /* HIR_FAULT=rank:line:kind fires here as in hir-run: a statement hook of the guard room */
-    hir_error e = {{0}, -1};
+    hir_diag e;
+    hir_diag_init(&e, NULL);
     if (hir_interp_add_hook(c->it, &(hir_interp_hook){.before = hir_fault_before_stmt}, &e))
         return fail_e(c, HIRC_ERR_RUN, &e);
     return HIRC_OK;
@@ -411,7 +419,8 @@ hirc_status hirc_run(hirc_program *h, const hirc_tensor *in, size_t nin, hirc_te
         if (st == HIRC_OK && !out[i].data)
             st = fail(&c, HIRC_ERR_INVALID_ARGUMENT, "output %s: NULL data%s", nm, "");
     }
-    hir_error e = {{0}, -1};
+    hir_diag e;
+    hir_diag_init(&e, NULL);
     if (st == HIRC_OK && (hir_interp_run(c.it, c.views, &e) || c.be->ops->synchronize(c.be, &e)))
         st = fail_e(&c, HIRC_ERR_RUN, &e);
     /* results: converted and made contiguous in a backend buffer, then copied out */

@@ -122,6 +122,7 @@ static void free_entries(hir_diag_entry *e)
         hir_diag_entry *n = e->next;
         free_entries(e->notes);
         free(e->msg);
+        free(e->origin);
         free(e);
         e = n;
     }
@@ -267,50 +268,78 @@ void hir_diag_write_fatal(const char *prefix, const hir_severity *sev, const cha
     (void)w;
 }
 
-static void print_one(FILE *f, const hir_diag_entry *e, bool color, const char *prefix)
+/* The text before a diagnostic: the hir_diag's prefix and the entry's origin, each followed
+ * by ": " ("hir-run: rank 3: "), or "" */
+static void lead_of(char *buf, size_t n, const char *prefix, const char *origin)
+{
+    snprintf(buf, n, "%s%s%s%s", prefix ? prefix : "", prefix && *prefix ? ": " : "",
+             origin ? origin : "", origin ? ": " : "");
+}
+
+/* `file: severity: msg` for a location naming the whole source, else `file:line:col: ...` */
+static void print_where(FILE *f, const hir_diag_entry *e)
 {
     hir_source *s = (hir_source *)e->loc.src;
-    if (!s && prefix && *prefix) {
+    if (e->loc.begin == HIR_LOC_WHOLE) {
+        fprintf(f, "%s: ", s->name);
+        return;
+    }
+    int line, col;
+    hir_source_linecol(s, e->loc.begin, &line, &col);
+    fprintf(f, "%s:%d:%d: ", s->name, line, col);
+}
+
+static void print_one(FILE *f, const hir_diag_entry *e, bool color, const char *prefix,
+                      const char *origin, bool status)
+{
+    hir_source *s = (hir_source *)e->loc.src;
+    bool whole = s && e->loc.begin == HIR_LOC_WHOLE;
+    char lead[256];
+    lead_of(lead, sizeof lead, prefix, origin);
+    if (!s && status && e->sev == HIR_ERROR) {
+        fprintf(f, "%s%s\n", lead, e->msg);
+        return;
+    }
+    if (!s && *lead) {
         char line[1400];
-        hir_diag_format_line(line, sizeof line, prefix, e->sev, e->msg);
+        size_t k = strlen(lead);
+        lead[k >= 2 ? k - 2 : 0] = 0;       /* hir_diag_format_line puts its own ": " */
+        hir_diag_format_line(line, sizeof line, lead, e->sev, e->msg);
         fputs(line, f);
         return;
     }
-    if (s && prefix && *prefix)
-        fprintf(f, "%s: ", prefix);
+    fputs(lead, f);
     if (color) {
         fputs(C_BOLD, f);
-        if (s) {
-            int line, col;
-            hir_source_linecol(s, e->loc.begin, &line, &col);
-            fprintf(f, "%s:%d:%d: ", s->name, line, col);
-        } else {
+        if (s)
+            print_where(f, e);
+        else
             fputs("<unknown>: ", f);
-        }
         fprintf(f, "%s%s:" C_RESET C_BOLD " %s" C_RESET "\n", sev_color(e->sev), sev_name(e->sev),
                 e->msg);
-        if (s)
+        if (s && !whole)
             print_snippet(f, s, e->loc.begin, e->loc.end, true);
         return;
     }
     if (s) {
-        int line, col;
-        hir_source_linecol(s, e->loc.begin, &line, &col);
-        fprintf(f, "%s:%d:%d: %s: %s\n", s->name, line, col, sev_name(e->sev), e->msg);
-        print_snippet(f, s, e->loc.begin, e->loc.end, false);
+        print_where(f, e);
+        fprintf(f, "%s: %s\n", sev_name(e->sev), e->msg);
+        if (!whole)
+            print_snippet(f, s, e->loc.begin, e->loc.end, false);
     } else {
         fprintf(f, "<unknown>: %s: %s\n", sev_name(e->sev), e->msg);
     }
 }
 
-static void print_entry(FILE *f, const hir_diag_entry *e, bool color, const char *prefix)
+static void print_entry(FILE *f, const hir_diag_entry *e, bool color, const char *prefix,
+                        bool status)
 {
-    print_one(f, e, color, prefix);
+    print_one(f, e, color, prefix, e->origin, status);
     for (const hir_diag_entry *n = e->notes; n; n = n->next)
-        print_one(f, n, color, prefix);
+        print_one(f, n, color, prefix, e->origin, status);
 }
 
-void hir_diag_print_entry(FILE *f, const hir_diag_entry *e) { print_entry(f, e, false, NULL); }
+void hir_diag_print_entry(FILE *f, const hir_diag_entry *e) { print_entry(f, e, false, NULL, false); }
 
 static hir_diag_entry *make(hir_severity sev, hir_loc loc, const char *fmt, va_list ap)
 {
@@ -343,8 +372,14 @@ hir_diag_entry *hir_diag_vemit(hir_diag *d, hir_severity sev, hir_loc loc, const
         d->warnings++;
     if (!e) {
         d->lost++;
+        if (sev == HIR_ERROR) {
+            vsnprintf(d->fallback, sizeof d->fallback, fmt, ap);
+            d->fallback_last = true;
+        }
         return NULL;
     }
+    if (sev == HIR_ERROR)
+        d->fallback_last = false;
     /* Notes are printed with their parent: print the previous entry lazily. */
     if (d->last)
         d->last->next = e;
@@ -365,7 +400,13 @@ void hir_diag_flush(hir_diag *d)
         if (d->sink)
             d->sink(d->sink_ctx, d, e);
         else if (d->out)
-            print_entry(d->out, e, d->color, d->prefix);
+            print_entry(d->out, e, d->color, d->prefix, d->status_lines);
+    }
+    if (d->out && d->fallback[0]) {
+        hir_diag_entry x = {.sev = HIR_ERROR, .msg = d->fallback, .peer = -1};
+        print_entry(d->out, &x, d->color, d->prefix, d->status_lines);
+        d->fallback[0] = 0;
+        d->lost--;
     }
     if (d->out && d->lost) {
         fprintf(d->out, "error: out of memory: %d diagnostic%s could not be kept\n", d->lost,
@@ -374,6 +415,14 @@ void hir_diag_flush(hir_diag *d)
     }
     if (d->out)
         fflush(d->out);
+}
+
+void hir_diag_discard(hir_diag *d)
+{
+    for (hir_diag_entry *e = d->first; e; e = e->next)
+        e->printed = true;
+    d->lost = 0;
+    d->fallback[0] = 0;
 }
 
 hir_diag_entry *hir_diag_emit(hir_diag *d, hir_severity sev, hir_loc loc, const char *fmt, ...)
@@ -411,6 +460,113 @@ const char *hir_diag_first_error(const hir_diag *d)
         if (e->sev == HIR_ERROR)
             return e->msg;
     return NULL;
+}
+
+const char *hir_diag_last_error(const hir_diag *d)
+{
+    const char *m = d && d->fallback[0] ? d->fallback : "";
+    if (d && d->fallback_last)
+        return m;
+    for (const hir_diag_entry *e = d ? d->first : NULL; e; e = e->next)
+        if (e->sev == HIR_ERROR)
+            m = e->msg;
+    return m;
+}
+
+int hir_vfail(hir_diag *d, const char *fmt, va_list ap)
+{
+    if (!d)
+        return -1;
+    hir_diag_entry *e = hir_diag_vemit(d, HIR_ERROR, (hir_loc){0}, fmt, ap);
+    /* one line by contract: a stray newline from a library string would break the line */
+    for (char *p = e ? e->msg : d->fallback_last ? d->fallback : NULL; p && *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    return -1;
+}
+
+int hir_fail(hir_diag *d, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hir_vfail(d, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int hir_fail_peer(hir_diag *d, int peer, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hir_vfail(d, fmt, ap);
+    va_end(ap);
+    if (d && d->last && d->last->sev == HIR_ERROR)
+        d->last->peer = peer;
+    return -1;
+}
+
+void hir_diag_set_origin(hir_diag_entry *e, const char *fmt, ...)
+{
+    if (!e)
+        return;
+    char buf[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char *o = strdup(buf);
+    if (!o)
+        return;
+    free(e->origin);
+    e->origin = o;
+}
+
+void hir_diag_prepend(hir_diag_entry *e, const char *lead)
+{
+    if (!e)
+        return;
+    size_t a = strlen(lead), b = strlen(e->msg);
+    char *m = malloc(a + 2 + b + 1);
+    if (!m)
+        return;
+    memcpy(m, lead, a);
+    memcpy(m + a, ": ", 2);
+    memcpy(m + a + 2, e->msg, b + 1);
+    free(e->msg);
+    e->msg = m;
+}
+
+void hir_diag_append(hir_diag_entry *e, const char *fmt, ...)
+{
+    if (!e)
+        return;
+    char buf[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    size_t a = strlen(e->msg), b = strlen(buf);
+    char *m = realloc(e->msg, a + b + 1);
+    if (!m)
+        return;
+    memcpy(m + a, buf, b + 1);
+    e->msg = m;
+}
+
+void hir_diag_move(hir_diag *d, hir_diag *src)
+{
+    if (src->first) {
+        if (d->last)
+            d->last->next = src->first;
+        else
+            d->first = src->first;
+        d->last = src->last;
+    }
+    d->errors += src->errors;
+    d->warnings += src->warnings;
+    d->lost += src->lost;
+    src->first = src->last = NULL;
+    src->errors = src->warnings = src->lost = 0;
 }
 
 void hir_diag_note(hir_diag *d, hir_diag_entry *parent, hir_loc loc, const char *fmt, ...)

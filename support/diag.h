@@ -44,8 +44,12 @@ typedef struct hir_source {
 
 typedef struct hir_loc {
     const hir_source *src;       /* NULL for IR made by passes */
-    uint32_t begin, end;         /* [begin, end) byte offsets */
+    uint32_t begin, end;         /* [begin, end) byte offsets; HIR_LOC_WHOLE: the whole source */
 } hir_loc;
+
+/* begin and end of a location that names a whole source: printed as `file: error: msg`, no
+ * line, column or caret (a runtime error about the program rather than one statement). */
+#define HIR_LOC_WHOLE UINT32_MAX
 
 /* HIR_INTERNAL: a broken invariant ("internal error"), printed by hir_panic only. */
 typedef enum hir_severity { HIR_NOTE, HIR_WARNING, HIR_ERROR, HIR_INTERNAL } hir_severity;
@@ -57,8 +61,11 @@ typedef struct hir_diag_entry {
     struct hir_diag_entry *notes;   /* linked notes */
     struct hir_diag_entry *next;
     int peer;                       /* the rank a failed exchange or wait was with, -1: none */
+    char *origin;                   /* who reports it ("rank 3", "rank 0 ref"), printed after
+                                     * the hir_diag's prefix; NULL: none (hir_diag_set_origin) */
     bool printed;
 } hir_diag_entry;
+
 
 struct hir_diag;
 /* Receives every entry (its notes hang off it) when the engine flushes; replaces printing. */
@@ -72,9 +79,16 @@ typedef struct hir_diag {
     int errors, warnings;
     int max_errors;              /* stop recording after this many (0: unlimited) */
     int lost;                    /* diagnostics counted but not kept: no memory for them */
+    char fallback[320];          /* the last error that could not be kept, cut to fit: the
+                                  * runner's "out of memory (while ...)" still reaches the
+                                  * user; flush prints it, hir_diag_last_error returns it */
+    bool fallback_last;          /* it came after every kept error */
     bool color;                  /* ANSI colours as clang prints them (the tools' --color);
                                   * false: plain text, byte for byte what lit tests expect */
     char prefix[64];             /* "hir-opt", "rank 3": before every diagnostic ("" none) */
+    bool status_lines;           /* errors without a location print as `PREFIX: [ORIGIN: ]msg`,
+                                  * no severity and not cut: the runner's one-line status
+                                  * messages, as hir-run has always printed them */
     hir_diag_sink sink;          /* NULL: print to out */
     void *sink_ctx;
 } hir_diag;
@@ -116,7 +130,37 @@ size_t hir_diag_format_fatal(char *buf, size_t n, const char *prefix, const hir_
 void hir_diag_write_fatal(const char *prefix, const hir_severity *sev, const char *msg);
 /* The message of the first error kept, or NULL (for a caller that hands the text on). */
 const char *hir_diag_first_error(const hir_diag *d);
+/* The message of the last error kept, or "" when there is none (tests, a caller that quotes
+ * the reason of a call that failed). */
+const char *hir_diag_last_error(const hir_diag *d);
+
+/* ---- the runner's error channel
+ * A failing runner call records its error in the hir_diag its caller passed and returns -1,
+ * so call sites stay `return hir_fail(d, "cudaMemcpyAsync: %s", why);`. Messages are one line
+ * (a newline or carriage return from a library string becomes a space). The entry is kept,
+ * not printed: the interpreter gives it the failing statement's location and the rank
+ * (interp_env.c), the job or tool that owns d flushes it. d may be NULL (nothing kept). */
+int hir_fail(hir_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int hir_vfail(hir_diag *d, const char *fmt, va_list ap);
+/* hir_fail about an exchange or wait with rank `peer` (the entry's peer). */
+int hir_fail_peer(hir_diag *d, int peer, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The entry's origin, printed after the hir_diag's prefix ("rank 3"); replaces an earlier one.
+ * Without memory the entry keeps what it had. */
+void hir_diag_set_origin(hir_diag_entry *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Puts `lead: ` before the entry's message (the statement a backend's error came from).
+ * Without memory the message stays as it was. */
+void hir_diag_prepend(hir_diag_entry *e, const char *lead);
+/* Appends formatted text to the entry's message (a hint the caller knows); the same. */
+void hir_diag_append(hir_diag_entry *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Moves the entries of src (not yet printed) to the end of d, counts included; src is left
+ * empty. For a caller that tried something with a scratch hir_diag and keeps its reasons. */
+void hir_diag_move(hir_diag *d, hir_diag *src);
 void hir_diag_flush(hir_diag *d);
+/* Marks every entry printed without printing it (what a flush would print is not wanted: a
+ * refusal the other ranks report). The entries stay for hir_diag_first_error. */
+void hir_diag_discard(hir_diag *d);
 void hir_diag_fini(hir_diag *d);
 void hir_diag_print_entry(FILE *f, const hir_diag_entry *e);
 /* --verify-diagnostics: match kept entries against `// expected-error@+1 {{...}}` comments

@@ -301,9 +301,12 @@ static int flag_check(cli *c, int argc, char **argv, int *i)
                                                                        NULL})) < 0)
             return bad("--nccl-p2p is nccl or host-staged", x);
     } else if ((x = value_of(argc, argv, i, "--gemm-tune"))) {
-        hir_error ge;
-        if (hir_gemm_tune_check(x, &ge))
-            return hir_tool_usage_error("hir-run", "%s", ge.msg);
+        hir_diag ge = {0};
+        if (hir_gemm_tune_check(x, &ge)) {
+            int rc = hir_tool_usage_error("hir-run", "%s", hir_diag_last_error(&ge));
+            hir_diag_fini(&ge);
+            return rc;
+        }
         o->gemm_tune = x;
     } else if ((x = value_of(argc, argv, i, "--check-mode"))) {
         /* in the order of hir_run_options.check_mode: auto, full, randomized */
@@ -452,7 +455,7 @@ static int finish_args(cli *c)
 
 /* The ranks: under -np this process starts the launcher and returns its exit code (else -1 to
  * go on); then the bootstrap, checked against -np and --simulate-nodes. */
-static int start_ranks(cli *c, int *argc, char ***argv, hir_boot **boot, hir_error *e)
+static int start_ranks(cli *c, int *argc, char ***argv, hir_boot **boot, hir_diag *e)
 {
     if (c->np) {
         int code = 0;
@@ -460,12 +463,12 @@ static int start_ranks(cli *c, int *argc, char ***argv, hir_boot **boot, hir_err
         if (rc == 0)
             return code;
         if (rc < 0) {
-            fprintf(stderr, "hir-run: %s\n", e->msg);
+            hir_diag_flush(e);
             return 1;
         }
     }
     if (hir_boot_init(argc, argv, c->o.timeout, boot, e)) {
-        fprintf(stderr, "hir-run: %s\n", e->msg);
+        hir_diag_flush(e);
         return 1;
     }
     int rank = hir_boot_rank(*boot), size = hir_boot_size(*boot);
@@ -478,7 +481,7 @@ static int start_ranks(cli *c, int *argc, char ***argv, hir_boot **boot, hir_err
     }
     if (c->sim_nodes && hir_boot_simulate_nodes(*boot, (int)c->sim_nodes, e)) {
         if (rank == 0)          /* every rank comes to the same verdict */
-            fprintf(stderr, "hir-run: %s\n", e->msg);
+            hir_diag_flush(e);
         hir_boot_fini(*boot);
         return 1;
     }
@@ -486,14 +489,16 @@ static int start_ranks(cli *c, int *argc, char ***argv, hir_boot **boot, hir_err
 }
 
 /* --topology: print where every rank runs, then end. */
-static int print_topology(cli *c, hir_boot *boot, hir_error *e)
+static int print_topology(cli *c, hir_boot *boot, hir_diag *e)
 {
     /* the GPU hir_run_job would pick: local rank modulo the GPUs this rank sees */
     int ngpu = devices_seen(c->o.device);
     int gpu = ngpu > 0 ? hir_boot_local_rank(boot) % ngpu : -1;
     int rc = hir_boot_print_topology(boot, gpu, stdout, e);
-    if (rc)
-        fprintf(stderr, "hir-run: rank %d: %s\n", hir_boot_rank(boot), e->msg);
+    if (rc) {
+        hir_diag_set_origin(e->last, "rank %d", hir_boot_rank(boot));
+        hir_diag_flush(e);
+    }
     hir_boot_fini(boot);
     return rc ? 1 : 0;
 }
@@ -515,10 +520,11 @@ static void plot_tempfile(cli *c, char *plot_json, size_t n)
     }
 }
 
-/* The exit code of a job's outcome; a failed rank of several takes the job down. */
-static int job_exit(hir_run_status st, hir_boot *boot, const hir_error *e)
+/* The exit code of a job's outcome; a failed rank of several takes the job down. The job has
+ * printed its messages (hir_run_job). */
+static int job_exit(hir_run_status st, hir_boot *boot)
 {
-    int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
+    int size = hir_boot_size(boot);
     switch (st) {
     case HIR_RUN_OK:
         hir_boot_fini(boot);
@@ -527,20 +533,34 @@ static int job_exit(hir_run_status st, hir_boot *boot, const hir_error *e)
         hir_boot_fini(boot);
         return 1;
     case HIR_RUN_REFUSED:
-        /* every rank reached the same conclusion: one message, clean exit */
-        if (rank == 0)
-            fprintf(stderr, "hir-run: %s\n", e->msg);
+        /* every rank reached the same conclusion: rank 0 said it, clean exit */
         hir_boot_fini(boot);
         return 1;
     case HIR_RUN_FAILED:
     default:
-        fprintf(stderr, "hir-run: %s\n", e->msg);
         fflush(stderr);
         if (size > 1)
             hir_boot_abort(boot, 1);
         hir_boot_fini(boot);
         return 1;
     }
+}
+
+/* The job on this rank, --bench-plot after it; the exit code. */
+static int run(cli *c, hir_boot *boot, hir_diag *e)
+{
+    int rank = hir_boot_rank(boot);
+    char plot_json[64] = "";   /* --bench-plot without --bench-json: a temporary file */
+    if (c->bench_plot && !c->o.bench_json && rank == 0)
+        plot_tempfile(c, plot_json, sizeof plot_json);
+    hir_run_status st = hir_run_job(&c->o, boot, e);
+    fflush(stdout);
+    if (c->bench_plot && rank == 0 && (st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED) &&
+        (!c->o.bench_json || draw_plot(c->o.bench_json, c->bench_plot)))
+        st = st == HIR_RUN_OK ? HIR_RUN_CHECK_FAILED : st;   /* exit 1, the job ended cleanly */
+    if (plot_json[0])
+        unlink(plot_json);
+    return job_exit(st, boot);
 }
 
 int main(int argc, char **argv)
@@ -555,22 +575,16 @@ int main(int argc, char **argv)
         code = finish_args(&c);
     if (code >= 0)
         return code;
-    hir_error e = {{0}, -1};
+    /* the runner's messages: "hir-run: [rank R: ]message", located ones with the source line
+     * and a caret (support/diag.h) */
+    hir_diag e;
+    hir_diag_init(&e, stderr);
+    hir_diag_set_prefix(&e, "hir-run");
+    e.status_lines = true;
+    e.color = c.o.color;
     hir_boot *boot = NULL;
-    if ((code = start_ranks(&c, &argc, &argv, &boot, &e)) >= 0)
-        return code;
-    if (c.topology)
-        return print_topology(&c, boot, &e);
-    int rank = hir_boot_rank(boot);
-    char plot_json[64] = "";   /* --bench-plot without --bench-json: a temporary file */
-    if (c.bench_plot && !c.o.bench_json && rank == 0)
-        plot_tempfile(&c, plot_json, sizeof plot_json);
-    hir_run_status st = hir_run_job(&c.o, boot, &e);
-    fflush(stdout);
-    if (c.bench_plot && rank == 0 && (st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED) &&
-        (!c.o.bench_json || draw_plot(c.o.bench_json, c.bench_plot)))
-        st = st == HIR_RUN_OK ? HIR_RUN_CHECK_FAILED : st;   /* exit 1, the job ended cleanly */
-    if (plot_json[0])
-        unlink(plot_json);
-    return job_exit(st, boot, &e);
+    if ((code = start_ranks(&c, &argc, &argv, &boot, &e)) < 0)
+        code = c.topology ? print_topology(&c, boot, &e) : run(&c, boot, &e);
+    hir_diag_fini(&e);
+    return code;
 }

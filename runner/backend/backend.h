@@ -14,7 +14,7 @@
 #include <stdarg.h>
 
 #include "runner/backend/types.h"
-#include "support/error.h"
+#include "support/diag.h"
 
 /* The out-of-band channel between ranks (runner/boot/boot.h): backends get it in their config and
  * use it to share NCCL unique ids and CUDA-IPC handles; the CPU backend moves its data with it. */
@@ -176,21 +176,21 @@ struct hir_deferred_gemm;
  * whether work queued on s is recorded rather than run; rearm runs before each replay, with
  * every rank idle, to reset what a replay must find fresh. */
 typedef struct hir_graph_ops {
-    int  (*begin)(hir_backend *be, hir_error *e);
-    int  (*end)(hir_backend *be, int ok, hir_graph **out, hir_error *e);
-    int  (*launch)(hir_backend *be, hir_graph *g, hir_error *e);
+    int  (*begin)(hir_backend *be, hir_diag *e);
+    int  (*end)(hir_backend *be, int ok, hir_graph **out, hir_diag *e);
+    int  (*launch)(hir_backend *be, hir_graph *g, hir_diag *e);
     void (*destroy)(hir_backend *be, hir_graph *g);
     int  (*capturing)(hir_backend *be, hir_stream *s);
-    int  (*rearm)(hir_backend *be, hir_error *e);
+    int  (*rearm)(hir_backend *be, hir_diag *e);
 } hir_graph_ops;
 
 /* User kernels for LaunchKernel (hir-run --kernel; without them the statement is refused).
  * load reads FILE for kernel group `group` (replacing an earlier one); launch queues group
  * `group` on stream s with the raw data of its input and output views. */
 typedef struct hir_kernel_ops {
-    int  (*load)(hir_backend *be, int group, const char *path, hir_error *e);
+    int  (*load)(hir_backend *be, int group, const char *path, hir_diag *e);
     int  (*launch)(hir_backend *be, hir_stream *s, int group, const hir_view *const *inputs,
-                   int ninputs, const hir_view *const *outputs, int noutputs, hir_error *e);
+                   int ninputs, const hir_view *const *outputs, int noutputs, hir_diag *e);
 } hir_kernel_ops;
 
 /* Pre-resolved element-wise operations (without them the interpreter calls unary/binary/
@@ -202,8 +202,8 @@ typedef struct hir_kernel_ops {
  * reusing it. */
 typedef struct hir_plan_ops {
     int  (*resolve)(hir_backend *be, int nin, int op, const hir_view *out,
-                    const hir_operand *const *ins, hir_ew_plan **plan, hir_error *e);
-    int  (*launch)(hir_backend *be, hir_stream *s, const hir_ew_plan *plan, hir_error *e);
+                    const hir_operand *const *ins, hir_ew_plan **plan, hir_diag *e);
+    int  (*launch)(hir_backend *be, hir_stream *s, const hir_ew_plan *plan, hir_diag *e);
     void (*free)(hir_backend *be, hir_ew_plan *plan);
 } hir_plan_ops;
 
@@ -213,8 +213,8 @@ typedef struct hir_plan_ops {
  * backend is destroyed. gemm_now computes a deferred GEMM after all (exactly, into its output
  * region). */
 typedef struct hir_check_ops {
-    int  (*take_deferred)(hir_backend *be, struct hir_deferred_gemm **list, int *n, hir_error *e);
-    int  (*gemm_now)(hir_backend *be, const struct hir_deferred_gemm *d, hir_error *e);
+    int  (*take_deferred)(hir_backend *be, struct hir_deferred_gemm **list, int *n, hir_diag *e);
+    int  (*gemm_now)(hir_backend *be, const struct hir_deferred_gemm *d, hir_diag *e);
 } hir_check_ops;
 
 /* What a benchmark asks of a device (without it: a host backend, no device peak known, and no
@@ -226,9 +226,9 @@ typedef struct hir_check_ops {
  * replay). It fails when the recorded run freed device memory (its launches could touch freed
  * memory). device_info describes the device and its limits. */
 typedef struct hir_profile_ops {
-    int  (*launch_record)(hir_backend *be, int on, hir_error *e);
-    int  (*launch_replay)(hir_backend *be, int64_t *launches, int64_t *other, hir_error *e);
-    int  (*device_info)(hir_backend *be, hir_device_info *d, hir_error *e);
+    int  (*launch_record)(hir_backend *be, int on, hir_diag *e);
+    int  (*launch_replay)(hir_backend *be, int64_t *launches, int64_t *other, hir_diag *e);
+    int  (*device_info)(hir_backend *be, hir_device_info *d, hir_diag *e);
 } hir_profile_ops;
 
 /* The model statements (without them the interpreter refuses the statement): MoE
@@ -236,9 +236,9 @@ typedef struct hir_profile_ops {
  * the other compute. */
 typedef struct hir_model_ops {
     int  (*moe_dispatch)(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
-                         hir_moe_routed *r, hir_error *e);
-    int  (*moe_combine)(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e);
-    int  (*sdpa)(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_error *e);
+                         hir_moe_routed *r, hir_diag *e);
+    int  (*moe_combine)(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_diag *e);
+    int  (*sdpa)(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_diag *e);
 } hir_model_ops;
 
 /* The table. Every entry of the core (everything up to the groups) is set: a backend that
@@ -249,71 +249,71 @@ typedef struct hir_backend_ops {
     void (*destroy)(hir_backend *be);
 
     /* memory: plain device (or host) allocations, zero-filled only when asked */
-    int  (*alloc)(hir_backend *be, size_t bytes, void **ptr, hir_error *e);
+    int  (*alloc)(hir_backend *be, size_t bytes, void **ptr, hir_diag *e);
     void (*free)(hir_backend *be, void *ptr);
     /* bytes the backend could still allocate (for refusing oversize programs up front) */
-    int  (*mem_available)(hir_backend *be, size_t *bytes, hir_error *e);
+    int  (*mem_available)(hir_backend *be, size_t *bytes, hir_diag *e);
     /* synchronous host<->backend transfer of a contiguous byte range */
-    int  (*upload)(hir_backend *be, void *dst, const void *host_src, size_t bytes, hir_error *e);
-    int  (*download)(hir_backend *be, void *host_dst, const void *src, size_t bytes, hir_error *e);
+    int  (*upload)(hir_backend *be, void *dst, const void *host_src, size_t bytes, hir_diag *e);
+    int  (*download)(hir_backend *be, void *host_dst, const void *src, size_t bytes, hir_diag *e);
 
     /* streams: key >= 0 for indexed streams, created on first use and kept for the backend's
      * life; stream_main is the stream current at program start (the "default" stream). */
     hir_stream *(*stream_main)(hir_backend *be);
-    int  (*stream_get)(hir_backend *be, int64_t key, hir_stream **s, hir_error *e);
+    int  (*stream_get)(hir_backend *be, int64_t key, hir_stream **s, hir_diag *e);
     /* `waiter` waits (device-side, host does not block) for the work queued so far on `on` */
-    int  (*stream_wait)(hir_backend *be, hir_stream *waiter, hir_stream *on, hir_error *e);
+    int  (*stream_wait)(hir_backend *be, hir_stream *waiter, hir_stream *on, hir_diag *e);
     /* host waits for everything queued on every stream; honours the timeout */
-    int  (*synchronize)(hir_backend *be, hir_error *e);
+    int  (*synchronize)(hir_backend *be, hir_diag *e);
 
     /* events, for benchmarks and traces */
-    int  (*event_create)(hir_backend *be, hir_event **ev, hir_error *e);
-    int  (*event_record)(hir_backend *be, hir_event *ev, hir_stream *s, hir_error *e);
+    int  (*event_create)(hir_backend *be, hir_event **ev, hir_diag *e);
+    int  (*event_record)(hir_backend *be, hir_event *ev, hir_stream *s, hir_diag *e);
     int  (*event_elapsed_ms)(hir_backend *be, hir_event *from, hir_event *to, double *ms,
-                             hir_error *e);
+                             hir_diag *e);
     void (*event_destroy)(hir_backend *be, hir_event *ev);
 
     /* compute, queued on stream s. Views of one call have equal ndim; broadcasting is expressed
      * with stride 0 by the caller, so backends see out-shaped operands only. */
-    int  (*fill)(hir_backend *be, hir_stream *s, const hir_view *out, double value, hir_error *e);
+    int  (*fill)(hir_backend *be, hir_stream *s, const hir_view *out, double value, hir_diag *e);
     /* strided copy with element-type conversion (Set, casts); dst and src have equal shapes */
     int  (*copy)(hir_backend *be, hir_stream *s, const hir_view *dst, const hir_view *src,
-                 hir_error *e);
-    int  (*gemm)(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e);
+                 hir_diag *e);
+    int  (*gemm)(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_diag *e);
     /* out = op(a[, b[, c]]); operands are views or scalars (see hir_operand) */
     int  (*unary)(hir_backend *be, hir_stream *s, hir_unary_op op, const hir_view *out,
-                  const hir_operand *a, hir_error *e);
+                  const hir_operand *a, hir_diag *e);
     int  (*binary)(hir_backend *be, hir_stream *s, hir_binary_op op, const hir_view *out,
-                   const hir_operand *a, const hir_operand *b, hir_error *e);
+                   const hir_operand *a, const hir_operand *b, hir_diag *e);
     int  (*ternary)(hir_backend *be, hir_stream *s, hir_ternary_op op, const hir_view *out,
                     const hir_operand *a, const hir_operand *b, const hir_operand *c,
-                    hir_error *e);
+                    hir_diag *e);
     /* out has in's ndim with shape 1 on every reduced axis (reduce_mask bit i = axis i) */
     int  (*reduce)(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_view *out,
-                   const hir_view *in, uint32_t reduce_mask, hir_error *e);
+                   const hir_view *in, uint32_t reduce_mask, hir_diag *e);
 
     /* communication. Posting returns a work item that a later wait consumes. */
     int  (*collective)(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **w,
-                       hir_error *e);
+                       hir_diag *e);
     /* between group_begin and group_end, p2p posts are coalesced; group_end returns one work */
-    int  (*group_begin)(hir_backend *be, hir_error *e);
-    int  (*group_end)(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e);
+    int  (*group_begin)(hir_backend *be, hir_diag *e);
+    int  (*group_end)(hir_backend *be, hir_stream *s, hir_work **w, hir_diag *e);
     /* *w is NULL when posted inside a group */
     int  (*p2p_post)(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **w,
-                     hir_error *e);
+                     hir_diag *e);
     /* ShareMemHandles: make sure every CUDA-transport P2P in the list has its handles,
      * exchanging only with the peers involved; cached by (stmt_id, peer, buffer identity). */
-    int  (*share_handles)(hir_backend *be, const hir_p2p *list, int n, hir_error *e);
+    int  (*share_handles)(hir_backend *be, const hir_p2p *list, int n, hir_diag *e);
     /* make stream s wait for w's completion (never blocks the host, except on the CPU backend
      * where everything is synchronous); consumes w */
-    int  (*wait)(hir_backend *be, hir_stream *s, hir_work *w, hir_error *e);
+    int  (*wait)(hir_backend *be, hir_stream *s, hir_work *w, hir_diag *e);
     /* drop a work item without waiting (error paths) */
     void (*work_release)(hir_backend *be, hir_work *w);
     /* Ordered teardown after a successful job, collective with every peer this rank shared
      * memory with: stop using peer memory, agree with each peer, then free the memory peers
      * mapped (destroy frees nothing a peer may still map). A backend that maps no peer memory
      * has nothing to do and returns 0. */
-    int  (*release_peers)(hir_backend *be, hir_error *e);
+    int  (*release_peers)(hir_backend *be, hir_diag *e);
 
     /* the optional groups, NULL when the backend has none */
     const hir_graph_ops *graph;

@@ -36,11 +36,11 @@ typedef struct bench_state {
     int nend;
 } bench_state;
 
-static int ensure_end_events(bench_state *st, int n, hir_error *e)
+static int ensure_end_events(bench_state *st, int n, hir_diag *e)
 {
     if (n <= st->nend) return 0;
     hir_event **v = realloc(st->end, (size_t)n * sizeof *v);
-    if (!v) return hir_error_set(e, "bench: out of memory");
+    if (!v) return hir_fail(e, "bench: out of memory");
     st->end = v;
     for (; st->nend < n; st->nend++)
         if (st->be->ops->event_create(st->be, &st->end[st->nend], e) < 0) return -1;
@@ -54,7 +54,7 @@ static int ensure_end_events(bench_state *st, int n, hir_error *e)
  * the streams that got work) and the host time spent issuing the run. */
 static int run_once(bench_state *st, hir_boot *boot, const hir_bench_opts *bo,
                     hir_bench_counters *c, hir_bench_run_fn fn, void *ctx, int iter,
-                    double *dev_ms, double *host_us, double *wall_ms, hir_error *e)
+                    double *dev_ms, double *host_us, double *wall_ms, hir_diag *e)
 {
     hir_backend *be = st->be;
     const hir_backend_ops *o = be->ops;
@@ -89,17 +89,17 @@ static int run_once(bench_state *st, hir_boot *boot, const hir_bench_opts *bo,
     return 0;
 }
 
-static int world_team(hir_boot *boot, int **team, hir_error *e)
+static int world_team(hir_boot *boot, int **team, hir_diag *e)
 {
     int size = hir_boot_size(boot);
     *team = malloc((size_t)size * sizeof **team);
-    if (!*team) return hir_error_set(e, "bench: out of memory");
+    if (!*team) return hir_fail(e, "bench: out of memory");
     for (int i = 0; i < size; i++) (*team)[i] = i;
     return 0;
 }
 
 /* Every rank's `bytes` into all[rank * bytes] on every rank. */
-static int gather_all(hir_boot *boot, const void *mine, void *all, size_t bytes, hir_error *e)
+static int gather_all(hir_boot *boot, const void *mine, void *all, size_t bytes, hir_diag *e)
 {
     if (!boot || hir_boot_size(boot) == 1) {
         memcpy(all, mine, bytes);
@@ -117,12 +117,12 @@ static int gather_all(hir_boot *boot, const void *mine, void *all, size_t bytes,
 }
 
 /* Element-wise maximum over ranks of v[0..n), on every rank. */
-static int reduce_max(hir_boot *boot, double *v, int n, hir_error *e)
+static int reduce_max(hir_boot *boot, double *v, int n, hir_diag *e)
 {
     if (!boot || hir_boot_size(boot) == 1) return 0;
     int size = hir_boot_size(boot);
     double *all = malloc((size_t)n * (size_t)size * sizeof *all);
-    if (!all) return hir_error_set(e, "bench: out of memory");
+    if (!all) return hir_fail(e, "bench: out of memory");
     int rc = gather_all(boot, v, all, (size_t)n * sizeof *v, e);
     for (int r = 0; rc == 0 && r < size; r++)
         for (int i = 0; i < n; i++)
@@ -140,7 +140,7 @@ static double median_of(double *x, int n)
 /* Every rank's own wall, device and host figures (v[0..3*iters) of each rank), summarised per
  * rank into r->per_rank on every rank. */
 static int rank_stats(hir_boot *boot, const double *v, int iters, hir_bench_result *r,
-                      hir_error *e)
+                      hir_diag *e)
 {
     int size = boot ? hir_boot_size(boot) : 1;
     size_t per = 3 * (size_t)iters;
@@ -150,7 +150,7 @@ static int rank_stats(hir_boot *boot, const double *v, int iters, hir_bench_resu
     if (!all || !tmp || !r->per_rank) {
         free(all);
         free(tmp);
-        return hir_error_set(e, "bench: out of memory");
+        return hir_fail(e, "bench: out of memory");
     }
     if (gather_all(boot, v, all, per * sizeof *v, e) < 0) {
         free(all);
@@ -187,7 +187,7 @@ static void progress(FILE *f, int ranks, int done, int total, double elapsed_s, 
 /* Which ranks share a physical device (same node, same device UUID), and the busiest
  * device's summed FLOP per iteration. */
 static int per_device(hir_boot *boot, const hir_device_info *d, int have, double flops,
-                      double *dev_flops, int *ranks_per_dev, int *ndev, hir_error *e)
+                      double *dev_flops, int *ranks_per_dev, int *ndev, hir_diag *e)
 {
     int size = boot ? hir_boot_size(boot) : 1, rank = boot ? hir_boot_rank(boot) : 0;
     double mine[2];
@@ -196,7 +196,7 @@ static int per_device(hir_boot *boot, const hir_device_info *d, int have, double
     memcpy(&mine[0], &key, sizeof key);
     mine[1] = flops;
     double *all = malloc((size_t)size * sizeof mine);
-    if (!all) return hir_error_set(e, "bench: out of memory");
+    if (!all) return hir_fail(e, "bench: out of memory");
     if (gather_all(boot, mine, all, sizeof mine, e) < 0) return free(all), -1;
     *dev_flops = 0;
     *ranks_per_dev = 0;
@@ -237,7 +237,7 @@ static double peak_for(const hir_device_info *d, unsigned dtypes)
  * while (after 2 s, refreshed twice a second). */
 static int timed_loop(bench_state *st, hir_boot *boot, const hir_bench_opts *o,
                       hir_bench_counters *c, hir_bench_run_fn fn, void *ctx, int rank0,
-                      int warmup, int iters, int ranks, double *v, hir_error *e)
+                      int warmup, int iters, int ranks, double *v, hir_diag *e)
 {
     int show = rank0 && o->err &&
                (o->progress > 0 || (o->progress < 0 && isatty(fileno(o->err))));
@@ -266,11 +266,11 @@ static int timed_loop(bench_state *st, hir_boot *boot, const hir_bench_opts *o,
 }
 
 /* Mean, spread, median and host time of the timed iterations in v (already the slowest rank's). */
-static int summarize(const double *v, int iters, hir_bench_result *r, hir_error *e)
+static int summarize(const double *v, int iters, hir_bench_result *r, hir_diag *e)
 {
     double *sorted = malloc((size_t)iters * sizeof *sorted);
     if (!sorted) {
-        hir_error_set(e, "bench: out of memory");
+        hir_fail(e, "bench: out of memory");
         return -1;
     }
     memcpy(sorted, v, (size_t)iters * sizeof *v);
@@ -300,7 +300,7 @@ static int summarize(const double *v, int iters, hir_bench_result *r, hir_error 
 
 int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
                   hir_bench_counters *c, hir_bench_run_fn fn, void *ctx,
-                  hir_bench_result *r, hir_error *e)
+                  hir_bench_result *r, hir_diag *e)
 {
     memset(r, 0, sizeof *r);
     int warmup = o->warmup >= 0 ? o->warmup : 5, iters = o->iters > 0 ? o->iters : 50;
@@ -318,7 +318,7 @@ int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
     r->per_iter_ms = calloc((size_t)iters, sizeof *r->per_iter_ms);
     int rc = -1;
     if (!v || !r->per_iter_ms) {
-        hir_error_set(e, "bench: out of memory");
+        hir_fail(e, "bench: out of memory");
         goto out;
     }
     if (be->ops->event_create(be, &st.start, e) < 0) goto out;
@@ -352,7 +352,7 @@ int hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
     r->peak_tflops = r->have_device ? peak_for(&r->device, r->dtypes) : 0;
     /* every rank computed the same figures from the same gathered values */
     if (r->peak_tflops > 0 && r->tflops_per_device > r->peak_tflops) {
-        hir_error_set(e, "bench: %.1f TFLOP/s on one %s is above its peak of %.1f TFLOP/s "
+        hir_fail(e, "bench: %.1f TFLOP/s on one %s is above its peak of %.1f TFLOP/s "
                          "(%d SMs x %.3f GHz): work was skipped or the time is wrong; this is "
                          "a defect, not a result", r->tflops_per_device, r->device.name,
                       r->peak_tflops, r->device.sm_count, r->device.clock_khz / 1e6);
@@ -467,10 +467,10 @@ static void json_str(FILE *f, const char *s)
 }
 
 int hir_bench_write_json(const char *path, const hir_bench_result *r, const hir_bench_meta *m,
-                         hir_error *e)
+                         hir_diag *e)
 {
     FILE *f = hir_fopen_write(path);
-    if (!f) return hir_error_set(e, "bench: cannot write %s: %s", path, hir_open_strerror(errno));
+    if (!f) return hir_fail(e, "bench: cannot write %s: %s", path, hir_open_strerror(errno));
     hir_bench_meta none = {0};
     if (!m) m = &none;
     fprintf(f, "{\n  \"program\": ");
@@ -544,7 +544,7 @@ int hir_bench_write_json(const char *path, const hir_bench_result *r, const hir_
     fprintf(f, "],\n  \"per_iter_ms\": [");
     for (int i = 0; i < r->iters; i++) fprintf(f, "%s%.6f", i ? ", " : "", r->per_iter_ms[i]);
     fprintf(f, "]\n}\n");
-    if (fclose(f) != 0) return hir_error_set(e, "bench: error writing %s", path);
+    if (fclose(f) != 0) return hir_fail(e, "bench: error writing %s", path);
     return 0;
 }
 
@@ -564,7 +564,7 @@ static int on_device(const hir_stmt *s)
     }
 }
 
-int hir_bench_before(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e)
+int hir_bench_before(void *ctx, hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     (void)e;
     hir_bench_hook *h = ctx;
@@ -573,9 +573,8 @@ int hir_bench_before(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e)
     int dev = on_device(s);
     if (h->trace && h->nloops > 0) {
         int64_t v;
-        hir_error ignore;
         hir_trace_set_index(h->trace, hir_interp_eval(it, h->loops[h->nloops - 1], &v,
-                                                      &ignore) == 0 ? v : -1);
+                                                      NULL) == 0 ? v : -1);
     }
     if (h->counters) hir_bench_count_stmt(h->counters, dev ? cur : NULL);
     if (h->capturing && dev && !h->escaped && be->ops->graph &&
@@ -603,10 +602,9 @@ void hir_bench_after(void *ctx, hir_interp *it, const hir_stmt *s)
         /* name the track after the program's stream: "Stream 1" or the evaluated index */
         char name[32];
         int64_t v;
-        hir_error ignore;
         if (s->u.stream.number >= 0)
             snprintf(name, sizeof name, "Stream %lld", (long long)s->u.stream.number);
-        else if (hir_interp_eval(it, s->u.stream.index, &v, &ignore) == 0)
+        else if (hir_interp_eval(it, s->u.stream.index, &v, NULL) == 0)
             snprintf(name, sizeof name, "stream %lld", (long long)v);
         else
             name[0] = 0;
@@ -628,14 +626,14 @@ void hir_bench_after(void *ctx, hir_interp *it, const hir_stmt *s)
 }
 
 /* 1 on every rank when ok is 1 on every rank. */
-int hir_bench_all_ok(hir_boot *boot, int ok, hir_error *e)
+int hir_bench_all_ok(hir_boot *boot, int ok, hir_diag *e)
 {
     if (!boot || hir_boot_size(boot) == 1) return ok;
     double v = ok ? 0 : 1;
     if (reduce_max(boot, &v, 1, e) < 0) return -1;
     int size = hir_boot_size(boot);
     int *team = malloc((size_t)size * sizeof *team);
-    if (!team) return hir_error_set(e, "bench: out of memory");
+    if (!team) return hir_fail(e, "bench: out of memory");
     for (int i = 0; i < size; i++) team[i] = i;
     int rc = hir_boot_team_bcast(boot, team, size, 0, &v, sizeof v, e);
     free(team);

@@ -68,7 +68,7 @@ static inline void hir_bench_count_gemm(hir_bench_counters *c, int64_t m, int64_
 }
 
 /* One run of the program. `iter` counts from 0 over warm-ups and timed runs. */
-typedef int (*hir_bench_run_fn)(void *ctx, int iter, hir_error *e);
+typedef int (*hir_bench_run_fn)(void *ctx, int iter, hir_diag *e);
 
 typedef struct hir_bench_opts {
     /* called before each run with every stream idle, before the barrier that starts the timed
@@ -131,7 +131,7 @@ typedef struct hir_bench_result {
  * result. A figure above the device's peak is an error (-1, every rank), never a result. */
 int  hir_bench_run(hir_backend *be, hir_boot *boot, const hir_bench_opts *o,
                    hir_bench_counters *c, hir_bench_run_fn fn, void *ctx,
-                   hir_bench_result *r, hir_error *e);
+                   hir_bench_result *r, hir_diag *e);
 void hir_bench_print(FILE *f, const hir_bench_result *r);
 /* Everything that makes the figure reproducible: meta (options of the run, NULL-safe) and
  * the check verdict ("PASS", "FAIL", "not checked"). */
@@ -143,7 +143,7 @@ typedef struct hir_bench_meta {
     int vary_inputs;
 } hir_bench_meta;
 int  hir_bench_write_json(const char *path, const hir_bench_result *r, const hir_bench_meta *m,
-                          hir_error *e);
+                          hir_diag *e);
 void hir_bench_result_free(hir_bench_result *r);
 
 /* The statement hook (hir_interp_hook, ctx a hir_bench_hook) for benchmarks and traces:
@@ -161,11 +161,11 @@ typedef struct hir_bench_hook {
     int capturing;               /* a CUDA graph capture is running */
     const hir_stmt *escaped;     /* first device statement on a stream outside the capture */
 } hir_bench_hook;
-int  hir_bench_before(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e);
+int  hir_bench_before(void *ctx, hir_interp *it, const hir_stmt *s, hir_diag *e);
 void hir_bench_after(void *ctx, hir_interp *it, const hir_stmt *s);
 
 /* 1 on every rank when ok is 1 on every rank (0 elsewhere, -1 with e set on error). */
-int hir_bench_all_ok(hir_boot *boot, int ok, hir_error *e);
+int hir_bench_all_ok(hir_boot *boot, int ok, hir_diag *e);
 
 /* ---------------------------------------------------------------- a program's runs (program.c) */
 
@@ -193,6 +193,6 @@ typedef struct hir_bench_program_opts {
  * Collective over all ranks; rank 0 prints the report and writes the trace. */
 int hir_bench_program(const hir_bench_program_opts *o, hir_boot *boot, hir_interp *it,
                       hir_backend *be, const hir_view *inputs, hir_bench_run_fn prepare,
-                      void *prepare_ctx, hir_bench_result *res, hir_error *e);
+                      void *prepare_ctx, hir_bench_result *res, hir_diag *e);
 
 #endif

@@ -20,13 +20,13 @@ typedef struct prog_ctx {
     int64_t bare_launches, bare_other;
 } prog_ctx;
 
-static int run_eager(void *ctx, int iter, hir_error *e)
+static int run_eager(void *ctx, int iter, hir_diag *e)
 {
     prog_ctx *p = ctx;
     return hir_interp_run(p->it, p->inputs, e);
 }
 
-static int run_graph(void *ctx, int iter, hir_error *e)
+static int run_graph(void *ctx, int iter, hir_diag *e)
 {
     prog_ctx *p = ctx;
     *p->c = p->captured;
@@ -34,7 +34,7 @@ static int run_graph(void *ctx, int iter, hir_error *e)
     return p->be->ops->graph->launch(p->be, p->graph, e);
 }
 
-static int run_bare(void *ctx, int iter, hir_error *e)
+static int run_bare(void *ctx, int iter, hir_diag *e)
 {
     prog_ctx *p = ctx;
     *p->c = p->captured;
@@ -46,7 +46,7 @@ static int run_bare(void *ctx, int iter, hir_error *e)
  * more eager run so that the buffers end as a real run leaves them. A rank that cannot replay
  * (its run freed device memory) makes every rank skip the loop, saying why. */
 static int bench_bare(prog_ctx *p, hir_boot *boot, const hir_bench_opts *eager,
-                      hir_bench_result *res, hir_error *e)
+                      hir_bench_result *res, hir_diag *e)
 {
     hir_backend *be = p->be;
     if (!be->ops->profile) {
@@ -60,17 +60,23 @@ static int bench_bare(prog_ctx *p, hir_boot *boot, const hir_bench_opts *eager,
     memset(p->c, 0, sizeof *p->c);
     if (be->ops->profile->launch_record(be, 1, e) < 0) return -1;
     int rc = hir_interp_run(p->it, p->inputs, e);
-    hir_error ignore;
+    hir_diag ignore;
+    hir_diag_init(&ignore, NULL);
     be->ops->profile->launch_record(be, 0, &ignore);
+    hir_diag_fini(&ignore);
     if (rc < 0 || be->ops->synchronize(be, e) < 0) return -1;
     p->captured = *p->c;
-    hir_error pe = {{0}, -1};
+    hir_diag pe;
+    hir_diag_init(&pe, NULL);
     int ok = be->ops->profile->launch_replay(be, &p->bare_launches, &p->bare_other, &pe) == 0;
+    char why[sizeof res->bare_why];
+    snprintf(why, sizeof why, "%.150s",
+             ok ? "another rank could not replay its launches" : hir_diag_last_error(&pe));
+    hir_diag_fini(&pe);
     int all = hir_bench_all_ok(boot, ok, e);
     if (all < 0) return -1;
     if (!all) {
-        snprintf(res->bare_why, sizeof res->bare_why, "%.150s",
-                 ok ? "another rank could not replay its launches" : pe.msg);
+        memcpy(res->bare_why, why, sizeof why);
         return be->ops->synchronize(be, e);
     }
     hir_bench_opts bo = *eager;
@@ -94,17 +100,18 @@ static int bench_bare(prog_ctx *p, hir_boot *boot, const hir_bench_opts *eager,
 /* One eager run to set everything up, then a captured run; on any rank's failure every rank
  * stays eager (a message says why). Returns 1 with the graph, 0 without, -1 on error. */
 static int capture(prog_ctx *p, hir_boot *boot, hir_bench_hook *h, const char *no_graphs,
-                   FILE *err, int rank, hir_error *e)
+                   int rank, hir_diag *e)
 {
     hir_backend *be = p->be;
     if (hir_interp_run(p->it, p->inputs, e) < 0 || be->ops->synchronize(be, e) < 0) return -1;
     if (boot && hir_boot_barrier(boot, e) < 0) return -1;
-    hir_error ce = {{0}, -1};
+    hir_diag ce;
+    hir_diag_init(&ce, NULL);
     int ok = 0;
     if (be->ops->graph)
         ok = be->ops->graph->begin(be, &ce) == 0;
     else
-        hir_error_set(&ce, "%s", no_graphs);
+        hir_fail(&ce, "%s", no_graphs);
     if (ok) {
         memset(p->c, 0, sizeof *p->c);
         h->capturing = 1;
@@ -116,21 +123,30 @@ static int capture(prog_ctx *p, hir_boot *boot, hir_bench_hook *h, const char *n
             if (h->escaped->loc.src)
                 hir_source_linecol((hir_source *)h->escaped->loc.src, h->escaped->loc.begin,
                                    &line, &col);
-            hir_error_set(&ce, "line %d queues work on a stream that never waited for the main "
+            hir_fail(&ce, "line %d queues work on a stream that never waited for the main "
                                "stream, so a capture would miss it", line);
             rc = -1;
         }
-        ok = be->ops->graph->end(be, rc == 0, &p->graph, rc == 0 ? &ce : &(hir_error){{0}, -1})
-             == 0;
+        hir_diag quiet;                   /* a failed run's reason is the one kept */
+        hir_diag_init(&quiet, NULL);
+        ok = be->ops->graph->end(be, rc == 0, &p->graph, rc == 0 ? &ce : &quiet) == 0;
+        hir_diag_fini(&quiet);
         p->captured = *p->c;
     }
+    char why[300];
+    snprintf(why, sizeof why, "%s", *hir_diag_last_error(&ce) ? hir_diag_last_error(&ce)
+                                    : "a run failed during capture");
+    hir_diag_fini(&ce);
     int all = hir_bench_all_ok(boot, ok, e);
     if (all < 0) return -1;
     if (!all) {
         if (p->graph) be->ops->graph->destroy(be, p->graph);
         p->graph = NULL;
-        if (!ok) fprintf(err, "rank %d: --graph: not captured (%s); timing eager runs\n", rank,
-                         ce.msg[0] ? ce.msg : "a run failed during capture");
+        if (!ok) {                        /* a warning, printed now: the job goes on */
+            hir_diag_set_origin(hir_diag_emit(e, HIR_WARNING, (hir_loc){0}, "--graph: not "
+                                "captured (%s); timing eager runs", why), "rank %d", rank);
+            hir_diag_flush(e);
+        }
         /* leave the backend clean for eager runs */
         if (be->ops->synchronize(be, e) < 0) return -1;
         return 0;
@@ -149,7 +165,7 @@ typedef struct prep_ctx {
 /* Before each run: the caller's step (inputs, outputs), then for graph replays a barrier (every
  * rank's previous replay is over) and the CUDA-IPC semaphores start over; hir_bench_run's own
  * barrier follows, so no rank signals before every rank has reset. */
-static int prepare_run(void *ctx, int iter, hir_error *e)
+static int prepare_run(void *ctx, int iter, hir_diag *e)
 {
     prep_ctx *p = ctx;
     if (p->user && p->user(p->user_ctx, iter, e) < 0) return -1;
@@ -162,7 +178,7 @@ static int prepare_run(void *ctx, int iter, hir_error *e)
 
 int hir_bench_program(const hir_bench_program_opts *o, hir_boot *boot, hir_interp *it,
                       hir_backend *be, const hir_view *inputs, hir_bench_run_fn prepare,
-                      void *prepare_ctx, hir_bench_result *res, hir_error *e)
+                      void *prepare_ctx, hir_bench_result *res, hir_diag *e)
 {
     int rank = boot ? hir_boot_rank(boot) : 0;
     memset(res, 0, sizeof *res);
@@ -189,7 +205,7 @@ int hir_bench_program(const hir_bench_program_opts *o, hir_boot *boot, hir_inter
         hir_bench_run_fn fn = run_eager;
         if (o->graph) {
             if (prepare && prepare(prepare_ctx, 0, e) < 0) goto out;
-            int g = capture(&p, boot, &hook, o->no_graphs, err, rank, e);
+            int g = capture(&p, boot, &hook, o->no_graphs, rank, e);
             if (g < 0) goto out;
             if (g) {
                 fn = run_graph;

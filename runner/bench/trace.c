@@ -54,10 +54,10 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int hir_trace_create(hir_backend *be, hir_boot *boot, hir_trace **out, hir_error *e)
+int hir_trace_create(hir_backend *be, hir_boot *boot, hir_trace **out, hir_diag *e)
 {
     hir_trace *t = calloc(1, sizeof *t);
-    if (!t) return hir_error_set(e, "trace: out of memory");
+    if (!t) return hir_fail(e, "trace: out of memory");
     t->be = be;
     t->boot = boot;
     t->index = -1;
@@ -103,7 +103,7 @@ void hir_trace_set_index(hir_trace *t, int64_t index)
     if (t) t->index = index;
 }
 
-int hir_trace_arm(hir_trace *t, hir_error *e)
+int hir_trace_arm(hir_trace *t, hir_diag *e)
 {
     t->nrec = 0;
     t->evused = 0;
@@ -126,8 +126,7 @@ static int take_event(hir_trace *t)
             t->ev = v;
             t->cap_ev = cap;
         }
-        hir_error e;
-        if (t->be->ops->event_create(t->be, &t->ev[t->nev], &e) < 0) return -1;
+        if (t->be->ops->event_create(t->be, &t->ev[t->nev], NULL) < 0) return -1;
         t->nev++;
     }
     return t->evused++;
@@ -138,8 +137,7 @@ static int record_on(hir_trace *t, int track)
     if (track <= 0) return -1;
     int k = take_event(t);
     if (k < 0) return -1;
-    hir_error e;
-    if (t->be->ops->event_record(t->be, t->ev[k], t->stream_of[track - 1], &e) < 0) return -1;
+    if (t->be->ops->event_record(t->be, t->ev[k], t->stream_of[track - 1], NULL) < 0) return -1;
     return k;
 }
 
@@ -223,7 +221,7 @@ void hir_trace_end(hir_trace *t, int token)
     r->h1 = (now_s() - t->t0) * 1e6;
 }
 
-int hir_trace_disarm(hir_trace *t, hir_error *e)
+int hir_trace_disarm(hir_trace *t, hir_diag *e)
 {
     if (!t->armed) return 0;
     t->armed = 0;
@@ -296,14 +294,14 @@ static void write_rank(FILE *f, int rank, const trace_rec *rec, int n, const tra
 /* Rank 0 takes each peer's records in turn; hir_boot_exchange moves equal byte counts both
  * ways, so rank 0 sends a scratch buffer of the peer's size. */
 static int pull(hir_boot *b, int peer, int tag, const void *mine, size_t bytes, void **theirs,
-                hir_error *e)
+                hir_diag *e)
 {
     void *scratch = NULL;
     *theirs = malloc(bytes ? bytes : 1);
-    if (!*theirs) return hir_error_set(e, "trace: out of memory");
+    if (!*theirs) return hir_fail(e, "trace: out of memory");
     if (!mine) {
         scratch = calloc(1, bytes ? bytes : 1);
-        if (!scratch) return free(*theirs), hir_error_set(e, "trace: out of memory");
+        if (!scratch) return free(*theirs), hir_fail(e, "trace: out of memory");
         mine = scratch;
     }
     int rc = hir_boot_exchange(b, peer, tag, mine, *theirs, bytes, e);
@@ -312,7 +310,7 @@ static int pull(hir_boot *b, int peer, int tag, const void *mine, size_t bytes, 
     return rc;
 }
 
-int hir_trace_write(hir_trace *t, const char *path, hir_error *e)
+int hir_trace_write(hir_trace *t, const char *path, hir_diag *e)
 {
     hir_boot *b = t->boot;
     int rank = b ? hir_boot_rank(b) : 0, size = b ? hir_boot_size(b) : 1;
@@ -332,7 +330,7 @@ int hir_trace_write(hir_trace *t, const char *path, hir_error *e)
         return 0;
     }
     FILE *f = hir_fopen_write(path);
-    if (!f) return hir_error_set(e, "trace: cannot write %s: %s", path, hir_open_strerror(errno));
+    if (!f) return hir_fail(e, "trace: cannot write %s: %s", path, hir_open_strerror(errno));
     int first = 1, rc = 0;
     fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"tool\":\"hir-run --trace\","
                "\"ranks\":%d,\"backend\":\"%s\"},\"traceEvents\":[", size, backend);
@@ -351,6 +349,6 @@ int hir_trace_write(hir_trace *t, const char *path, hir_error *e)
         free(trk);
     }
     fprintf(f, "\n]}\n");
-    if (fclose(f) != 0 && rc == 0) rc = hir_error_set(e, "trace: error writing %s", path);
+    if (fclose(f) != 0 && rc == 0) rc = hir_fail(e, "trace: error writing %s", path);
     return rc;
 }

@@ -15,15 +15,15 @@
 
 typedef struct hir_trace hir_trace;
 
-int  hir_trace_create(hir_backend *be, hir_boot *boot, hir_trace **out, hir_error *e);
+int  hir_trace_create(hir_backend *be, hir_boot *boot, hir_trace **out, hir_diag *e);
 void hir_trace_destroy(hir_trace *t);
 
 /* Start recording a run (after a barrier, so rank clocks line up): earlier records are
  * dropped, a base event is recorded on the main stream. Until armed, begin/end cost nothing. */
-int  hir_trace_arm(hir_trace *t, hir_error *e);
+int  hir_trace_arm(hir_trace *t, hir_diag *e);
 /* Stop recording; call after the backend's synchronize. Resolves every event pair into
  * microseconds since the base event. */
-int  hir_trace_disarm(hir_trace *t, hir_error *e);
+int  hir_trace_disarm(hir_trace *t, hir_diag *e);
 
 /* Bracket one statement. s is the stream its device work is queued on, or NULL for a statement
  * that only runs on the host (views, control flow, scalars). Returns a token for
@@ -37,7 +37,7 @@ void hir_trace_name_stream(hir_trace *t, hir_stream *s, const char *name);
 void hir_trace_set_index(hir_trace *t, int64_t index);
 
 /* Collective over all ranks: rank 0 writes the merged trace to path. */
-int  hir_trace_write(hir_trace *t, const char *path, hir_error *e);
+int  hir_trace_write(hir_trace *t, const char *path, hir_diag *e);
 
 /* The category of a statement in the trace ("gemm", "copy", "nccl", "ipc", "wait", ...). */
 const char *hir_trace_category(const hir_stmt *st);

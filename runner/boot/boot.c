@@ -148,17 +148,17 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int hir_mpi_error(hir_error *e, const char *call, int rc)
+int hir_mpi_error(hir_diag *e, const char *call, int rc)
 {
     char s[MPI_MAX_ERROR_STRING];
     int len = 0;
     if (MPI_Error_string(rc, s, &len) != MPI_SUCCESS)
         snprintf(s, sizeof s, "error %d", rc);
-    return hir_error_set(e, "%s: %s", call, s);
+    return hir_fail(e, "%s: %s", call, s);
 }
 
 int hir_mpi_poll(MPI_Request *reqs, const int *peers, int n, double timeout_s,
-                 const char *what, hir_error *e)
+                 const char *what, hir_diag *e)
 {
     double t0 = now_s();
     long spins = 0;
@@ -180,13 +180,10 @@ int hir_mpi_poll(MPI_Request *reqs, const int *peers, int n, double timeout_s,
         if (waited > timeout_s) {
             int peer = peers ? peers[pending] : -1;
             if (peer >= 0)
-                hir_error_set(e, "%s: peer rank %d did not take part within %.1f s (timeout)",
-                              what, peer, timeout_s);
-            else
-                hir_error_set(e, "%s: not all team members took part within %.1f s (timeout)",
-                              what, timeout_s);
-            e->peer = peer;
-            return -1;
+                return hir_fail_peer(e, peer, "%s: peer rank %d did not take part within %.1f s "
+                                     "(timeout)", what, peer, timeout_s);
+            return hir_fail(e, "%s: not all team members took part within %.1f s (timeout)",
+                            what, timeout_s);
         }
         /* Spin politely first (latency of short exchanges), then sleep with a growing
          * interval capped at 0.5 ms so an idle wait does not burn a core that a peer rank
@@ -217,7 +214,7 @@ static void drop_pending(MPI_Request *r, int n)
 /* ---------------------------------------------------------------- team communicators */
 
 static int team_handshake(MPI_Comm parent, const int *team, int n, double timeout_s,
-                          hir_error *e)
+                          hir_diag *e)
 {
     int me;
     MPI_Comm_rank(parent, &me);
@@ -228,7 +225,7 @@ static int team_handshake(MPI_Comm parent, const int *team, int n, double timeou
         int *peers = calloc(2 * (size_t)n, sizeof *peers);
         if (!r || !tok || !peers) {
             free(r); free(tok); free(peers);
-            return hir_error_set(e, "team communicator: out of memory");
+            return hir_fail(e, "team communicator: out of memory");
         }
         for (int i = 0; i < 2 * n; i++) {
             r[i] = MPI_REQUEST_NULL;
@@ -258,7 +255,7 @@ static int team_handshake(MPI_Comm parent, const int *team, int n, double timeou
 }
 
 int hir_mpi_team_comm(hir_mpi_team_cache *c, MPI_Comm parent, const int *team, int n,
-                      double timeout_s, MPI_Comm *out, hir_error *e)
+                      double timeout_s, MPI_Comm *out, hir_diag *e)
 {
     for (int i = 0; i < c->n; i++)
         if (c->v[i].n == n && !memcmp(c->v[i].team, team, (size_t)n * sizeof *team)) {
@@ -270,18 +267,18 @@ int hir_mpi_team_comm(hir_mpi_team_cache *c, MPI_Comm parent, const int *team, i
     for (int i = 0; i < n; i++)
         member |= team[i] == me;
     if (!member)
-        return hir_error_set(e, "team communicator: rank %d is not a member of the team", me);
+        return hir_fail(e, "team communicator: rank %d is not a member of the team", me);
     if (c->n == c->cap) {
         int cap = c->cap ? 2 * c->cap : 8;
         struct hir_mpi_team_entry *v = realloc(c->v, (size_t)cap * sizeof *v);
         if (!v)
-            return hir_error_set(e, "team communicator: out of memory");
+            return hir_fail(e, "team communicator: out of memory");
         c->v = v;
         c->cap = cap;
     }
     int *copy = malloc((size_t)n * sizeof *copy);
     if (!copy)
-        return hir_error_set(e, "team communicator: out of memory");
+        return hir_fail(e, "team communicator: out of memory");
     memcpy(copy, team, (size_t)n * sizeof *team);
 
     if (team_handshake(parent, team, n, timeout_s, e)) {
@@ -326,14 +323,14 @@ void hir_mpi_team_cache_free(hir_mpi_team_cache *c)
  * ordered by world rank, so its local rank 0 is its lowest world rank) form a node. Every rank
  * learns the lowest world rank of its node, all ranks gather these, and a node's index is the
  * number of nodes whose lowest rank comes before its own. */
-static int discover_nodes(hir_boot *b, hir_error *e)
+static int discover_nodes(hir_boot *b, hir_diag *e)
 {
     int *lead = calloc((size_t)b->size, sizeof *lead);
     b->host_of = calloc((size_t)b->size, sizeof *b->host_of);
     b->node_of = calloc((size_t)b->size, sizeof *b->node_of);
     if (!lead || !b->host_of || !b->node_of) {
         free(lead);
-        return hir_error_set(e, "hir_boot_init: out of memory");
+        return hir_fail(e, "hir_boot_init: out of memory");
     }
     int mine = b->rank;
     MPI_Request r;
@@ -360,7 +357,7 @@ static int discover_nodes(hir_boot *b, hir_error *e)
     b->nhosts = 0;
     for (int q = 0; q < b->size; q++) {
         if (lead[q] < 0 || lead[q] > q || lead[lead[q]] != lead[q]) {
-            hir_error_set(e, "node discovery: rank %d reports rank %d as the lowest rank of "
+            hir_fail(e, "node discovery: rank %d reports rank %d as the lowest rank of "
                              "its node, which MPI_COMM_TYPE_SHARED cannot give", q, lead[q]);
             free(lead);
             return -1;
@@ -376,17 +373,17 @@ static int discover_nodes(hir_boot *b, hir_error *e)
     return 0;
 }
 
-int hir_boot_simulate_nodes(hir_boot *b, int n, hir_error *e)
+int hir_boot_simulate_nodes(hir_boot *b, int n, hir_diag *e)
 {
     if (n < 1 || n > b->size)
-        return hir_error_set(e, "--simulate-nodes=%d: needs 1 to %d (the number of ranks)", n,
+        return hir_fail(e, "--simulate-nodes=%d: needs 1 to %d (the number of ranks)", n,
                              b->size);
     if (b->size % n)
-        return hir_error_set(e, "--simulate-nodes=%d: %d ranks do not split into %d equal "
+        return hir_fail(e, "--simulate-nodes=%d: %d ranks do not split into %d equal "
                                 "blocks of consecutive ranks (%d %% %d = %d)", n, b->size, n,
                              b->size, n, b->size % n);
     if (b->nhosts != 1)
-        return hir_error_set(e, "--simulate-nodes=%d: the ranks already span %d nodes; "
+        return hir_fail(e, "--simulate-nodes=%d: the ranks already span %d nodes; "
                                 "simulated nodes split the ranks of one node", n, b->nhosts);
     int per = b->size / n;
     for (int q = 0; q < b->size; q++)
@@ -398,12 +395,12 @@ int hir_boot_simulate_nodes(hir_boot *b, int n, hir_error *e)
     return 0;
 }
 
-int hir_boot_init(int *argc, char ***argv, double timeout_s, hir_boot **out, hir_error *e)
+int hir_boot_init(int *argc, char ***argv, double timeout_s, hir_boot **out, hir_diag *e)
 {
     *out = NULL;
     hir_boot *b = calloc(1, sizeof *b);
     if (!b)
-        return hir_error_set(e, "hir_boot_init: out of memory");
+        return hir_fail(e, "hir_boot_init: out of memory");
     b->timeout = timeout_s > 0 ? timeout_s : HIR_BOOT_DEFAULT_TIMEOUT;
     b->world = b->local = MPI_COMM_NULL;
     /* the same grace as the GPU watchdog (watchdog.c): start-up is slow on a loaded machine */
@@ -419,13 +416,13 @@ int hir_boot_init(int *argc, char ***argv, double timeout_s, hir_boot **out, hir
         if (rc != MPI_SUCCESS) {
             sentinel_stop(&b->sent);
             free(b);
-            return hir_error_set(e, "MPI_Init_thread failed (error %d)", rc);
+            return hir_fail(e, "MPI_Init_thread failed (error %d)", rc);
         }
         b->initialized_mpi = 1;
         /* CUDA/NCCL helper threads never call MPI, but the thread that initialised MPI must
          * be allowed to run while they exist: FUNNELED is the least that promises it. */
         if (provided < MPI_THREAD_FUNNELED) {
-            hir_error_set(e, "MPI_Init_thread: MPI_THREAD_FUNNELED not provided (got %d)",
+            hir_fail(e, "MPI_Init_thread: MPI_THREAD_FUNNELED not provided (got %d)",
                           provided);
             goto fail;
         }
@@ -539,7 +536,7 @@ typedef struct topo_rec {
     int node, local_rank, local_size, gpu;
 } topo_rec;
 
-int hir_boot_print_topology(hir_boot *b, int gpu, FILE *out, hir_error *e)
+int hir_boot_print_topology(hir_boot *b, int gpu, FILE *out, hir_diag *e)
 {
     topo_rec mine;
     memset(&mine, 0, sizeof mine);
@@ -554,7 +551,7 @@ int hir_boot_print_topology(hir_boot *b, int gpu, FILE *out, hir_error *e)
     mine.gpu = gpu;
     topo_rec *all = NULL;
     if (b->rank == 0 && !(all = calloc((size_t)b->size, sizeof *all)))
-        return hir_error_set(e, "topology: out of memory");
+        return hir_fail(e, "topology: out of memory");
     MPI_Request r;
     int rc = MPI_Igather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0,
                          b->world, &r);
@@ -585,7 +582,7 @@ int hir_boot_print_topology(hir_boot *b, int gpu, FILE *out, hir_error *e)
     return 0;
 }
 
-int hir_boot_barrier(hir_boot *b, hir_error *e)
+int hir_boot_barrier(hir_boot *b, hir_diag *e)
 {
     MPI_Request r;
     int rc = MPI_Ibarrier(b->world, &r);
@@ -595,14 +592,14 @@ int hir_boot_barrier(hir_boot *b, hir_error *e)
 }
 
 int hir_boot_team_bcast(hir_boot *b, const int *team, int team_size, int root_index,
-                        void *data, size_t bytes, hir_error *e)
+                        void *data, size_t bytes, hir_diag *e)
 {
     if (team_size <= 1 || bytes == 0)
         return 0;
     if (bytes > INT_MAX)
-        return hir_error_set(e, "hir_boot_team_bcast: %zu bytes is more than one message", bytes);
+        return hir_fail(e, "hir_boot_team_bcast: %zu bytes is more than one message", bytes);
     if (root_index < 0 || root_index >= team_size)
-        return hir_error_set(e, "hir_boot_team_bcast: root index %d outside a team of %d",
+        return hir_fail(e, "hir_boot_team_bcast: root index %d outside a team of %d",
                              root_index, team_size);
     MPI_Comm comm;
     if (hir_mpi_team_comm(&b->teams, b->world, team, team_size, b->timeout, &comm, e))
@@ -617,12 +614,12 @@ int hir_boot_team_bcast(hir_boot *b, const int *team, int team_size, int root_in
 }
 
 int hir_boot_exchange(hir_boot *b, int peer, int tag, const void *mine, void *theirs,
-                      size_t bytes, hir_error *e)
+                      size_t bytes, hir_diag *e)
 {
     if (peer < 0 || peer >= b->size)
-        return hir_error_set(e, "hir_boot_exchange: peer %d outside a world of %d", peer, b->size);
+        return hir_fail(e, "hir_boot_exchange: peer %d outside a world of %d", peer, b->size);
     if (bytes > INT_MAX)
-        return hir_error_set(e, "hir_boot_exchange: %zu bytes is more than one message", bytes);
+        return hir_fail(e, "hir_boot_exchange: %zu bytes is more than one message", bytes);
     if (peer == b->rank) {
         memmove(theirs, mine, bytes);
         return 0;
@@ -716,7 +713,7 @@ static int launcher_is_openmpi(const char *launcher)
     return strstr(buf, "Open MPI") || strstr(buf, "OpenRTE") || strstr(buf, "Open RTE");
 }
 
-int hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_error *e)
+int hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_diag *e)
 {
     *exit_code = 0;
     if (np <= 1 || hir_launch_is_child())
@@ -724,7 +721,7 @@ int hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_error *e
     char launcher[PATH_MAX];
     if (find_on_path("mpirun", launcher, sizeof launcher) &&
         find_on_path("mpiexec", launcher, sizeof launcher))
-        return hir_error_set(e, "-np %d: neither mpirun nor mpiexec is on PATH", np);
+        return hir_fail(e, "-np %d: neither mpirun nor mpiexec is on PATH", np);
     char self[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     if (len > 0)
@@ -735,7 +732,7 @@ int hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_error *e
 
     char **args = calloc((size_t)argc + 8, sizeof *args);
     if (!args)
-        return hir_error_set(e, "hir_launch_local: out of memory");
+        return hir_fail(e, "hir_launch_local: out of memory");
     char npbuf[16];
     snprintf(npbuf, sizeof npbuf, "%d", np);
     int k = 0;
@@ -766,7 +763,7 @@ int hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_error *e
     pid_t pid = fork();
     if (pid < 0) {
         free(args);
-        return hir_error_set(e, "fork: %s", strerror(errno));
+        return hir_fail(e, "fork: %s", strerror(errno));
     }
     if (pid == 0) {
         /* mpirun ends with us, however we end (even SIGKILL): it gets SIGTERM and takes its
@@ -790,7 +787,7 @@ int hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_error *e
     int st = 0;
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR)
-            return hir_error_set(e, "waitpid: %s", strerror(errno));
+            return hir_fail(e, "waitpid: %s", strerror(errno));
     if (WIFEXITED(st))
         *exit_code = WEXITSTATUS(st);
     else if (WIFSIGNALED(st))

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "support/error.h"
+#include "support/diag.h"
 
 /* The out-of-band channel between ranks (implemented over MPI in runner/boot/boot.c). Backends use
  * it to share NCCL unique ids and CUDA-IPC handles; the CPU backend moves its data with it.
@@ -35,21 +35,21 @@ int  hir_boot_node_local_rank(const hir_boot *b);   /* this rank's position on h
 int  hir_boot_node_local_size(const hir_boot *b);
 double hir_boot_timeout(const hir_boot *b);   /* seconds */
 /* World barrier (used only for benchmarks/timing, never by the IPC handle exchange). */
-int  hir_boot_barrier(hir_boot *b, hir_error *e);
+int  hir_boot_barrier(hir_boot *b, hir_diag *e);
 /* Broadcast `bytes` from team member `root_index` to every member of `team` (world ranks,
  * ascending positions as in the program's team=(...)); every member must call it. */
 int  hir_boot_team_bcast(hir_boot *b, const int *team, int team_size, int root_index,
-                         void *data, size_t bytes, hir_error *e);
+                         void *data, size_t bytes, hir_diag *e);
 /* Exchange `bytes` with one peer: send `mine`, receive into `theirs`. Only the two ranks take
  * part (no barrier); `tag` separates concurrent exchanges. */
 int  hir_boot_exchange(hir_boot *b, int peer, int tag, const void *mine, void *theirs,
-                       size_t bytes, hir_error *e);
+                       size_t bytes, hir_diag *e);
 
 /* Initialise MPI (unless the caller already did; MPI_THREAD_FUNNELED at least) and discover
  * rank, size, local rank/size and node indices (from MPI_COMM_TYPE_SHARED, not host
  * names). Works under mpirun/mpiexec (OpenMPI, MPICH) and
  * as a singleton. timeout_s <= 0 selects the default (300 s, like c10d's TCPStore). */
-int  hir_boot_init(int *argc, char ***argv, double timeout_s, hir_boot **out, hir_error *e);
+int  hir_boot_init(int *argc, char ***argv, double timeout_s, hir_boot **out, hir_diag *e);
 /* Free the communicators and finalize MPI if hir_boot_init initialised it. */
 void hir_boot_fini(hir_boot *b);
 /* Take the whole job down (MPI_Abort): the one exit for a rank that cannot continue while
@@ -62,11 +62,11 @@ void hir_boot_set_timeout(hir_boot *b, double timeout_s);
  * peer in another block as remote. The GPU a rank uses is still chosen by its position on the
  * real node (hir_boot_local_rank). Needs every rank on one real node and n dividing the
  * number of ranks; every rank reaches the same verdict, without communicating. */
-int  hir_boot_simulate_nodes(hir_boot *b, int n, hir_error *e);
+int  hir_boot_simulate_nodes(hir_boot *b, int n, hir_diag *e);
 /* Collective: rank 0 writes to out one header line and one line per rank, in rank order:
  * `rank R node N local_rank L local_size S host H gpu G` (G: gpu, the GPU this rank would use,
  * or `none` for gpu < 0). */
-int  hir_boot_print_topology(hir_boot *b, int gpu, FILE *out, hir_error *e);
+int  hir_boot_print_topology(hir_boot *b, int gpu, FILE *out, hir_diag *e);
 
 /* Name of the environment variable marking a process started by hir_launch_local. */
 #define HIR_LAUNCH_MARKER "HIR_LAUNCHED"
@@ -78,7 +78,7 @@ int  hir_boot_print_topology(hir_boot *b, int gpu, FILE *out, hir_error *e);
  * Returns 0 with *exit_code set when the job ran (exit status, 128+signal if killed);
  * 1 when the caller should run in-process (already under a launcher, or np <= 1);
  * -1 on error (no mpirun on PATH, fork/exec failure). */
-int  hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_error *e);
+int  hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_diag *e);
 /* 1 when the environment says a launcher (mpirun/mpiexec/srun, or hir_launch_local) started
  * this process. */
 int  hir_launch_is_child(void);

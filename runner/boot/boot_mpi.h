@@ -15,7 +15,7 @@ MPI_Comm hir_boot_mpi_world(const hir_boot *b);
  * request i, and the first unfinished one is reported (and stored in e->peer). Requests that
  * complete are set to MPI_REQUEST_NULL, so a caller may cancel what is left. */
 int hir_mpi_poll(MPI_Request *reqs, const int *peers, int n, double timeout_s,
-                 const char *what, hir_error *e);
+                 const char *what, hir_diag *e);
 
 /* Communicators per team, created on first use and kept: the caller's rank in it is its
  * position in team, so team-relative roots need no translation. */
@@ -29,10 +29,10 @@ typedef struct hir_mpi_team_cache {
  * never call it. A polled handshake with team[0] first makes a missing member a timeout
  * naming it rather than a hang inside MPI. */
 int  hir_mpi_team_comm(hir_mpi_team_cache *c, MPI_Comm parent, const int *team, int n,
-                       double timeout_s, MPI_Comm *out, hir_error *e);
+                       double timeout_s, MPI_Comm *out, hir_diag *e);
 void hir_mpi_team_cache_free(hir_mpi_team_cache *c);
 
 /* "MPI_Xxx: <MPI error string>" for a failed call */
-int hir_mpi_error(hir_error *e, const char *call, int rc);
+int hir_mpi_error(hir_diag *e, const char *call, int rc);
 
 #endif

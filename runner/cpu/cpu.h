@@ -5,6 +5,6 @@
 
 #include "runner/backend/backend.h"
 
-int hir_backend_cpu_create(const hir_backend_config *cfg, hir_backend **out, hir_error *e);
+int hir_backend_cpu_create(const hir_backend_config *cfg, hir_backend **out, hir_diag *e);
 
 #endif

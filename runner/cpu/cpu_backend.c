@@ -74,12 +74,12 @@ static const hir_backend_ops cpu_ops = {
     .model = &cpu_model,
 };
 
-int hir_backend_cpu_create(const hir_backend_config *cfg, hir_backend **out, hir_error *e)
+int hir_backend_cpu_create(const hir_backend_config *cfg, hir_backend **out, hir_diag *e)
 {
     *out = NULL;
     hir_cpu_backend *cb = calloc(1, sizeof *cb);
     if (!cb)
-        return hir_error_set(e, "hir_backend_cpu_create: out of memory");
+        return hir_fail(e, "hir_backend_cpu_create: out of memory");
     cb->base.ops = &cpu_ops;
     cb->base.cfg = *cfg;
     if (cb->base.cfg.size <= 0)

@@ -8,10 +8,10 @@
 #include "runner/backend/convert.h"
 #include "runner/cpu/cpu_comm_internal.h"
 
-static int need(const hir_view *v, const char *what, const char *coll, hir_error *e)
+static int need(const hir_view *v, const char *what, const char *coll, hir_diag *e)
 {
     if (!v)
-        return hir_error_set(e, "%s: missing %s", coll, what);
+        return hir_fail(e, "%s: missing %s", coll, what);
     return cpu_check_view(v, coll, e);
 }
 
@@ -32,7 +32,7 @@ typedef struct coll_post {
     int rc, peer, is_recv;
 } coll_post;
 
-static int coll_allgather(coll_post *p, hir_error *e)
+static int coll_allgather(coll_post *p, hir_diag *e)
 {
     const char *name = p->name;
     const hir_view *in = p->in, *out = p->out;
@@ -41,7 +41,7 @@ static int coll_allgather(coll_post *p, hir_error *e)
         return -1;
     int64_t n = hir_view_numel(in);
     if (hir_view_numel(out) != n * p->ts)
-        return hir_error_set(e, "%s: output has %lld elements, expected %d x %lld", name,
+        return hir_fail(e, "%s: output has %lld elements, expected %d x %lld", name,
                              (long long)hir_view_numel(out), p->ts, (long long)n);
     if (cpu_mpi_count_ok(n, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
         cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e))
@@ -50,7 +50,7 @@ static int coll_allgather(coll_post *p, hir_error *e)
     return 0;
 }
 
-static int coll_reducescatter(coll_post *p, hir_error *e)
+static int coll_reducescatter(coll_post *p, hir_diag *e)
 {
     const char *name = p->name;
     const hir_view *in = p->in, *out = p->out;
@@ -59,7 +59,7 @@ static int coll_reducescatter(coll_post *p, hir_error *e)
         return -1;
     int64_t n = hir_view_numel(out);
     if (hir_view_numel(in) != n * p->ts)
-        return hir_error_set(e, "%s: input has %lld elements, expected %d x %lld", name,
+        return hir_fail(e, "%s: input has %lld elements, expected %d x %lld", name,
                              (long long)hir_view_numel(in), p->ts, (long long)n);
     if (cpu_mpi_count_ok(n * p->ts, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
         cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e))
@@ -68,7 +68,7 @@ static int coll_reducescatter(coll_post *p, hir_error *e)
     return 0;
 }
 
-static int coll_allreduce(coll_post *p, hir_error *e)
+static int coll_allreduce(coll_post *p, hir_diag *e)
 {
     const char *name = p->name;
     const hir_view *in = p->in, *out = p->out;
@@ -77,7 +77,7 @@ static int coll_allreduce(coll_post *p, hir_error *e)
         return -1;
     int64_t n = hir_view_numel(out);
     if (hir_view_numel(in) != n)
-        return hir_error_set(e, "%s: input has %lld elements, output %lld", name,
+        return hir_fail(e, "%s: input has %lld elements, output %lld", name,
                              (long long)hir_view_numel(in), (long long)n);
     /* the input travels in the output's staging buffer (copy, then in-place allreduce) */
     if (cpu_mpi_count_ok(n, name, e) || cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e))
@@ -90,7 +90,7 @@ static int coll_allreduce(coll_post *p, hir_error *e)
     return 0;
 }
 
-static int coll_broadcast(coll_post *p, hir_error *e)
+static int coll_broadcast(coll_post *p, hir_diag *e)
 {
     const char *name = p->name;
     const hir_view *in = p->in, *out = p->out;
@@ -115,7 +115,7 @@ static int coll_broadcast(coll_post *p, hir_error *e)
     return 0;
 }
 
-static int coll_gather(coll_post *p, hir_error *e)
+static int coll_gather(coll_post *p, hir_diag *e)
 {
     const char *name = p->name;
     const hir_view *in = p->in, *out = p->out;
@@ -125,7 +125,7 @@ static int coll_gather(coll_post *p, hir_error *e)
         return -1;
     int64_t n = hir_view_numel(in);
     if (is_root && hir_view_numel(out) != n * p->ts)
-        return hir_error_set(e, "%s: root output has %lld elements, expected %d x %lld",
+        return hir_fail(e, "%s: root output has %lld elements, expected %d x %lld",
                              name, (long long)hir_view_numel(out), p->ts, (long long)n);
     if (cpu_mpi_count_ok(n * p->ts, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
         (is_root && cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e)))
@@ -134,7 +134,7 @@ static int coll_gather(coll_post *p, hir_error *e)
     return 0;
 }
 
-static int coll_scatter(coll_post *p, hir_error *e)
+static int coll_scatter(coll_post *p, hir_diag *e)
 {
     const char *name = p->name;
     const hir_view *in = p->in, *out = p->out;
@@ -144,7 +144,7 @@ static int coll_scatter(coll_post *p, hir_error *e)
         return -1;
     int64_t n = hir_view_numel(out);
     if (is_root && hir_view_numel(in) != n * p->ts)
-        return hir_error_set(e, "%s: root input has %lld elements, expected %d x %lld",
+        return hir_fail(e, "%s: root input has %lld elements, expected %d x %lld",
                              name, (long long)hir_view_numel(in), p->ts, (long long)n);
     if (cpu_mpi_count_ok(n * p->ts, name, e) || (is_root && cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e)) ||
         cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e))
@@ -153,7 +153,7 @@ static int coll_scatter(coll_post *p, hir_error *e)
     return 0;
 }
 
-static int coll_reduce(coll_post *p, hir_error *e)
+static int coll_reduce(coll_post *p, hir_diag *e)
 {
     const char *name = p->name;
     const hir_view *in = p->in, *out = p->out;
@@ -163,7 +163,7 @@ static int coll_reduce(coll_post *p, hir_error *e)
         return -1;
     int64_t n = hir_view_numel(in);
     if (is_root && hir_view_numel(out) != n)
-        return hir_error_set(e, "%s: root output has %lld elements, input %lld", name,
+        return hir_fail(e, "%s: root output has %lld elements, input %lld", name,
                              (long long)hir_view_numel(out), (long long)n);
     /* reducing the root's input into its output = copy then reduce in place */
     if (cpu_mpi_count_ok(n, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
@@ -175,14 +175,14 @@ static int coll_reduce(coll_post *p, hir_error *e)
     return 0;
 }
 
-static int coll_sendrecv(coll_post *p, hir_error *e)
+static int coll_sendrecv(coll_post *p, hir_diag *e)
 {
     const char *name = p->name;
     int root = p->root;
     void *sbuf = NULL, *rbuf = NULL;
     int64_t n;
     if (p->ts != 2)
-        return hir_error_set(e, "%s: team of %d, expected 1 or 2", name, p->ts);
+        return hir_fail(e, "%s: team of %d, expected 1 or 2", name, p->ts);
     p->peer = p->c->team[1 - root];
     if (p->is_root) {
         if (need(p->in, "input on the sender", name, e))
@@ -204,7 +204,7 @@ static int coll_sendrecv(coll_post *p, hir_error *e)
     return 0;
 }
 
-static int coll_alltoall(coll_post *p, hir_error *e)
+static int coll_alltoall(coll_post *p, hir_diag *e)
 {
     /* part j of the flat input goes to member j; part i of the output comes from member i */
     const char *name = p->name;
@@ -215,7 +215,7 @@ static int coll_alltoall(coll_post *p, hir_error *e)
         return -1;
     int64_t n = hir_view_numel(in);
     if (hir_view_numel(out) != n || n % ts)
-        return hir_error_set(e, "%s: input (%lld elements) and output (%lld) must have equal "
+        return hir_fail(e, "%s: input (%lld elements) and output (%lld) must have equal "
                              "sizes divisible by the team of %d", name, (long long)n,
                              (long long)hir_view_numel(out), ts);
     if (cpu_mpi_count_ok(n, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
@@ -227,7 +227,7 @@ static int coll_alltoall(coll_post *p, hir_error *e)
 }
 
 /* The handler of each collective kind (dialect/defs/comm.def); a kind without one is refused. */
-typedef int (*coll_fn)(coll_post *p, hir_error *e);
+typedef int (*coll_fn)(coll_post *p, hir_diag *e);
 static const coll_fn coll_handlers[HIR_COMM_COUNT] = {
     [HIR_COMM_GATHER] = coll_gather,
     [HIR_COMM_ALLGATHER] = coll_allgather,
@@ -242,31 +242,31 @@ static const coll_fn coll_handlers[HIR_COMM_COUNT] = {
 
 /* The checks every kind shares: root and team index in the team, a buffer, a dtype MPI can
  * carry (bf16/f16 reductions as f32), a known reduction op. Fills p's common fields. */
-static int coll_check(hir_cpu_comm *cc, const hir_collective *c, coll_post *p, hir_error *e)
+static int coll_check(hir_cpu_comm *cc, const hir_collective *c, coll_post *p, hir_diag *e)
 {
     const char *name = p->name;
     int ts = p->ts, me = p->me, root = p->root;
     int reducing = hir_comm_type_reduces(c->kind);
     int rooted = hir_comm_type_has_root(c->kind);
     if (rooted && (root < 0 || root >= ts))
-        return hir_error_set(e, "%s: root index %d outside a team of %d", name, root, ts);
+        return hir_fail(e, "%s: root index %d outside a team of %d", name, root, ts);
     if (me < 0 || me >= ts)
-        return hir_error_set(e, "%s: this rank's team index %d outside a team of %d", name, me, ts);
+        return hir_fail(e, "%s: this rank's team index %d outside a team of %d", name, me, ts);
     const hir_view *any = p->out ? p->out : p->in;
     if (!any)
-        return hir_error_set(e, "%s: neither input nor output given", name);
+        return hir_fail(e, "%s: neither input nor output given", name);
     hir_dtype dt = any->dtype;
     p->xt = reducing && (dt == HIR_DT_HALF || dt == HIR_DT_BFLOAT) ? HIR_DT_FLOAT : dt;
     p->mt = cpu_mpi_type(p->xt);
     if (p->mt == MPI_DATATYPE_NULL)
-        return hir_error_set(e, "%s: dtype %s cannot be communicated", name, hir_dtype_name(dt));
+        return hir_fail(e, "%s: dtype %s cannot be communicated", name, hir_dtype_name(dt));
     p->op = reducing ? cpu_mpi_op(cc, c->op, p->xt) : MPI_OP_NULL;
     if (reducing && p->op == MPI_OP_NULL)
-        return hir_error_set(e, "%s: reduction op %d unknown", name, (int)c->op);
+        return hir_fail(e, "%s: reduction op %d unknown", name, (int)c->op);
     return 0;
 }
 
-static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *c, hir_error *e)
+static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *c, hir_diag *e)
 {
     coll_post p = {.w = w, .c = c, .name = hir_comm_type_name(c->kind), .in = c->input,
                    .out = c->output, .ts = c->team_size, .me = c->my_index,
@@ -283,19 +283,19 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
         if (in && out)
             return hir_view_numel(in) == hir_view_numel(out)
                        ? cpu_work_flat_copy(w, out, in, e)
-                       : hir_error_set(e, "%s: team of one with %lld input and %lld output elements",
+                       : hir_fail(e, "%s: team of one with %lld input and %lld output elements",
                                        name, (long long)hir_view_numel(in),
                                        (long long)hir_view_numel(out));
         return 0;
     }
     if (!cc->have_mpi)
-        return hir_error_set(e, "%s: a team of %d needs the MPI bootstrap (no hir_boot given)",
+        return hir_fail(e, "%s: a team of %d needs the MPI bootstrap (no hir_boot given)",
                              name, ts);
     if (hir_mpi_team_comm(&cc->teams, cc->world, c->team, ts, cc->timeout, &p.comm, e))
         return -1;
     coll_fn post = (unsigned)c->kind < HIR_COMM_COUNT ? coll_handlers[c->kind] : NULL;
     if (!post)
-        return hir_error_set(e, "collective kind %d unknown", (int)c->kind);
+        return hir_fail(e, "collective kind %d unknown", (int)c->kind);
     if (post(&p, e))
         return -1;
     if (p.rc != MPI_SUCCESS)
@@ -304,7 +304,7 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
 }
 
 int cpu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **wp,
-                   hir_error *e)
+                   hir_diag *e)
 {
     hir_cpu_comm *cc = cpu_of(be)->comm;
     *wp = NULL;
@@ -316,7 +316,7 @@ int cpu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_
     snprintf(what + k, sizeof what - (size_t)k, ")");
     hir_work *w = cpu_work_new(what);
     if (!w)
-        return hir_error_set(e, "%s: out of memory", what);
+        return hir_fail(e, "%s: out of memory", what);
     if (post_collective(cc, w, c, e)) {
         cpu_work_release(be, w);
         return -1;

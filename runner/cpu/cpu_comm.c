@@ -56,11 +56,11 @@ NAN_OP(op_num_max, fmaxf, fmax)
 NAN_OP(op_num_min, fminf, fmin)
 #undef NAN_OP
 
-int cpu_comm_create(hir_cpu_backend *cb, hir_error *e)
+int cpu_comm_create(hir_cpu_backend *cb, hir_diag *e)
 {
     hir_cpu_comm *c = calloc(1, sizeof *c);
     if (!c)
-        return hir_error_set(e, "CPU backend: out of memory");
+        return hir_fail(e, "CPU backend: out of memory");
     cb->comm = c;
     const hir_backend_config *cfg = &cb->base.cfg;
     c->rank = cfg->rank;
@@ -148,7 +148,7 @@ static int grow(void **v, int *cap, int need, size_t elem)
     return 0;
 }
 
-int cpu_work_add_req(hir_work *w, MPI_Request r, int peer, int is_recv, hir_error *e)
+int cpu_work_add_req(hir_work *w, MPI_Request r, int peer, int is_recv, hir_diag *e)
 {
     if (w->n == w->cap) {
         int cap = w->cap ? 2 * w->cap : 4;
@@ -160,7 +160,7 @@ int cpu_work_add_req(hir_work *w, MPI_Request r, int peer, int is_recv, hir_erro
             w->peer = np;
         int *ni = np ? realloc(w->is_recv, (size_t)cap * sizeof *ni) : NULL;
         if (!ni)
-            return hir_error_set(e, "%s: out of memory", w->what);
+            return hir_fail(e, "%s: out of memory", w->what);
         w->is_recv = ni;
         w->cap = cap;
     }
@@ -171,15 +171,15 @@ int cpu_work_add_req(hir_work *w, MPI_Request r, int peer, int is_recv, hir_erro
     return 0;
 }
 
-static void *work_buf(hir_work *w, size_t bytes, hir_error *e)
+static void *work_buf(hir_work *w, size_t bytes, hir_diag *e)
 {
     if (grow((void **)&w->bufs, &w->capbuf, w->nbuf + 1, sizeof *w->bufs)) {
-        hir_error_set(e, "%s: out of memory", w->what);
+        hir_fail(e, "%s: out of memory", w->what);
         return NULL;
     }
     void *p = malloc(bytes ? bytes : 1);
     if (!p) {
-        hir_error_set(e, "%s: out of memory for %zu bytes", w->what, bytes);
+        hir_fail(e, "%s: out of memory for %zu bytes", w->what, bytes);
         return NULL;
     }
     w->bufs[w->nbuf++] = p;
@@ -190,7 +190,7 @@ static void *work_buf(hir_work *w, size_t bytes, hir_error *e)
  * one, else a work-owned buffer (filled from v when copy_in). When write_back, the buffer
  * is copied into v once the work completes. */
 int cpu_work_stage(hir_work *w, const hir_view *v, hir_dtype xt, int copy_in, int write_back,
-                   void **out, hir_error *e)
+                   void **out, hir_diag *e)
 {
     if (v->dtype == xt && hir_view_is_contiguous(v)) {
         *out = v->data;
@@ -206,7 +206,7 @@ int cpu_work_stage(hir_work *w, const hir_view *v, hir_dtype xt, int copy_in, in
         return -1;
     if (write_back) {
         if (grow((void **)&w->un, &w->capun, w->nun + 1, sizeof *w->un))
-            return hir_error_set(e, "%s: out of memory", w->what);
+            return hir_fail(e, "%s: out of memory", w->what);
         w->un[w->nun++] = (unpack_step){*v, bv};
     }
     *out = buf;
@@ -214,7 +214,7 @@ int cpu_work_stage(hir_work *w, const hir_view *v, hir_dtype xt, int copy_in, in
 }
 
 /* dst's elements = src's elements in flattened order (shapes may differ, counts may not) */
-int cpu_work_flat_copy(hir_work *w, const hir_view *dst, const hir_view *src, hir_error *e)
+int cpu_work_flat_copy(hir_work *w, const hir_view *dst, const hir_view *src, hir_diag *e)
 {
     if (dst->data == src->data && dst->dtype == src->dtype && hir_view_is_contiguous(dst) &&
         hir_view_is_contiguous(src))
@@ -227,7 +227,7 @@ int cpu_work_flat_copy(hir_work *w, const hir_view *dst, const hir_view *src, hi
     return cpu_copy_view(dst, &bv, e);
 }
 
-static int finish(hir_work *w, hir_error *e)
+static int finish(hir_work *w, hir_diag *e)
 {
     for (int i = 0; i < w->nun; i++)
         if (cpu_copy_view(&w->un[i].dst, &w->un[i].src, e))
@@ -272,54 +272,54 @@ MPI_Op cpu_mpi_op(hir_cpu_comm *c, hir_reduce_op op, hir_dtype xt)
 }
 
 /* at most one MPI message (the counts are int) */
-int cpu_mpi_count_ok(int64_t n, const char *coll, hir_error *e)
+int cpu_mpi_count_ok(int64_t n, const char *coll, hir_diag *e)
 {
     if (n > 0x7fffffff)
-        return hir_error_set(e, "%s: %lld elements exceed one MPI message", coll, (long long)n);
+        return hir_fail(e, "%s: %lld elements exceed one MPI message", coll, (long long)n);
     return 0;
 }
 
 /* ---------------------------------------------------------------- P2P */
 
-int cpu_group_begin(hir_backend *be, hir_error *e)
+int cpu_group_begin(hir_backend *be, hir_diag *e)
 {
     hir_cpu_comm *cc = cpu_of(be)->comm;
     if (cc->group)
-        return hir_error_set(e, "StartCoalescing: a coalescing group is already open");
+        return hir_fail(e, "StartCoalescing: a coalescing group is already open");
     cc->group = cpu_work_new("coalesced P2P group");
-    return cc->group ? 0 : hir_error_set(e, "StartCoalescing: out of memory");
+    return cc->group ? 0 : hir_fail(e, "StartCoalescing: out of memory");
 }
 
-int cpu_group_end(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e)
+int cpu_group_end(hir_backend *be, hir_stream *s, hir_work **w, hir_diag *e)
 {
     hir_cpu_comm *cc = cpu_of(be)->comm;
     if (!cc->group)
-        return hir_error_set(e, "EndCoalescing: no coalescing group is open");
+        return hir_fail(e, "EndCoalescing: no coalescing group is open");
     *w = cc->group;
     cc->group = NULL;
     return 0;
 }
 
-int cpu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **wp, hir_error *e)
+int cpu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **wp, hir_diag *e)
 {
     hir_cpu_comm *cc = cpu_of(be)->comm;
     const char *dir = p->is_send ? "send" : "recv";
     *wp = NULL;
     if (p->peer == cc->rank && p->transport == HIR_BK_CUDA)
-        return hir_error_set(e, "P2P %s: send to self not supported", dir);
+        return hir_fail(e, "P2P %s: send to self not supported", dir);
     if (!cc->have_mpi)
-        return hir_error_set(e, "P2P %s with rank %d needs the MPI bootstrap (no hir_boot given)",
+        return hir_fail(e, "P2P %s with rank %d needs the MPI bootstrap (no hir_boot given)",
                              dir, p->peer);
     int size;
     MPI_Comm_size(cc->world, &size);
     if (p->peer < 0 || p->peer >= size)
-        return hir_error_set(e, "P2P %s: peer %d outside a world of %d", dir, p->peer, size);
+        return hir_fail(e, "P2P %s: peer %d outside a world of %d", dir, p->peer, size);
     /* Every transport runs over MPI here, but a program that names CUDA IPC for a pair on two
      * nodes (real or --simulate-nodes) could not run on the GPUs: it was lowered for another
      * node assignment, and the CPU run refuses it as the CUDA backend would. */
     int my_node = hir_boot_node(cc->boot, cc->rank), peer_node = hir_boot_node(cc->boot, p->peer);
     if (p->transport == HIR_BK_CUDA && my_node != peer_node)
-        return hir_error_set(e, "P2P %s with backend=CUDA: rank %d (node %d) and peer rank %d (node "
+        return hir_fail(e, "P2P %s with backend=CUDA: rank %d (node %d) and peer rank %d (node "
                                 "%d%s) are on different nodes, and CUDA IPC works within one node "
                                 "only; the program was lowered for another node assignment (lower "
                                 "it with backend{kind=auto nodes=N} for this run's N nodes)",
@@ -329,7 +329,7 @@ int cpu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **wp
         return -1;
     MPI_Datatype mt = cpu_mpi_type(p->buf.dtype);
     if (mt == MPI_DATATYPE_NULL)
-        return hir_error_set(e, "P2P %s: dtype %s cannot be communicated", dir,
+        return hir_fail(e, "P2P %s: dtype %s cannot be communicated", dir,
                              hir_dtype_name(p->buf.dtype));
     int64_t n = hir_view_numel(&p->buf);
     if (cpu_mpi_count_ok(n, "P2P", e))
@@ -339,7 +339,7 @@ int cpu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **wp
         char what[64];
         snprintf(what, sizeof what, "P2P %s %s rank %d", dir, p->is_send ? "to" : "from", p->peer);
         if (!(w = cpu_work_new(what)))
-            return hir_error_set(e, "P2P %s: out of memory", dir);
+            return hir_fail(e, "P2P %s: out of memory", dir);
     }
     void *buf;
     MPI_Request r;
@@ -369,12 +369,12 @@ fail:
  * the CPU the matched Isend/Irecv posted by p2p_post moves exactly the same bytes between
  * the same pair in the same order, so there are no handles to share; only nvFuser's check
  * that a rank does not talk to itself remains. */
-int cpu_share_handles(hir_backend *be, const hir_p2p *list, int n, hir_error *e)
+int cpu_share_handles(hir_backend *be, const hir_p2p *list, int n, hir_diag *e)
 {
     hir_cpu_comm *cc = cpu_of(be)->comm;
     for (int i = 0; i < n; i++)
         if (list[i].peer == cc->rank)
-            return hir_error_set(e, "ShareMemHandles: send to self not supported");
+            return hir_fail(e, "ShareMemHandles: send to self not supported");
     return 0;
 }
 
@@ -404,17 +404,15 @@ static void work_abandon(hir_work *w)
     work_free(w, !pending);
 }
 
-int cpu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_error *e)
+int cpu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_diag *e)
 {
     hir_cpu_comm *cc = cpu_of(be)->comm;
     if (!w)
-        return hir_error_set(e, "wait: no work to wait for");
+        return hir_fail(e, "wait: no work to wait for");
     if (w == cc->group)
-        return hir_error_set(e, "wait: the coalescing group is still open");
+        return hir_fail(e, "wait: the coalescing group is still open");
     if (w->n && hir_mpi_poll(w->req, w->peer, w->n, cc->timeout, w->what, e)) {
-        int peer = e->peer;
         work_abandon(w);
-        e->peer = peer;
         return -1;
     }
     int rc = finish(w, e);
@@ -443,13 +441,12 @@ void cpu_work_release(hir_backend *be, hir_work *w)
         }
     }
     if (sends) {
-        hir_error ignored = {{0}, -1};
-        hir_mpi_poll(w->req, w->peer, w->n, cc->timeout, w->what, &ignored);
+        hir_mpi_poll(w->req, w->peer, w->n, cc->timeout, w->what, NULL);
     }
     work_abandon(w);
 }
 
-int cpu_synchronize(hir_backend *be, hir_error *e)
+int cpu_synchronize(hir_backend *be, hir_diag *e)
 {
     return 0;   /* compute is synchronous; pending communication completes in wait */
 }
@@ -469,12 +466,12 @@ int cpu_comm_world_size(hir_backend *be, int *size)
 /* All-to-all of rows of `row` bytes: sc[r] rows to rank r (in rank order in sbuf), rc[r]
  * rows from rank r (in rank order into rbuf). */
 int cpu_comm_alltoallv(hir_backend *be, int size, const char *sbuf, const int64_t *sc,
-                       char *rbuf, const int64_t *rc, size_t row, const char *what, hir_error *e)
+                       char *rbuf, const int64_t *rc, size_t row, const char *what, hir_diag *e)
 {
     hir_cpu_comm *cc = cpu_of(be)->comm;
     if (size == 1 || !cc->have_mpi) {
         if (sc[0] != rc[0])
-            return hir_error_set(e, "%s: %lld rows sent to self, %lld expected back", what,
+            return hir_fail(e, "%s: %lld rows sent to self, %lld expected back", what,
                                  (long long)sc[0], (long long)rc[0]);
         if (sc[0] && row)
             memcpy(rbuf, sbuf, (size_t)sc[0] * row);
@@ -482,7 +479,7 @@ int cpu_comm_alltoallv(hir_backend *be, int size, const char *sbuf, const int64_
     }
     int *cnt = calloc((size_t)size * 4, sizeof *cnt);
     if (!cnt)
-        return hir_error_set(e, "%s: out of memory", what);
+        return hir_fail(e, "%s: out of memory", what);
     int *sdis = cnt + size, *rcnt = cnt + 2 * size, *rdis = cnt + 3 * size;
     int64_t so = 0, ro = 0;
     for (int r = 0; r < size; r++) {
@@ -490,7 +487,7 @@ int cpu_comm_alltoallv(hir_backend *be, int size, const char *sbuf, const int64_
         if (sc[r] < 0 || rc[r] < 0 || sb > INT32_MAX || rb > INT32_MAX || so > INT32_MAX ||
             ro > INT32_MAX) {
             free(cnt);
-            return hir_error_set(e, "%s: more than 2^31 bytes to route with one rank", what);
+            return hir_fail(e, "%s: more than 2^31 bytes to route with one rank", what);
         }
         cnt[r] = (int)sb;
         sdis[r] = (int)so;
@@ -509,7 +506,7 @@ int cpu_comm_alltoallv(hir_backend *be, int size, const char *sbuf, const int64_
 }
 
 int cpu_comm_alltoall_i64(hir_backend *be, int size, const int64_t *sc, int64_t *rc,
-                          hir_error *e)
+                          hir_diag *e)
 {
     hir_cpu_comm *cc = cpu_of(be)->comm;
     if (size == 1 || !cc->have_mpi) {

@@ -32,17 +32,17 @@ struct hir_cpu_comm {
 /* a new work item (NULL: out of memory), described by `what` in messages */
 hir_work *cpu_work_new(const char *what);
 /* add a posted request to w (peer: world rank or -1) */
-int cpu_work_add_req(hir_work *w, MPI_Request r, int peer, int is_recv, hir_error *e);
+int cpu_work_add_req(hir_work *w, MPI_Request r, int peer, int is_recv, hir_diag *e);
 /* A contiguous buffer holding v's elements in dtype xt: v's own memory when it already is
  * one, else a work-owned buffer (filled from v when copy_in). When write_back, the buffer is
  * copied into v once the work completes. */
 int cpu_work_stage(hir_work *w, const hir_view *v, hir_dtype xt, int copy_in, int write_back,
-                   void **out, hir_error *e);
+                   void **out, hir_diag *e);
 /* dst's elements = src's elements in flattened order (shapes may differ, counts may not) */
-int cpu_work_flat_copy(hir_work *w, const hir_view *dst, const hir_view *src, hir_error *e);
+int cpu_work_flat_copy(hir_work *w, const hir_view *dst, const hir_view *src, hir_diag *e);
 /* the MPI datatype and reduction op of a transfer dtype */
 MPI_Datatype cpu_mpi_type(hir_dtype t);
 MPI_Op cpu_mpi_op(hir_cpu_comm *c, hir_reduce_op op, hir_dtype xt);
-int cpu_mpi_count_ok(int64_t n, const char *coll, hir_error *e);
+int cpu_mpi_count_ok(int64_t n, const char *coll, hir_diag *e);
 
 #endif

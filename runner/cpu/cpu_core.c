@@ -24,7 +24,7 @@ static int fill_row(void *ctx, char **p, const int64_t *st, int64_t n)
     return 0;
 }
 
-int cpu_fill(hir_backend *be, hir_stream *s, const hir_view *out, double value, hir_error *e)
+int cpu_fill(hir_backend *be, hir_stream *s, const hir_view *out, double value, hir_diag *e)
 {
     if (cpu_check_view(out, "fill", e))
         return -1;
@@ -35,31 +35,31 @@ int cpu_fill(hir_backend *be, hir_stream *s, const hir_view *out, double value, 
 }
 
 int cpu_copy(hir_backend *be, hir_stream *s, const hir_view *dst, const hir_view *src,
-             hir_error *e)
+             hir_diag *e)
 {
     return cpu_copy_view(dst, src, e);
 }
 
 /* ---------------------------------------------------------------- memory */
 
-int cpu_alloc(hir_backend *be, size_t bytes, void **ptr, hir_error *e)
+int cpu_alloc(hir_backend *be, size_t bytes, void **ptr, hir_diag *e)
 {
     /* 64-byte alignment: what a vectorized BLAS likes, and never less than any dtype needs */
     size_t rounded = (bytes + 63) & ~(size_t)63;
     void *p = bytes <= SIZE_MAX - 63 ? aligned_alloc(64, rounded ? rounded : 64) : NULL;
     if (!p)
-        return hir_error_set(e, "out of host memory (cannot allocate %zu bytes)", bytes);
+        return hir_fail(e, "out of host memory (cannot allocate %zu bytes)", bytes);
     *ptr = p;
     return 0;
 }
 
 void cpu_free(hir_backend *be, void *ptr) { free(ptr); }
 
-int cpu_mem_available(hir_backend *be, size_t *bytes, hir_error *e)
+int cpu_mem_available(hir_backend *be, size_t *bytes, hir_diag *e)
 {
     FILE *f = fopen("/proc/meminfo", "r");
     if (!f)
-        return hir_error_set(e, "/proc/meminfo: cannot open");
+        return hir_fail(e, "/proc/meminfo: cannot open");
     char line[256];
     unsigned long long kb = 0;
     int found = 0;
@@ -70,18 +70,18 @@ int cpu_mem_available(hir_backend *be, size_t *bytes, hir_error *e)
         }
     fclose(f);
     if (!found)
-        return hir_error_set(e, "/proc/meminfo: no MemAvailable line");
+        return hir_fail(e, "/proc/meminfo: no MemAvailable line");
     *bytes = (size_t)kb * 1024;
     return 0;
 }
 
-int cpu_upload(hir_backend *be, void *dst, const void *src, size_t bytes, hir_error *e)
+int cpu_upload(hir_backend *be, void *dst, const void *src, size_t bytes, hir_diag *e)
 {
     memmove(dst, src, bytes);
     return 0;
 }
 
-int cpu_download(hir_backend *be, void *dst, const void *src, size_t bytes, hir_error *e)
+int cpu_download(hir_backend *be, void *dst, const void *src, size_t bytes, hir_diag *e)
 {
     memmove(dst, src, bytes);
     return 0;
@@ -91,11 +91,11 @@ int cpu_download(hir_backend *be, void *dst, const void *src, size_t bytes, hir_
 
 hir_stream *cpu_stream_main(hir_backend *be) { return &cpu_of(be)->main; }
 
-int cpu_stream_get(hir_backend *be, int64_t key, hir_stream **s, hir_error *e)
+int cpu_stream_get(hir_backend *be, int64_t key, hir_stream **s, hir_diag *e)
 {
     hir_cpu_backend *cb = cpu_of(be);
     if (key < 0)
-        return hir_error_set(e, "stream key %lld is negative", (long long)key);
+        return hir_fail(e, "stream key %lld is negative", (long long)key);
     for (int i = 0; i < cb->nstreams; i++)
         if (cb->streams[i]->key == key) {
             *s = cb->streams[i];
@@ -105,13 +105,13 @@ int cpu_stream_get(hir_backend *be, int64_t key, hir_stream **s, hir_error *e)
         int cap = cb->cap_streams ? 2 * cb->cap_streams : 8;
         struct hir_stream **v = realloc(cb->streams, (size_t)cap * sizeof *v);
         if (!v)
-            return hir_error_set(e, "stream_get: out of memory");
+            return hir_fail(e, "stream_get: out of memory");
         cb->streams = v;
         cb->cap_streams = cap;
     }
     struct hir_stream *n = malloc(sizeof *n);
     if (!n)
-        return hir_error_set(e, "stream_get: out of memory");
+        return hir_fail(e, "stream_get: out of memory");
     n->key = key;
     cb->streams[cb->nstreams++] = n;
     *s = n;
@@ -119,7 +119,7 @@ int cpu_stream_get(hir_backend *be, int64_t key, hir_stream **s, hir_error *e)
 }
 
 /* Work is done when it is issued, so there is never anything to wait for. */
-int cpu_stream_wait(hir_backend *be, hir_stream *w, hir_stream *on, hir_error *e)
+int cpu_stream_wait(hir_backend *be, hir_stream *w, hir_stream *on, hir_diag *e)
 {
     return 0;
 }
@@ -131,20 +131,20 @@ static double mono_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int cpu_event_create(hir_backend *be, hir_event **ev, hir_error *e)
+int cpu_event_create(hir_backend *be, hir_event **ev, hir_diag *e)
 {
     *ev = calloc(1, sizeof **ev);
-    return *ev ? 0 : hir_error_set(e, "event_create: out of memory");
+    return *ev ? 0 : hir_fail(e, "event_create: out of memory");
 }
 
-int cpu_event_record(hir_backend *be, hir_event *ev, hir_stream *s, hir_error *e)
+int cpu_event_record(hir_backend *be, hir_event *ev, hir_stream *s, hir_diag *e)
 {
     ev->t = mono_s();
     return 0;
 }
 
 int cpu_event_elapsed_ms(hir_backend *be, hir_event *from, hir_event *to, double *ms,
-                         hir_error *e)
+                         hir_diag *e)
 {
     *ms = (to->t - from->t) * 1e3;
     return 0;
@@ -155,7 +155,7 @@ void cpu_event_destroy(hir_backend *be, hir_event *ev) { free(ev); }
 /* ---------------------------------------------------------------- teardown */
 
 /* Nothing to release: ranks share no memory, every transfer is a copy over MPI. */
-int cpu_release_peers(hir_backend *be, hir_error *e)
+int cpu_release_peers(hir_backend *be, hir_diag *e)
 {
     return 0;
 }

@@ -20,7 +20,7 @@ typedef struct ew_ctx {
     int dom_int;           /* compute in int64 */
     int cond_first;        /* where: operand 0 is a condition, loaded on its own */
     hir_dtype dt[4];       /* out, inputs */
-    hir_error *e;
+    hir_diag *e;
 } ew_ctx;
 
 #define MAP(expr) for (int64_t i = 0; i < n; i++) r[i] = (expr)
@@ -88,7 +88,7 @@ static double (*const un_fn[HIR_UN_COUNT])(double) = {
     [HIR_UN_ISREAL] = isreal_d,
 };
 
-static int un_f(int op, double *r, const double *a, int64_t n, hir_error *e)
+static int un_f(int op, double *r, const double *a, int64_t n, hir_diag *e)
 {
     if ((unsigned)op < HIR_UN_COUNT && un_fn[op]) {
         double (*fn)(double) = un_fn[op];
@@ -118,13 +118,13 @@ static int un_f(int op, double *r, const double *a, int64_t n, hir_error *e)
     case HIR_UN_GELU: MAP(0.5 * a[i] * (1.0 + erf(a[i] * M_SQRT1_2))); break;
     case HIR_UN_SET: MAP(a[i]); break;
     default:
-        return hir_error_set(e, "%s: not defined on floating-point values",
+        return hir_fail(e, "%s: not defined on floating-point values",
                              hir_unary_op_name((hir_unary_op)op));
     }
     return 0;
 }
 
-static int un_i(int op, int64_t *r, const int64_t *a, int64_t n, hir_error *e)
+static int un_i(int op, int64_t *r, const int64_t *a, int64_t n, hir_diag *e)
 {
     switch ((hir_unary_op)op) {
     case HIR_UN_NEG: for (int64_t i = 0; i < n; i++) hir_iop_neg(a[i], &r[i]); break;
@@ -135,7 +135,7 @@ static int un_i(int op, int64_t *r, const int64_t *a, int64_t n, hir_error *e)
     case HIR_UN_CEIL: case HIR_UN_FLOOR: case HIR_UN_ROUND: case HIR_UN_TRUNC:
     case HIR_UN_SET: MAP(a[i]); break;
     default:
-        return hir_error_set(e, "%s: internal error, no integer form",
+        return hir_fail(e, "%s: internal error, no integer form",
                              hir_unary_op_name((hir_unary_op)op));
     }
     return 0;
@@ -149,7 +149,7 @@ static double py_rem(double a, double b)
     return m;
 }
 
-static int bin_f(int op, double *r, const double *a, const double *b, int64_t n, hir_error *e)
+static int bin_f(int op, double *r, const double *a, const double *b, int64_t n, hir_diag *e)
 {
     switch ((hir_binary_op)op) {
     case HIR_BIN_ADD: MAP(a[i] + b[i]); break;
@@ -175,7 +175,7 @@ static int bin_f(int op, double *r, const double *a, const double *b, int64_t n,
     case HIR_BIN_REMAINDER: MAP(py_rem(a[i], b[i])); break;
     case HIR_BIN_CEILDIV: MAP(ceil(a[i] / b[i])); break;
     default:
-        return hir_error_set(e, "%s: not defined on floating-point operands",
+        return hir_fail(e, "%s: not defined on floating-point operands",
                              hir_binary_op_name((hir_binary_op)op));
     }
     return 0;
@@ -184,17 +184,17 @@ static int bin_f(int op, double *r, const double *a, const double *b, int64_t n,
 /* The integer semantics of dialect/intops.h, element by element: wrapped values are kept,
  * division by zero (and pow(0, negative)) is an error. */
 static int bin_iop(int (*f)(int64_t, int64_t, int64_t *), hir_binary_op o, int64_t *r,
-                   const int64_t *a, const int64_t *b, int64_t n, hir_error *e)
+                   const int64_t *a, const int64_t *b, int64_t n, hir_diag *e)
 {
     int st = 0;
     for (int64_t i = 0; i < n; i++)
         st |= f(a[i], b[i], &r[i]);
     if (st & HIR_IOP_DIV0)
-        return hir_error_set(e, "%s: integer division by zero", hir_binary_op_name(o));
+        return hir_fail(e, "%s: integer division by zero", hir_binary_op_name(o));
     return 0;
 }
 
-static int bin_i(int op, int64_t *r, const int64_t *a, const int64_t *b, int64_t n, hir_error *e)
+static int bin_i(int op, int64_t *r, const int64_t *a, const int64_t *b, int64_t n, hir_diag *e)
 {
     hir_binary_op o = (hir_binary_op)op;
     switch (o) {
@@ -223,13 +223,13 @@ static int bin_i(int op, int64_t *r, const int64_t *a, const int64_t *b, int64_t
     case HIR_BIN_MAX: case HIR_BIN_FMAX: MAP(a[i] > b[i] ? a[i] : b[i]); break;
     case HIR_BIN_MIN: case HIR_BIN_FMIN: MAP(a[i] < b[i] ? a[i] : b[i]); break;
     default:
-        return hir_error_set(e, "%s: internal error, no integer form", hir_binary_op_name(o));
+        return hir_fail(e, "%s: internal error, no integer form", hir_binary_op_name(o));
     }
     return 0;
 }
 
 static int ter_f(int op, double *r, const double *a, const double *b, const double *c,
-                 int64_t n, hir_error *e)
+                 int64_t n, hir_diag *e)
 {
     switch ((hir_ternary_op)op) {
     case HIR_TER_WHERE: MAP(a[i] != 0 ? b[i] : c[i]); break;
@@ -239,20 +239,20 @@ static int ter_f(int op, double *r, const double *a, const double *b, const doub
     case HIR_TER_LERP: MAP(a[i] + c[i] * (b[i] - a[i])); break;
     case HIR_TER_THRESHOLD: MAP(a[i] <= b[i] ? c[i] : a[i]); break;
     default:
-        return hir_error_set(e, "ternary op %d unknown", op);
+        return hir_fail(e, "ternary op %d unknown", op);
     }
     return 0;
 }
 
 static int ter_i(int op, int64_t *r, const int64_t *a, const int64_t *b, const int64_t *c,
-                 int64_t n, hir_error *e)
+                 int64_t n, hir_diag *e)
 {
     switch ((hir_ternary_op)op) {
     case HIR_TER_WHERE: MAP(a[i] != 0 ? b[i] : c[i]); break;
     case HIR_TER_CLAMP: MAP(a[i] < b[i] ? b[i] : a[i] > c[i] ? c[i] : a[i]); break;
     case HIR_TER_THRESHOLD: MAP(a[i] <= b[i] ? c[i] : a[i]); break;
     default:
-        return hir_error_set(e, "%s: internal error, no integer form",
+        return hir_fail(e, "%s: internal error, no integer form",
                              hir_ternary_op_name((hir_ternary_op)op));
     }
     return 0;
@@ -301,14 +301,14 @@ typedef struct ew_args {
 } ew_args;
 
 static int ew_prepare(ew_args *a, const hir_view *out, const hir_operand *const *ops, int n,
-                      const char *name, hir_error *e)
+                      const char *name, hir_diag *e)
 {
     if (cpu_check_view(out, name, e))
         return -1;
     a->v[0] = *out;
     for (int i = 0; i < n; i++) {
         if (!ops[i])
-            return hir_error_set(e, "%s: operand %d missing", name, i);
+            return hir_fail(e, "%s: operand %d missing", name, i);
         if (ops[i]->is_scalar) {
             hir_view *s = &a->v[i + 1];
             memset(s, 0, sizeof *s);
@@ -330,11 +330,11 @@ static int ew_prepare(ew_args *a, const hir_view *out, const hir_operand *const 
         if (cpu_check_view(v, name, e))
             return -1;
         if (v->ndim != out->ndim)
-            return hir_error_set(e, "%s: operand %d has rank %d, output %d", name, i, v->ndim,
+            return hir_fail(e, "%s: operand %d has rank %d, output %d", name, i, v->ndim,
                                  out->ndim);
         for (int d = 0; d < out->ndim; d++)
             if (v->shape[d] != out->shape[d] && !(v->shape[d] == 1 || v->stride[d] == 0))
-                return hir_error_set(e, "%s: operand %d extent %lld on axis %d, output %lld",
+                return hir_fail(e, "%s: operand %d extent %lld on axis %d, output %lld",
                                      name, i, (long long)v->shape[d], d,
                                      (long long)out->shape[d]);
         a->v[i + 1] = *v;
@@ -359,17 +359,17 @@ static int ew_run(ew_ctx *c, ew_args *a)
 }
 
 int cpu_unary(hir_backend *be, hir_stream *s, hir_unary_op op, const hir_view *out,
-              const hir_operand *a, hir_error *e)
+              const hir_operand *a, hir_diag *e)
 {
     ew_args args;
     const hir_operand *ops[1] = {a};
     if ((unsigned)op >= HIR_UN_COUNT)
-        return hir_error_set(e, "unary op %d unknown", (int)op);
+        return hir_fail(e, "unary op %d unknown", (int)op);
     if (ew_prepare(&args, out, ops, 1, hir_unary_op_name(op), e))
         return -1;
     int in_int = intlike(args.v[1].dtype);
     if (op == HIR_UN_BITNOT && !in_int)
-        return hir_error_set(e, "bitwise_not: not defined on floating-point values");
+        return hir_fail(e, "bitwise_not: not defined on floating-point values");
     ew_ctx c = {.arity = 1, .op = op, .e = e};
     c.dom_int = in_int && (op == HIR_UN_NEG || op == HIR_UN_NOT || op == HIR_UN_BITNOT ||
                            op == HIR_UN_ABS || op == HIR_UN_RELU || op == HIR_UN_SET ||
@@ -382,12 +382,12 @@ int cpu_unary(hir_backend *be, hir_stream *s, hir_unary_op op, const hir_view *o
 }
 
 int cpu_binary(hir_backend *be, hir_stream *s, hir_binary_op op, const hir_view *out,
-               const hir_operand *a, const hir_operand *b, hir_error *e)
+               const hir_operand *a, const hir_operand *b, hir_diag *e)
 {
     ew_args args;
     const hir_operand *ops[2] = {a, b};
     if ((unsigned)op >= HIR_BIN_COUNT)
-        return hir_error_set(e, "binary op %d unknown", (int)op);
+        return hir_fail(e, "binary op %d unknown", (int)op);
     if (ew_prepare(&args, out, ops, 2, hir_binary_op_name(op), e))
         return -1;
     ew_ctx c = {.arity = 2, .op = op, .e = e};
@@ -397,12 +397,12 @@ int cpu_binary(hir_backend *be, hir_stream *s, hir_binary_op op, const hir_view 
 
 int cpu_ternary(hir_backend *be, hir_stream *s, hir_ternary_op op, const hir_view *out,
                 const hir_operand *a, const hir_operand *b, const hir_operand *c3,
-                hir_error *e)
+                hir_diag *e)
 {
     ew_args args;
     const hir_operand *ops[3] = {a, b, c3};
     if ((unsigned)op >= HIR_TER_COUNT)
-        return hir_error_set(e, "ternary op %d unknown", (int)op);
+        return hir_fail(e, "ternary op %d unknown", (int)op);
     if (ew_prepare(&args, out, ops, 3, hir_ternary_op_name(op), e))
         return -1;
     ew_ctx c = {.arity = 3, .op = op, .e = e};
@@ -465,18 +465,18 @@ static int red_row(void *vctx, char **p, const int64_t *st, int64_t n)
 }
 
 int cpu_reduce(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_view *out,
-               const hir_view *in, uint32_t reduce_mask, hir_error *e)
+               const hir_view *in, uint32_t reduce_mask, hir_diag *e)
 {
     if (cpu_check_view(out, "reduce output", e) || cpu_check_view(in, "reduce input", e))
         return -1;
     if ((unsigned)op >= HIR_RED_COUNT)
-        return hir_error_set(e, "reduction op %d unknown", (int)op);
+        return hir_fail(e, "reduction op %d unknown", (int)op);
     if (out->ndim != in->ndim)
-        return hir_error_set(e, "reduce: output rank %d, input rank %d", out->ndim, in->ndim);
+        return hir_fail(e, "reduce: output rank %d, input rank %d", out->ndim, in->ndim);
     for (int d = 0; d < in->ndim; d++) {
         int64_t want = (reduce_mask >> d) & 1 ? 1 : in->shape[d];
         if (out->shape[d] != want)
-            return hir_error_set(e, "reduce: output extent %lld on axis %d, expected %lld",
+            return hir_fail(e, "reduce: output extent %lld on axis %d, expected %lld",
                                  (long long)out->shape[d], d, (long long)want);
     }
     /* Accumulate in a contiguous out-shaped buffer of double (int64 for integers) rather than
@@ -485,7 +485,7 @@ int cpu_reduce(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_view 
     int64_t nout = hir_view_numel(out);
     void *acc = malloc((size_t)(nout ? nout : 1) * 8);
     if (!acc)
-        return hir_error_set(e, "reduce: out of memory");
+        return hir_fail(e, "reduce: out of memory");
     for (int64_t i = 0; i < nout; i++) {
         if (c.dom_int) {
             int64_t v = op == HIR_RED_SUM ? 0 : op == HIR_RED_PROD ? 1

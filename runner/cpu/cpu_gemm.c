@@ -36,7 +36,7 @@ static int direct_ok(const hir_view *v, hir_dtype ct, int64_t rows, int64_t cols
 }
 
 static int gemm_prepare(hir_cpu_backend *cb, int slot, const hir_view *v, hir_dtype ct,
-                        gemm_operand *o, hir_error *e)
+                        gemm_operand *o, hir_diag *e)
 {
     int64_t rows = v->shape[0], cols = v->shape[1];
     if (direct_ok(v, ct, rows, cols)) {
@@ -65,35 +65,35 @@ static int gemm_prepare(hir_cpu_backend *cb, int slot, const hir_view *v, hir_dt
 }
 
 /* The operands' ranks and extents, the bias and the batch checked: *M, *N, *K the sizes. */
-static int gemm_check(const hir_gemm *g, int64_t *M, int64_t *N, int64_t *K, hir_error *e)
+static int gemm_check(const hir_gemm *g, int64_t *M, int64_t *N, int64_t *K, hir_diag *e)
 {
     if (cpu_check_view(&g->a, "gemm A", e) || cpu_check_view(&g->b, "gemm B", e) ||
         cpu_check_view(&g->out, "gemm output", e))
         return -1;
     if (g->a.ndim != 2 || g->b.ndim != 2 || g->out.ndim != 2)
-        return hir_error_set(e, "gemm: operands must be 2-D (A %d-D, B %d-D, out %d-D)",
+        return hir_fail(e, "gemm: operands must be 2-D (A %d-D, B %d-D, out %d-D)",
                              g->a.ndim, g->b.ndim, g->out.ndim);
     *M = g->a.shape[0], *K = g->a.shape[1];
     *N = g->b_trans ? g->b.shape[0] : g->b.shape[1];
     int64_t Kb = g->b_trans ? g->b.shape[1] : g->b.shape[0];
     if (*K != Kb)
-        return hir_error_set(e, "gemm: A is [%lld, %lld] but B%s is [%lld, %lld]", (long long)*M,
+        return hir_fail(e, "gemm: A is [%lld, %lld] but B%s is [%lld, %lld]", (long long)*M,
                              (long long)*K, g->b_trans ? " (transposed)" : "",
                              (long long)g->b.shape[0], (long long)g->b.shape[1]);
     if (g->out.shape[0] != *M || g->out.shape[1] != *N)
-        return hir_error_set(e, "gemm: output is [%lld, %lld], expected [%lld, %lld]",
+        return hir_fail(e, "gemm: output is [%lld, %lld], expected [%lld, %lld]",
                              (long long)g->out.shape[0], (long long)g->out.shape[1],
                              (long long)*M, (long long)*N);
     if (g->bias) {
         if (cpu_check_view(g->bias, "gemm bias", e))
             return -1;
         if (g->bias->ndim != 1 || g->bias->shape[0] != *N)
-            return hir_error_set(e, "gemm: bias must be 1-D of extent %lld", (long long)*N);
+            return hir_fail(e, "gemm: bias must be 1-D of extent %lld", (long long)*N);
     }
     if (g->batch < 1)
-        return hir_error_set(e, "gemm: batch %lld < 1", (long long)g->batch);
+        return hir_fail(e, "gemm: batch %lld < 1", (long long)g->batch);
     if (*M > INT_MAX || *N > INT_MAX || *K > INT_MAX)
-        return hir_error_set(e, "gemm: extents beyond the 32-bit BLAS interface");
+        return hir_fail(e, "gemm: extents beyond the 32-bit BLAS interface");
     return 0;
 }
 
@@ -111,7 +111,7 @@ typedef struct gemm_call {
  * scratch), and the bias copied in the compute type: *bias its place, *direct_c whether C
  * is the output. */
 static int gemm_place_c(hir_cpu_backend *cb, const hir_gemm *g, const hir_view *vo,
-                        gemm_call *k, void **bias, int *direct_c, hir_error *e)
+                        gemm_call *k, void **bias, int *direct_c, hir_diag *e)
 {
     int64_t M = k->M, N = k->N;
     *direct_c = direct_ok(vo, k->ct, M, N);
@@ -172,7 +172,7 @@ static void gemm_blas(const hir_gemm *g, const gemm_call *k, const void *bias)
 /* Matrix bi of the batch: its operands prepared, the product, and the rounding copy into the
  * output when C was scratch. */
 static int gemm_one(hir_cpu_backend *cb, const hir_gemm *g, int64_t bi, gemm_call *k,
-                    void *bias, hir_error *e)
+                    void *bias, hir_diag *e)
 {
     int64_t M = k->M, N = k->N, K = k->K;
     hir_view va, vb, vo;
@@ -202,7 +202,7 @@ static int gemm_one(hir_cpu_backend *cb, const hir_gemm *g, int64_t bi, gemm_cal
     return 0;
 }
 
-int cpu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e)
+int cpu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_diag *e)
 {
     hir_cpu_backend *cb = cpu_of(be);
     gemm_call k = {0};

@@ -51,7 +51,7 @@ static int def_reads(const hir_deferred_gemm *d, range w)
            (d->has_bias && meets(w, view_range(&d->bias, 1, 0)));
 }
 
-static int compute(hir_cpu_backend *cb, hir_deferred_gemm *d, hir_error *e)
+static int compute(hir_cpu_backend *cb, hir_deferred_gemm *d, hir_diag *e)
 {
     hir_gemm g = d->g;
     g.bias = d->has_bias ? &d->bias : NULL;
@@ -62,7 +62,7 @@ static int compute(hir_cpu_backend *cb, hir_deferred_gemm *d, hir_error *e)
  * or output meet a write range. Pending GEMMs never depend on each other (a GEMM reading a
  * pending output made it compute first), so their order does not matter. */
 static int touch(hir_cpu_backend *cb, const range *reads, int nr, const range *writes, int nw,
-                 hir_error *e)
+                 hir_diag *e)
 {
     for (int i = 0; i < cb->ndef;) {
         hir_deferred_gemm *d = &cb->def[i];
@@ -88,21 +88,21 @@ static range bytes_range(const void *p, size_t n) { return (range){(uintptr_t)p,
 
 #define BASE(cb) ((cb)->base_ops)
 
-static int lz_upload(hir_backend *be, void *dst, const void *src, size_t n, hir_error *e)
+static int lz_upload(hir_backend *be, void *dst, const void *src, size_t n, hir_diag *e)
 {
     hir_cpu_backend *cb = cpu_of(be);
     range w = bytes_range(dst, n);
     return touch(cb, NULL, 0, &w, 1, e) < 0 ? -1 : BASE(cb)->upload(be, dst, src, n, e);
 }
 
-static int lz_download(hir_backend *be, void *dst, const void *src, size_t n, hir_error *e)
+static int lz_download(hir_backend *be, void *dst, const void *src, size_t n, hir_diag *e)
 {
     hir_cpu_backend *cb = cpu_of(be);
     range r = bytes_range(src, n);
     return touch(cb, &r, 1, NULL, 0, e) < 0 ? -1 : BASE(cb)->download(be, dst, src, n, e);
 }
 
-static int lz_fill(hir_backend *be, hir_stream *s, const hir_view *out, double v, hir_error *e)
+static int lz_fill(hir_backend *be, hir_stream *s, const hir_view *out, double v, hir_diag *e)
 {
     hir_cpu_backend *cb = cpu_of(be);
     range w = vr(out);
@@ -110,7 +110,7 @@ static int lz_fill(hir_backend *be, hir_stream *s, const hir_view *out, double v
 }
 
 static int lz_copy(hir_backend *be, hir_stream *s, const hir_view *dst, const hir_view *src,
-                   hir_error *e)
+                   hir_diag *e)
 {
     hir_cpu_backend *cb = cpu_of(be);
     range r = vr(src), w = vr(dst);
@@ -118,7 +118,7 @@ static int lz_copy(hir_backend *be, hir_stream *s, const hir_view *dst, const hi
 }
 
 static int lz_unary(hir_backend *be, hir_stream *s, hir_unary_op op, const hir_view *out,
-                    const hir_operand *a, hir_error *e)
+                    const hir_operand *a, hir_diag *e)
 {
     hir_cpu_backend *cb = cpu_of(be);
     range r = opr(a), w = vr(out);
@@ -126,7 +126,7 @@ static int lz_unary(hir_backend *be, hir_stream *s, hir_unary_op op, const hir_v
 }
 
 static int lz_binary(hir_backend *be, hir_stream *s, hir_binary_op op, const hir_view *out,
-                     const hir_operand *a, const hir_operand *b, hir_error *e)
+                     const hir_operand *a, const hir_operand *b, hir_diag *e)
 {
     hir_cpu_backend *cb = cpu_of(be);
     range r[2] = {opr(a), opr(b)}, w = vr(out);
@@ -135,7 +135,7 @@ static int lz_binary(hir_backend *be, hir_stream *s, hir_binary_op op, const hir
 
 static int lz_ternary(hir_backend *be, hir_stream *s, hir_ternary_op op, const hir_view *out,
                       const hir_operand *a, const hir_operand *b, const hir_operand *c,
-                      hir_error *e)
+                      hir_diag *e)
 {
     hir_cpu_backend *cb = cpu_of(be);
     range r[3] = {opr(a), opr(b), opr(c)}, w = vr(out);
@@ -143,7 +143,7 @@ static int lz_ternary(hir_backend *be, hir_stream *s, hir_ternary_op op, const h
 }
 
 static int lz_reduce(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_view *out,
-                     const hir_view *in, uint32_t mask, hir_error *e)
+                     const hir_view *in, uint32_t mask, hir_diag *e)
 {
     hir_cpu_backend *cb = cpu_of(be);
     range r = vr(in), w = vr(out);
@@ -151,7 +151,7 @@ static int lz_reduce(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir
 }
 
 static int lz_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **wk,
-                         hir_error *e)
+                         hir_diag *e)
 {
     hir_cpu_backend *cb = cpu_of(be);
     range r = c->input ? vr(c->input) : (range){0, 0};
@@ -160,7 +160,7 @@ static int lz_collective(hir_backend *be, hir_stream *s, const hir_collective *c
 }
 
 static int lz_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **wk,
-                       hir_error *e)
+                       hir_diag *e)
 {
     hir_cpu_backend *cb = cpu_of(be);
     range x = vr(&p->buf);
@@ -169,14 +169,14 @@ static int lz_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_wor
 }
 
 static int lz_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
-                           hir_moe_routed *r, hir_error *e)
+                           hir_moe_routed *r, hir_diag *e)
 {
     hir_cpu_backend *cb = cpu_of(be);
     range rd[3] = {vr(&d->x), vr(&d->topk_idx), vr(&d->topk_weights)};
     return touch(cb, rd, 3, NULL, 0, e) < 0 ? -1 : BASE(cb)->model->moe_dispatch(be, s, d, r, e);
 }
 
-static int lz_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e)
+static int lz_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_diag *e)
 {
     hir_cpu_backend *cb = cpu_of(be);
     range rd[4] = {vr(&c->x), vr(&c->src_idx), vr(&c->send_counts), vr(&c->recv_counts)};
@@ -186,7 +186,7 @@ static int lz_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine 
 
 /* sdpa reads q, k, v, bias and mask and writes out and lse: a deferred GEMM that produced an
  * operand is computed first, and so is one whose operands or output the results overwrite */
-static int lz_sdpa(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_error *e)
+static int lz_sdpa(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_diag *e)
 {
     hir_cpu_backend *cb = cpu_of(be);
     range rd[5] = {vr(&a->q), vr(&a->k), vr(&a->v), a->has_bias ? vr(&a->bias) : (range){0, 0},
@@ -224,7 +224,7 @@ static void lz_free(hir_backend *be, void *ptr)
     cb->held[cb->nheld++] = ptr;
 }
 
-static int lz_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e)
+static int lz_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_diag *e)
 {
     hir_cpu_backend *cb = cpu_of(be);
     int64_t batch = g->batch < 1 ? 1 : g->batch;
@@ -242,7 +242,7 @@ static int lz_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error 
     if (cb->ndef == cb->cap_def) {
         int nc = cb->cap_def ? 2 * cb->cap_def : 16;
         hir_deferred_gemm *p = realloc(cb->def, (size_t)nc * sizeof *p);
-        if (!p) return hir_error_set(e, "CPU backend: out of memory deferring a GEMM"), -1;
+        if (!p) return hir_fail(e, "CPU backend: out of memory deferring a GEMM"), -1;
         cb->def = p;
         cb->cap_def = nc;
     }
@@ -301,7 +301,7 @@ void cpu_lazy_destroy(hir_cpu_backend *cb)
     cb->nheld = 0;
 }
 
-int cpu_take_deferred(hir_backend *be, hir_deferred_gemm **list, int *n, hir_error *e)
+int cpu_take_deferred(hir_backend *be, hir_deferred_gemm **list, int *n, hir_diag *e)
 {
     *list = NULL;
     *n = 0;
@@ -309,14 +309,14 @@ int cpu_take_deferred(hir_backend *be, hir_deferred_gemm **list, int *n, hir_err
     hir_cpu_backend *cb = cpu_of(be);
     if (!cb->ndef) return 0;
     *list = malloc((size_t)cb->ndef * sizeof **list);
-    if (!*list) return hir_error_set(e, "out of host memory"), -1;
+    if (!*list) return hir_fail(e, "out of host memory"), -1;
     memcpy(*list, cb->def, (size_t)cb->ndef * sizeof **list);
     *n = cb->ndef;
     cb->ndef = 0;
     return 0;
 }
 
-int cpu_gemm_now(hir_backend *be, const hir_deferred_gemm *d, hir_error *e)
+int cpu_gemm_now(hir_backend *be, const hir_deferred_gemm *d, hir_diag *e)
 {
     return compute(cpu_of(be), (hir_deferred_gemm *)d, e);
 }

@@ -34,15 +34,15 @@ static void moe_row_put(const hir_view *v, int64_t i, const char *src)
 }
 
 /* a [N, 1] or [N] view of one value per token */
-static int moe_column(const hir_view *v, int64_t n, const char *what, hir_error *e)
+static int moe_column(const hir_view *v, int64_t n, const char *what, hir_diag *e)
 {
     if (!v->data && n)
-        return hir_error_set(e, "%s is not bound", what);
+        return hir_fail(e, "%s is not bound", what);
     if (!(v->ndim == 1 || (v->ndim == 2 && v->shape[1] == 1)) || v->shape[0] != n)
-        return hir_error_set(e, "%s must be [%lld, 1] (one value per token: top-1 routing)", what,
+        return hir_fail(e, "%s must be [%lld, 1] (one value per token: top-1 routing)", what,
                              (long long)n);
     if (!hir_dtype_size(v->dtype))
-        return hir_error_set(e, "%s: dtype %s cannot be routed", what, hir_dtype_name(v->dtype));
+        return hir_fail(e, "%s: dtype %s cannot be routed", what, hir_dtype_name(v->dtype));
     return 0;
 }
 
@@ -53,12 +53,12 @@ static const char *moe_col_ptr(const hir_view *v, int64_t i)
 }
 
 static int moe_alloc(hir_backend *be, hir_view *v, hir_dtype dt, int ndim, const int64_t *shape,
-                     hir_error *e)
+                     hir_diag *e)
 {
     hir_view_init(v, NULL, dt, ndim, shape);
     size_t bytes = hir_view_bytes(v);
     if (bytes == SIZE_MAX)
-        return hir_error_set(e, "an output of more than SIZE_MAX bytes");
+        return hir_fail(e, "an output of more than SIZE_MAX bytes");
     return be->ops->alloc(be, bytes ? bytes : 1, &v->data, e);
 }
 
@@ -100,7 +100,7 @@ static void moe_send_free(moe_send *b)
     free(b->sx);
 }
 
-static int moe_send_alloc(moe_send *b, const moe_dims *m, int size, hir_error *e)
+static int moe_send_alloc(moe_send *b, const moe_dims *m, int size, hir_diag *e)
 {
     size_t nt = (size_t)(m->T ? m->T : 1);
     b->ex = malloc(nt * sizeof *b->ex);
@@ -115,46 +115,46 @@ static int moe_send_alloc(moe_send *b, const moe_dims *m, int size, hir_error *e
                                                        : malloc(nt * (m->row ? m->row : 1));
     if (!b->ex || !b->order || !b->start || !b->sc || !b->rcnt || !b->sidx || !b->ssrc ||
         !b->sw || !b->sx)
-        return hir_error_set(e, "out of memory");
+        return hir_fail(e, "out of memory");
     return 0;
 }
 
-static int moe_dispatch_check(const hir_moe_dispatch *d, int size, moe_dims *m, hir_error *e)
+static int moe_dispatch_check(const hir_moe_dispatch *d, int size, moe_dims *m, hir_diag *e)
 {
     const hir_view *x = &d->x;
     if (x->ndim != 2)
-        return hir_error_set(e, "in must be [T, H], it has %d axes", x->ndim);
+        return hir_fail(e, "in must be [T, H], it has %d axes", x->ndim);
     m->T = x->shape[0], m->H = x->shape[1];
     if (moe_column(&d->topk_idx, m->T, "topk_idx", e) ||
         moe_column(&d->topk_weights, m->T, "topk_weights", e))
         return -1;
     if (!hir_dtype_is_int(d->topk_idx.dtype))
-        return hir_error_set(e, "topk_idx is %s, expert ids must be integers",
+        return hir_fail(e, "topk_idx is %s, expert ids must be integers",
                              hir_dtype_name(d->topk_idx.dtype));
     m->E = d->num_experts;
     if (m->E <= 0 || m->E % size)
-        return hir_error_set(e, "num_experts=%lld is not a positive multiple of the "
+        return hir_fail(e, "num_experts=%lld is not a positive multiple of the "
                              "job's %d ranks", (long long)m->E, size);
     m->per = m->E / size;
     m->es = hir_dtype_size(x->dtype), m->ws = hir_dtype_size(d->topk_weights.dtype);
     if (!m->es)
-        return hir_error_set(e, "dtype %s cannot be routed", hir_dtype_name(x->dtype));
+        return hir_fail(e, "dtype %s cannot be routed", hir_dtype_name(x->dtype));
     m->row = (size_t)m->H * m->es;
     if (m->H && m->row / (size_t)m->H != m->es)
-        return hir_error_set(e, "a token row does not fit in memory");
+        return hir_fail(e, "a token row does not fit in memory");
     return 0;
 }
 
 /* Each token's expert checked, then the tokens packed by a stable counting sort on the
  * expert: the tokens for rank r are contiguous, in rank order; sc counts them. */
-static int moe_pack(const hir_moe_dispatch *d, const moe_dims *m, moe_send *b, hir_error *e)
+static int moe_pack(const hir_moe_dispatch *d, const moe_dims *m, moe_send *b, hir_diag *e)
 {
     int64_t T = m->T, E = m->E;
     if (T)
         cpu_load_i64(b->ex, d->topk_idx.data, d->topk_idx.dtype, d->topk_idx.stride[0], T);
     for (int64_t t = 0; t < T; t++) {
         if (b->ex[t] < 0 || b->ex[t] >= E)
-            return hir_error_set(e, "topk_idx row %lld holds %lld, not an expert id in "
+            return hir_fail(e, "topk_idx row %lld holds %lld, not an expert id in "
                                  "[0, %lld)", (long long)t, (long long)b->ex[t], (long long)E);
         b->start[b->ex[t] + 1]++;
     }
@@ -175,7 +175,7 @@ static int moe_pack(const hir_moe_dispatch *d, const moe_dims *m, moe_send *b, h
 
 /* The counts exchanged, r's outputs allocated, and the rows and their metadata routed. */
 static int moe_route(hir_backend *be, int size, const hir_moe_dispatch *d, const moe_dims *m,
-                     moe_send *b, hir_moe_routed *r, hir_error *e)
+                     moe_send *b, hir_moe_routed *r, hir_diag *e)
 {
     if (cpu_comm_alltoall_i64(be, size, b->sc, b->rcnt, e))
         return -1;
@@ -204,7 +204,7 @@ static int moe_route(hir_backend *be, int size, const hir_moe_dispatch *d, const
 }
 
 int cpu_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
-                     hir_moe_routed *r, hir_error *e)
+                     hir_moe_routed *r, hir_diag *e)
 {
     (void)s;
     memset(r, 0, sizeof *r);
@@ -224,25 +224,25 @@ int cpu_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
     return rc;
 }
 
-int cpu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e)
+int cpu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_diag *e)
 {
     (void)s;
     int size;
     cpu_comm_world_size(be, &size);
     const hir_view *x = &c->x, *out = &c->out;
     if (x->ndim != 2 || out->ndim != 2)
-        return hir_error_set(e, "in and out must be [R, H] and [T, H]");
+        return hir_fail(e, "in and out must be [R, H] and [T, H]");
     int64_t R = x->shape[0], H = x->shape[1], T = out->shape[0];
     if (out->shape[1] != H || out->dtype != x->dtype)
-        return hir_error_set(e, "out must be [%lld, %lld] %s like the tokens",
+        return hir_fail(e, "out must be [%lld, %lld] %s like the tokens",
                              (long long)T, (long long)H, hir_dtype_name(x->dtype));
     if (moe_column(&c->src_idx, R, "src_idx", e))
         return -1;
     if (!hir_dtype_is_int(c->src_idx.dtype))
-        return hir_error_set(e, "src_idx must hold integers");
+        return hir_fail(e, "src_idx must hold integers");
     if (c->send_counts.ndim != 1 || c->send_counts.shape[0] != size ||
         c->recv_counts.ndim != 1 || c->recv_counts.shape[0] != size)
-        return hir_error_set(e, "the Dispatch's token counts are not per rank of "
+        return hir_fail(e, "the Dispatch's token counts are not per rank of "
                              "this job");
     size_t es = hir_dtype_size(x->dtype), row = (size_t)H * es;
     int rc = -1;
@@ -252,7 +252,7 @@ int cpu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hi
     int64_t *bsrc = NULL;
     char *bx = NULL;
     if (!sc || !rcnt || !src || !sx) {
-        hir_error_set(e, "out of memory");
+        hir_fail(e, "out of memory");
         goto out;
     }
     /* back to the senders: what came from rank r returns to it */
@@ -264,12 +264,12 @@ int cpu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hi
         nb += rcnt[k];
     }
     if (ns != R) {
-        hir_error_set(e, "%lld tokens, the Dispatch received %lld", (long long)R,
+        hir_fail(e, "%lld tokens, the Dispatch received %lld", (long long)R,
                       (long long)ns);
         goto out;
     }
     if (nb != T) {
-        hir_error_set(e, "out has %lld rows, the Dispatch sent %lld tokens",
+        hir_fail(e, "out has %lld rows, the Dispatch sent %lld tokens",
                       (long long)T, (long long)nb);
         goto out;
     }
@@ -280,7 +280,7 @@ int cpu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hi
     bsrc = malloc((size_t)(T ? T : 1) * sizeof *bsrc);
     bx = malloc((size_t)(T ? T : 1) * (row ? row : 1));
     if (!bsrc || !bx) {
-        hir_error_set(e, "out of memory");
+        hir_fail(e, "out of memory");
         goto out;
     }
     if (cpu_comm_alltoallv(be, size, sx, sc, bx, rcnt, row, "tokens", e) ||
@@ -288,7 +288,7 @@ int cpu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hi
         goto out;
     for (int64_t i = 0; i < T; i++) {
         if (bsrc[i] < 0 || bsrc[i] >= T) {
-            hir_error_set(e, "a token came back for row %lld of %lld",
+            hir_fail(e, "a token came back for row %lld of %lld",
                           (long long)bsrc[i], (long long)T);
             goto out;
         }

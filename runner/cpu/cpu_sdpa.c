@@ -115,7 +115,7 @@ static int thread_count(hir_backend *be, int64_t slices)
     return t < 1 ? 1 : (int)t;
 }
 
-int cpu_sdpa(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_error *e)
+int cpu_sdpa(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_diag *e)
 {
     (void)s;
     int64_t L = a->q.shape[2], E = a->q.shape[3], S = a->k.shape[2], Ev = a->v.shape[3];
@@ -136,7 +136,7 @@ int cpu_sdpa(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_error *e)
         w[t].row = malloc((size_t)(S > 0 ? S : 1) * sizeof(double));
         w[t].acc = malloc((size_t)Ev * sizeof(double));
         if (!w[t].q || !w[t].k || !w[t].v || !w[t].row || !w[t].acc) {
-            rc = hir_error_set(e, "out of memory for the rows of an sdpa slice (L=%lld, S=%lld, "
+            rc = hir_fail(e, "out of memory for the rows of an sdpa slice (L=%lld, S=%lld, "
                                "E=%lld)", (long long)L, (long long)S, (long long)E);
             goto out;
         }

@@ -146,17 +146,17 @@ void cpu_store_i64(char *dst, hir_dtype t, int64_t stride, const int64_t *src, i
 #undef ROW_STORE
 #undef ID
 
-int cpu_check_view(const hir_view *v, const char *what, hir_error *e)
+int cpu_check_view(const hir_view *v, const char *what, hir_diag *e)
 {
     if (!v)
-        return hir_error_set(e, "%s: missing view", what);
+        return hir_fail(e, "%s: missing view", what);
     if (!hir_dtype_is_storable(v->dtype))
-        return hir_error_set(e, "%s: dtype %s is not supported by the CPU backend", what,
+        return hir_fail(e, "%s: dtype %s is not supported by the CPU backend", what,
                              hir_dtype_name(v->dtype));
     if (v->ndim < 0 || v->ndim > HIR_MAX_DIMS)
-        return hir_error_set(e, "%s: rank %d outside 0..%d", what, v->ndim, HIR_MAX_DIMS);
+        return hir_fail(e, "%s: rank %d outside 0..%d", what, v->ndim, HIR_MAX_DIMS);
     if (!v->data && hir_view_numel(v) > 0)
-        return hir_error_set(e, "%s: null data pointer", what);
+        return hir_fail(e, "%s: null data pointer", what);
     return 0;
 }
 
@@ -213,16 +213,16 @@ static int copy_row_cast(void *ctx, char **p, const int64_t *st, int64_t n)
     return 0;
 }
 
-int cpu_copy_view(const hir_view *dst, const hir_view *src, hir_error *e)
+int cpu_copy_view(const hir_view *dst, const hir_view *src, hir_diag *e)
 {
     if (cpu_check_view(dst, "copy destination", e) || cpu_check_view(src, "copy source", e))
         return -1;
     if (dst->ndim != src->ndim)
-        return hir_error_set(e, "copy: rank %d destination from rank %d source", dst->ndim,
+        return hir_fail(e, "copy: rank %d destination from rank %d source", dst->ndim,
                              src->ndim);
     for (int i = 0; i < dst->ndim; i++)
         if (dst->shape[i] != src->shape[i])
-            return hir_error_set(e, "copy: extent %lld of axis %d differs from the source's %lld",
+            return hir_fail(e, "copy: extent %lld of axis %d differs from the source's %lld",
                                  (long long)dst->shape[i], i, (long long)src->shape[i]);
     const hir_view *vs[2] = {dst, src};
     if (dst->dtype == src->dtype) {
@@ -234,12 +234,12 @@ int cpu_copy_view(const hir_view *dst, const hir_view *src, hir_error *e)
     return cpu_for_rows(dst->ndim, dst->shape, 2, vs, copy_row_cast, &c);
 }
 
-void *cpu_scratch(hir_cpu_backend *cb, int i, size_t bytes, hir_error *e)
+void *cpu_scratch(hir_cpu_backend *cb, int i, size_t bytes, hir_diag *e)
 {
     if (bytes > cb->scratch_cap[i]) {
         void *p = realloc(cb->scratch[i], bytes);
         if (!p) {
-            hir_error_set(e, "CPU backend: out of memory for %zu bytes of scratch", bytes);
+            hir_fail(e, "CPU backend: out of memory for %zu bytes of scratch", bytes);
             return NULL;
         }
         cb->scratch[i] = p;

@@ -39,12 +39,12 @@ static void cu_destroy(hir_backend *be)
 }
 
 /* Adapters from the backend's public extras (cuda_backend.h) to the table's signatures. */
-static int cu_load_kernel(hir_backend *be, int group, const char *path, hir_error *e)
+static int cu_load_kernel(hir_backend *be, int group, const char *path, hir_diag *e)
 {
     return hir_cuda_load_user_kernel(be, group, path, NULL, e);
 }
 
-static int cu_graph_end(hir_backend *be, int ok, hir_graph **out, hir_error *e)
+static int cu_graph_end(hir_backend *be, int ok, hir_graph **out, hir_diag *e)
 {
     hir_cuda_graph *g = NULL;
     int rc = hir_cuda_graph_end(be, ok, &g, e);
@@ -52,7 +52,7 @@ static int cu_graph_end(hir_backend *be, int ok, hir_graph **out, hir_error *e)
     return rc;
 }
 
-static int cu_graph_launch(hir_backend *be, hir_graph *g, hir_error *e)
+static int cu_graph_launch(hir_backend *be, hir_graph *g, hir_diag *e)
 {
     return hir_cuda_graph_launch(be, (hir_cuda_graph *)g, e);
 }
@@ -143,14 +143,14 @@ static const hir_backend_ops cu_ops = {
     .model = &cu_model,
 };
 
-static int load_driver(hir_cu_driver *d, hir_error *e)
+static int load_driver(hir_cu_driver *d, hir_diag *e)
 {
 #define GET(field, sym) do { \
         enum cudaDriverEntryPointQueryResult q; \
         void *fp = NULL; \
         HIR_CK(e, cuda, cudaGetDriverEntryPointByVersion(sym, &fp, 12000, cudaEnableDefault, &q)); \
         if (q != cudaDriverEntryPointSuccess || !fp) \
-            return hir_error_set(e, "driver entry point %s not found", sym), -1; \
+            return hir_fail(e, "driver entry point %s not found", sym), -1; \
         memcpy(&d->field, &fp, sizeof fp); \
     } while (0)
     GET(GetErrorString, "cuGetErrorString");
@@ -183,21 +183,21 @@ int hir_cuda_available(void)
     return hir_cuda_device_count() > 0;
 }
 
-int hir_backend_cuda_create(const hir_backend_config *cfg, hir_backend **out, hir_error *e)
+int hir_backend_cuda_create(const hir_backend_config *cfg, hir_backend **out, hir_diag *e)
 {
     *out = NULL;
     int ndev = 0;
     cudaError_t st = cudaGetDeviceCount(&ndev);
     if (st != cudaSuccess || ndev == 0) {
         cudaGetLastError();
-        return hir_error_set(e, "CUDA backend unavailable: no GPU visible (%s); use the CPU "
+        return hir_fail(e, "CUDA backend unavailable: no GPU visible (%s); use the CPU "
                                 "backend", st != cudaSuccess ? cudaGetErrorString(st)
                                                              : "0 devices"), -1;
     }
     if (cfg->device < 0)
-        return hir_error_set(e, "CUDA backend: device %d requested", cfg->device), -1;
+        return hir_fail(e, "CUDA backend: device %d requested", cfg->device), -1;
     hir_cu_backend *cb = calloc(1, sizeof *cb);
-    if (!cb) return hir_error_set(e, "out of host memory"), -1;
+    if (!cb) return hir_fail(e, "out of host memory"), -1;
     cb->base.ops = &cu_ops;
     cb->base.cfg = *cfg;
     /* more ranks on a node than visible GPUs (hir-run passes the local rank): they share the

@@ -233,12 +233,12 @@ static const char *ew_ctype(const hir_cu_ew_spec *s)
     return dbl ? "double" : flt ? "float" : "long long";
 }
 
-static int gen_ew(const hir_cu_ew_spec *s, sbuf *b, hir_error *e)
+static int gen_ew(const hir_cu_ew_spec *s, sbuf *b, hir_diag *e)
 {
     const char *ct = ew_ctype(s);
     int isint = ct[0] == 'l';
     const char *ex = hir_cu_ewise_spelling(s->tag, s->op, isint);
-    if (!ex) return hir_error_set(e, "element-wise op %d (%d inputs) has no kernel for %s "
+    if (!ex) return hir_fail(e, "element-wise op %d (%d inputs) has no kernel for %s "
                                      "arithmetic", s->op, s->tag, ct), -1;
     sb_printf(b, "%s%s", HIR_INTOPS_TEXT, PRELUDE);
     sb_printf(b, "typedef %s CT;\n#define ND %d\n", ct, s->nd);
@@ -271,7 +271,7 @@ static int gen_ew(const hir_cu_ew_spec *s, sbuf *b, hir_error *e)
     sb_printf(b, "CT v=(CT)(%s);\n", ex);
     emit_store(b, s->out, "p.out", "oo", "v");
     sb_printf(b, "}}\n");
-    return b->oom ? (hir_error_set(e, "out of host memory"), -1) : 0;
+    return b->oom ? (hir_fail(e, "out of host memory"), -1) : 0;
 }
 
 static const char *red_combine(int op, int isint)
@@ -301,7 +301,7 @@ static const char *red_identity(int op, int isint)
     }
 }
 
-static int gen_reduce(const hir_cu_ew_spec *s, sbuf *b, hir_error *e)
+static int gen_reduce(const hir_cu_ew_spec *s, sbuf *b, hir_diag *e)
 {
     int dt = s->in[0];
     const char *ct = dt == HIR_DT_DOUBLE ? "double" : hir_dtype_is_float((hir_dtype)dt) ? "float"
@@ -334,13 +334,13 @@ static int gen_reduce(const hir_cu_ew_spec *s, sbuf *b, hir_error *e)
                  "acc=COMB(x,y);}\nif(lane==0){");
     emit_store(b, s->out, "p.out", "ob", "acc");
     sb_printf(b, "}}\n__syncthreads();}}\n");
-    return b->oom ? (hir_error_set(e, "out of host memory"), -1) : 0;
+    return b->oom ? (hir_fail(e, "out of host memory"), -1) : 0;
 }
 
 /* ---------------------------------------------------------------- compile, link, cache */
 
 int hir_cu_link_module(hir_cu_backend *cb, const void *const *inputs, const size_t *sizes,
-                       const int *kinds, int n, CUmodule *mod, hir_error *e)
+                       const int *kinds, int n, CUmodule *mod, hir_diag *e)
 {
     char arch[32];
     snprintf(arch, sizeof arch, "-arch=sm_%d%d", cb->cc_major, cb->cc_minor);
@@ -363,7 +363,7 @@ int hir_cu_link_module(hir_cu_backend *cb, const void *const *inputs, const size
     size_t sz = 0;
     HIR_CK_GOTO(e, nvjitlink, nvJitLinkGetLinkedCubinSize(h, &sz), done);
     cubin = malloc(sz);
-    if (!cubin) { hir_error_set(e, "out of host memory"); goto done; }
+    if (!cubin) { hir_fail(e, "out of host memory"); goto done; }
     HIR_CK_GOTO(e, nvjitlink, nvJitLinkGetLinkedCubin(h, cubin), done);
     if (mod) HIR_CK_GOTO(e, cu, cb->drv.ModuleLoadData(mod, cubin), done);
     rc = 0;
@@ -377,7 +377,7 @@ linkfail: {
                 snprintf(log, sizeof log, "%s", full);
             free(full);
         }
-        hir_error_set(e, "nvJitLink (%s) failed: %s", arch, log[0] ? log : "(no log)");
+        hir_fail(e, "nvJitLink (%s) failed: %s", arch, log[0] ? log : "(no log)");
     }
 done:
     free(cubin);
@@ -385,7 +385,7 @@ done:
     return rc;
 }
 
-static int compile_source(hir_cu_backend *cb, const char *src, CUmodule *mod, hir_error *e)
+static int compile_source(hir_cu_backend *cb, const char *src, CUmodule *mod, hir_diag *e)
 {
     char arch[48];
     snprintf(arch, sizeof arch, "--gpu-architecture=compute_%d%d", cb->cc_major, cb->cc_minor);
@@ -404,14 +404,14 @@ static int compile_source(hir_cu_backend *cb, const char *src, CUmodule *mod, hi
                 snprintf(log, sizeof log, "%s", full);
             free(full);
         }
-        hir_error_set(e, "nvrtcCompileProgram: %s: %s", nvrtcGetErrorString((nvrtcResult)st),
+        hir_fail(e, "nvrtcCompileProgram: %s: %s", nvrtcGetErrorString((nvrtcResult)st),
                       log);
         goto done;
     }
     size_t sz = 0;
     HIR_CK_GOTO(e, nvrtc, nvrtcGetLTOIRSize(prog, &sz), done);
     ltoir = malloc(sz);
-    if (!ltoir) { hir_error_set(e, "out of host memory"); goto done; }
+    if (!ltoir) { hir_fail(e, "out of host memory"); goto done; }
     HIR_CK_GOTO(e, nvrtc, nvrtcGetLTOIR(prog, ltoir), done);
     const void *in[1] = {ltoir};
     int kind[1] = {NVJITLINK_INPUT_LTOIR};
@@ -422,7 +422,7 @@ done:
     return rc;
 }
 
-int hir_cu_ew_kernel(hir_cu_backend *cb, hir_cu_ew_spec *spec, CUfunction *fn, hir_error *e)
+int hir_cu_ew_kernel(hir_cu_backend *cb, hir_cu_ew_spec *spec, CUfunction *fn, hir_diag *e)
 {
     spec->arch = cb->cc_major * 10 + cb->cc_minor;
     uint64_t h = hir_fnv1a(spec, sizeof *spec, HIR_FNV1A_INIT);
@@ -454,7 +454,7 @@ int hir_cu_ew_kernel(hir_cu_backend *cb, hir_cu_ew_spec *spec, CUfunction *fn, h
     k->key = malloc(sizeof *spec);
     if (!k->key) {
         cb->drv.ModuleUnload(mod);
-        return hir_error_set(e, "out of host memory"), -1;
+        return hir_fail(e, "out of host memory"), -1;
     }
     memcpy(k->key, spec, sizeof *spec);
     k->keylen = sizeof *spec;
@@ -468,14 +468,14 @@ int hir_cu_ew_kernel(hir_cu_backend *cb, hir_cu_ew_spec *spec, CUfunction *fn, h
 
 const char *hir_cu_kernel_prelude(void) { return PRELUDE; }
 
-int hir_cu_kernel_compile(hir_cu_backend *cb, const char *src, CUmodule *mod, hir_error *e)
+int hir_cu_kernel_compile(hir_cu_backend *cb, const char *src, CUmodule *mod, hir_diag *e)
 {
     return compile_source(cb, src, mod, e);
 }
 
 int hir_cu_kernel_keyed(hir_cu_backend *cb, const void *key, size_t keylen,
-                        int (*gen)(const void *key, char **src, hir_error *e), CUfunction *fn,
-                        hir_error *e)
+                        int (*gen)(const void *key, char **src, hir_diag *e), CUfunction *fn,
+                        hir_diag *e)
 {
     uint64_t h = hir_fnv1a(key, keylen, HIR_FNV1A_INIT);
     for (int i = 0; i < cb->nkernels; i++)
@@ -497,7 +497,7 @@ int hir_cu_kernel_keyed(hir_cu_backend *cb, const void *key, size_t keylen,
         cb->drv.ModuleUnload(mod);
         free(kcopy);
         if (st) HIR_CK_ST(e, cu, "cuModuleGetFunction", st);
-        if (!kcopy) hir_error_set(e, "out of host memory");
+        if (!kcopy) hir_fail(e, "out of host memory");
         return -1;
     }
     memcpy(kcopy, key, keylen);
@@ -533,7 +533,7 @@ static int ops_valid_on_float(int tag, int op)
     return 1;
 }
 
-int hir_cu_codegen_check(int cc_major, int cc_minor, int *ncompiled, FILE *log, hir_error *e)
+int hir_cu_codegen_check(int cc_major, int cc_minor, int *ncompiled, FILE *log, hir_diag *e)
 {
     hir_cu_backend fake;
     memset(&fake, 0, sizeof fake);

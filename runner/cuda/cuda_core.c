@@ -9,14 +9,14 @@
 
 /* ---------------------------------------------------------------- memory */
 
-int hir_cu_alloc(hir_backend *be, size_t bytes, void **ptr, hir_error *e)
+int hir_cu_alloc(hir_backend *be, size_t bytes, void **ptr, hir_diag *e)
 {
     *ptr = NULL;
     if (bytes == 0) bytes = 1;      /* distinct, freeable pointers even for empty tensors */
     int st = cudaMalloc(ptr, bytes);
     if (st != cudaSuccess) {
         cudaGetLastError();          /* OOM is not sticky; clear it */
-        return hir_error_set(e, "cudaMalloc(%zu bytes): %s", bytes,
+        return hir_fail(e, "cudaMalloc(%zu bytes): %s", bytes,
                              cudaGetErrorString((cudaError_t)st)), -1;
     }
     return 0;
@@ -31,7 +31,7 @@ void hir_cu_free(hir_backend *be, void *ptr)
     else cudaFree(ptr);
 }
 
-int hir_cu_mem_available(hir_backend *be, size_t *bytes, hir_error *e)
+int hir_cu_mem_available(hir_backend *be, size_t *bytes, hir_diag *e)
 {
     size_t fr = 0, tot = 0;
     HIR_CK(e, cuda, cudaMemGetInfo(&fr, &tot));
@@ -40,7 +40,7 @@ int hir_cu_mem_available(hir_backend *be, size_t *bytes, hir_error *e)
 }
 
 /* Synchronous transfers go through the main stream and wait on it only (not the device). */
-int hir_cu_upload(hir_backend *be, void *dst, const void *src, size_t bytes, hir_error *e)
+int hir_cu_upload(hir_backend *be, void *dst, const void *src, size_t bytes, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     HIR_CK(e, cuda, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, cb->main.s));
@@ -48,7 +48,7 @@ int hir_cu_upload(hir_backend *be, void *dst, const void *src, size_t bytes, hir
     return 0;
 }
 
-int hir_cu_download(hir_backend *be, void *dst, const void *src, size_t bytes, hir_error *e)
+int hir_cu_download(hir_backend *be, void *dst, const void *src, size_t bytes, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     HIR_CK(e, cuda, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, cb->main.s));
@@ -67,10 +67,10 @@ void hir_cu_work_free(hir_cu_backend *cb, hir_work *w)
 
 /* StartCoalescing: an NCCL group, or with --nccl-p2p=host-staged a list that EndCoalescing
  * runs (cuda_staged.c). CUDA-IPC posts may sit in either kind of group. */
-int hir_cu_coalesce_begin(hir_backend *be, hir_error *e)
+int hir_cu_coalesce_begin(hir_backend *be, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
-    if (cb->in_group) return hir_error_set(e, "StartCoalescing: already coalescing"), -1;
+    if (cb->in_group) return hir_fail(e, "StartCoalescing: already coalescing"), -1;
     cb->ngroup_ipc = 0;
     if (!cb->base.cfg.p2p_host_staged) return hir_cu_group_begin(be, e);
     cb->in_group = 1;
@@ -79,7 +79,7 @@ int hir_cu_coalesce_begin(hir_backend *be, hir_error *e)
     return 0;
 }
 
-int hir_cu_coalesce_end(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e)
+int hir_cu_coalesce_end(hir_backend *be, hir_stream *s, hir_work **w, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     *w = NULL;
@@ -105,7 +105,7 @@ int hir_cu_coalesce_end(hir_backend *be, hir_stream *s, hir_work **w, hir_error 
 }
 
 int hir_cu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **w,
-                    hir_error *e)
+                    hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     hir_cu_rec_other(cb);
@@ -129,29 +129,29 @@ int hir_cu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work *
         }
         return 0;
     }
-    return hir_error_set(e, "the CUDA backend has no UCC transport; use backend=NCCL or CUDA"),
+    return hir_fail(e, "the CUDA backend has no UCC transport; use backend=NCCL or CUDA"),
            -1;
 }
 
 /* An Allgather over the CUDA transport runs over CUDA IPC; every other collective over NCCL. */
 int hir_cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **w,
-                      hir_error *e)
+                      hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     hir_cu_rec_other(cb);
     *w = NULL;
     if (cb->staged_group)
-        return hir_error_set(e, "%s inside a coalescing group: with --nccl-p2p=host-staged a "
+        return hir_fail(e, "%s inside a coalescing group: with --nccl-p2p=host-staged a "
                                 "group holds P2P only", hir_comm_type_name(c->kind)), -1;
     if (c->transport == HIR_BK_CUDA && c->kind == HIR_COMM_ALLGATHER && !cb->in_group)
         return hir_cu_ipc_allgather(cb, s, c, w, e);
     return hir_cu_nccl_collective(be, s, c, w, e);
 }
 
-int hir_cu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_error *e)
+int hir_cu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
-    if (!w) return hir_error_set(e, "wait: no work recorded"), -1;
+    if (!w) return hir_fail(e, "wait: no work recorded"), -1;
     int rc = 0;
     if (w->kind == HIR_CU_WORK_IPC) {
         rc = hir_cu_ipc_wait(cb, s, w, e);
@@ -189,7 +189,7 @@ static void arch_flops(int major, int minor, double *f16, double *f32, double *f
     else if (major == 12) { *f16 = 1024; *f32 = 256; *f64 = 4; }
 }
 
-int hir_cu_device_info(hir_backend *be, hir_device_info *d, hir_error *e)
+int hir_cu_device_info(hir_backend *be, hir_device_info *d, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     memset(d, 0, sizeof *d);
@@ -223,7 +223,7 @@ int hir_cu_device_info(hir_backend *be, hir_device_info *d, hir_error *e)
 
 /* Graph replays: the captured semaphore numbers repeat every replay, so before each replay
  * (every rank idle, and a barrier after this on every rank) the semaphores start over. */
-int hir_cuda_ipc_rearm(hir_backend *be, hir_error *e)
+int hir_cuda_ipc_rearm(hir_backend *be, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     for (int i = 0; i < cb->nipc; i++)

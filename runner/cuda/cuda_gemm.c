@@ -24,10 +24,10 @@ static int lt_type(hir_dtype t, cudaDataType_t *out)
 /* A 2-D operand as cuBLASLt sees it: row-major (unit column stride) or column-major. */
 typedef struct mat { int row_major; int64_t ld; } mat;
 
-static int classify(const hir_view *v, const char *what, mat *m, hir_error *e)
+static int classify(const hir_view *v, const char *what, mat *m, hir_diag *e)
 {
     if (v->ndim != 2)
-        return hir_error_set(e, "gemm: %s must be 2-D (got %d-D)", what, v->ndim), -1;
+        return hir_fail(e, "gemm: %s must be 2-D (got %d-D)", what, v->ndim), -1;
     int64_t r = v->shape[0], c = v->shape[1];
     if (c == 1 || v->stride[1] == 1) {
         m->row_major = 1;
@@ -42,7 +42,7 @@ static int classify(const hir_view *v, const char *what, mat *m, hir_error *e)
         return 0;
     }
 bad:
-    return hir_error_set(e, "gemm: %s [%lld,%lld] with strides [%lld,%lld] is not a dense "
+    return hir_fail(e, "gemm: %s [%lld,%lld] with strides [%lld,%lld] is not a dense "
                             "row- or column-major matrix", what, (long long)r, (long long)c,
                          (long long)v->stride[0], (long long)v->stride[1]), -1;
 }
@@ -72,7 +72,7 @@ static void plan_free(hir_cu_gemm_plan *p)
 }
 
 static int layout(cublasLtMatrixLayout_t *l, cudaDataType_t t, int64_t rows, int64_t cols,
-                  int64_t ld, int64_t batch, int64_t stride, hir_error *e)
+                  int64_t ld, int64_t batch, int64_t stride, hir_diag *e)
 {
     HIR_CK(e, cublas, cublasLtMatrixLayoutCreate(l, t, (uint64_t)rows, (uint64_t)cols, ld));
     if (batch > 1) {
@@ -108,19 +108,19 @@ static int plan_from_cache(hir_cu_backend *cb, hir_cu_gemm_plan *p)
 /* Tuning on: keeps the heuristic's candidates in p, unless the cache file has the winner or
  * there is nothing to choose from (then p is tuned already). */
 static int plan_candidates(hir_cu_backend *cb, hir_cu_gemm_plan *p,
-                           const cublasLtMatmulHeuristicResult_t *res, int nres, hir_error *e)
+                           const cublasLtMatmulHeuristicResult_t *res, int nres, hir_diag *e)
 {
     p->tuned = !cb->gemm_tune || nres < 2 || plan_from_cache(cb, p);
     if (p->tuned) return 0;
     if (!(p->cand = malloc((size_t)nres * sizeof *p->cand)))
-        return hir_error_set(e, "out of host memory"), -1;
+        return hir_fail(e, "out of host memory"), -1;
     for (int i = 0; i < nres; i++) p->cand[i] = res[i].algo;
     p->ncand = nres;
     return 0;
 }
 
 /* Build the plan for key k (see hir_cu_gemm for the fields). */
-static int plan_build(hir_cu_backend *cb, const int64_t *k, hir_cu_gemm_plan *p, hir_error *e)
+static int plan_build(hir_cu_backend *cb, const int64_t *k, hir_cu_gemm_plan *p, hir_diag *e)
 {
     int64_t M = k[0], N = k[1], K = k[2], lda = k[3], ldb = k[4], ldc = k[5];
     int transa = (int)k[6], transb = (int)k[7];
@@ -175,14 +175,14 @@ static int plan_build(hir_cu_backend *cb, const int64_t *k, hir_cu_gemm_plan *p,
     cublasLtMatmulPreferenceDestroy(pref);
     HIR_CK_ST(e, cublas, "cublasLtMatmulPreferenceSetAttribute/AlgoGetHeuristic", st);
     if (nres < 1)
-        return hir_error_set(e, "cublasLtMatmulAlgoGetHeuristic: no algorithm for M=%lld N=%lld "
+        return hir_fail(e, "cublasLtMatmulAlgoGetHeuristic: no algorithm for M=%lld N=%lld "
                                 "K=%lld%s", (long long)M, (long long)N, (long long)K,
                              bias ? " with bias epilogue" : ""), -1;
     p->algo = res[0].algo;
     return plan_candidates(cb, p, res, nres, e);
 }
 
-static int plan_get(hir_cu_backend *cb, const int64_t *k, hir_cu_gemm_plan **out, hir_error *e)
+static int plan_get(hir_cu_backend *cb, const int64_t *k, hir_cu_gemm_plan **out, hir_diag *e)
 {
     uint64_t h = hir_fnv1a(k, 20 * sizeof(int64_t), HIR_FNV1A_INIT);
     for (int i = 0; i < cb->nplans; i++)
@@ -247,7 +247,7 @@ static int out_overlaps(const hir_gemm *g, const hir_view *bias, int64_t batch)
  * ev[0..TUNE_RUNS]; *ok is 0 when cuBLASLt refused one of them (the candidate is skipped). */
 static int tune_queue(hir_cu_backend *cb, hir_stream *s, hir_cu_gemm_plan *p, int c,
                       const hir_gemm *g, const void *alpha, const void *beta, cudaEvent_t *ev,
-                      int *ok, hir_error *e)
+                      int *ok, hir_diag *e)
 {
     *ok = 0;
     for (int w = 0; w < TUNE_WARMUP; w++)
@@ -264,7 +264,7 @@ static int tune_queue(hir_cu_backend *cb, hir_stream *s, hir_cu_gemm_plan *p, in
 /* The candidate with the least median time: *best its index (-1 when none ran), *ms its
  * time. */
 static int tune_pick(hir_cu_backend *cb, const hir_cu_gemm_plan *p, cudaEvent_t *ev,
-                     const int *ok, int *best, double *ms, hir_error *e)
+                     const int *ok, int *best, double *ms, hir_diag *e)
 {
     *best = -1;
     for (int c = 0; c < p->ncand; c++) {
@@ -285,7 +285,7 @@ static int tune_pick(hir_cu_backend *cb, const hir_cu_gemm_plan *p, cudaEvent_t 
 }
 
 /* The winner of p, appended to the cache file (by rank 0 only: ranks of one job would race). */
-static int tune_save(hir_cu_backend *cb, const hir_cu_gemm_plan *p, double ms, hir_error *e)
+static int tune_save(hir_cu_backend *cb, const hir_cu_gemm_plan *p, double ms, hir_diag *e)
 {
     if (!cb->gemm_cache || cb->base.cfg.rank != 0) return 0;
     hir_gemm_cache_entry en;
@@ -303,7 +303,7 @@ static int tune_save(hir_cu_backend *cb, const hir_cu_gemm_plan *p, double ms, h
  * and the plan is tuned at its next eager use. The caller then runs the GEMM with p->algo. */
 static int plan_tune(hir_cu_backend *cb, hir_stream *s, hir_cu_gemm_plan *p, const hir_gemm *g,
                      const hir_view *bias, int64_t batch, const void *alpha, const void *beta,
-                     hir_error *e)
+                     hir_diag *e)
 {
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     HIR_CK(e, cuda, cudaStreamIsCapturing(s->s, &cs));
@@ -333,7 +333,7 @@ out:
     return tune_save(cb, p, ms, e);
 }
 
-int hir_cu_gemm_tune_init(hir_cu_backend *cb, const char *mode, hir_error *e)
+int hir_cu_gemm_tune_init(hir_cu_backend *cb, const char *mode, hir_diag *e)
 {
     if (!mode || !*mode || !strcmp(mode, "off")) return 0;
     cb->gemm_tune = 1;
@@ -343,7 +343,7 @@ int hir_cu_gemm_tune_init(hir_cu_backend *cb, const char *mode, hir_error *e)
     hir_gemm_cache_ident id;
     hir_gemm_cache_ident_init(&id, (unsigned long long)cublasLtGetVersion(), prop.name);
     if (!(cb->gemm_cache = calloc(1, sizeof *cb->gemm_cache)))
-        return hir_error_set(e, "out of host memory"), -1;
+        return hir_fail(e, "out of host memory"), -1;
     return hir_gemm_cache_load(cb->gemm_cache, mode, &id, e);
 }
 
@@ -368,29 +368,29 @@ typedef struct gemm_dims {
 } gemm_dims;
 
 /* The dtypes, layouts, shapes and batch of g, checked; fills *d. */
-static int gemm_check(const hir_gemm *g, gemm_dims *d, hir_error *e)
+static int gemm_check(const hir_gemm *g, gemm_dims *d, hir_diag *e)
 {
     cudaDataType_t ta, tb, to;
     if (lt_type(g->a.dtype, &ta) < 0 || lt_type(g->b.dtype, &tb) < 0 ||
         lt_type(g->out.dtype, &to) < 0 || ta != tb)
-        return hir_error_set(e, "gemm: unsupported dtypes a=%s b=%s out=%s (float, double, "
+        return hir_fail(e, "gemm: unsupported dtypes a=%s b=%s out=%s (float, double, "
                                 "__half, __bfloat; a and b alike)",
                              hir_dtype_name(g->a.dtype), hir_dtype_name(g->b.dtype),
                              hir_dtype_name(g->out.dtype)), -1;
     if ((ta == CUDA_R_32F || ta == CUDA_R_64F) ? to != ta : (to != ta && to != CUDA_R_32F))
-        return hir_error_set(e, "gemm: output dtype %s not allowed for inputs %s",
+        return hir_fail(e, "gemm: output dtype %s not allowed for inputs %s",
                              hir_dtype_name(g->out.dtype), hir_dtype_name(g->a.dtype)), -1;
     d->ta = ta, d->to = to;
     if (classify(&g->a, "a", &d->A, e) < 0 || classify(&g->b, "b", &d->B, e) < 0 ||
         classify(&g->out, "out", &d->O, e) < 0)
         return -1;
     if (!d->O.row_major)
-        return hir_error_set(e, "gemm: the output must have unit column stride"), -1;
+        return hir_fail(e, "gemm: the output must have unit column stride"), -1;
     int64_t M = g->a.shape[0], K = g->a.shape[1];
     int64_t N = g->b_trans ? g->b.shape[0] : g->b.shape[1];
     int64_t Kb = g->b_trans ? g->b.shape[1] : g->b.shape[0];
     if (Kb != K || g->out.shape[0] != M || g->out.shape[1] != N)
-        return hir_error_set(e, "gemm: shapes do not match: a [%lld,%lld], b%s [%lld,%lld], "
+        return hir_fail(e, "gemm: shapes do not match: a [%lld,%lld], b%s [%lld,%lld], "
                                 "out [%lld,%lld]", (long long)M, (long long)K,
                              g->b_trans ? "^T" : "", (long long)g->b.shape[0],
                              (long long)g->b.shape[1], (long long)g->out.shape[0],
@@ -398,22 +398,22 @@ static int gemm_check(const hir_gemm *g, gemm_dims *d, hir_error *e)
     d->M = M, d->N = N, d->K = K;
     d->batch = g->batch < 1 ? 1 : g->batch;
     if (d->batch > 1 && g->batch_stride_out == 0)
-        return hir_error_set(e, "gemm: batched output with batch stride 0"), -1;
+        return hir_fail(e, "gemm: batched output with batch stride 0"), -1;
     return 0;
 }
 
 /* The bias of g, checked: *tbias its dtype; *bias NULL when the epilogue cannot take it
  * (strided, or K == 0), so that it is added after the product. */
 static int gemm_check_bias(const hir_gemm *g, const gemm_dims *d, cudaDataType_t *tbias,
-                           const hir_view **bias, hir_error *e)
+                           const hir_view **bias, hir_diag *e)
 {
     *bias = g->bias;
     if (!*bias) return 0;
     if (hir_cu_numel(*bias) != d->N)
-        return hir_error_set(e, "gemm: bias has %lld elements, expected N=%lld",
+        return hir_fail(e, "gemm: bias has %lld elements, expected N=%lld",
                              (long long)hir_cu_numel(*bias), (long long)d->N), -1;
     if (lt_type((*bias)->dtype, tbias) < 0 || (*tbias != d->to && *tbias != CUDA_R_32F))
-        return hir_error_set(e, "gemm: bias dtype %s must be the output's or float",
+        return hir_fail(e, "gemm: bias dtype %s must be the output's or float",
                              hir_dtype_name((*bias)->dtype)), -1;
     if (!hir_cu_view_contiguous(*bias) || d->K == 0) *bias = NULL;   /* epilogue wants dense */
     return 0;
@@ -422,7 +422,7 @@ static int gemm_check_bias(const hir_gemm *g, const gemm_dims *d, cudaDataType_t
 /* The product through cuBLASLt, with the bias fused when a plan takes it; *bias becomes NULL
  * when it does not (the caller adds it then). */
 static int gemm_matmul(hir_cu_backend *cb, hir_stream *s, const hir_gemm *g, const gemm_dims *d,
-                       cudaDataType_t tbias, const hir_view **biasp, hir_error *e)
+                       cudaDataType_t tbias, const hir_view **biasp, hir_diag *e)
 {
     const hir_view *bias = *biasp;
     cudaDataType_t ta = d->ta;
@@ -438,9 +438,13 @@ static int gemm_matmul(hir_cu_backend *cb, hir_stream *s, const hir_gemm *g, con
                      bias ? align_of(bias->data, 0) : 0};
     /* bias dtype float with a 16-bit output is legal in cuBLASLt; otherwise it must match */
     hir_cu_gemm_plan *p = NULL;
-    hir_error e2;
-    if (plan_get(cb, k, &p, &e2) < 0) {
-        if (!bias) return *e = e2, -1;
+    hir_diag e2;
+    hir_diag_init(&e2, NULL);
+    int rc = plan_get(cb, k, &p, &e2);
+    if (rc < 0 && !bias) hir_diag_move(e, &e2);
+    hir_diag_fini(&e2);
+    if (rc < 0) {
+        if (!bias) return -1;
         /* no fused-bias kernel for this case: plain GEMM, then a broadcast add below */
         k[14] = 0, k[15] = 0, k[19] = 0;
         bias = *biasp = NULL;
@@ -464,7 +468,7 @@ static int gemm_matmul(hir_cu_backend *cb, hir_stream *s, const hir_gemm *g, con
 
 /* out += bias broadcast over rows (and batches) */
 static int gemm_add_bias(hir_backend *be, hir_stream *s, const hir_gemm *g, const gemm_dims *d,
-                         hir_error *e)
+                         hir_diag *e)
 {
     for (int64_t bi = 0; bi < d->batch; bi++) {
         hir_view o = g->out;
@@ -483,7 +487,7 @@ static int gemm_add_bias(hir_backend *be, hir_stream *s, const hir_gemm *g, cons
     return 0;
 }
 
-int hir_cu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e)
+int hir_cu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     hir_cu_rec_other(cb);

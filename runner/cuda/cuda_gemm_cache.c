@@ -131,12 +131,12 @@ int hir_gemm_cache_format_line(const hir_gemm_cache_entry *en, const hir_gemm_ca
     return w < 0 || (size_t)w >= n - at ? -1 : 0;
 }
 
-static int push(hir_gemm_cache *c, const hir_gemm_cache_entry *en, hir_error *e)
+static int push(hir_gemm_cache *c, const hir_gemm_cache_entry *en, hir_diag *e)
 {
     if (c->n == c->cap) {
         int cap = c->cap ? 2 * c->cap : 16;
         void *p = realloc(c->entries, (size_t)cap * sizeof *c->entries);
-        if (!p) return hir_error_set(e, "gemm-tune: out of host memory"), -1;
+        if (!p) return hir_fail(e, "gemm-tune: out of host memory"), -1;
         c->entries = p;
         c->cap = cap;
     }
@@ -145,7 +145,7 @@ static int push(hir_gemm_cache *c, const hir_gemm_cache_entry *en, hir_error *e)
 }
 
 /* One line of the file (lineno from 1) into c. */
-static int load_line(hir_gemm_cache *c, const char *line, int lineno, hir_error *e)
+static int load_line(hir_gemm_cache *c, const char *line, int lineno, hir_diag *e)
 {
     hir_gemm_cache_entry en;
     int foreign;
@@ -158,15 +158,15 @@ static int load_line(hir_gemm_cache *c, const char *line, int lineno, hir_error 
 }
 
 int hir_gemm_cache_load(hir_gemm_cache *c, const char *path, const hir_gemm_cache_ident *id,
-                        hir_error *e)
+                        hir_diag *e)
 {
     memset(c, 0, sizeof *c);
     c->id = *id;
-    if (!(c->path = strdup(path))) return hir_error_set(e, "gemm-tune: out of host memory"), -1;
+    if (!(c->path = strdup(path))) return hir_fail(e, "gemm-tune: out of host memory"), -1;
     FILE *f = fopen(path, "r");
     if (!f) {
         if (errno == ENOENT) return 0;
-        return hir_error_set(e, "--gemm-tune: cannot read %s: %s", path, strerror(errno)), -1;
+        return hir_fail(e, "--gemm-tune: cannot read %s: %s", path, strerror(errno)), -1;
     }
     char line[HIR_GEMM_CACHE_LINE_MAX + 2];
     int lineno = 0, rc = 0, cut = 0;
@@ -184,7 +184,7 @@ int hir_gemm_cache_load(hir_gemm_cache *c, const char *path, const hir_gemm_cach
         rc = load_line(c, line, lineno, e);
     }
     if (!rc && ferror(f))
-        rc = hir_error_set(e, "--gemm-tune: cannot read %s: %s", path, strerror(errno));
+        rc = hir_fail(e, "--gemm-tune: cannot read %s: %s", path, strerror(errno));
     fclose(f);
     return rc ? -1 : 0;
 }
@@ -223,25 +223,25 @@ static int copy_old(const char *path, int fd, char *err, size_t n)
     return rc;
 }
 
-int hir_gemm_cache_append(hir_gemm_cache *c, const hir_gemm_cache_entry *en, hir_error *e)
+int hir_gemm_cache_append(hir_gemm_cache *c, const hir_gemm_cache_entry *en, hir_diag *e)
 {
     char line[HIR_GEMM_CACHE_LINE_MAX];
     if (hir_gemm_cache_format_line(en, &c->id, line, sizeof line) < 0)
-        return hir_error_set(e, "gemm-tune: a cache line does not fit"), -1;
+        return hir_fail(e, "gemm-tune: a cache line does not fit"), -1;
     if (push(c, en, e) < 0) return -1;
     hir_replace r;
     char err[256];
     if (hir_replace_open(&r, c->path, err, sizeof err) < 0)
-        return hir_error_set(e, "--gemm-tune: cannot write %s: %s", c->path, err), -1;
+        return hir_fail(e, "--gemm-tune: cannot write %s: %s", c->path, err), -1;
     size_t len = strlen(line);
     if (copy_old(c->path, r.fd, err, sizeof err) < 0 ||
         (write(r.fd, line, len) != (ssize_t)len && snprintf(err, sizeof err, "%s",
                                                            strerror(errno)) >= 0)) {
         hir_replace_abort(&r);
-        return hir_error_set(e, "--gemm-tune: cannot write %s: %s", c->path, err), -1;
+        return hir_fail(e, "--gemm-tune: cannot write %s: %s", c->path, err), -1;
     }
     if (hir_replace_commit(&r, err, sizeof err) < 0)
-        return hir_error_set(e, "--gemm-tune: cannot write %s: %s", c->path, err), -1;
+        return hir_fail(e, "--gemm-tune: cannot write %s: %s", c->path, err), -1;
     return 0;
 }
 

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "support/error.h"
+#include "support/diag.h"
 
 #define HIR_GEMM_KEY_LEN 20
 #define HIR_GEMM_ALGO_BYTES 64
@@ -64,7 +64,7 @@ int hir_gemm_cache_format_line(const hir_gemm_cache_entry *en, const hir_gemm_ca
 /* Reads the file at path (a missing file is an empty cache). -1 only when the file exists but
  * cannot be read, or out of memory. */
 int hir_gemm_cache_load(hir_gemm_cache *c, const char *path, const hir_gemm_cache_ident *id,
-                        hir_error *e);
+                        hir_diag *e);
 
 /* The entry of key and workspace, or NULL (the last one in the file wins). */
 const hir_gemm_cache_entry *hir_gemm_cache_find(const hir_gemm_cache *c, const int64_t *key,
@@ -73,7 +73,7 @@ const hir_gemm_cache_entry *hir_gemm_cache_find(const hir_gemm_cache *c, const i
 /* Adds en to c and to the file: the file as it is now plus the new line, written to a
  * temporary file renamed over it (support's hir_replace), so a reader never sees half a
  * line. */
-int hir_gemm_cache_append(hir_gemm_cache *c, const hir_gemm_cache_entry *en, hir_error *e);
+int hir_gemm_cache_append(hir_gemm_cache *c, const hir_gemm_cache_entry *en, hir_diag *e);
 
 void hir_gemm_cache_free(hir_gemm_cache *c);
 

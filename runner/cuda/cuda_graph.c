@@ -12,15 +12,15 @@ struct hir_cuda_graph {
     cudaGraphExec_t exec;
 };
 
-int hir_cuda_graph_begin(hir_backend *be, hir_error *e)
+int hir_cuda_graph_begin(hir_backend *be, hir_diag *e)
 {
     if (!be || strcmp(be->ops->name, "cuda"))
-        return hir_error_set(e, "CUDA graphs need the CUDA backend");
+        return hir_fail(e, "CUDA graphs need the CUDA backend");
     HIR_CK(e, cuda, cudaStreamBeginCapture(hir_cu(be)->main.s, cudaStreamCaptureModeRelaxed));
     return 0;
 }
 
-int hir_cuda_graph_end(hir_backend *be, int ok, hir_cuda_graph **out, hir_error *e)
+int hir_cuda_graph_end(hir_backend *be, int ok, hir_cuda_graph **out, hir_diag *e)
 {
     *out = NULL;
     hir_cu_backend *cb = hir_cu(be);
@@ -33,14 +33,14 @@ int hir_cuda_graph_end(hir_backend *be, int ok, hir_cuda_graph **out, hir_error 
     }
     if (st != cudaSuccess) {
         cudaGetLastError();
-        return hir_error_set(e, "cudaStreamEndCapture: %s (a stream that got work was not "
+        return hir_fail(e, "cudaStreamEndCapture: %s (a stream that got work was not "
                                 "joined back to the main stream, or an operation cannot be "
                                 "captured)", cudaGetErrorString(st));
     }
     hir_cuda_graph *x = calloc(1, sizeof *x);
     if (!x) {
         cudaGraphDestroy(g);
-        return hir_error_set(e, "out of host memory");
+        return hir_fail(e, "out of host memory");
     }
     x->graph = g;
     st = cudaGraphInstantiateWithFlags(&x->exec, g, 0);
@@ -48,13 +48,13 @@ int hir_cuda_graph_end(hir_backend *be, int ok, hir_cuda_graph **out, hir_error 
         cudaGetLastError();
         cudaGraphDestroy(g);
         free(x);
-        return hir_error_set(e, "cudaGraphInstantiate: %s", cudaGetErrorString(st));
+        return hir_fail(e, "cudaGraphInstantiate: %s", cudaGetErrorString(st));
     }
     *out = x;
     return 0;
 }
 
-int hir_cuda_graph_launch(hir_backend *be, hir_cuda_graph *g, hir_error *e)
+int hir_cuda_graph_launch(hir_backend *be, hir_cuda_graph *g, hir_diag *e)
 {
     HIR_CK(e, cuda, cudaGraphLaunch(g->exec, hir_cu(be)->main.s));
     return 0;

@@ -27,7 +27,7 @@ const char *hir_cu_str_nvrtc(int st);
 const char *hir_cu_str_nvjitlink(int st);
 
 /* Writes "<call>: <error string> (file:line)" into e and returns -1. */
-int hir_cu_fail(hir_error *e, const char *expr, const char *str, const char *file, int line);
+int hir_cu_fail(hir_diag *e, const char *expr, const char *str, const char *file, int line);
 
 /* The check macro: LIB is one of cuda, cu, cublas, nccl, nvrtc, nvjitlink (all of which use 0
  * for success). On failure it fills *E and returns -1 from the calling function. */
@@ -231,63 +231,63 @@ typedef struct hir_cu_backend {
 static inline hir_cu_backend *hir_cu(hir_backend *be) { return (hir_cu_backend *)be; }
 
 /* Grow *arr (elements of size sz) so that index n fits. */
-int hir_cu_grow(void **arr, int *cap, int n, size_t sz, hir_error *e);
+int hir_cu_grow(void **arr, int *cap, int n, size_t sz, hir_diag *e);
 
 /* cuda_staged.c: NCCL-transport P2P through host memory (hir-run --nccl-p2p=host-staged) */
 int  hir_cu_staged_p2p(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_work **w,
-                       hir_error *e);
-int  hir_cu_staged_flush(hir_cu_backend *cb, hir_stream *s, hir_error *e);
+                       hir_diag *e);
+int  hir_cu_staged_flush(hir_cu_backend *cb, hir_stream *s, hir_diag *e);
 
 /* cuda_util.c: helpers every file calls (it calls no other file) */
-int  hir_cu_event_get(hir_cu_backend *cb, cudaEvent_t *ev, hir_error *e);
+int  hir_cu_event_get(hir_cu_backend *cb, cudaEvent_t *ev, hir_diag *e);
 void hir_cu_event_put(hir_cu_backend *cb, cudaEvent_t ev);
-int  hir_cu_work_event(hir_cu_backend *cb, hir_stream *s, hir_work **w, hir_error *e);
+int  hir_cu_work_event(hir_cu_backend *cb, hir_stream *s, hir_work **w, hir_diag *e);
 int  hir_cu_view_contiguous(const hir_view *v);
 int64_t hir_cu_numel(const hir_view *v);
 double hir_cu_now_s(void);   /* CLOCK_MONOTONIC seconds */
 
 /* cuda_stream.c: streams, synchronize, timing events (the table's entries) */
 hir_stream *hir_cu_stream_main(hir_backend *be);
-int  hir_cu_stream_get(hir_backend *be, int64_t key, hir_stream **out, hir_error *e);
-int  hir_cu_stream_wait(hir_backend *be, hir_stream *waiter, hir_stream *on, hir_error *e);
-int  hir_cu_synchronize(hir_backend *be, hir_error *e);
-int  hir_cu_event_create(hir_backend *be, hir_event **ev, hir_error *e);
-int  hir_cu_event_record(hir_backend *be, hir_event *ev, hir_stream *s, hir_error *e);
+int  hir_cu_stream_get(hir_backend *be, int64_t key, hir_stream **out, hir_diag *e);
+int  hir_cu_stream_wait(hir_backend *be, hir_stream *waiter, hir_stream *on, hir_diag *e);
+int  hir_cu_synchronize(hir_backend *be, hir_diag *e);
+int  hir_cu_event_create(hir_backend *be, hir_event **ev, hir_diag *e);
+int  hir_cu_event_record(hir_backend *be, hir_event *ev, hir_stream *s, hir_diag *e);
 int  hir_cu_event_elapsed_ms(hir_backend *be, hir_event *a, hir_event *b, double *ms,
-                             hir_error *e);
+                             hir_diag *e);
 void hir_cu_event_destroy(hir_backend *be, hir_event *ev);
 /* give a stream its workspace (called when the stream is created); release both at the end */
-int  hir_cu_stream_init_ws(hir_cu_backend *cb, hir_stream *s, hir_error *e);
+int  hir_cu_stream_init_ws(hir_cu_backend *cb, hir_stream *s, hir_diag *e);
 void hir_cu_stream_fini(hir_cu_backend *cb, hir_stream *s);
 /* Poll stream s until it drains; fails after the configured timeout (counted from t0, seconds of
  * hir_cu_now_s) with "<what> still busy after …" and marks the backend dead. */
 int  hir_cu_stream_drain(hir_cu_backend *cb, hir_stream *s, const char *what, double t0,
-                         hir_error *e);
+                         hir_diag *e);
 
 /* cuda_core.c: memory, the dispatch of communication by transport, the device */
-int  hir_cu_alloc(hir_backend *be, size_t bytes, void **ptr, hir_error *e);
+int  hir_cu_alloc(hir_backend *be, size_t bytes, void **ptr, hir_diag *e);
 void hir_cu_free(hir_backend *be, void *ptr);
-int  hir_cu_mem_available(hir_backend *be, size_t *bytes, hir_error *e);
-int  hir_cu_upload(hir_backend *be, void *dst, const void *src, size_t bytes, hir_error *e);
-int  hir_cu_download(hir_backend *be, void *dst, const void *src, size_t bytes, hir_error *e);
+int  hir_cu_mem_available(hir_backend *be, size_t *bytes, hir_diag *e);
+int  hir_cu_upload(hir_backend *be, void *dst, const void *src, size_t bytes, hir_diag *e);
+int  hir_cu_download(hir_backend *be, void *dst, const void *src, size_t bytes, hir_diag *e);
 /* StartCoalescing / EndCoalescing: an NCCL group or a host-staged list, with CUDA-IPC posts */
-int  hir_cu_coalesce_begin(hir_backend *be, hir_error *e);
-int  hir_cu_coalesce_end(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e);
+int  hir_cu_coalesce_begin(hir_backend *be, hir_diag *e);
+int  hir_cu_coalesce_end(hir_backend *be, hir_stream *s, hir_work **w, hir_diag *e);
 int  hir_cu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **w,
-                     hir_error *e);
+                     hir_diag *e);
 int  hir_cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **w,
-                       hir_error *e);
-int  hir_cu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_error *e);
+                       hir_diag *e);
+int  hir_cu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_diag *e);
 void hir_cu_work_release(hir_backend *be, hir_work *w);
 void hir_cu_work_free(hir_cu_backend *cb, hir_work *w);   /* the same, from inside */
-int  hir_cu_device_info(hir_backend *be, hir_device_info *d, hir_error *e);
+int  hir_cu_device_info(hir_backend *be, hir_device_info *d, hir_diag *e);
 
 /* cuda_gemm.c */
-int  hir_cu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_error *e);
+int  hir_cu_gemm(hir_backend *be, hir_stream *s, const hir_gemm *g, hir_diag *e);
 void hir_cu_gemm_destroy(hir_cu_backend *cb);
 /* GEMM tuning from cfg.gemm_tune (NULL, "off", "on" or a cache file, read here); called at
  * create, after cuBLASLt and the workspace size */
-int  hir_cu_gemm_tune_init(hir_cu_backend *cb, const char *mode, hir_error *e);
+int  hir_cu_gemm_tune_init(hir_cu_backend *cb, const char *mode, hir_diag *e);
 /* what tuning cost so far, into the gemm_tune_* fields of d */
 void hir_cu_gemm_tune_info(const hir_cu_backend *cb, hir_device_info *d);
 
@@ -295,10 +295,10 @@ void hir_cu_gemm_tune_info(const hir_cu_backend *cb, hir_device_info *d);
  * records the launch while cb->rec_on (sizes[i]: bytes of the argument args[i] points to) */
 int  hir_cu_launch(hir_cu_backend *cb, CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
                    unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream st,
-                   void **args, const size_t *sizes, int nargs, hir_error *e);
+                   void **args, const size_t *sizes, int nargs, hir_diag *e);
 static inline void hir_cu_rec_other(hir_cu_backend *cb) { if (cb->rec_on) cb->rec_other++; }
-int  hir_cu_launch_record(hir_backend *be, int on, hir_error *e);
-int  hir_cu_launch_replay(hir_backend *be, int64_t *launches, int64_t *other, hir_error *e);
+int  hir_cu_launch_record(hir_backend *be, int on, hir_diag *e);
+int  hir_cu_launch_replay(hir_backend *be, int64_t *launches, int64_t *other, hir_diag *e);
 void hir_cu_launch_recs_free(hir_cu_backend *cb);
 
 /* cuda_codegen.c: what a generated element-wise or reduction kernel depends on; its bytes are
@@ -313,28 +313,28 @@ typedef struct hir_cu_ew_spec {
     int nd, nr;                  /* element-wise: dims; reduce: kept dims, reduced dims */
     int arch;
 } hir_cu_ew_spec;
-int  hir_cu_ew_kernel(hir_cu_backend *cb, hir_cu_ew_spec *spec, CUfunction *fn, hir_error *e);
+int  hir_cu_ew_kernel(hir_cu_backend *cb, hir_cu_ew_spec *spec, CUfunction *fn, hir_diag *e);
 /* the CUDA C storage type of dtype dt in generated kernels; NULL: no kernels for it */
 const char *hir_cu_ew_storage_type(int dt);
 void hir_cu_kernels_destroy(hir_cu_backend *cb);
 
 /* cuda_kernels.c: the table's element-wise entries and its plans group (hir_ew_plan) */
 int  hir_cu_ew_resolve(hir_backend *be, int nin, int op, const hir_view *out,
-                       const hir_operand *const *ins, hir_ew_plan **plan, hir_error *e);
-int  hir_cu_ew_launch(hir_backend *be, hir_stream *s, const hir_ew_plan *plan, hir_error *e);
+                       const hir_operand *const *ins, hir_ew_plan **plan, hir_diag *e);
+int  hir_cu_ew_launch(hir_backend *be, hir_stream *s, const hir_ew_plan *plan, hir_diag *e);
 void hir_cu_ew_plan_free(hir_backend *be, hir_ew_plan *plan);
-int  hir_cu_fill(hir_backend *be, hir_stream *s, const hir_view *out, double v, hir_error *e);
+int  hir_cu_fill(hir_backend *be, hir_stream *s, const hir_view *out, double v, hir_diag *e);
 int  hir_cu_copy(hir_backend *be, hir_stream *s, const hir_view *dst, const hir_view *src,
-                 hir_error *e);
+                 hir_diag *e);
 int  hir_cu_unary(hir_backend *be, hir_stream *s, hir_unary_op op, const hir_view *out,
-                  const hir_operand *a, hir_error *e);
+                  const hir_operand *a, hir_diag *e);
 int  hir_cu_binary(hir_backend *be, hir_stream *s, hir_binary_op op, const hir_view *out,
-                   const hir_operand *a, const hir_operand *b, hir_error *e);
+                   const hir_operand *a, const hir_operand *b, hir_diag *e);
 int  hir_cu_ternary(hir_backend *be, hir_stream *s, hir_ternary_op op, const hir_view *out,
                     const hir_operand *a, const hir_operand *b, const hir_operand *c,
-                    hir_error *e);
+                    hir_diag *e);
 int  hir_cu_reduce(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_view *out,
-                   const hir_view *in, uint32_t mask, hir_error *e);
+                   const hir_view *in, uint32_t mask, hir_diag *e);
 
 /* cuda_codegen.c: kernels generated by other files of the backend (cuda_sdpa.c, cuda_moe.c):
  * the source prelude (h2f, f2h, b2f, f2b, HIR_INF...), compiling one source (mod NULL: compile
@@ -342,59 +342,59 @@ int  hir_cu_reduce(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_v
  * source of an uncached key whose entry point is `k`. A key must not be an element-wise spec
  * (its first int > 9). */
 const char *hir_cu_kernel_prelude(void);
-int  hir_cu_kernel_compile(hir_cu_backend *cb, const char *src, CUmodule *mod, hir_error *e);
+int  hir_cu_kernel_compile(hir_cu_backend *cb, const char *src, CUmodule *mod, hir_diag *e);
 int  hir_cu_kernel_keyed(hir_cu_backend *cb, const void *key, size_t keylen,
-                         int (*gen)(const void *key, char **src, hir_error *e), CUfunction *fn,
-                         hir_error *e);
+                         int (*gen)(const void *key, char **src, hir_diag *e), CUfunction *fn,
+                         hir_diag *e);
 /* Generate and compile (NVRTC + nvJitLink, no GPU needed) a kernel of every op for sm_XY;
  * the self-test's --codegen mode, so code generation is checked on machines without a GPU. */
-int  hir_cu_codegen_check(int cc_major, int cc_minor, int *ncompiled, FILE *log, hir_error *e);
+int  hir_cu_codegen_check(int cc_major, int cc_minor, int *ncompiled, FILE *log, hir_diag *e);
 /* NVRTC -> LTO-IR -> nvJitLink -> cubin -> module (also used for user LTO-IR/PTX files). */
 int  hir_cu_link_module(hir_cu_backend *cb, const void *const *inputs, const size_t *sizes,
-                        const int *kinds, int n, CUmodule *mod, hir_error *e);
+                        const int *kinds, int n, CUmodule *mod, hir_diag *e);
 
 /* cuda_nccl.c, or cuda_nonccl.c in a build without NCCL (where every entry that needs NCCL
  * fails with a message saying so, and the others do nothing) */
 int  hir_cu_nccl_collective(hir_backend *be, hir_stream *s, const hir_collective *c,
-                            hir_work **w, hir_error *e);
-int  hir_cu_group_begin(hir_backend *be, hir_error *e);
-int  hir_cu_group_end(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e);
+                            hir_work **w, hir_diag *e);
+int  hir_cu_group_begin(hir_backend *be, hir_diag *e);
+int  hir_cu_group_end(hir_backend *be, hir_stream *s, hir_work **w, hir_diag *e);
 int  hir_cu_nccl_p2p(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_work **w,
-                     hir_error *e);
-int  hir_cu_nccl_check_async(hir_cu_backend *cb, hir_error *e);
+                     hir_diag *e);
+int  hir_cu_nccl_check_async(hir_cu_backend *cb, hir_diag *e);
 void hir_cu_nccl_destroy(hir_cu_backend *cb);
 /* A variable all-to-all over the job (MoE routing, cuda_moe.c), queued on s in one NCCL group:
  * for each of the nbuf buffers, sc[r] rows of row[b] bytes from sbuf[b] (in rank order) go to
  * rank r and rc[r] rows from rank r land in rbuf[b] (in rank order); device memory. */
 int  hir_cu_nccl_alltoallv(hir_cu_backend *cb, hir_stream *s, int nbuf,
                            const void *const *sbuf, void *const *rbuf, const size_t *row,
-                           const int64_t *sc, const int64_t *rc, hir_error *e);
+                           const int64_t *sc, const int64_t *rc, hir_diag *e);
 int  hir_cu_nccl_version(void);   /* ncclGetVersion's code; 0 without NCCL */
 
 /* cuda_ipc.c */
-int  hir_cu_share_handles(hir_backend *be, const hir_p2p *list, int n, hir_error *e);
+int  hir_cu_share_handles(hir_backend *be, const hir_p2p *list, int n, hir_diag *e);
 int  hir_cu_ipc_post(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_work **w,
-                     hir_error *e);
-int  hir_cu_ipc_wait(hir_cu_backend *cb, hir_stream *s, hir_work *w, hir_error *e);
+                     hir_diag *e);
+int  hir_cu_ipc_wait(hir_cu_backend *cb, hir_stream *s, hir_work *w, hir_diag *e);
 int  hir_cu_ipc_allgather(hir_cu_backend *cb, hir_stream *s, const hir_collective *c,
-                          hir_work **w, hir_error *e);
+                          hir_work **w, hir_diag *e);
 void hir_cu_ipc_destroy(hir_cu_backend *cb);
 /* Ordered teardown: close every mapping of peer memory, tell each peer (pairwise, ascending)
  * and hear the same from it, then free the held exported memory. */
-int  hir_cu_release_peers(hir_backend *be, hir_error *e);
+int  hir_cu_release_peers(hir_backend *be, hir_diag *e);
 /* drop the cached handles of buffers inside the allocation at ptr (called before freeing) */
 int  hir_cu_ipc_forget(hir_cu_backend *cb, void *ptr);   /* 1: exported, hold it */
 void hir_cu_ipc_hold(hir_cu_backend *cb, void *ptr);
 
 /* cuda_sdpa.c: the model group's sdpa; the GPU-free check compiles its kernel variants */
-int  hir_cu_sdpa(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_error *e);
-int  hir_cu_sdpa_codegen_check(int cc_major, int cc_minor, int *ncompiled, hir_error *e);
+int  hir_cu_sdpa(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_diag *e);
+int  hir_cu_sdpa_codegen_check(int cc_major, int cc_minor, int *ncompiled, hir_diag *e);
 
 /* cuda_moe.c: the model group's Dispatch/Combine; the GPU-free check compiles its row kernels */
 int  hir_cu_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
-                         hir_moe_routed *r, hir_error *e);
-int  hir_cu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e);
-int  hir_cu_moe_codegen_check(int cc_major, int cc_minor, int *ncompiled, hir_error *e);
+                         hir_moe_routed *r, hir_diag *e);
+int  hir_cu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_diag *e);
+int  hir_cu_moe_codegen_check(int cc_major, int cc_minor, int *ncompiled, hir_diag *e);
 
 /* cuda_user_kernel.c */
 void hir_cu_user_kernels_destroy(hir_cu_backend *cb);

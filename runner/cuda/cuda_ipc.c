@@ -48,10 +48,9 @@ static hir_cu_ipc *lookup(hir_cu_backend *cb, const hir_p2p *p)
 /* Keep exported memory until the ordered teardown (a peer may still map it). */
 static void hold(hir_cu_backend *cb, void *p)
 {
-    hir_error e;
     for (int i = 0; i < cb->nheld; i++)
         if (cb->held[i] == p) return;
-    if (hir_cu_grow((void **)&cb->held, &cb->cap_held, cb->nheld, sizeof(void *), &e) < 0)
+    if (hir_cu_grow((void **)&cb->held, &cb->cap_held, cb->nheld, sizeof(void *), NULL) < 0)
         return;              /* out of host memory: leak it rather than free it under a peer */
     cb->held[cb->nheld++] = p;
 }
@@ -72,34 +71,34 @@ static void ipc_free(hir_cu_backend *cb, hir_cu_ipc *x, int exported)
     free(x);
 }
 
-static int check_peer(hir_cu_backend *cb, const hir_p2p *p, hir_error *e)
+static int check_peer(hir_cu_backend *cb, const hir_p2p *p, hir_diag *e)
 {
     const hir_backend_config *c = &cb->base.cfg;
     if (p->peer == c->rank)
-        return hir_error_set(e, "CUDA-IPC P2P: send to self not supported (rank %d)", p->peer),
+        return hir_fail(e, "CUDA-IPC P2P: send to self not supported (rank %d)", p->peer),
                -1;
     if (p->peer < 0 || p->peer >= c->size)
-        return hir_error_set(e, "CUDA-IPC P2P: peer %d out of range (world of %d)", p->peer,
+        return hir_fail(e, "CUDA-IPC P2P: peer %d out of range (world of %d)", p->peer,
                              c->size), -1;
-    if (!c->boot) return hir_error_set(e, "CUDA-IPC P2P needs the bootstrap channel"), -1;
+    if (!c->boot) return hir_fail(e, "CUDA-IPC P2P needs the bootstrap channel"), -1;
     int my_node = hir_boot_node(c->boot, c->rank), peer_node = hir_boot_node(c->boot, p->peer);
     if (my_node != peer_node)
         /* a program that mixes CUDA IPC within nodes and NCCL across them is not lowered yet */
-        return hir_error_set(e, "CUDA-IPC P2P: rank %d (node %d) and peer rank %d (node %d%s) "
+        return hir_fail(e, "CUDA-IPC P2P: rank %d (node %d) and peer rank %d (node %d%s) "
                                 "are on different nodes; CUDA IPC works within one node only "
                                 "(use backend=NCCL for this communication)", c->rank, my_node,
                              p->peer, peer_node,
                              hir_boot_nodes_simulated(c->boot) ? ", simulated by "
                                                                  "--simulate-nodes" : ""), -1;
     if (!hir_cu_view_contiguous(&p->buf) || hir_dtype_size(p->buf.dtype) == 0)
-        return hir_error_set(e, "CUDA-IPC P2P: the buffer must be contiguous"), -1;
+        return hir_fail(e, "CUDA-IPC P2P: the buffer must be contiguous"), -1;
     return 0;
 }
 
 /* Exporter side of §4.1: allocation base + offset, the allocation's IPC handle, and a fresh
  * 4-byte semaphore set to idle. The semaphore is zeroed with a stream write on a private
  * stream: that also proves stream memory operations work before any peer depends on them. */
-static int export_local(hir_cu_backend *cb, const hir_p2p *p, hir_cu_ipc **out, hir_error *e)
+static int export_local(hir_cu_backend *cb, const hir_p2p *p, hir_cu_ipc **out, hir_diag *e)
 {
     if (!cb->memops_checked) {
         /* legacy CUDA IPC needs unified addressing; stream memory operations are probed by
@@ -108,12 +107,12 @@ static int export_local(hir_cu_backend *cb, const hir_p2p *p, hir_cu_ipc **out, 
         HIR_CK(e, cu, cb->drv.DeviceGetAttribute(&ua, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING,
                                                  (CUdevice)cb->device));
         if (!ua)
-            return hir_error_set(e, "CUDA-IPC P2P: device %d has no unified addressing, which "
+            return hir_fail(e, "CUDA-IPC P2P: device %d has no unified addressing, which "
                                     "CUDA IPC needs", cb->device), -1;
         cb->memops_checked = 1;
     }
     hir_cu_ipc *x = calloc(1, sizeof *x);
-    if (!x) return hir_error_set(e, "out of host memory"), -1;
+    if (!x) return hir_fail(e, "out of host memory"), -1;
     x->stmt_id = p->stmt_id;
     x->peer = p->peer;
     x->is_send = p->is_send;
@@ -127,13 +126,13 @@ static int export_local(hir_cu_backend *cb, const hir_p2p *p, hir_cu_ipc **out, 
     HIR_CK_GOTO(e, cu, cb->drv.MemGetAddressRange(&base, &size, (CUdeviceptr)x->data), fail);
     x->my_offset = (int64_t)((CUdeviceptr)x->data - base);
     if ((size_t)x->my_offset + x->bytes > size) {
-        hir_error_set(e, "CUDA-IPC P2P: buffer of %zu bytes overruns its allocation", x->bytes);
+        hir_fail(e, "CUDA-IPC P2P: buffer of %zu bytes overruns its allocation", x->bytes);
         goto fail;
     }
     int capable = 1;
     if (cb->drv.PointerGetAttribute(&capable, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
                                     (CUdeviceptr)x->data) == CUDA_SUCCESS && !capable) {
-        hir_error_set(e, "CUDA-IPC P2P: buffer is not IPC-capable (not from cudaMalloc)");
+        hir_fail(e, "CUDA-IPC P2P: buffer is not IPC-capable (not from cudaMalloc)");
         goto fail;
     }
     HIR_CK_GOTO(e, cuda, cudaIpcGetMemHandle(&x->my_buf_h, (void *)base), fail);
@@ -141,7 +140,7 @@ static int export_local(hir_cu_backend *cb, const hir_p2p *p, hir_cu_ipc **out, 
     int st = cb->drv.StreamWriteValue32((CUstream)cb->aux, (CUdeviceptr)x->sem, 0,
                                         CU_STREAM_WRITE_VALUE_DEFAULT);
     if (st != CUDA_SUCCESS) {
-        hir_error_set(e, "cuStreamWriteValue32: %s: stream memory operations are not usable on "
+        hir_fail(e, "cuStreamWriteValue32: %s: stream memory operations are not usable on "
                          "this device/driver, which the CUDA-IPC transport needs",
                       hir_cu_str_cu(st));
         goto fail;
@@ -156,16 +155,16 @@ fail:
 }
 
 static int import_peer(hir_cu_backend *cb, hir_cu_ipc *x, const hir_cu_ipc_pod *pod,
-                       hir_error *e)
+                       hir_diag *e)
 {
     if (pod->rank != x->peer)
-        return hir_error_set(e, "CUDA-IPC handle exchange: expected handles of rank %d, got "
+        return hir_fail(e, "CUDA-IPC handle exchange: expected handles of rank %d, got "
                                 "rank %lld", x->peer, (long long)pod->rank), -1;
     if (pod->is_send == x->is_send)
-        return hir_error_set(e, "CUDA-IPC handle exchange: rank %d's matching operation is also "
+        return hir_fail(e, "CUDA-IPC handle exchange: rank %d's matching operation is also "
                                 "a %s", x->peer, x->is_send ? "send" : "receive"), -1;
     if (pod->bytes != (int64_t)x->bytes || pod->dtype != x->dtype)
-        return hir_error_set(e, "CUDA-IPC P2P with rank %d: my %s buffer is %zu bytes of %s, "
+        return hir_fail(e, "CUDA-IPC P2P with rank %d: my %s buffer is %zu bytes of %s, "
                                 "the peer's %s buffer %lld bytes of %s", x->peer,
                              x->is_send ? "send" : "receive", x->bytes,
                              hir_dtype_name((hir_dtype)x->dtype),
@@ -193,7 +192,7 @@ static void fill_pod(const hir_backend_config *c, const hir_cu_ipc *x, hir_cu_ip
     pod->is_send = x->is_send;
 }
 
-static int note_peer(hir_cu_backend *cb, int peer, hir_error *e)
+static int note_peer(hir_cu_backend *cb, int peer, hir_diag *e)
 {
     for (int i = 0; i < cb->nipc_peers; i++)
         if (cb->ipc_peers[i] == peer) return 0;
@@ -212,7 +211,7 @@ static int cmp_int(const void *a, const void *b)
 /* Exchange with one peer: counts first (so diverged caches fail with a message instead of a
  * hang), then the handles; my k-th send pairs with the peer's k-th receive from me. */
 static int exchange_with(hir_cu_backend *cb, int peer, hir_cu_ipc **fresh, int nfresh,
-                         hir_error *e)
+                         hir_diag *e)
 {
     const hir_backend_config *c = &cb->base.cfg;
     int64_t mine[2] = {0, 0}, theirs[2] = {0, 0};
@@ -221,7 +220,7 @@ static int exchange_with(hir_cu_backend *cb, int peer, hir_cu_ipc **fresh, int n
     if (hir_boot_exchange(c->boot, peer, TAG_COUNTS, mine, theirs, sizeof mine, e) < 0)
         return -1;
     if (theirs[0] != mine[1] || theirs[1] != mine[0])
-        return hir_error_set(e, "ShareMemHandles: rank %d has %lld new sends/%lld new receives "
+        return hir_fail(e, "ShareMemHandles: rank %d has %lld new sends/%lld new receives "
                                 "for rank %d, which has %lld/%lld the other way: the handle "
                                 "caches diverged (did a buffer move on one side only?)",
                              c->rank, (long long)mine[0], (long long)mine[1], peer,
@@ -230,7 +229,7 @@ static int exchange_with(hir_cu_backend *cb, int peer, hir_cu_ipc **fresh, int n
     hir_cu_ipc_pod *out = calloc((size_t)n, sizeof *out), *in = calloc((size_t)n, sizeof *in);
     hir_cu_ipc **order = calloc((size_t)n, sizeof *order);
     int rc = -1;
-    if (!out || !in || !order) { hir_error_set(e, "out of host memory"); goto done; }
+    if (!out || !in || !order) { hir_fail(e, "out of host memory"); goto done; }
     int64_t ks = 0, kr = mine[0];
     for (int i = 0; i < nfresh; i++) {
         if (fresh[i]->peer != peer) continue;
@@ -255,13 +254,13 @@ done:
     return rc;
 }
 
-int hir_cu_share_handles(hir_backend *be, const hir_p2p *list, int n, hir_error *e)
+int hir_cu_share_handles(hir_backend *be, const hir_p2p *list, int n, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     hir_cu_ipc **fresh = calloc((size_t)(n > 0 ? n : 1), sizeof *fresh);
     int *peers = calloc((size_t)(n > 0 ? n : 1), sizeof *peers);
     int nfresh = 0, npeers = 0, rc = -1;
-    if (!fresh || !peers) { hir_error_set(e, "out of host memory"); goto done; }
+    if (!fresh || !peers) { hir_fail(e, "out of host memory"); goto done; }
     /* 1-2: validate, skip cached, export all new ones before any import (§4.3) */
     for (int i = 0; i < n; i++) {
         const hir_p2p *p = &list[i];
@@ -304,7 +303,7 @@ done:
 /* Signal n into the peer's semaphore. The default flag puts a memory fence before the write, so
  * the stream's earlier work (the copy) is visible to the peer before the number is. */
 static int signal_peer(hir_cu_backend *cb, hir_stream *s, hir_cu_ipc *x, uint32_t n,
-                       hir_error *e)
+                       hir_diag *e)
 {
     HIR_CK(e, cu, cb->drv.StreamWriteValue32((CUstream)s->s, (CUdeviceptr)x->peer_sem, n,
                                              CU_STREAM_WRITE_VALUE_DEFAULT));
@@ -312,7 +311,7 @@ static int signal_peer(hir_cu_backend *cb, hir_stream *s, hir_cu_ipc *x, uint32_
 }
 
 /* Block the stream until my semaphore has reached n (wrap-safe: (int32)(*sem - n) >= 0). */
-static int wait_mine(hir_cu_backend *cb, hir_stream *s, hir_cu_ipc *x, uint32_t n, hir_error *e)
+static int wait_mine(hir_cu_backend *cb, hir_stream *s, hir_cu_ipc *x, uint32_t n, hir_diag *e)
 {
     HIR_CK(e, cu, cb->drv.StreamWaitValue32((CUstream)s->s, (CUdeviceptr)x->sem, n,
                                             CU_STREAM_WAIT_VALUE_GEQ));
@@ -320,7 +319,7 @@ static int wait_mine(hir_cu_backend *cb, hir_stream *s, hir_cu_ipc *x, uint32_t 
 }
 
 int hir_cu_ipc_post(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_work **w,
-                    hir_error *e)
+                    hir_diag *e)
 {
     *w = NULL;
     if (check_peer(cb, p, e) < 0) return -1;
@@ -330,7 +329,7 @@ int hir_cu_ipc_post(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_wor
          * post its matching operation; ShareMemHandles up front is the normal path) */
         if (hir_cu_share_handles(&cb->base, p, 1, e) < 0) return -1;
         x = lookup(cb, p);
-        if (!x) return hir_error_set(e, "CUDA-IPC P2P: handles missing after sharing"), -1;
+        if (!x) return hir_fail(e, "CUDA-IPC P2P: handles missing after sharing"), -1;
     }
     int put = cb->base.cfg.p2p_protocol == HIR_P2P_PUT;
     uint32_t n = x->seq + 1;
@@ -362,7 +361,7 @@ int hir_cu_ipc_post(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_wor
     return 0;
 }
 
-int hir_cu_ipc_wait(hir_cu_backend *cb, hir_stream *s, hir_work *w, hir_error *e)
+int hir_cu_ipc_wait(hir_cu_backend *cb, hir_stream *s, hir_work *w, hir_diag *e)
 {
     hir_cu_ipc *x = w->ipc;
     int put = cb->base.cfg.p2p_protocol == HIR_P2P_PUT;
@@ -387,27 +386,27 @@ int hir_cu_ipc_wait(hir_cu_backend *cb, hir_stream *s, hir_work *w, hir_error *e
  * pushed, then wait for every slice to land). The order is the same on every rank and no post
  * waits for a later one, so it cannot deadlock. My own slice is a local copy. */
 int hir_cu_ipc_allgather(hir_cu_backend *cb, hir_stream *s, const hir_collective *c,
-                         hir_work **w, hir_error *e)
+                         hir_work **w, hir_diag *e)
 {
     *w = NULL;
     const hir_view *in = c->input, *out = c->output;
     if (!in || !out)
-        return hir_error_set(e, "Allgather over CUDA IPC needs an input and an output"), -1;
+        return hir_fail(e, "Allgather over CUDA IPC needs an input and an output"), -1;
     int n = c->team_size, me = c->my_index;
     int64_t cnt = hir_cu_numel(in);
     if (hir_cu_numel(out) != cnt * n || in->dtype != out->dtype)
-        return hir_error_set(e, "Allgather: output has %lld elements of %s, expected %lld of %s",
+        return hir_fail(e, "Allgather: output has %lld elements of %s, expected %lld of %s",
                              (long long)hir_cu_numel(out), hir_dtype_name(out->dtype),
                              (long long)(cnt * n), hir_dtype_name(in->dtype)), -1;
     if (!hir_cu_view_contiguous(in) || !hir_cu_view_contiguous(out))
-        return hir_error_set(e, "Allgather over CUDA IPC: input and output must be contiguous"),
+        return hir_fail(e, "Allgather over CUDA IPC: input and output must be contiguous"),
                -1;
     size_t es = hir_dtype_size(in->dtype);
     hir_p2p *ops = calloc((size_t)(2 * n + 1), sizeof *ops);
     hir_work **works = calloc((size_t)(2 * n + 1), sizeof *works);
     int nops = 0, rc = -1;
     if (!ops || !works) {
-        hir_error_set(e, "out of host memory");
+        hir_fail(e, "out of host memory");
         goto done;
     }
     for (int j = 0; j < n; j++) {
@@ -479,7 +478,7 @@ int hir_cu_ipc_forget(hir_cu_backend *cb, void *ptr)
 
 void hir_cu_ipc_hold(hir_cu_backend *cb, void *ptr) { hold(cb, ptr); }
 
-int hir_cu_release_peers(hir_backend *be, hir_error *e)
+int hir_cu_release_peers(hir_backend *be, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     if (cb->dead) return 0;

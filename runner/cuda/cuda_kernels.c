@@ -29,10 +29,10 @@ typedef struct red_params {
 
 /* ---------------------------------------------------------------- element-wise launch */
 
-static int check_dtype(int dt, hir_error *e)
+static int check_dtype(int dt, hir_diag *e)
 {
     if (!hir_cu_ew_storage_type(dt))
-        return hir_error_set(e, "the CUDA backend has no element-wise kernels for dtype %s",
+        return hir_fail(e, "the CUDA backend has no element-wise kernels for dtype %s",
                              hir_dtype_name((hir_dtype)dt)), -1;
     return 0;
 }
@@ -63,7 +63,7 @@ static int collapse(int nd, const int64_t *shape, int nv, const int64_t *const *
 }
 
 static int launch(hir_cu_backend *cb, hir_stream *s, CUfunction fn, unsigned grid,
-                  unsigned block, void *params, size_t psize, hir_error *e)
+                  unsigned block, void *params, size_t psize, hir_diag *e)
 {
     void *args[1] = {params};
     return hir_cu_launch(cb, fn, grid, 1, 1, block, 1, 1, 0, (CUstream)s->s, args, &psize, 1, e);
@@ -86,7 +86,7 @@ struct hir_ew_plan {
 };
 
 static int ew_resolve(hir_cu_backend *cb, int nin, int op, const hir_view *out,
-                      const hir_operand *const *ins, hir_ew_plan *r, hir_error *e)
+                      const hir_operand *const *ins, hir_ew_plan *r, hir_diag *e)
 {
     if (check_dtype(out->dtype, e) < 0) return -1;
     int64_t n = hir_cu_numel(out);
@@ -110,12 +110,12 @@ static int ew_resolve(hir_cu_backend *cb, int nin, int op, const hir_view *out,
         }
         if (check_dtype(o->view.dtype, e) < 0) return -1;
         if (o->view.ndim != out->ndim)
-            return hir_error_set(e, "element-wise operand %d has %d dims, output %d", i,
+            return hir_fail(e, "element-wise operand %d has %d dims, output %d", i,
                                  o->view.ndim, out->ndim), -1;
         for (int d = 0; d < out->ndim; d++)
             if (o->view.shape[d] != out->shape[d] && o->view.stride[d] != 0 &&
                 o->view.shape[d] != 1)
-                return hir_error_set(e, "element-wise operand %d: dim %d is %lld, output %lld",
+                return hir_fail(e, "element-wise operand %d: dim %d is %lld, output %lld",
                                      i, d, (long long)o->view.shape[d],
                                      (long long)out->shape[d]), -1;
         spec.in[i] = o->view.dtype;
@@ -140,7 +140,7 @@ static int ew_resolve(hir_cu_backend *cb, int nin, int op, const hir_view *out,
     return hir_cu_ew_kernel(cb, &spec, &r->fn, e);
 }
 
-static int ew_issue(hir_cu_backend *cb, hir_stream *s, const hir_ew_plan *r, hir_error *e)
+static int ew_issue(hir_cu_backend *cb, hir_stream *s, const hir_ew_plan *r, hir_diag *e)
 {
     if (r->n == 0) return 0;
     void *args[1] = {(void *)&r->p};
@@ -150,7 +150,7 @@ static int ew_issue(hir_cu_backend *cb, hir_stream *s, const hir_ew_plan *r, hir
 }
 
 static int elementwise(hir_backend *be, hir_stream *s, int nin, int op, const hir_view *out,
-                       const hir_operand *const *ins, hir_error *e)
+                       const hir_operand *const *ins, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     hir_ew_plan r;
@@ -159,11 +159,11 @@ static int elementwise(hir_backend *be, hir_stream *s, int nin, int op, const hi
 }
 
 int hir_cu_ew_resolve(hir_backend *be, int nin, int op, const hir_view *out,
-                      const hir_operand *const *ins, hir_ew_plan **plan, hir_error *e)
+                      const hir_operand *const *ins, hir_ew_plan **plan, hir_diag *e)
 {
     *plan = NULL;
     hir_ew_plan *r = malloc(sizeof *r);
-    if (!r) return hir_error_set(e, "out of host memory"), -1;
+    if (!r) return hir_fail(e, "out of host memory"), -1;
     if (ew_resolve(hir_cu(be), nin, op, out, ins, r, e) < 0) {
         free(r);
         return -1;
@@ -172,7 +172,7 @@ int hir_cu_ew_resolve(hir_backend *be, int nin, int op, const hir_view *out,
     return 0;
 }
 
-int hir_cu_ew_launch(hir_backend *be, hir_stream *s, const hir_ew_plan *plan, hir_error *e)
+int hir_cu_ew_launch(hir_backend *be, hir_stream *s, const hir_ew_plan *plan, hir_diag *e)
 {
     return ew_issue(hir_cu(be), s, plan, e);
 }
@@ -184,14 +184,14 @@ void hir_cu_ew_plan_free(hir_backend *be, hir_ew_plan *plan)
 }
 
 int hir_cu_unary(hir_backend *be, hir_stream *s, hir_unary_op op, const hir_view *out,
-                 const hir_operand *a, hir_error *e)
+                 const hir_operand *a, hir_diag *e)
 {
     const hir_operand *ins[1] = {a};
     return elementwise(be, s, 1, op, out, ins, e);
 }
 
 int hir_cu_binary(hir_backend *be, hir_stream *s, hir_binary_op op, const hir_view *out,
-                  const hir_operand *a, const hir_operand *b, hir_error *e)
+                  const hir_operand *a, const hir_operand *b, hir_diag *e)
 {
     const hir_operand *ins[2] = {a, b};
     return elementwise(be, s, 2, op, out, ins, e);
@@ -199,13 +199,13 @@ int hir_cu_binary(hir_backend *be, hir_stream *s, hir_binary_op op, const hir_vi
 
 int hir_cu_ternary(hir_backend *be, hir_stream *s, hir_ternary_op op, const hir_view *out,
                    const hir_operand *a, const hir_operand *b, const hir_operand *c,
-                   hir_error *e)
+                   hir_diag *e)
 {
     const hir_operand *ins[3] = {a, b, c};
     return elementwise(be, s, 3, op, out, ins, e);
 }
 
-int hir_cu_fill(hir_backend *be, hir_stream *s, const hir_view *out, double v, hir_error *e)
+int hir_cu_fill(hir_backend *be, hir_stream *s, const hir_view *out, double v, hir_diag *e)
 {
     int64_t n = hir_cu_numel(out);
     if (n == 0) return 0;
@@ -231,13 +231,13 @@ int hir_cu_fill(hir_backend *be, hir_stream *s, const hir_view *out, double v, h
 }
 
 int hir_cu_copy(hir_backend *be, hir_stream *s, const hir_view *dst, const hir_view *src,
-                hir_error *e)
+                hir_diag *e)
 {
     if (dst->ndim != src->ndim)
-        return hir_error_set(e, "copy: %d-D into %d-D", src->ndim, dst->ndim), -1;
+        return hir_fail(e, "copy: %d-D into %d-D", src->ndim, dst->ndim), -1;
     for (int d = 0; d < dst->ndim; d++)
         if (dst->shape[d] != src->shape[d] && !(src->shape[d] == 1 && src->stride[d] == 0))
-            return hir_error_set(e, "copy: shapes differ at dim %d (%lld vs %lld)", d,
+            return hir_fail(e, "copy: shapes differ at dim %d (%lld vs %lld)", d,
                                  (long long)dst->shape[d], (long long)src->shape[d]), -1;
     int64_t n = hir_cu_numel(dst);
     if (n == 0) return 0;
@@ -276,12 +276,12 @@ int hir_cu_copy(hir_backend *be, hir_stream *s, const hir_view *dst, const hir_v
 }
 
 int hir_cu_reduce(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_view *out,
-                  const hir_view *in, uint32_t mask, hir_error *e)
+                  const hir_view *in, uint32_t mask, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     if (check_dtype(out->dtype, e) < 0 || check_dtype(in->dtype, e) < 0) return -1;
     if (out->ndim != in->ndim)
-        return hir_error_set(e, "reduce: output has %d dims, input %d", out->ndim, in->ndim),
+        return hir_fail(e, "reduce: output has %d dims, input %d", out->ndim, in->ndim),
                -1;
     red_params p;
     memset(&p, 0, sizeof p);
@@ -297,14 +297,14 @@ int hir_cu_reduce(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_vi
         if (in->shape[d] == 1) continue;
         if (mask & (1u << d)) {
             if (out->shape[d] != 1)
-                return hir_error_set(e, "reduce: reduced dim %d of the output is %lld, not 1",
+                return hir_fail(e, "reduce: reduced dim %d of the output is %lld, not 1",
                                      d, (long long)out->shape[d]), -1;
             p.rshape[nr] = in->shape[d];
             p.rin[nr++] = in->stride[d];
             p.nred *= in->shape[d];
         } else {
             if (out->shape[d] != in->shape[d])
-                return hir_error_set(e, "reduce: kept dim %d differs (%lld vs %lld)", d,
+                return hir_fail(e, "reduce: kept dim %d differs (%lld vs %lld)", d,
                                      (long long)out->shape[d], (long long)in->shape[d]), -1;
             p.kshape[nk] = in->shape[d];
             p.kin[nk] = in->stride[d];

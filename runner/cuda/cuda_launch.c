@@ -13,9 +13,8 @@ static int record_launch(hir_cu_backend *cb, const hir_cu_launch_rec *r, void **
     size_t bytes = (size_t)nargs * sizeof(void *);
     for (int i = 0; i < nargs; i++) bytes += (sizes[i] + 15) & ~(size_t)15;
     void **argv = malloc(bytes ? bytes : 1);
-    hir_error ignore;
     if (!argv || hir_cu_grow((void **)&cb->recs, &cb->cap_recs, cb->nrecs,
-                             sizeof(hir_cu_launch_rec), &ignore) < 0) {
+                             sizeof(hir_cu_launch_rec), NULL) < 0) {
         free(argv);
         return -1;
     }
@@ -33,7 +32,7 @@ static int record_launch(hir_cu_backend *cb, const hir_cu_launch_rec *r, void **
 
 int hir_cu_launch(hir_cu_backend *cb, CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
                   unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream st,
-                  void **args, const size_t *sizes, int nargs, hir_error *e)
+                  void **args, const size_t *sizes, int nargs, hir_diag *e)
 {
     HIR_CK(e, cu, cb->drv.LaunchKernel(fn, gx, gy, gz, bx, by, bz, shmem, st, args, NULL));
     if (cb->rec_on && !cb->rec_bad) {
@@ -51,7 +50,7 @@ void hir_cu_launch_recs_free(hir_cu_backend *cb)
 }
 
 /* on = 1: forget the previous record and record every launch from now on; on = 0: stop. */
-int hir_cu_launch_record(hir_backend *be, int on, hir_error *e)
+int hir_cu_launch_record(hir_backend *be, int on, hir_diag *e)
 {
     (void)e;
     hir_cu_backend *cb = hir_cu(be);
@@ -65,16 +64,16 @@ int hir_cu_launch_record(hir_backend *be, int on, hir_error *e)
 }
 
 /* The bare loop: the recorded launches again, through cuLaunchKernel and nothing else. */
-int hir_cu_launch_replay(hir_backend *be, int64_t *launches, int64_t *other, hir_error *e)
+int hir_cu_launch_replay(hir_backend *be, int64_t *launches, int64_t *other, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     if (cb->rec_on)
-        return hir_error_set(e, "bare launch replay while still recording"), -1;
+        return hir_fail(e, "bare launch replay while still recording"), -1;
     if (cb->rec_bad)
-        return hir_error_set(e, "bare launch replay: the record is incomplete (out of host "
+        return hir_fail(e, "bare launch replay: the record is incomplete (out of host "
                                 "memory while recording)"), -1;
     if (cb->rec_freed)
-        return hir_error_set(e, "bare launch replay: the recorded run freed device memory, so "
+        return hir_fail(e, "bare launch replay: the recorded run freed device memory, so "
                                 "its launches cannot be replayed safely"), -1;
     const hir_cu_launch_rec *r = cb->recs;
     __typeof__(&cuLaunchKernel) launch_fn = cb->drv.LaunchKernel;

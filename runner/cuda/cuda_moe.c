@@ -35,7 +35,7 @@ typedef struct mv_spec {
     int arch;
 } mv_spec;
 
-static int gen_move(const void *key, char **out, hir_error *e)
+static int gen_move(const void *key, char **out, hir_diag *e)
 {
     const mv_spec *sp = key;
     const char *w = sp->word == 8 ? "unsigned long long" : sp->word == 4 ? "unsigned int"
@@ -53,7 +53,7 @@ static int gen_move(const void *key, char **out, hir_error *e)
                                    : "((W*)p.dst)[i*p.words+w]=((const W*)p.src)[p.idx[i]*p.words+w];";
     size_t n = strlen(fmt) + strlen(w) + strlen(body) + 16;
     char *src = malloc(n);
-    if (!src) return hir_error_set(e, "out of host memory"), -1;
+    if (!src) return hir_fail(e, "out of host memory"), -1;
     snprintf(src, n, fmt, w, body);
     *out = src;
     return 0;
@@ -61,7 +61,7 @@ static int gen_move(const void *key, char **out, hir_error *e)
 
 /* n rows of `row` bytes between contiguous buffers, through device indices idx */
 static int move_rows(hir_cu_backend *cb, hir_stream *s, int scatter, const void *src, void *dst,
-                     const long long *idx, int64_t n, size_t row, hir_error *e)
+                     const long long *idx, int64_t n, size_t row, hir_diag *e)
 {
     if (!n || !row) return 0;
     mv_spec sp;
@@ -84,7 +84,7 @@ static int move_rows(hir_cu_backend *cb, hir_stream *s, int scatter, const void 
                          1, e);
 }
 
-int hir_cu_moe_codegen_check(int cc_major, int cc_minor, int *ncompiled, hir_error *e)
+int hir_cu_moe_codegen_check(int cc_major, int cc_minor, int *ncompiled, hir_diag *e)
 {
     hir_cu_backend fake;
     memset(&fake, 0, sizeof fake);
@@ -108,12 +108,12 @@ int hir_cu_moe_codegen_check(int cc_major, int cc_minor, int *ncompiled, hir_err
 
 typedef struct moe_tmp { void *p[8]; int n; } moe_tmp;
 
-static int tmp(hir_stream *s, moe_tmp *t, size_t bytes, void **out, hir_error *e)
+static int tmp(hir_stream *s, moe_tmp *t, size_t bytes, void **out, hir_diag *e)
 {
     int st = cudaMallocAsync(out, bytes ? bytes : 1, s->s);
     if (st != cudaSuccess) {
         *out = NULL;
-        return hir_error_set(e, "cudaMallocAsync(%zu bytes) for routing: %s", bytes,
+        return hir_fail(e, "cudaMallocAsync(%zu bytes) for routing: %s", bytes,
                              cudaGetErrorString((cudaError_t)st)), -1;
     }
     t->p[t->n++] = *out;
@@ -126,14 +126,14 @@ static void tmp_free(hir_stream *s, moe_tmp *t)
     t->n = 0;
 }
 
-static int drain(hir_cu_backend *cb, hir_stream *s, hir_error *e)
+static int drain(hir_cu_backend *cb, hir_stream *s, hir_diag *e)
 {
     return hir_cu_stream_drain(cb, s, "MoE routing: the stream is", hir_cu_now_s(), e);
 }
 
 /* v ([n, cols] or [n], any strides) as a contiguous buffer of dtype dt: v itself when it is one */
 static int dense(hir_backend *be, hir_stream *s, moe_tmp *t, const hir_view *v, hir_dtype dt,
-                 void **out, hir_error *e)
+                 void **out, hir_diag *e)
 {
     if (v->dtype == dt && hir_cu_view_contiguous(v)) {
         *out = v->data;
@@ -148,20 +148,20 @@ static int dense(hir_backend *be, hir_stream *s, moe_tmp *t, const hir_view *v, 
 }
 
 /* one value per token, [n, 1] or [n] (top-1 routing) */
-static int column(const hir_view *v, int64_t n, const char *what, hir_error *e)
+static int column(const hir_view *v, int64_t n, const char *what, hir_diag *e)
 {
     if (!(v->ndim == 1 || (v->ndim == 2 && v->shape[1] == 1)) || v->shape[0] != n)
-        return hir_error_set(e, "%s must be [%lld, 1] (one value per token: top-1 routing)", what,
+        return hir_fail(e, "%s must be [%lld, 1] (one value per token: top-1 routing)", what,
                              (long long)n), -1;
     if (!hir_dtype_size(v->dtype))
-        return hir_error_set(e, "%s: dtype %s cannot be routed", what, hir_dtype_name(v->dtype)), -1;
+        return hir_fail(e, "%s: dtype %s cannot be routed", what, hir_dtype_name(v->dtype)), -1;
     return 0;
 }
 
-static int transport_ok(hir_backend_kind k, hir_error *e)
+static int transport_ok(hir_backend_kind k, hir_diag *e)
 {
     if (k == HIR_BK_NCCL || k == HIR_BK_CUDA) return 0;
-    return hir_error_set(e, "the cuda backend routes MoE tokens with backend=NCCL or "
+    return hir_fail(e, "the cuda backend routes MoE tokens with backend=NCCL or "
                             "backend=CUDA, not backend=%s", hir_backend_kind_name(k)), -1;
 }
 
@@ -169,7 +169,7 @@ static int transport_ok(hir_backend_kind k, hir_error *e)
 
 /* counts: sc[r] rows for rank r; rc[r] comes back from rank r */
 static int exchange_counts(hir_cu_backend *cb, hir_stream *s, hir_backend_kind k,
-                           const int64_t *sc, int64_t *rc, hir_error *e)
+                           const int64_t *sc, int64_t *rc, hir_diag *e)
 {
     int size = cb->base.cfg.size, me = cb->base.cfg.rank;
     if (k == HIR_BK_NCCL) {
@@ -177,7 +177,7 @@ static int exchange_counts(hir_cu_backend *cb, hir_stream *s, hir_backend_kind k
         void *dsc, *drc;
         int64_t *ones = malloc((size_t)size * sizeof *ones);
         int rc2 = -1;
-        if (!ones) return hir_error_set(e, "out of host memory"), -1;
+        if (!ones) return hir_fail(e, "out of host memory"), -1;
         for (int r = 0; r < size; r++) ones[r] = 1;
         size_t row = sizeof(int64_t);
         if (tmp(s, &t, (size_t)size * row, &dsc, e) == 0 &&
@@ -198,8 +198,7 @@ static int exchange_counts(hir_cu_backend *cb, hir_stream *s, hir_backend_kind k
             }
         }
         /* the host arrays are read and written by the stream: wait for it in any case */
-        hir_error e2;
-        if (drain(cb, s, rc2 ? &e2 : e) < 0) rc2 = -1;
+        if (drain(cb, s, rc2 ? NULL : e) < 0) rc2 = -1;
         tmp_free(s, &t);
         free(ones);
         return rc2;
@@ -222,14 +221,14 @@ typedef struct ipc_dest {
  * peer by peer in ascending order; a peer's "done" means its rows are in my buffers. */
 static int ipc_alltoallv(hir_cu_backend *cb, hir_stream *s, int nbuf, const void *const *sbuf,
                          void *const *rbuf, const size_t *row, const int64_t *sc,
-                         const int64_t *rc, hir_error *e)
+                         const int64_t *rc, hir_diag *e)
 {
     int size = cb->base.cfg.size, me = cb->base.cfg.rank;
     int64_t *soff = calloc((size_t)size + 1, sizeof *soff), *roff = calloc((size_t)size + 1, sizeof *roff);
     if (!soff || !roff) {
         free(soff);
         free(roff);
-        return hir_error_set(e, "out of host memory"), -1;
+        return hir_fail(e, "out of host memory"), -1;
     }
     for (int r = 0; r < size; r++) {
         soff[r + 1] = soff[r] + sc[r];
@@ -272,17 +271,16 @@ static int ipc_alltoallv(hir_cu_backend *cb, hir_stream *s, int nbuf, const void
                 bad = hir_cu_fail(e, "cudaMemcpyAsync", cudaGetErrorString((cudaError_t)st),
                                   __FILE__, __LINE__);
         }
-        hir_error e2;
-        if (drain(cb, s, bad ? &e2 : e) < 0) bad = -1;
+        if (drain(cb, s, bad ? NULL : e) < 0) bad = -1;
         for (int b = 0; b < nbuf; b++)
             if (peer[b]) cudaIpcCloseMemHandle(peer[b]);
         /* a peer that failed says so in its done word, so neither side waits on the other */
         int32_t done = bad ? -1 : 1, their_done = 0;
         if (hir_boot_exchange(cb->base.cfg.boot, p, TAG_MOE_DONE, &done, &their_done,
-                              sizeof done, bad ? &e2 : e) < 0 || bad)
+                              sizeof done, bad ? NULL : e) < 0 || bad)
             goto out;
         if (their_done != 1) {
-            hir_error_set(e, "rank %d failed to send its MoE rows to this rank", p);
+            hir_fail(e, "rank %d failed to send its MoE rows to this rank", p);
             goto out;
         }
     }
@@ -295,7 +293,7 @@ out:
 
 static int alltoallv(hir_cu_backend *cb, hir_stream *s, hir_backend_kind k, int nbuf,
                      const void *const *sbuf, void *const *rbuf, const size_t *row,
-                     const int64_t *sc, const int64_t *rc, hir_error *e)
+                     const int64_t *sc, const int64_t *rc, hir_diag *e)
 {
     if (k == HIR_BK_NCCL)
         return hir_cu_nccl_alltoallv(cb, s, nbuf, sbuf, rbuf, row, sc, rc, e);
@@ -305,11 +303,11 @@ static int alltoallv(hir_cu_backend *cb, hir_stream *s, hir_backend_kind k, int 
 /* ---------------------------------------------------------------- Dispatch */
 
 static int out_alloc(hir_backend *be, hir_view *v, hir_dtype dt, int ndim, const int64_t *shape,
-                     hir_error *e)
+                     hir_diag *e)
 {
     hir_view_init(v, NULL, dt, ndim, shape);
     size_t bytes = hir_view_bytes(v);
-    if (bytes == SIZE_MAX) return hir_error_set(e, "an output of more than SIZE_MAX bytes"), -1;
+    if (bytes == SIZE_MAX) return hir_fail(e, "an output of more than SIZE_MAX bytes"), -1;
     return be->ops->alloc(be, bytes ? bytes : 1, &v->data, e);
 }
 
@@ -336,7 +334,7 @@ static void plan_free(moe_plan *p)
     free(p->rc);
 }
 
-static int plan_make(moe_plan *p, int64_t T, int64_t E, int size, hir_error *e)
+static int plan_make(moe_plan *p, int64_t T, int64_t E, int size, hir_diag *e)
 {
     size_t nt = (size_t)(T ? T : 1);
     int64_t per = E / size, *start = calloc((size_t)E + 1, sizeof *start);
@@ -346,12 +344,12 @@ static int plan_make(moe_plan *p, int64_t T, int64_t E, int size, hir_error *e)
     p->rc = calloc((size_t)size, sizeof *p->rc);
     if (!start || !p->order || !p->sidx || !p->sc || !p->rc) {
         free(start);
-        return hir_error_set(e, "out of host memory"), -1;
+        return hir_fail(e, "out of host memory"), -1;
     }
     for (int64_t t = 0; t < T; t++) {
         if (p->ex[t] < 0 || p->ex[t] >= E) {
             free(start);
-            return hir_error_set(e, "topk_idx row %lld holds %lld, not an expert id in [0, %lld)",
+            return hir_fail(e, "topk_idx row %lld holds %lld, not an expert id in [0, %lld)",
                                  (long long)t, (long long)p->ex[t], (long long)E), -1;
         }
         start[p->ex[t] + 1]++;
@@ -367,26 +365,26 @@ static int plan_make(moe_plan *p, int64_t T, int64_t E, int size, hir_error *e)
 }
 
 int hir_cu_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *d,
-                        hir_moe_routed *r, hir_error *e)
+                        hir_moe_routed *r, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     memset(r, 0, sizeof *r);
     int size = be->cfg.size > 0 ? be->cfg.size : 1;
     const hir_view *x = &d->x;
     if (transport_ok(d->transport, e) < 0) return -1;
-    if (x->ndim != 2) return hir_error_set(e, "in must be [T, H], it has %d axes", x->ndim), -1;
+    if (x->ndim != 2) return hir_fail(e, "in must be [T, H], it has %d axes", x->ndim), -1;
     int64_t T = x->shape[0], H = x->shape[1], E = d->num_experts;
     if (column(&d->topk_idx, T, "topk_idx", e) < 0 ||
         column(&d->topk_weights, T, "topk_weights", e) < 0)
         return -1;
     if (!hir_dtype_is_int(d->topk_idx.dtype))
-        return hir_error_set(e, "topk_idx is %s, expert ids must be integers",
+        return hir_fail(e, "topk_idx is %s, expert ids must be integers",
                              hir_dtype_name(d->topk_idx.dtype)), -1;
     if (E <= 0 || E % size)
-        return hir_error_set(e, "num_experts=%lld is not a positive multiple of the job's %d "
+        return hir_fail(e, "num_experts=%lld is not a positive multiple of the job's %d "
                                 "ranks", (long long)E, size), -1;
     size_t es = hir_dtype_size(x->dtype), ws = hir_dtype_size(d->topk_weights.dtype);
-    if (!es) return hir_error_set(e, "dtype %s cannot be routed", hir_dtype_name(x->dtype)), -1;
+    if (!es) return hir_fail(e, "dtype %s cannot be routed", hir_dtype_name(x->dtype)), -1;
     size_t row = (size_t)H * es;
     moe_tmp t = {{0}, 0};
     moe_plan p;
@@ -396,7 +394,7 @@ int hir_cu_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *
     /* expert ids to the host, as int64 */
     if (dense(be, s, &t, &d->topk_idx, HIR_DT_INT64, &didx, e) < 0) goto out;
     p.ex = malloc((size_t)(T ? T : 1) * sizeof *p.ex);
-    if (!p.ex) { hir_error_set(e, "out of host memory"); goto out; }
+    if (!p.ex) { hir_fail(e, "out of host memory"); goto out; }
     if (T) HIR_CK_GOTO(e, cuda, cudaMemcpyAsync(p.ex, didx, (size_t)T * sizeof *p.ex,
                                                 cudaMemcpyDeviceToHost, s->s), out);
     if (drain(cb, s, e) < 0 || plan_make(&p, T, E, size, e) < 0) goto out;
@@ -439,8 +437,7 @@ int hir_cu_moe_dispatch(hir_backend *be, hir_stream *s, const hir_moe_dispatch *
     rc = 0;
 out:
     if (rc) {
-        hir_error e2;
-        drain(cb, s, &e2);   /* the host arrays may still be read by the stream */
+        drain(cb, s, NULL);  /* the host arrays may still be read by the stream */
         routed_free(be, r);
     }
     tmp_free(s, &t);
@@ -451,11 +448,11 @@ out:
 /* ---------------------------------------------------------------- Combine */
 
 static int counts_to_host(hir_backend *be, const hir_view *v, int size, int64_t *out,
-                          const char *what, hir_error *e)
+                          const char *what, hir_diag *e)
 {
     if (v->ndim != 1 || v->shape[0] != size || v->dtype != HIR_DT_INT64 ||
         !hir_cu_view_contiguous(v))
-        return hir_error_set(e, "the Dispatch's %s are not per rank of this job", what), -1;
+        return hir_fail(e, "the Dispatch's %s are not per rank of this job", what), -1;
     return be->ops->download(be, out, v->data, (size_t)size * 8, e);
 }
 
@@ -463,7 +460,7 @@ static int counts_to_host(hir_backend *be, const hir_view *v, int size, int64_t 
  * r, rc[r] from it), the source rows checked on the host, the rows scattered into c->out */
 static int send_back(hir_cu_backend *cb, hir_stream *s, moe_tmp *t, const hir_moe_combine *c,
                      const void *dx, const void *dsrc, const int64_t *sc, const int64_t *rc,
-                     int64_t *bsrc, size_t row, hir_error *e)
+                     int64_t *bsrc, size_t row, hir_diag *e)
 {
     hir_backend *be = &cb->base;
     const hir_view *out = &c->out;
@@ -481,12 +478,11 @@ static int send_back(hir_cu_backend *cb, hir_stream *s, moe_tmp *t, const hir_mo
     int st = alltoallv(cb, s, c->transport, 2, sb, rb, rows, sc, rc, e);
     if (st == 0 && T)
         st = cudaMemcpyAsync(bsrc, dbsrc, (size_t)T * 8, cudaMemcpyDeviceToHost, s->s) ==
-                     cudaSuccess ? 0 : hir_error_set(e, "cudaMemcpyAsync of the source rows failed");
-    hir_error e2;
-    if (drain(cb, s, st ? &e2 : e) < 0) st = -1;
+                     cudaSuccess ? 0 : hir_fail(e, "cudaMemcpyAsync of the source rows failed");
+    if (drain(cb, s, st ? NULL : e) < 0) st = -1;
     for (int64_t i = 0; st == 0 && i < T; i++)
         if (bsrc[i] < 0 || bsrc[i] >= T)
-            st = hir_error_set(e, "a token came back for row %lld of %lld", (long long)bsrc[i],
+            st = hir_fail(e, "a token came back for row %lld of %lld", (long long)bsrc[i],
                                (long long)T);
     if (st == 0) {
         dout = out->data;
@@ -500,34 +496,34 @@ static int send_back(hir_cu_backend *cb, hir_stream *s, moe_tmp *t, const hir_mo
         }
     }
     /* the scatter reads bx and dbsrc: done before they go */
-    if (drain(cb, s, st ? &e2 : e) < 0) st = -1;
+    if (drain(cb, s, st ? NULL : e) < 0) st = -1;
     be->ops->free(be, bx);
     be->ops->free(be, dbsrc);
     return st ? -1 : 0;
 }
 
-int hir_cu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_error *e)
+int hir_cu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     int size = be->cfg.size > 0 ? be->cfg.size : 1;
     const hir_view *x = &c->x, *out = &c->out;
     if (transport_ok(c->transport, e) < 0) return -1;
     if (x->ndim != 2 || out->ndim != 2)
-        return hir_error_set(e, "in and out must be [R, H] and [T, H]"), -1;
+        return hir_fail(e, "in and out must be [R, H] and [T, H]"), -1;
     int64_t R = x->shape[0], H = x->shape[1], T = out->shape[0];
     if (out->shape[1] != H || out->dtype != x->dtype)
-        return hir_error_set(e, "out must be [%lld, %lld] %s like the tokens", (long long)T,
+        return hir_fail(e, "out must be [%lld, %lld] %s like the tokens", (long long)T,
                              (long long)H, hir_dtype_name(x->dtype)), -1;
     if (column(&c->src_idx, R, "src_idx", e) < 0) return -1;
     if (!hir_dtype_is_int(c->src_idx.dtype))
-        return hir_error_set(e, "src_idx must hold integers"), -1;
+        return hir_fail(e, "src_idx must hold integers"), -1;
     size_t row = (size_t)H * hir_dtype_size(x->dtype);
     int64_t *sc = calloc((size_t)size, sizeof *sc), *rcnt = calloc((size_t)size, sizeof *rcnt);
     int64_t *bsrc = malloc((size_t)(T ? T : 1) * sizeof *bsrc);
     moe_tmp t = {{0}, 0};
     int rc = -1;
     void *dx, *dsrc;
-    if (!sc || !rcnt || !bsrc) { hir_error_set(e, "out of host memory"); goto out; }
+    if (!sc || !rcnt || !bsrc) { hir_fail(e, "out of host memory"); goto out; }
     /* back to the senders: what came from rank r returns to it */
     if (counts_to_host(be, &c->recv_counts, size, sc, "token counts", e) < 0 ||
         counts_to_host(be, &c->send_counts, size, rcnt, "token counts", e) < 0)
@@ -538,11 +534,11 @@ int hir_cu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c,
         nb += rcnt[k];
     }
     if (ns != R) {
-        hir_error_set(e, "%lld tokens, the Dispatch received %lld", (long long)R, (long long)ns);
+        hir_fail(e, "%lld tokens, the Dispatch received %lld", (long long)R, (long long)ns);
         goto out;
     }
     if (nb != T) {
-        hir_error_set(e, "out has %lld rows, the Dispatch sent %lld tokens", (long long)T,
+        hir_fail(e, "out has %lld rows, the Dispatch sent %lld tokens", (long long)T,
                       (long long)nb);
         goto out;
     }

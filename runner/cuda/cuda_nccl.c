@@ -62,10 +62,10 @@ static ncclRedOp_t nccl_op(hir_reduce_op op)
 /* NCCL refuses two ranks on one GPU, and then fails with an opaque "invalid usage"; check
  * the team's device UUIDs first so every member fails with the same clear message. */
 static int check_distinct_devices(hir_cu_backend *cb, const int *team, int n, int me,
-                                  hir_error *e)
+                                  hir_diag *e)
 {
     cudaUUID_t *all = calloc((size_t)n, sizeof *all);
-    if (!all) return hir_error_set(e, "out of host memory"), -1;
+    if (!all) return hir_fail(e, "out of host memory"), -1;
     for (int i = 0; i < n; i++) {
         if (i == me) all[i] = cb->uuid;
         if (hir_boot_team_bcast(cb->base.cfg.boot, team, n, i, &all[i], sizeof all[i], e) < 0)
@@ -75,7 +75,7 @@ static int check_distinct_devices(hir_cu_backend *cb, const int *team, int n, in
         for (int j = i + 1; j < n; j++)
             if (!memcmp(&all[i], &all[j], sizeof all[i])) {
                 free(all);
-                return hir_error_set(e, "NCCL cannot run two ranks on one GPU: ranks %d and %d "
+                return hir_fail(e, "NCCL cannot run two ranks on one GPU: ranks %d and %d "
                                         "of team share a device; use backend=CUDA (CUDA IPC "
                                         "works between processes on one GPU) or one rank per "
                                         "GPU (for P2P only: hir-run --nccl-p2p=host-staged "
@@ -87,13 +87,13 @@ static int check_distinct_devices(hir_cu_backend *cb, const int *team, int n, in
 }
 
 static int comm_get(hir_cu_backend *cb, const int *team, int n, int me, ncclComm_t *out,
-                    hir_error *e)
+                    hir_diag *e)
 {
     for (int i = 0; i < cb->ncomms; i++)
         if (cb->comms[i].team_size == n && !memcmp(cb->comms[i].team, team, n * sizeof(int)))
             return *out = cb->comms[i].comm, 0;
     if (n > 1 && !cb->base.cfg.boot)
-        return hir_error_set(e, "NCCL team of %d needs the bootstrap channel", n), -1;
+        return hir_fail(e, "NCCL team of %d needs the bootstrap channel", n), -1;
     if (n > 1 && check_distinct_devices(cb, team, n, me, e) < 0) return -1;
     ncclUniqueId id;
     memset(&id, 0, sizeof id);
@@ -104,7 +104,7 @@ static int comm_get(hir_cu_backend *cb, const int *team, int n, int me, ncclComm
         return -1;
     hir_cu_comm *c = &cb->comms[cb->ncomms];
     c->team = malloc(n * sizeof(int));
-    if (!c->team) return hir_error_set(e, "out of host memory"), -1;
+    if (!c->team) return hir_fail(e, "out of host memory"), -1;
     memcpy(c->team, team, n * sizeof(int));
     c->team_size = n;
     int st = ncclCommInitRank(&c->comm, n, id, me);
@@ -117,11 +117,11 @@ static int comm_get(hir_cu_backend *cb, const int *team, int n, int me, ncclComm
     return 0;
 }
 
-static int world_comm(hir_cu_backend *cb, ncclComm_t *comm, hir_error *e)
+static int world_comm(hir_cu_backend *cb, ncclComm_t *comm, hir_diag *e)
 {
     int n = cb->base.cfg.size;
     int *team = malloc((n > 0 ? n : 1) * sizeof(int));
-    if (!team) return hir_error_set(e, "out of host memory"), -1;
+    if (!team) return hir_fail(e, "out of host memory"), -1;
     for (int i = 0; i < n; i++) team[i] = i;
     int rc = comm_get(cb, team, n, cb->base.cfg.rank, comm, e);
     free(team);
@@ -134,11 +134,11 @@ static void note_pending(hir_stream *s, int peer, const char *fmt, const char *w
     s->pending_peer = peer;
 }
 
-static int need(const hir_view *v, const char *what, const hir_collective *c, hir_error *e)
+static int need(const hir_view *v, const char *what, const hir_collective *c, hir_diag *e)
 {
-    if (!v) return hir_error_set(e, "%s: missing %s", hir_comm_type_name(c->kind), what), -1;
+    if (!v) return hir_fail(e, "%s: missing %s", hir_comm_type_name(c->kind), what), -1;
     if (!hir_cu_view_contiguous(v))
-        return hir_error_set(e, "%s: %s must be contiguous", hir_comm_type_name(c->kind), what), -1;
+        return hir_fail(e, "%s: %s must be contiguous", hir_comm_type_name(c->kind), what), -1;
     return 0;
 }
 
@@ -155,33 +155,33 @@ typedef struct nccl_coll {
     cudaStream_t st;
 } nccl_coll;
 
-static int nccl_allgather(const nccl_coll *k, hir_error *e)
+static int nccl_allgather(const nccl_coll *k, hir_diag *e)
 {
     const hir_collective *c = k->c;
     const hir_view *in = k->in, *out = k->out;
     if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
     size_t cnt = (size_t)hir_cu_numel(in);
     if ((size_t)hir_cu_numel(out) != cnt * k->n)
-        return hir_error_set(e, "Allgather: output has %lld elements, expected %zu",
+        return hir_fail(e, "Allgather: output has %lld elements, expected %zu",
                              (long long)hir_cu_numel(out), cnt * k->n), -1;
     HIR_CK(e, nccl, ncclAllGather(in->data, out->data, cnt * k->mult, k->dt, k->comm, k->st));
     return 0;
 }
 
-static int nccl_reducescatter(const nccl_coll *k, hir_error *e)
+static int nccl_reducescatter(const nccl_coll *k, hir_diag *e)
 {
     const hir_collective *c = k->c;
     const hir_view *in = k->in, *out = k->out;
     if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
     size_t cnt = (size_t)hir_cu_numel(out);
     if ((size_t)hir_cu_numel(in) != cnt * k->n)
-        return hir_error_set(e, "ReduceScatter: input has %lld elements, expected %zu",
+        return hir_fail(e, "ReduceScatter: input has %lld elements, expected %zu",
                              (long long)hir_cu_numel(in), cnt * k->n), -1;
     HIR_CK(e, nccl, ncclReduceScatter(in->data, out->data, cnt, k->dt, k->op, k->comm, k->st));
     return 0;
 }
 
-static int nccl_allreduce(const nccl_coll *k, hir_error *e)
+static int nccl_allreduce(const nccl_coll *k, hir_diag *e)
 {
     const hir_collective *c = k->c;
     const hir_view *in = k->in, *out = k->out;
@@ -191,7 +191,7 @@ static int nccl_allreduce(const nccl_coll *k, hir_error *e)
     return 0;
 }
 
-static int nccl_broadcast(const nccl_coll *k, hir_error *e)
+static int nccl_broadcast(const nccl_coll *k, hir_diag *e)
 {
     /* the root sends its input; everyone receives into output (or in place) */
     const hir_collective *c = k->c;
@@ -206,7 +206,7 @@ static int nccl_broadcast(const nccl_coll *k, hir_error *e)
     return 0;
 }
 
-static int nccl_reduce(const nccl_coll *k, hir_error *e)
+static int nccl_reduce(const nccl_coll *k, hir_diag *e)
 {
     const hir_collective *c = k->c;
     const hir_view *in = k->in, *out = k->out;
@@ -222,7 +222,7 @@ static int nccl_reduce(const nccl_coll *k, hir_error *e)
 /* The root's part of a Gather or Scatter: a receive (Gather) or send (Scatter) per member and
  * a local copy of its own slice; stops at the first failure. */
 static int nccl_root_slices(const nccl_coll *k, int gather, const hir_view *big,
-                            const hir_view *small, size_t cnt, size_t bytes, hir_error *e)
+                            const hir_view *small, size_t cnt, size_t bytes, hir_diag *e)
 {
     int n = k->n, me = k->me, rc = 0;
     ncclDataType_t dt = k->dt;
@@ -249,7 +249,7 @@ static int nccl_root_slices(const nccl_coll *k, int gather, const hir_view *big,
     return rc;
 }
 
-static int nccl_gather_scatter(const nccl_coll *k, hir_error *e)
+static int nccl_gather_scatter(const nccl_coll *k, hir_diag *e)
 {
     /* root holds team_size slices of dim 0: a group of sends/receives, its own slice by
      * a local copy */
@@ -261,7 +261,7 @@ static int nccl_gather_scatter(const nccl_coll *k, hir_error *e)
     if (me == root && need(big, gather ? "output" : "input", c, e) < 0) return -1;
     size_t cnt = (size_t)hir_cu_numel(small), bytes = cnt * k->es;
     if (me == root && (size_t)hir_cu_numel(big) != cnt * n)
-        return hir_error_set(e, "%s: root buffer has %lld elements, expected %zu",
+        return hir_fail(e, "%s: root buffer has %lld elements, expected %zu",
                              hir_comm_type_name(c->kind), (long long)hir_cu_numel(big), cnt * n), -1;
     if (n > 1) HIR_CK(e, nccl, ncclGroupStart());
     int rc = 0;
@@ -283,7 +283,7 @@ static int nccl_gather_scatter(const nccl_coll *k, hir_error *e)
     return 0;
 }
 
-static int nccl_sendrecv(const nccl_coll *k, hir_error *e)
+static int nccl_sendrecv(const nccl_coll *k, hir_diag *e)
 {
     const hir_collective *c = k->c;
     const hir_view *in = k->in, *out = k->out;
@@ -295,7 +295,7 @@ static int nccl_sendrecv(const nccl_coll *k, hir_error *e)
                                             cudaMemcpyDeviceToDevice, k->st));
         return 0;
     }
-    if (n != 2) return hir_error_set(e, "SendRecv: team of %d (1 or 2 expected)", n), -1;
+    if (n != 2) return hir_fail(e, "SendRecv: team of %d (1 or 2 expected)", n), -1;
     if (me == sender) {
         if (need(in, "input", c, e) < 0) return -1;
         HIR_CK(e, nccl, ncclSend(in->data, hir_cu_numel(in) * k->mult, k->dt, 1 - me, k->comm,
@@ -308,7 +308,7 @@ static int nccl_sendrecv(const nccl_coll *k, hir_error *e)
     return 0;
 }
 
-static int nccl_alltoall(const nccl_coll *k, hir_error *e)
+static int nccl_alltoall(const nccl_coll *k, hir_diag *e)
 {
     /* NCCL has no all-to-all: one grouped send and receive per member, part i of the
      * flat buffers to and from member i (hostir-2026.md §3.9) */
@@ -318,7 +318,7 @@ static int nccl_alltoall(const nccl_coll *k, hir_error *e)
     if (need(in, "input", c, e) < 0 || need(out, "output", c, e) < 0) return -1;
     size_t cnt = (size_t)hir_cu_numel(in);
     if ((size_t)hir_cu_numel(out) != cnt || cnt % (size_t)n)
-        return hir_error_set(e, "AllToAll: input (%zu elements) and output (%lld) must have "
+        return hir_fail(e, "AllToAll: input (%zu elements) and output (%lld) must have "
                                 "equal sizes divisible by the team of %d", cnt,
                              (long long)hir_cu_numel(out), n), -1;
     size_t part = cnt / (size_t)n, pbytes = part * k->es;
@@ -342,7 +342,7 @@ static int nccl_alltoall(const nccl_coll *k, hir_error *e)
 }
 
 /* The handler of each collective kind (dialect/defs/comm.def); a kind without one is refused. */
-typedef int (*nccl_coll_fn)(const nccl_coll *k, hir_error *e);
+typedef int (*nccl_coll_fn)(const nccl_coll *k, hir_diag *e);
 static const nccl_coll_fn nccl_colls[HIR_COMM_COUNT] = {
     [HIR_COMM_GATHER] = nccl_gather_scatter,
     [HIR_COMM_ALLGATHER] = nccl_allgather,
@@ -357,24 +357,24 @@ static const nccl_coll_fn nccl_colls[HIR_COMM_COUNT] = {
 
 /* Every collective but an Allgather over CUDA IPC (cu_collective, cuda_backend.c). */
 int hir_cu_nccl_collective(hir_backend *be, hir_stream *s, const hir_collective *c,
-                           hir_work **w, hir_error *e)
+                           hir_work **w, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     *w = NULL;
     if (c->transport != HIR_BK_NCCL)
-        return hir_error_set(e, "%s: the CUDA backend runs collectives over NCCL (and an "
+        return hir_fail(e, "%s: the CUDA backend runs collectives over NCCL (and an "
                                 "Allgather also over CUDA IPC)", hir_comm_type_name(c->kind)), -1;
     if (cb->in_group)
-        return hir_error_set(e, "%s inside StartCoalescing is not supported",
+        return hir_fail(e, "%s inside StartCoalescing is not supported",
                              hir_comm_type_name(c->kind)), -1;
     nccl_coll k = {.c = c, .n = c->team_size, .me = c->my_index,
                    .root = c->root_index < 0 ? 0 : c->root_index, .in = c->input,
                    .out = c->output};
     const hir_view *ref = k.in ? k.in : k.out;
-    if (!ref) return hir_error_set(e, "%s: no buffers", hir_comm_type_name(c->kind)), -1;
+    if (!ref) return hir_fail(e, "%s: no buffers", hir_comm_type_name(c->kind)), -1;
     int reducing = hir_comm_type_reduces(c->kind);
     if (nccl_type(ref->dtype, reducing, &k.dt, &k.mult) < 0)
-        return hir_error_set(e, "%s: dtype %s not supported by NCCL", hir_comm_type_name(c->kind),
+        return hir_fail(e, "%s: dtype %s not supported by NCCL", hir_comm_type_name(c->kind),
                              hir_dtype_name(ref->dtype)), -1;
     k.es = hir_dtype_size(ref->dtype);
     k.comm = NULL;
@@ -387,22 +387,22 @@ int hir_cu_nccl_collective(hir_backend *be, hir_stream *s, const hir_collective 
     k.st = s->s;
     note_pending(s, -1, "NCCL %s", hir_comm_type_name(c->kind));
     nccl_coll_fn run = (unsigned)c->kind < HIR_COMM_COUNT ? nccl_colls[c->kind] : NULL;
-    if (!run) return hir_error_set(e, "collective kind %d unknown", (int)c->kind), -1;
+    if (!run) return hir_fail(e, "collective kind %d unknown", (int)c->kind), -1;
     if (run(&k, e) < 0) return -1;
     return hir_cu_work_event(cb, s, w, e);
 }
 
 int hir_cu_nccl_p2p(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_work **w,
-                    hir_error *e)
+                    hir_diag *e)
 {
     if (p->peer == cb->base.cfg.rank)
-        return hir_error_set(e, "P2P to self (rank %d) not supported", p->peer), -1;
+        return hir_fail(e, "P2P to self (rank %d) not supported", p->peer), -1;
     if (!hir_cu_view_contiguous(&p->buf))
-        return hir_error_set(e, "P2P buffer must be contiguous"), -1;
+        return hir_fail(e, "P2P buffer must be contiguous"), -1;
     ncclDataType_t dt;
     size_t mult;
     if (nccl_type(p->buf.dtype, 0, &dt, &mult) < 0)
-        return hir_error_set(e, "P2P: dtype %s not supported by NCCL",
+        return hir_fail(e, "P2P: dtype %s not supported by NCCL",
                              hir_dtype_name(p->buf.dtype)), -1;
     ncclComm_t comm;
     if (world_comm(cb, &comm, e) < 0) return -1;
@@ -417,10 +417,10 @@ int hir_cu_nccl_p2p(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_wor
     return hir_cu_work_event(cb, s, w, e);
 }
 
-int hir_cu_group_begin(hir_backend *be, hir_error *e)
+int hir_cu_group_begin(hir_backend *be, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
-    if (cb->in_group) return hir_error_set(e, "StartCoalescing: already coalescing"), -1;
+    if (cb->in_group) return hir_fail(e, "StartCoalescing: already coalescing"), -1;
     /* the world communicator must exist before the group: creating it inside would be grouped */
     ncclComm_t comm;
     if (cb->base.cfg.size > 1 && world_comm(cb, &comm, e) < 0) return -1;
@@ -430,23 +430,23 @@ int hir_cu_group_begin(hir_backend *be, hir_error *e)
     return 0;
 }
 
-int hir_cu_group_end(hir_backend *be, hir_stream *s, hir_work **w, hir_error *e)
+int hir_cu_group_end(hir_backend *be, hir_stream *s, hir_work **w, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     *w = NULL;
-    if (!cb->in_group) return hir_error_set(e, "EndCoalescing without StartCoalescing"), -1;
+    if (!cb->in_group) return hir_fail(e, "EndCoalescing without StartCoalescing"), -1;
     cb->in_group = 0;
     HIR_CK(e, nccl, ncclGroupEnd());
     return hir_cu_work_event(cb, s, w, e);
 }
 
-int hir_cu_nccl_check_async(hir_cu_backend *cb, hir_error *e)
+int hir_cu_nccl_check_async(hir_cu_backend *cb, hir_diag *e)
 {
     for (int i = 0; i < cb->ncomms; i++) {
         ncclResult_t r = ncclSuccess;
         if (ncclCommGetAsyncError(cb->comms[i].comm, &r) != ncclSuccess) continue;
         if (r != ncclSuccess && r != ncclInProgress)
-            return hir_error_set(e, "NCCL communicator of %d ranks failed: %s",
+            return hir_fail(e, "NCCL communicator of %d ranks failed: %s",
                                  cb->comms[i].team_size, ncclGetErrorString(r)), -1;
     }
     return 0;
@@ -469,7 +469,7 @@ void hir_cu_nccl_destroy(hir_cu_backend *cb)
  * one NCCL group, self included (NCCL sends to its own rank inside a group). */
 int hir_cu_nccl_alltoallv(hir_cu_backend *cb, hir_stream *s, int nbuf,
                           const void *const *sbuf, void *const *rbuf, const size_t *row,
-                          const int64_t *sc, const int64_t *rc, hir_error *e)
+                          const int64_t *sc, const int64_t *rc, hir_diag *e)
 {
     ncclComm_t comm;
     if (world_comm(cb, &comm, e) < 0) return -1;

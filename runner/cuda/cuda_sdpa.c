@@ -60,7 +60,7 @@ static const char *store_stmt(int dt)
     }
 }
 
-static int gen_softmax(const void *key, char **out, hir_error *e)
+static int gen_softmax(const void *key, char **out, hir_diag *e)
 {
     const sm_spec *sp = key;
     char bias[160] = "0.0f", mask[160] = "1.0f";
@@ -98,14 +98,14 @@ static int gen_softmax(const void *key, char **out, hir_error *e)
         "__syncthreads();}}\n";
     const char *st = sp->lse >= 0 ? store_stmt(sp->lse) : "";
     if (!st || (sp->bias >= 0 && !load_expr(sp->bias)) || (sp->mask >= 0 && !load_expr(sp->mask)))
-        return hir_error_set(e, "sdpa on CUDA: no kernel for bias %s, mask %s, logsumexp %s",
+        return hir_fail(e, "sdpa on CUDA: no kernel for bias %s, mask %s, logsumexp %s",
                              sp->bias >= 0 ? hir_dtype_name((hir_dtype)sp->bias) : "-",
                              sp->mask >= 0 ? hir_dtype_name((hir_dtype)sp->mask) : "-",
                              sp->lse >= 0 ? hir_dtype_name((hir_dtype)sp->lse) : "-"), -1;
     const char *pre = hir_cu_kernel_prelude();
     size_t n = strlen(fmt) + strlen(pre) + strlen(bias) + strlen(mask) + strlen(st) + 64;
     char *src = malloc(n);
-    if (!src) return hir_error_set(e, "out of host memory"), -1;
+    if (!src) return hir_fail(e, "out of host memory"), -1;
     snprintf(src, n, fmt, pre, SDPA_BLOCK, bias, mask, st);
     *out = src;
     return 0;
@@ -167,12 +167,12 @@ typedef struct sdpa_tmp {
     void *sc, *q, *k, *v, *o;    /* stream-ordered allocations */
 } sdpa_tmp;
 
-static int tmp_alloc(hir_stream *s, void **p, size_t bytes, const char *what, hir_error *e)
+static int tmp_alloc(hir_stream *s, void **p, size_t bytes, const char *what, hir_diag *e)
 {
     int st = cudaMallocAsync(p, bytes ? bytes : 1, s->s);
     if (st != cudaSuccess) {
         *p = NULL;
-        return hir_error_set(e, "sdpa on CUDA: cudaMallocAsync(%zu bytes) for %s: %s", bytes,
+        return hir_fail(e, "sdpa on CUDA: cudaMallocAsync(%zu bytes) for %s: %s", bytes,
                              what, cudaGetErrorString((cudaError_t)st)), -1;
     }
     return 0;
@@ -190,7 +190,7 @@ static hir_view dense3(void *p, hir_dtype dt, int64_t nb, int64_t rows, int64_t 
 /* operand x of the chunk as a GEMM operand of dtype dt: itself when cuBLASLt takes it, else
  * converted into the temporary buf (contiguous) */
 static int gemm_operand(hir_backend *be, hir_stream *s, const bview *x, int64_t b0, int64_t nb,
-                        hir_dtype dt, void *buf, hir_view *m, int64_t *bstride, hir_error *e)
+                        hir_dtype dt, void *buf, hir_view *m, int64_t *bstride, hir_diag *e)
 {
     hir_view c = chunk3(x, b0, nb);
     if (x->m.dtype == dt && gemm_dense(&x->m)) {
@@ -226,7 +226,7 @@ static void fill_strides(long long *dst, const hir_view *v, int nd)
 
 /* slices [b0, b0 + nb) of one group, whose first slice is global slice slice0 */
 static int run_chunk(hir_backend *be, hir_stream *s, const sdpa_run *r, const sdpa_tmp *t,
-                     int64_t slice0, int64_t b0, int64_t nb, hir_error *e)
+                     int64_t slice0, int64_t b0, int64_t nb, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     hir_gemm g;
@@ -286,7 +286,7 @@ static int run_chunk(hir_backend *be, hir_stream *s, const sdpa_run *r, const sd
     return hir_cu_copy(be, s, &dst, &ot, e);
 }
 
-static int softmax_kernel(hir_cu_backend *cb, const hir_sdpa *a, CUfunction *fn, hir_error *e)
+static int softmax_kernel(hir_cu_backend *cb, const hir_sdpa *a, CUfunction *fn, hir_diag *e)
 {
     sm_spec sp;
     memset(&sp, 0, sizeof sp);
@@ -298,7 +298,7 @@ static int softmax_kernel(hir_cu_backend *cb, const hir_sdpa *a, CUfunction *fn,
     return hir_cu_kernel_keyed(cb, &sp, sizeof sp, gen_softmax, fn, e);
 }
 
-int hir_cu_sdpa(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_error *e)
+int hir_cu_sdpa(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     sdpa_run r;
@@ -355,7 +355,7 @@ done:
 
 /* ---------------------------------------------------------------- GPU-free check */
 
-int hir_cu_sdpa_codegen_check(int cc_major, int cc_minor, int *ncompiled, hir_error *e)
+int hir_cu_sdpa_codegen_check(int cc_major, int cc_minor, int *ncompiled, hir_diag *e)
 {
     hir_cu_backend fake;
     memset(&fake, 0, sizeof fake);

@@ -23,24 +23,24 @@ enum { TAG_STAGED = 0x4c10 };
 
 /* Wait for s to drain (hir_cu_stream_drain: polling, so a stream blocked on a peer fails after
  * the timeout with what it waits for, instead of hanging in cudaStreamSynchronize). */
-static int drain(hir_cu_backend *cb, hir_stream *s, hir_error *e)
+static int drain(hir_cu_backend *cb, hir_stream *s, hir_diag *e)
 {
     return hir_cu_stream_drain(cb, s, "host-staged P2P: the stream is", hir_cu_now_s(), e);
 }
 
 static size_t view_bytes(const hir_p2p *p) { return hir_dtype_size(p->buf.dtype) * (size_t)hir_cu_numel(&p->buf); }
 
-static int check_post(hir_cu_backend *cb, const hir_p2p *p, hir_error *e)
+static int check_post(hir_cu_backend *cb, const hir_p2p *p, hir_diag *e)
 {
     const hir_backend_config *c = &cb->base.cfg;
     if (p->peer == c->rank)
-        return hir_error_set(e, "P2P to self (rank %d) not supported", p->peer), -1;
+        return hir_fail(e, "P2P to self (rank %d) not supported", p->peer), -1;
     if (p->peer < 0 || p->peer >= c->size)
-        return hir_error_set(e, "host-staged P2P: peer %d outside a world of %d", p->peer,
+        return hir_fail(e, "host-staged P2P: peer %d outside a world of %d", p->peer,
                              c->size), -1;
-    if (!c->boot) return hir_error_set(e, "host-staged P2P needs the bootstrap channel"), -1;
+    if (!c->boot) return hir_fail(e, "host-staged P2P needs the bootstrap channel"), -1;
     if (!hir_cu_view_contiguous(&p->buf) || hir_dtype_size(p->buf.dtype) == 0)
-        return hir_error_set(e, "host-staged P2P: the buffer must be contiguous"), -1;
+        return hir_fail(e, "host-staged P2P: the buffer must be contiguous"), -1;
     return 0;
 }
 
@@ -55,18 +55,18 @@ static const hir_p2p *nth(const hir_p2p *list, int n, int peer, int is_send, int
 }
 
 static int run_staged(hir_cu_backend *cb, hir_stream *s, const hir_p2p *list, int n,
-                      hir_error *e)
+                      hir_diag *e)
 {
     if (n == 0) return 0;
     enum cudaStreamCaptureStatus cap_st = cudaStreamCaptureStatusNone;
     HIR_CK(e, cuda, cudaStreamIsCapturing(s->s, &cap_st));
     if (cap_st != cudaStreamCaptureStatusNone)
-        return hir_error_set(e, "host-staged P2P blocks the host, so it cannot be captured into a "
+        return hir_fail(e, "host-staged P2P blocks the host, so it cannot be captured into a "
                                 "CUDA graph (run without --graph)"), -1;
     /* the data of every send is what the stream has computed so far */
     if (drain(cb, s, e) < 0) return -1;
     int *peers = calloc((size_t)n, sizeof *peers), np = 0, rc = -1;
-    if (!peers) return hir_error_set(e, "out of host memory"), -1;
+    if (!peers) return hir_fail(e, "out of host memory"), -1;
     for (int i = 0; i < n; i++) {
         int seen = 0;
         for (int j = 0; j < np; j++) seen |= peers[j] == list[i].peer;
@@ -88,7 +88,7 @@ static int run_staged(hir_cu_backend *cb, hir_stream *s, const hir_p2p *list, in
                 theirs = malloc(bytes);
                 cap = bytes;
                 if (!mine || !theirs) {
-                    hir_error_set(e, "host-staged P2P: out of host memory for %zu bytes", bytes);
+                    hir_fail(e, "host-staged P2P: out of host memory for %zu bytes", bytes);
                     cap = 0;
                     goto done;
                 }
@@ -119,7 +119,7 @@ done:
 }
 
 int hir_cu_staged_p2p(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_work **w,
-                      hir_error *e)
+                      hir_diag *e)
 {
     *w = NULL;
     if (check_post(cb, p, e) < 0) return -1;
@@ -138,7 +138,7 @@ int hir_cu_staged_p2p(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_w
     return hir_cu_work_event(cb, s, w, e);
 }
 
-int hir_cu_staged_flush(hir_cu_backend *cb, hir_stream *s, hir_error *e)
+int hir_cu_staged_flush(hir_cu_backend *cb, hir_stream *s, hir_diag *e)
 {
     int n = cb->nstaged;
     cb->nstaged = 0;

@@ -15,7 +15,7 @@
  * workspace corrupt each other's — seen on an H200 as output tiles left unwritten and GEMMs
  * that "finished" faster than the GPU's peak (docs/cuda-backend.md). Allocated when the stream
  * is made, so no timed run allocates. */
-int hir_cu_stream_init_ws(hir_cu_backend *cb, hir_stream *s, hir_error *e)
+int hir_cu_stream_init_ws(hir_cu_backend *cb, hir_stream *s, hir_diag *e)
 {
     s->ws = NULL;
     if (!cb->workspace_bytes) return 0;
@@ -24,7 +24,7 @@ int hir_cu_stream_init_ws(hir_cu_backend *cb, hir_stream *s, hir_error *e)
     if (st != cudaSuccess) {
         cudaGetLastError();
         s->ws = NULL;
-        return hir_error_set(e, "cudaMalloc(%zu bytes) for a stream's GEMM workspace: %s",
+        return hir_fail(e, "cudaMalloc(%zu bytes) for a stream's GEMM workspace: %s",
                              cb->workspace_bytes, cudaGetErrorString((cudaError_t)st)), -1;
     }
     return 0;
@@ -42,7 +42,7 @@ void hir_cu_stream_fini(hir_cu_backend *cb, hir_stream *s)
  * would implicitly serialize with every other stream and defeat the overlap). */
 hir_stream *hir_cu_stream_main(hir_backend *be) { return &hir_cu(be)->main; }
 
-int hir_cu_stream_get(hir_backend *be, int64_t key, hir_stream **out, hir_error *e)
+int hir_cu_stream_get(hir_backend *be, int64_t key, hir_stream **out, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     for (int i = 0; i < cb->nstreams; i++)
@@ -51,7 +51,7 @@ int hir_cu_stream_get(hir_backend *be, int64_t key, hir_stream **out, hir_error 
                     e) < 0)
         return -1;
     hir_stream *s = calloc(1, sizeof *s);
-    if (!s) return hir_error_set(e, "out of host memory"), -1;
+    if (!s) return hir_fail(e, "out of host memory"), -1;
     s->key = key;
     s->pending_peer = -1;
     int st = cudaStreamCreateWithFlags(&s->s, cudaStreamNonBlocking);
@@ -69,7 +69,7 @@ int hir_cu_stream_get(hir_backend *be, int64_t key, hir_stream **out, hir_error 
     return 0;
 }
 
-int hir_cu_stream_wait(hir_backend *be, hir_stream *waiter, hir_stream *on, hir_error *e)
+int hir_cu_stream_wait(hir_backend *be, hir_stream *waiter, hir_stream *on, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     if (waiter == on) return 0;
@@ -87,7 +87,7 @@ int hir_cu_stream_wait(hir_backend *be, hir_stream *waiter, hir_stream *on, hir_
  * drains, and the user must get a message naming the stream and what it waits for. Waits for s
  * (timeout counted from t0, CLOCK_MONOTONIC seconds); `what` starts the message. */
 int hir_cu_stream_drain(hir_cu_backend *cb, hir_stream *s, const char *what, double t0,
-                        hir_error *e)
+                        hir_diag *e)
 {
     double timeout = cb->base.cfg.timeout > 0 ? cb->base.cfg.timeout : 300.0;
     long sleep_ns = 2000;
@@ -98,10 +98,8 @@ int hir_cu_stream_drain(hir_cu_backend *cb, hir_stream *s, const char *what, dou
         if (cb->ncomms && hir_cu_nccl_check_async(cb, e) < 0) return -1;
         if (hir_cu_now_s() - t0 > timeout) {
             cb->dead = 1;
-            hir_error_set(e, "%s still busy after %.1f s%s%s", what, timeout,
-                          s->pending[0] ? "; last queued: " : "", s->pending);
-            e->peer = s->pending_peer;
-            return -1;
+            return hir_fail_peer(e, s->pending_peer, "%s still busy after %.1f s%s%s", what,
+                                 timeout, s->pending[0] ? "; last queued: " : "", s->pending);
         }
         struct timespec ts = {0, sleep_ns};
         nanosleep(&ts, NULL);
@@ -109,7 +107,7 @@ int hir_cu_stream_drain(hir_cu_backend *cb, hir_stream *s, const char *what, dou
     }
 }
 
-int hir_cu_synchronize(hir_backend *be, hir_error *e)
+int hir_cu_synchronize(hir_backend *be, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     double t0 = hir_cu_now_s();
@@ -127,10 +125,10 @@ int hir_cu_synchronize(hir_backend *be, hir_error *e)
 
 /* ---------------------------------------------------------------- timing events */
 
-int hir_cu_event_create(hir_backend *be, hir_event **ev, hir_error *e)
+int hir_cu_event_create(hir_backend *be, hir_event **ev, hir_diag *e)
 {
     hir_event *x = calloc(1, sizeof *x);
-    if (!x) return hir_error_set(e, "out of host memory"), -1;
+    if (!x) return hir_fail(e, "out of host memory"), -1;
     int st = cudaEventCreate(&x->ev);
     if (st != cudaSuccess) {
         free(x);
@@ -140,14 +138,14 @@ int hir_cu_event_create(hir_backend *be, hir_event **ev, hir_error *e)
     return 0;
 }
 
-int hir_cu_event_record(hir_backend *be, hir_event *ev, hir_stream *s, hir_error *e)
+int hir_cu_event_record(hir_backend *be, hir_event *ev, hir_stream *s, hir_diag *e)
 {
     HIR_CK(e, cuda, cudaEventRecord(ev->ev, s->s));
     return 0;
 }
 
 int hir_cu_event_elapsed_ms(hir_backend *be, hir_event *a, hir_event *b, double *ms,
-                            hir_error *e)
+                            hir_diag *e)
 {
     float f = 0;
     HIR_CK(e, cuda, cudaEventSynchronize(b->ev));

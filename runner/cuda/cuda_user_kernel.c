@@ -15,10 +15,10 @@ static int ends_with(const char *s, const char *suf)
     return a >= b && !strcmp(s + a - b, suf);
 }
 
-static int read_file(const char *path, char **data, size_t *size, hir_error *e)
+static int read_file(const char *path, char **data, size_t *size, hir_diag *e)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) return hir_error_set(e, "cannot open kernel file %s", path), -1;
+    if (!f) return hir_fail(e, "cannot open kernel file %s", path), -1;
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
@@ -26,7 +26,7 @@ static int read_file(const char *path, char **data, size_t *size, hir_error *e)
     if (!p || n < 0 || fread(p, 1, (size_t)n, f) != (size_t)n) {
         free(p);
         fclose(f);
-        return hir_error_set(e, "cannot read kernel file %s", path), -1;
+        return hir_fail(e, "cannot read kernel file %s", path), -1;
     }
     p[n] = 0;       /* PTX must be NUL-terminated for nvJitLink */
     fclose(f);
@@ -37,7 +37,7 @@ static int read_file(const char *path, char **data, size_t *size, hir_error *e)
 
 /* Sidecar "FILE.launch": `key=value` lines; unknown keys are an error (typos must not pass). */
 static int read_sidecar(const char *path, hir_cuda_kernel_opts *o, char *entry, size_t esz,
-                        hir_error *e)
+                        hir_diag *e)
 {
     char side[1024];
     snprintf(side, sizeof side, "%s.launch", path);
@@ -64,14 +64,14 @@ static int read_sidecar(const char *path, hir_cuda_kernel_opts *o, char *entry, 
     return 0;
 bad:
     fclose(f);
-    return hir_error_set(e, "%s:%d: expected entry=, block=, grid= or shared=", side, ln), -1;
+    return hir_fail(e, "%s:%d: expected entry=, block=, grid= or shared=", side, ln), -1;
 }
 
 int hir_cuda_load_user_kernel(hir_backend *be, int group, const char *path,
-                              const hir_cuda_kernel_opts *opts, hir_error *e)
+                              const hir_cuda_kernel_opts *opts, hir_diag *e)
 {
     if (!be || strcmp(be->ops->name, "cuda"))
-        return hir_error_set(e, "user kernels need the CUDA backend"), -1;
+        return hir_fail(e, "user kernels need the CUDA backend"), -1;
     hir_cu_backend *cb = hir_cu(be);
     hir_cuda_kernel_opts o = {0};
     char entry[128] = "kernel";
@@ -88,7 +88,7 @@ int hir_cuda_load_user_kernel(hir_backend *be, int group, const char *path,
     int rc;
     if (ends_with(path, ".cubin")) {
         int st = cb->drv.ModuleLoadData(&mod, data);
-        rc = st ? hir_error_set(e, "cuModuleLoadData(%s): %s", path, hir_cu_str_cu(st)), -1 : 0;
+        rc = st ? hir_fail(e, "cuModuleLoadData(%s): %s", path, hir_cu_str_cu(st)), -1 : 0;
     } else {
         int kind = ends_with(path, ".ptx") ? NVJITLINK_INPUT_PTX
                  : ends_with(path, ".fatbin") ? NVJITLINK_INPUT_FATBIN
@@ -96,7 +96,7 @@ int hir_cuda_load_user_kernel(hir_backend *be, int group, const char *path,
                     ends_with(path, ".nvvm")) ? NVJITLINK_INPUT_LTOIR : -1;
         if (kind < 0) {
             free(data);
-            return hir_error_set(e, "%s: unknown kernel file type (expected .cubin, .ptx, "
+            return hir_fail(e, "%s: unknown kernel file type (expected .cubin, .ptx, "
                                     ".ltoir or .fatbin)", path), -1;
         }
         const void *in[1] = {data};
@@ -108,7 +108,7 @@ int hir_cuda_load_user_kernel(hir_backend *be, int group, const char *path,
     int st = cb->drv.ModuleGetFunction(&fn, mod, entry);
     if (st) {
         cb->drv.ModuleUnload(mod);
-        return hir_error_set(e, "cuModuleGetFunction(%s): %s: no kernel named \"%s\" (set "
+        return hir_fail(e, "cuModuleGetFunction(%s): %s: no kernel named \"%s\" (set "
                                 "entry= in %s.launch)", path, hir_cu_str_cu(st), entry, path),
                -1;
     }
@@ -140,16 +140,16 @@ int hir_cuda_load_user_kernel(hir_backend *be, int group, const char *path,
 
 int hir_cuda_launch_user_kernel(hir_backend *be, hir_stream *s, int group,
                                 const hir_view *const *inputs, int ninputs,
-                                const hir_view *const *outputs, int noutputs, hir_error *e)
+                                const hir_view *const *outputs, int noutputs, hir_diag *e)
 {
     if (!be || strcmp(be->ops->name, "cuda"))
-        return hir_error_set(e, "user kernels need the CUDA backend"), -1;
+        return hir_fail(e, "user kernels need the CUDA backend"), -1;
     hir_cu_backend *cb = hir_cu(be);
     hir_cu_user_kernel *k = NULL;
     for (int i = 0; i < cb->nukernels; i++)
         if (cb->ukernels[i].group == group) k = &cb->ukernels[i];
     if (!k)
-        return hir_error_set(e, "LaunchKernel: no kernel loaded for group %d (hir-run --kernel "
+        return hir_fail(e, "LaunchKernel: no kernel loaded for group %d (hir-run --kernel "
                                 "%d=FILE)", group, group), -1;
     int np = ninputs + noutputs;
     void **ptrs = calloc((size_t)np + 1, sizeof *ptrs);
@@ -157,7 +157,7 @@ int hir_cuda_launch_user_kernel(hir_backend *be, hir_stream *s, int group,
     if (!ptrs || !args) {
         free(ptrs);
         free(args);
-        return hir_error_set(e, "out of host memory"), -1;
+        return hir_fail(e, "out of host memory"), -1;
     }
     for (int i = 0; i < ninputs; i++) ptrs[i] = inputs[i]->data;
     for (int i = 0; i < noutputs; i++) ptrs[ninputs + i] = outputs[i]->data;
@@ -171,7 +171,7 @@ int hir_cuda_launch_user_kernel(hir_backend *be, hir_stream *s, int group,
     size_t *sizes = calloc((size_t)np + 1, sizeof *sizes);
     int rc = -1;
     if (!sizes) {
-        hir_error_set(e, "out of host memory");
+        hir_fail(e, "out of host memory");
     } else {
         for (int i = 0; i < np; i++) sizes[i] = sizeof ptrs[i];
         sizes[np] = sizeof n;

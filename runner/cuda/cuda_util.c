@@ -63,23 +63,23 @@ const char *hir_cu_str_cu(int st)
     }
 }
 
-int hir_cu_fail(hir_error *e, const char *expr, const char *str, const char *file, int line)
+int hir_cu_fail(hir_diag *e, const char *expr, const char *str, const char *file, int line)
 {
     /* name the call, not its whole argument list */
     int n = 0;
     while (expr[n] && expr[n] != '(' && n < 96) n++;
     const char *base = strrchr(file, '/');
-    hir_error_set(e, "%.*s: %s (%s:%d)", n, expr, str, base ? base + 1 : file, line);
+    hir_fail(e, "%.*s: %s (%s:%d)", n, expr, str, base ? base + 1 : file, line);
     return -1;
 }
 
-int hir_cu_grow(void **arr, int *cap, int n, size_t sz, hir_error *e)
+int hir_cu_grow(void **arr, int *cap, int n, size_t sz, hir_diag *e)
 {
     if (n < *cap) return 0;
     int nc = *cap ? *cap * 2 : 8;
     while (nc <= n) nc *= 2;
     void *p = realloc(*arr, (size_t)nc * sz);
-    if (!p) return hir_error_set(e, "out of host memory"), -1;
+    if (!p) return hir_fail(e, "out of host memory"), -1;
     *arr = p;
     *cap = nc;
     return 0;
@@ -104,7 +104,7 @@ int hir_cu_view_contiguous(const hir_view *v)
 
 /* ---------------------------------------------------------------- events */
 
-int hir_cu_event_get(hir_cu_backend *cb, cudaEvent_t *ev, hir_error *e)
+int hir_cu_event_get(hir_cu_backend *cb, cudaEvent_t *ev, hir_diag *e)
 {
     if (cb->nev_pool > 0) {
         *ev = cb->ev_pool[--cb->nev_pool];
@@ -117,19 +117,18 @@ int hir_cu_event_get(hir_cu_backend *cb, cudaEvent_t *ev, hir_error *e)
 /* Reusing an event right after cudaStreamWaitEvent is safe: the wait captured the record. */
 void hir_cu_event_put(hir_cu_backend *cb, cudaEvent_t ev)
 {
-    hir_error e;
     if (hir_cu_grow((void **)&cb->ev_pool, &cb->cap_ev_pool, cb->nev_pool, sizeof(cudaEvent_t),
-                    &e) < 0) {
+                    NULL) < 0) {
         cudaEventDestroy(ev);
         return;
     }
     cb->ev_pool[cb->nev_pool++] = ev;
 }
 
-int hir_cu_work_event(hir_cu_backend *cb, hir_stream *s, hir_work **w, hir_error *e)
+int hir_cu_work_event(hir_cu_backend *cb, hir_stream *s, hir_work **w, hir_diag *e)
 {
     hir_work *wk = calloc(1, sizeof *wk);
-    if (!wk) return hir_error_set(e, "out of host memory"), -1;
+    if (!wk) return hir_fail(e, "out of host memory"), -1;
     wk->kind = HIR_CU_WORK_EVENT;
     wk->posted_on = s;
     if (hir_cu_event_get(cb, &wk->ev, e) < 0) return free(wk), -1;

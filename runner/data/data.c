@@ -182,21 +182,21 @@ static void fill_random_float(char *host, hir_dtype dt, size_t es, int ndim,
 
 int hir_data_fill(void *host, hir_dtype dt, int ndim, const int64_t *local_shape,
                   const int64_t *global_shape, const int64_t *offset, hir_data_kind kind,
-                  uint64_t seed, uint64_t tensor_key, hir_error *e)
+                  uint64_t seed, uint64_t tensor_key, hir_diag *e)
 {
     if (!hir_dtype_is_storable(dt))
-        return hir_error_set(e, "input data: dtype %s cannot be generated on the host",
+        return hir_fail(e, "input data: dtype %s cannot be generated on the host",
                              hir_dtype_name(dt));
     if (ndim < 0 || ndim > HIR_MAX_DIMS)
-        return hir_error_set(e, "input data: rank %d outside 0..%d", ndim, HIR_MAX_DIMS);
+        return hir_fail(e, "input data: rank %d outside 0..%d", ndim, HIR_MAX_DIMS);
     if ((unsigned)kind > HIR_DATA_ARANGE)
-        return hir_error_set(e, "input data: kind %d unknown", (int)kind);
+        return hir_fail(e, "input data: kind %d unknown", (int)kind);
     int64_t gstride[HIR_MAX_DIMS], n = 1, s = 1;
     for (int d = ndim - 1; d >= 0; d--) {
         int64_t g = global_shape ? global_shape[d] : local_shape[d];
         int64_t o = offset ? offset[d] : 0;
         if (local_shape[d] < 0 || o < 0 || o + local_shape[d] > g)
-            return hir_error_set(e, "input data: block [%lld, +%lld) on axis %d outside extent %lld",
+            return hir_fail(e, "input data: block [%lld, +%lld) on axis %d outside extent %lld",
                                  (long long)o, (long long)local_shape[d], d, (long long)g);
         gstride[d] = s;
         s *= g;

@@ -30,7 +30,7 @@ double      hir_data_value(hir_data_kind k, hir_dtype dt, uint64_t seed, uint64_
  * global_shape (offset NULL = origin, global_shape NULL = local_shape). */
 int hir_data_fill(void *host, hir_dtype dt, int ndim, const int64_t *local_shape,
                   const int64_t *global_shape, const int64_t *offset, hir_data_kind kind,
-                  uint64_t seed, uint64_t tensor_key, hir_error *e);
+                  uint64_t seed, uint64_t tensor_key, hir_diag *e);
 
 typedef struct hir_compare_result {
     int64_t n;
@@ -66,6 +66,6 @@ typedef struct hir_data_gemm_check {
     double diff_first, bound_first;   /* at the first bad row */
 } hir_data_gemm_check;
 int hir_data_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, hir_data_gemm_check *r,
-                         hir_error *e);
+                         hir_diag *e);
 
 #endif

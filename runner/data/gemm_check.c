@@ -83,20 +83,20 @@ typedef struct fv_check {
 } fv_check;
 
 /* Ranks, dtypes and shapes checked; fills the sizes and u_out of *f. */
-static int fv_validate(const hir_gemm *g, fv_check *f, hir_error *e)
+static int fv_validate(const hir_gemm *g, fv_check *f, hir_diag *e)
 {
     if (g->a.ndim != 2 || g->b.ndim != 2 || g->out.ndim != 2)
-        return hir_error_set(e, "randomized check: 2-D operands expected"), -1;
+        return hir_fail(e, "randomized check: 2-D operands expected"), -1;
     f->u_out = unit_round(g->out.dtype);
     if (f->u_out < 0 || unit_round(g->a.dtype) < 0 || unit_round(g->b.dtype) < 0)
-        return hir_error_set(e, "randomized check: float dtypes expected (got %s, %s -> %s)",
+        return hir_fail(e, "randomized check: float dtypes expected (got %s, %s -> %s)",
                              hir_dtype_name(g->a.dtype), hir_dtype_name(g->b.dtype),
                              hir_dtype_name(g->out.dtype)), -1;
     int64_t M = g->a.shape[0], K = g->a.shape[1];
     int64_t N = g->b_trans ? g->b.shape[0] : g->b.shape[1];
     if ((g->b_trans ? g->b.shape[1] : g->b.shape[0]) != K || g->out.shape[0] != M ||
         g->out.shape[1] != N)
-        return hir_error_set(e, "randomized check: shapes do not match"), -1;
+        return hir_fail(e, "randomized check: shapes do not match"), -1;
     f->M = M, f->N = N, f->K = K;
     return 0;
 }
@@ -224,7 +224,7 @@ static void fv_matrix(const fv_check *f, int64_t bi, uint64_t seed, hir_data_gem
 }
 
 int hir_data_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, hir_data_gemm_check *r,
-                         hir_error *e)
+                         hir_diag *e)
 {
     memset(r, 0, sizeof *r);
     r->first_bad_row = -1;
@@ -243,7 +243,7 @@ int hir_data_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, hir_data
     f.row = malloc((rowmax ? rowmax : 1) * sizeof *f.row);
     int rc = -1;
     if (!f.rv || !f.u || !f.row) {
-        hir_error_set(e, "randomized check: out of host memory");
+        hir_fail(e, "randomized check: out of host memory");
         goto out;
     }
     f.ea = hir_dtype_size(g->a.dtype), f.eb = hir_dtype_size(g->b.dtype);

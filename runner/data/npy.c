@@ -47,13 +47,13 @@ static void shape_str(char *buf, size_t cap, int ndim, const int64_t *shape)
 }
 
 int hir_npy_write(const char *path, const void *data, hir_dtype dt, int ndim,
-                  const int64_t *shape, int flags, hir_error *e)
+                  const int64_t *shape, int flags, hir_diag *e)
 {
     const char *descr = hir_npy_descr(dt, flags);
     if (!descr)
-        return hir_error_set(e, "%s: dtype %s has no .npy form", path, hir_dtype_name(dt));
+        return hir_fail(e, "%s: dtype %s has no .npy form", path, hir_dtype_name(dt));
     if (ndim < 0 || ndim > HIR_MAX_DIMS)
-        return hir_error_set(e, "%s: rank %d outside 0..%d", path, ndim, HIR_MAX_DIMS);
+        return hir_fail(e, "%s: rank %d outside 0..%d", path, ndim, HIR_MAX_DIMS);
     char shp[256], dict[512];
     shape_str(shp, sizeof shp, ndim, shape);
     int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
@@ -63,24 +63,24 @@ int hir_npy_write(const char *path, const void *data, hir_dtype dt, int ndim,
     int pad = (64 - total % 64) % 64;
     int hlen = len + pad + 1;
     if (hlen > 65535)
-        return hir_error_set(e, "%s: header too long", path);
+        return hir_fail(e, "%s: header too long", path);
     int64_t n = 1;
     size_t es = dt == HIR_DT_BFLOAT && !(flags & HIR_NPY_RAW_BF16) ? 4 : hir_dtype_size(dt);
     for (int i = 0; i < ndim; i++)
         if (shape[i] < 0 || __builtin_mul_overflow(n, shape[i], &n))
-            return hir_error_set(e, "%s: shape does not fit in 64 bits", path);
+            return hir_fail(e, "%s: shape does not fit in 64 bits", path);
     if ((uint64_t)n > SIZE_MAX / es)
-        return hir_error_set(e, "%s: %lld elements do not fit in memory", path, (long long)n);
+        return hir_fail(e, "%s: %lld elements do not fit in memory", path, (long long)n);
 
     /* written under a temporary name and renamed when complete: a failed write leaves no
      * partial .npy behind (nor clobbers an older complete one) */
     hir_replace rep;
     char why[256];
     if (hir_replace_open(&rep, path, why, sizeof why))
-        return hir_error_set(e, "%s: %s", path, why);
+        return hir_fail(e, "%s: %s", path, why);
     FILE *f = fdopen(rep.fd, "wb");
     if (!f) {
-        hir_error_set(e, "%s: %s", path, strerror(errno));
+        hir_fail(e, "%s: %s", path, strerror(errno));
         hir_replace_abort(&rep);
         return -1;
     }
@@ -108,9 +108,9 @@ int hir_npy_write(const char *path, const void *data, hir_dtype dt, int ndim,
         saved = errno;
     }
     if (ok && hir_replace_commit(&rep, why, sizeof why))
-        return hir_error_set(e, "%s: write failed: %s", path, why);
+        return hir_fail(e, "%s: write failed: %s", path, why);
     hir_replace_abort(&rep);
-    return ok ? 0 : hir_error_set(e, "%s: write failed: %s", path, strerror(saved));
+    return ok ? 0 : hir_fail(e, "%s: write failed: %s", path, strerror(saved));
 }
 
 /* ---------------------------------------------------------------- reading */
@@ -153,11 +153,11 @@ static const char *parse_extent(const char *p, const char *end, int64_t *v)
 }
 
 int hir_npy_parse_header(const unsigned char *buf, size_t len, hir_npy_header *h,
-                         const char *name, hir_error *e)
+                         const char *name, hir_diag *e)
 {
     memset(h, 0, sizeof *h);
     if (len < 10 || memcmp(buf, "\x93NUMPY", 6))
-        return hir_error_set(e, "%s: not a .npy file (bad magic)", name);
+        return hir_fail(e, "%s: not a .npy file (bad magic)", name);
     h->version = buf[6];
     size_t hlen, pre;
     if (h->version == 1) {
@@ -165,52 +165,52 @@ int hir_npy_parse_header(const unsigned char *buf, size_t len, hir_npy_header *h
         pre = 10;
     } else if (h->version == 2 || h->version == 3) {
         if (len < 12)
-            return hir_error_set(e, "%s: truncated header", name);
+            return hir_fail(e, "%s: truncated header", name);
         hlen = buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
         pre = 12;
     } else {
-        return hir_error_set(e, "%s: .npy version %d.%d not supported", name, buf[6], buf[7]);
+        return hir_fail(e, "%s: .npy version %d.%d not supported", name, buf[6], buf[7]);
     }
     if (pre + hlen > len)
-        return hir_error_set(e, "%s: truncated header (%zu bytes announced, %zu present)", name,
+        return hir_fail(e, "%s: truncated header (%zu bytes announced, %zu present)", name,
                              hlen, len - pre);
     h->data_offset = pre + hlen;
     const char *s = (const char *)buf + pre, *end = s + hlen;
 
     const char *p = find_key(s, end, "descr");
     if (!p || (*p != '\'' && *p != '"'))
-        return hir_error_set(e, "%s: header has no 'descr'", name);
+        return hir_fail(e, "%s: header has no 'descr'", name);
     const char *q = memchr(p + 1, *p, (size_t)(end - p - 1));
     if (!q || q - p - 1 >= (ptrdiff_t)sizeof h->descr)
-        return hir_error_set(e, "%s: malformed 'descr'", name);
+        return hir_fail(e, "%s: malformed 'descr'", name);
     memcpy(h->descr, p + 1, (size_t)(q - p - 1));
 
     p = find_key(s, end, "fortran_order");
     if (!p)
-        return hir_error_set(e, "%s: header has no 'fortran_order'", name);
+        return hir_fail(e, "%s: header has no 'fortran_order'", name);
     if (end - p >= 4 && !memcmp(p, "True", 4))
         h->fortran_order = 1;
     else if (!(end - p >= 5 && !memcmp(p, "False", 5)))
-        return hir_error_set(e, "%s: malformed 'fortran_order'", name);
+        return hir_fail(e, "%s: malformed 'fortran_order'", name);
 
     p = find_key(s, end, "shape");
     if (!p || *p != '(')
-        return hir_error_set(e, "%s: header has no 'shape' tuple", name);
+        return hir_fail(e, "%s: header has no 'shape' tuple", name);
     p = skip_ws(p + 1, end);
     while (p < end && *p != ')') {
         if (h->ndim == HIR_MAX_DIMS)
-            return hir_error_set(e, "%s: more than %d dimensions", name, HIR_MAX_DIMS);
+            return hir_fail(e, "%s: more than %d dimensions", name, HIR_MAX_DIMS);
         int64_t v;
         const char *stop = parse_extent(p, end, &v);
         if (!stop)
-            return hir_error_set(e, "%s: malformed 'shape'", name);
+            return hir_fail(e, "%s: malformed 'shape'", name);
         h->shape[h->ndim++] = v;
         p = skip_ws(stop, end);
         if (p < end && *p == ',')
             p = skip_ws(p + 1, end);
     }
     if (p >= end)
-        return hir_error_set(e, "%s: malformed 'shape'", name);
+        return hir_fail(e, "%s: malformed 'shape'", name);
     /* the element count and the bytes of the widest element (16) must fit in 64 bits, so
      * nobody computing a size from this shape can wrap */
     int64_t n = 1;
@@ -218,7 +218,7 @@ int hir_npy_parse_header(const unsigned char *buf, size_t len, hir_npy_header *h
         if (__builtin_mul_overflow(n, h->shape[i], &n) || n > INT64_MAX / 16) {
             char shp[256];
             shape_str(shp, sizeof shp, h->ndim, h->shape);
-            return hir_error_set(e, "%s: shape %s has too many elements (its size does not "
+            return hir_fail(e, "%s: shape %s has too many elements (its size does not "
                                  "fit in 64 bits)", name, shp);
         }
     return 0;
@@ -226,18 +226,18 @@ int hir_npy_parse_header(const unsigned char *buf, size_t len, hir_npy_header *h
 
 /* Inputs must be regular files: a FIFO would block the open until a writer came. Opened
  * without blocking so that a FIFO is refused at once. */
-static FILE *open_regular(const char *path, hir_error *e)
+static FILE *open_regular(const char *path, hir_diag *e)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat sb;
     if (fd < 0 || fstat(fd, &sb)) {
-        hir_error_set(e, "%s: %s", path, strerror(errno));
+        hir_fail(e, "%s: %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
         return NULL;
     }
     if (!S_ISREG(sb.st_mode)) {
-        hir_error_set(e, "%s: not a regular file (%s)", path, S_ISFIFO(sb.st_mode) ? "a FIFO" :
+        hir_fail(e, "%s: not a regular file (%s)", path, S_ISFIFO(sb.st_mode) ? "a FIFO" :
                       S_ISDIR(sb.st_mode) ? "a directory" : "a special file");
         close(fd);
         return NULL;
@@ -245,13 +245,13 @@ static FILE *open_regular(const char *path, hir_error *e)
     int fl = fcntl(fd, F_GETFL);
     FILE *f = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) ? NULL : fdopen(fd, "rb");
     if (!f) {
-        hir_error_set(e, "%s: %s", path, strerror(errno));
+        hir_fail(e, "%s: %s", path, strerror(errno));
         close(fd);
     }
     return f;
 }
 
-int hir_npy_read_header(const char *path, hir_npy_header *h, hir_error *e)
+int hir_npy_read_header(const char *path, hir_npy_header *h, hir_diag *e)
 {
     FILE *f = open_regular(path, e);
     if (!f)
@@ -263,11 +263,11 @@ int hir_npy_read_header(const char *path, hir_npy_header *h, hir_error *e)
 }
 
 int hir_npy_read(const char *path, void *data, hir_dtype dt, int ndim, const int64_t *shape,
-                 hir_error *e)
+                 hir_diag *e)
 {
     const char *want = hir_npy_descr(dt, 0);
     if (!want)
-        return hir_error_set(e, "%s: dtype %s has no .npy form", path, hir_dtype_name(dt));
+        return hir_fail(e, "%s: dtype %s has no .npy form", path, hir_dtype_name(dt));
     FILE *f = open_regular(path, e);
     if (!f)
         return -1;
@@ -277,7 +277,7 @@ int hir_npy_read(const char *path, void *data, hir_dtype dt, int ndim, const int
     if (hir_npy_parse_header(head, got, &h, path, e))
         goto fail;
     if (h.fortran_order) {
-        hir_error_set(e, "%s: Fortran-order arrays are not supported (save with C order)", path);
+        hir_fail(e, "%s: Fortran-order arrays are not supported (save with C order)", path);
         goto fail;
     }
     int same_shape = h.ndim == ndim;
@@ -287,7 +287,7 @@ int hir_npy_read(const char *path, void *data, hir_dtype dt, int ndim, const int
         char a[256], b[256];
         shape_str(a, sizeof a, h.ndim, h.shape);
         shape_str(b, sizeof b, ndim, shape);
-        hir_error_set(e, "%s: shape %s does not match the program's %s", path, a, b);
+        hir_fail(e, "%s: shape %s does not match the program's %s", path, a, b);
         goto fail;
     }
     /* bf16 files come either widened to f4 or as raw u2 patterns */
@@ -297,7 +297,7 @@ int hir_npy_read(const char *path, void *data, hir_dtype dt, int ndim, const int
                  /* NumPy writes '|' for one-byte types, some writers '<' */
                  (want[0] == '|' && h.descr[0] == '<' && !strcmp(h.descr + 1, want + 1));
     if (!raw_ok && !from_f4) {
-        hir_error_set(e, "%s: dtype '%s' does not match the program's %s (expected '%s'%s)", path,
+        hir_fail(e, "%s: dtype '%s' does not match the program's %s (expected '%s'%s)", path,
                       h.descr, hir_dtype_name(dt), want,
                       dt == HIR_DT_BFLOAT ? " or '<u2'" : "");
         goto fail;
@@ -306,15 +306,15 @@ int hir_npy_read(const char *path, void *data, hir_dtype dt, int ndim, const int
     size_t fes = from_f4 ? 4 : hir_dtype_size(dt), bytes;
     for (int i = 0; i < ndim; i++)
         if (__builtin_mul_overflow(n, shape[i], &n)) {
-            hir_error_set(e, "%s: shape does not fit in 64 bits", path);
+            hir_fail(e, "%s: shape does not fit in 64 bits", path);
             goto fail;
         }
     if (__builtin_mul_overflow((size_t)n, fes, &bytes) || h.data_offset > LONG_MAX) {
-        hir_error_set(e, "%s: shape does not fit in 64 bits", path);
+        hir_fail(e, "%s: shape does not fit in 64 bits", path);
         goto fail;
     }
     if (fseek(f, (long)h.data_offset, SEEK_SET)) {
-        hir_error_set(e, "%s: %s", path, strerror(errno));
+        hir_fail(e, "%s: %s", path, strerror(errno));
         goto fail;
     }
     size_t have;
@@ -333,7 +333,7 @@ int hir_npy_read(const char *path, void *data, hir_dtype dt, int ndim, const int
         have = fread(data, 1, bytes, f);
     }
     if (have < bytes) {
-        hir_error_set(e, "%s: truncated: %zu data bytes expected, %zu present", path, bytes, have);
+        hir_fail(e, "%s: truncated: %zu data bytes expected, %zu present", path, bytes, have);
         goto fail;
     }
     fclose(f);

@@ -25,14 +25,14 @@ typedef struct hir_npy_header {
 const char *hir_npy_descr(hir_dtype dt, int flags);
 /* Parse the magic, version and header dict at the start of buf[0..len). */
 int hir_npy_parse_header(const unsigned char *buf, size_t len, hir_npy_header *h,
-                         const char *name, hir_error *e);
+                         const char *name, hir_diag *e);
 int hir_npy_write(const char *path, const void *data, hir_dtype dt, int ndim,
-                  const int64_t *shape, int flags, hir_error *e);
+                  const int64_t *shape, int flags, hir_diag *e);
 /* Read path into data (numel(shape) elements of dt) after checking that the file holds
  * exactly that shape and a matching dtype. bf16 accepts '<f4' (rounded to nearest even)
  * and '<u2' (raw bits). */
 int hir_npy_read(const char *path, void *data, hir_dtype dt, int ndim, const int64_t *shape,
-                 hir_error *e);
-int hir_npy_read_header(const char *path, hir_npy_header *h, hir_error *e);
+                 hir_diag *e);
+int hir_npy_read_header(const char *path, hir_npy_header *h, hir_diag *e);
 
 #endif

@@ -21,7 +21,7 @@ typedef struct fault_spec {
     int64_t tensor;          /* corrupt=T<n>: the input's number; -1: every tensor input */
 } fault_spec;
 
-static int parse_spec(const char *txt, fault_spec *f, hir_error *e)
+static int parse_spec(const char *txt, fault_spec *f, hir_diag *e)
 {
     static const char *const kinds[] = {"exit", "crash", "stall", "corrupt", "skip"};
     char *end;
@@ -48,7 +48,7 @@ static int parse_spec(const char *txt, fault_spec *f, hir_error *e)
         }
     }
 bad:
-    return hir_error_set(e, "%s=%s: expected RANK:LINE:KIND with KIND exit, crash, stall, "
+    return hir_fail(e, "%s=%s: expected RANK:LINE:KIND with KIND exit, crash, stall, "
                          "corrupt, corrupt=T<n> or skip", HIR_FAULT_ENV, txt);
 }
 
@@ -77,7 +77,7 @@ static bool probe_line(hir_stmt *s, int depth, void *ctx)
 }
 
 /* Negate and add one, through the backend, so zeros change too. */
-static int corrupt_inputs(hir_interp *it, const fault_spec *f, hir_error *e)
+static int corrupt_inputs(hir_interp *it, const fault_spec *f, hir_diag *e)
 {
     hir_program *p = hir_interp_program(it);
     hir_backend *be = hir_interp_backend(it);
@@ -98,7 +98,10 @@ static int corrupt_inputs(hir_interp *it, const fault_spec *f, hir_error *e)
         if (be->ops->unary(be, cur, HIR_UN_NEG, &v, &a, e) ||
             be->ops->binary(be, cur, HIR_BIN_ADD, &v, &a, &one, e) ||
             be->ops->synchronize(be, e))
-            return hir_interp_fail(it, e, "%s corrupt: %s", HIR_FAULT_ENV, e->msg);
+        {
+            hir_diag_prepend(e->last, HIR_FAULT_ENV " corrupt");
+            return hir_interp_locate(it, e);
+        }
         done++;
     }
     if (!done && f->tensor >= 0)
@@ -108,7 +111,7 @@ static int corrupt_inputs(hir_interp *it, const fault_spec *f, hir_error *e)
     return 0;
 }
 
-int hir_fault_before_stmt(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e)
+int hir_fault_before_stmt(void *ctx, hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     (void)ctx;
     const hir_interp_config *cfg = hir_interp_cfg(it);
@@ -118,7 +121,7 @@ int hir_fault_before_stmt(void *ctx, hir_interp *it, const hir_stmt *s, hir_erro
         return 0;
     fault_spec f;
     if (parse_spec(txt, &f, e))
-        return hir_interp_fail(it, e, "%s", e->msg);
+        return hir_interp_locate(it, e);
     /* A fault that can never fire would make a test pass for the wrong reason: the program's
      * first statement checks that the line exists, on every rank alike. */
     if (p->body.stmts.n && s == p->body.stmts.items[0]) {

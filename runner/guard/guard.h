@@ -27,7 +27,7 @@
  * interpreter. Returns 0 (and for the terminal kinds
  * does not return at all), 1 when the statement must be skipped, or -1 with e set when HIR_FAULT is malformed or names no line
  * where a statement starts (checked at the program's first statement, on every rank). */
-int hir_fault_before_stmt(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e);
+int hir_fault_before_stmt(void *ctx, hir_interp *it, const hir_stmt *s, hir_diag *e);
 
 /* Resource limits, checked on every rank before any input is made or statement runs:
  * extents whose element counts or byte sizes overflow 64 bits are located errors, and a
@@ -36,6 +36,6 @@ int hir_fault_before_stmt(void *ctx, hir_interp *it, const hir_stmt *s, hir_erro
  * is shared so that every rank refuses together: returns 0, or 1 when refused (or -1 when the
  * ranks cannot agree), with the message in e. */
 int hir_limits_check(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *boot,
-                     hir_error *e);
+                     hir_diag *e);
 
 #endif

@@ -56,9 +56,12 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 static int shard_bytes(limit_walk *w, const hir_tensor *t, hir_loc loc, uint64_t *bytes)
 {
     *bytes = 0;
-    hir_error scratch = {{0}, -1};
+    hir_diag scratch;
+    hir_diag_init(&scratch, NULL);
     hir_shard sh;
-    if (hir_interp_shard(w->it, t, &sh, &scratch) || !sh.on_rank)
+    int rc = hir_interp_shard(w->it, t, &sh, &scratch);
+    hir_diag_fini(&scratch);
+    if (rc || !sh.on_rank)
         return 0;
     uint64_t n = hir_dtype_size(t->dtype) ? hir_dtype_size(t->dtype) : 1;
     int64_t numel = 1;
@@ -136,7 +139,8 @@ static void measure(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *b
     limit_walk w = {it, {0}, {0}, r};
     hir_map_init(&w.seen);
     hir_map_init(&w.storage);
-    hir_error e = {{0}, -1};
+    hir_diag e;
+    hir_diag_init(&e, NULL);
     /* extents may use rank and numberOfStreams; the run binds them to these same values */
     if (hir_interp_bind_run_scalars(it, &e))
         out_of_memory(&w);
@@ -151,23 +155,27 @@ static void measure(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *b
         hir_block_walk(&p->body, 0, count_stmt, &w);
     hir_map_fini(&w.seen);
     hir_map_fini(&w.storage);
-    if (r->status)
+    if (r->status) {
+        hir_diag_fini(&e);
         return;
+    }
     r->need = sat_add(sat_add(r->inputs, r->allocs), r->results);
     size_t avail = 0;
     if (be->ops->mem_available(be, &avail, &e)) {
         snprintf(r->msg, sizeof r->msg, "cannot tell how much %s memory is available: %.600s",
-                 be->ops->name, e.msg);
+                 be->ops->name, hir_diag_last_error(&e));
         r->status = 2;
+        hir_diag_fini(&e);
         return;
     }
+    hir_diag_fini(&e);
     r->avail = avail;
     int rank = hir_interp_cfg(it)->rank;
     r->node = !(be->ops->caps & HIR_CAP_HOST_MEMORY) ? (uint64_t)rank : hir_boot_node_id(boot, rank);
 }
 
 int hir_limits_check(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *boot,
-                     hir_error *e)
+                     hir_diag *e)
 {
     int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
     limit_rec *all = calloc((size_t)size, sizeof *all);
@@ -175,7 +183,7 @@ int hir_limits_check(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *
     if (!all || !team) {
         free(all);
         free(team);
-        hir_error_set(e, "rank %d: out of host memory", rank);
+        hir_fail(e, "rank %d: out of host memory", rank);
         return -1;
     }
     measure(it, p, be, boot, &all[rank]);
@@ -192,7 +200,7 @@ int hir_limits_check(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *
     for (int r = 0; r < size && st == 0; r++) {
         const limit_rec *x = &all[r];
         if (x->status) {
-            hir_error_set(e, "rank %d: %s", r, x->msg);
+            hir_fail(e, "rank %d: %s", r, x->msg);
             st = 1;
             continue;
         }
@@ -217,7 +225,7 @@ int hir_limits_check(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *
         if (sharing > 1)
             snprintf(shared, sizeof shared, "; the %d ranks on its node need %s together",
                      sharing, tot);
-        hir_error_set(e, "rank %d: program needs %s of %s memory for its allocations (inputs "
+        hir_fail(e, "rank %d: program needs %s of %s memory for its allocations (inputs "
                       "%s, ALLOCATE %s, results %s)%s, %s available", r, n,
                       be->ops->caps & HIR_CAP_HOST_MEMORY ? "host" : "device", in, al, re, shared, a);
         st = 1;

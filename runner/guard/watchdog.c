@@ -95,7 +95,7 @@ void hir_watchdog_stop(hir_watchdog *w)
     free(w);
 }
 
-int hir_watchdog_before(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e)
+int hir_watchdog_before(void *ctx, hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     (void)it, (void)e;
     hir_watchdog_tick(ctx, s);

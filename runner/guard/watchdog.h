@@ -14,6 +14,6 @@ hir_watchdog *hir_watchdog_start(double limit_s, int rank);
 void hir_watchdog_tick(hir_watchdog *w, const hir_stmt *s);
 void hir_watchdog_stop(hir_watchdog *w);
 /* The `before` of a statement hook (hir_interp_hook) whose ctx is the watchdog: ticks it. */
-int hir_watchdog_before(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e);
+int hir_watchdog_before(void *ctx, hir_interp *it, const hir_stmt *s, hir_diag *e);
 
 #endif

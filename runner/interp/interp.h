@@ -44,7 +44,7 @@ typedef struct hir_interp_config {
  * streams (by object number and by evaluated index) and pending works. Every run starts with
  * an empty environment. */
 int  hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *cfg,
-                       hir_interp **out, hir_error *e);
+                       hir_interp **out, hir_diag *e);
 void hir_interp_destroy(hir_interp *it);
 /* A statement hook, for the rooms that watch or steer a run from outside (the watchdog and
  * fault injection of runner/guard, benchmarks and traces of runner/bench, the job's progress
@@ -53,13 +53,13 @@ void hir_interp_destroy(hir_interp *it);
  * no `after` follows), -1 fails the run with the message in e. After the statement (failed or
  * not) it calls every `after`. Either function may be NULL. */
 typedef struct hir_interp_hook {
-    int  (*before)(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e);
+    int  (*before)(void *ctx, hir_interp *it, const hir_stmt *s, hir_diag *e);
     void (*after)(void *ctx, hir_interp *it, const hir_stmt *s);
     void *ctx;
 } hir_interp_hook;
 #define HIR_INTERP_MAX_HOOKS 8
 /* Append h (copied) for the runs that follow; -1 with e set when the list is full. */
-int  hir_interp_add_hook(hir_interp *it, const hir_interp_hook *h, hir_error *e);
+int  hir_interp_add_hook(hir_interp *it, const hir_interp_hook *h, hir_diag *e);
 /* Remove the hook equal to h (same functions and ctx); nothing when there is none. */
 void hir_interp_remove_hook(hir_interp *it, const hir_interp_hook *h);
 
@@ -73,11 +73,16 @@ hir_stream  *hir_interp_stream(const hir_interp *it);
 const hir_interp_config *hir_interp_cfg(const hir_interp *it);
 uint64_t hir_interp_run_count(const hir_interp *it);
 int hir_interp_bound(hir_interp *it, const hir_tensor *t, hir_view *v);
-int hir_interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e);
-int hir_interp_fail(hir_interp *it, hir_error *e, const char *fmt, ...)
+int hir_interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_diag *e);
+/* An error of the statement being run (hooks): recorded in e with the statement's location,
+ * the rank as its origin and the statement in front of the message; returns -1. */
+int hir_interp_fail(hir_interp *it, hir_diag *e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same for the last error already in e (a call that failed, a message to keep as the
+ * callee wrote it); an error already located stays as it is. Returns -1. */
+int hir_interp_locate(hir_interp *it, hir_diag *e);
 /* Bind `rank` and `numberOfStreams` as every run does, for walks before the first run. */
-int hir_interp_bind_run_scalars(hir_interp *it, hir_error *e);
+int hir_interp_bind_run_scalars(hir_interp *it, hir_diag *e);
 
 /* Where a tensor lives on this rank: runtime shape (reduction and stride axes dropped, DID
  * axes of size 1), the global shape (DID axes at their mesh extent) and the local block's
@@ -88,25 +93,25 @@ typedef struct hir_shard {
     int64_t local[HIR_MAX_DIMS], global[HIR_MAX_DIMS], offset[HIR_MAX_DIMS];
     int on_rank;
 } hir_shard;
-int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_error *e);
+int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_diag *e);
 /* The order of t's runtime axes (t->nloop entries, reduction and stride axes included): its
  * logical domain, or in a 2026-syntax program its loop domain as printed (docs/runner.md). */
 const hir_iterdomain *const *hir_interp_axes(const hir_interp *it, const hir_tensor *t);
 
 /* Bind a free scalar (e.g. an input extent) for every later run. */
-int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e);
+int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_diag *e);
 
 /* Run the program once. Fresh results of statements are reused by later runs, so the
  * previous run's device work must be complete (backend synchronize) before the next run starts. inputs[i] is the local data of container input i (a tensor view in
  * backend memory, or for a scalar input a 0-d view of int64 in host memory); the views must
  * stay valid for the run. Errors name the rank and the statement (file:line:col). */
-int hir_interp_run(hir_interp *it, const hir_view *inputs, hir_error *e);
+int hir_interp_run(hir_interp *it, const hir_view *inputs, hir_diag *e);
 /* P2P messages this interpreter posted over all its runs: sent[r] sends to rank r, recvd[r]
  * receives from rank r (arrays of the job's size, owned by the interpreter). A send nobody
  * receives completes on some backends (a small MPI send is buffered), so the job compares
  * these across ranks (hir_run_job). */
 void hir_interp_p2p_counts(const hir_interp *it, const int64_t **sent, const int64_t **recvd);
 /* The value bound to container output i after the last run (error when unbound). */
-int hir_interp_output(hir_interp *it, int i, hir_view *v, hir_error *e);
+int hir_interp_output(hir_interp *it, int i, hir_view *v, hir_diag *e);
 
 #endif

@@ -73,41 +73,65 @@ static void loc_str(hir_interp *it, hir_loc loc, char *buf, size_t n)
     }
 }
 
-int interp_fail(hir_interp *it, hir_error *e, const char *fmt, ...)
+/* Where an error of the statement being run is: the statement in the program's source, else
+ * the whole source (a statement made by a pass, an error about the program), else nothing
+ * ("<unknown>": a program without a source). */
+static hir_loc fail_loc(hir_interp *it)
 {
-    char msg[768], where[256], what[160];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    loc_str(it, it->stmt ? it->stmt->loc : (hir_loc){0}, where, sizeof where);
+    hir_source *src = it->p->src;
+    hir_loc loc = it->stmt ? it->stmt->loc : (hir_loc){0};
+    if (src && loc.src == src && loc.end >= loc.begin)
+        return loc;
+    if (src)
+        return (hir_loc){src, HIR_LOC_WHOLE, HIR_LOC_WHOLE};
+    return (hir_loc){0};
+}
+
+/* Gives entry x the statement's location, the rank as its origin and the statement in front
+ * of its message: printed "PREFIX: rank R: file:line:col: error: Stmt: msg", source line and
+ * caret below. */
+static int locate(hir_interp *it, hir_diag_entry *x)
+{
+    char what[160];
+    if (!x)
+        return -1;
     stmt_label(it->stmt, what, sizeof what);
-    /* the diagnostic engine's one-line form: "rank R[ label]: file:line:col: error: Stmt: msg" */
-    char prefix[300], text[sizeof msg + sizeof what + 2], line[sizeof e->msg + 256];
-    snprintf(prefix, sizeof prefix, "rank %d%s%s: %s", it->cfg.rank, it->cfg.label ? " " : "",
-             it->cfg.label ? it->cfg.label : "", where);
-    snprintf(text, sizeof text, "%s: %s", what, msg);
-    size_t k = hir_diag_format_fatal(line, sizeof line, prefix, &(hir_severity){HIR_ERROR}, text);
-    if (k && line[k - 1] == '\n')
-        line[k - 1] = 0;                    /* a hir_error holds one line without its newline */
-    int peer = e->peer;
-    hir_error_set(e, "%s", line);
-    e->peer = peer;
+    x->loc = fail_loc(it);
+    hir_diag_prepend(x, what);
+    hir_diag_set_origin(x, "rank %d%s%s", it->cfg.rank, it->cfg.label ? " " : "",
+                        it->cfg.label ? it->cfg.label : "");
     return -1;
 }
 
-/* a backend call failed: its message is in e; add rank and statement */
-int interp_backend_fail(hir_interp *it, hir_error *e)
+int interp_fail(hir_interp *it, hir_diag *e, const char *fmt, ...)
 {
-    char msg[sizeof e->msg];
-    snprintf(msg, sizeof msg, "%s", e->msg);
-    return interp_fail(it, e, "%s", msg);
+    if (!e)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    hir_vfail(e, fmt, ap);
+    va_end(ap);
+    return locate(it, e->last && e->last->sev == HIR_ERROR ? e->last : NULL);
+}
+
+/* a backend call failed: its message is the last error in e, still without a location; give
+ * it the statement's (an error the interpreter located already stays as it is) */
+int interp_backend_fail(hir_interp *it, hir_diag *e)
+{
+    hir_diag_entry *x = e ? e->last : NULL;
+    if (e && e->fallback_last)
+        return -1;                    /* kept without memory (hir_diag's fallback): as it is */
+    if (x && x->sev == HIR_ERROR && !x->loc.src && !x->origin)
+        return locate(it, x);
+    if (!x || x->sev != HIR_ERROR)
+        return interp_fail(it, e, "failed without a message");
+    return -1;
 }
 
 /* The interpreter's own tables (bindings, scalar slots, caches, posted work) are plain malloc'd
  * maps: when one cannot grow, the statement fails with this error and the run ends cleanly
  * (issue 14 F18); nothing is left half-recorded. */
-int interp_oom(hir_interp *it, hir_error *e, const char *what, const char *name)
+int interp_oom(hir_interp *it, hir_diag *e, const char *what, const char *name)
 {
     return interp_fail(it, e, "out of memory (while %s%s%s)", what, name ? " " : "",
                        name ? name : "");
@@ -138,7 +162,7 @@ void interp_trace(hir_interp *it, const hir_stmt *s)
 
 /* ---------------------------------------------------------------- buffers and bindings */
 
-rt_buf *interp_buf_new(hir_interp *it, size_t bytes, hir_error *e)
+rt_buf *interp_buf_new(hir_interp *it, size_t bytes, hir_diag *e)
 {
     rt_buf *b = calloc(1, sizeof *b);
     if (!b) {
@@ -170,7 +194,7 @@ rt_buf *interp_buf_of(hir_interp *it, const hir_tensor *t)
 }
 
 int interp_bind(hir_interp *it, const hir_tensor *t, const hir_view *v, rt_buf *buf,
-                hir_error *e)
+                hir_diag *e)
 {
     rt_val *val = hir_map_get(&it->tensors, (uintptr_t)t);
     if (!val) {
@@ -222,7 +246,7 @@ int interp_bound(hir_interp *it, const hir_tensor *t, hir_view *v)
     return 1;
 }
 
-int interp_get(hir_interp *it, const hir_tensor *t, hir_view *v, hir_error *e)
+int interp_get(hir_interp *it, const hir_tensor *t, hir_view *v, hir_diag *e)
 {
     if (interp_bound(it, t, v))
         return 0;
@@ -266,7 +290,7 @@ static void result_free(hir_interp *it, rt_result *r)
 }
 
 int interp_bind_new(hir_interp *it, const hir_tensor *t, int ndim, const int64_t *shape,
-                    hir_view *v, hir_error *e)
+                    hir_view *v, hir_diag *e)
 {
     hir_view nv;
     hir_view_init(&nv, NULL, t->dtype, ndim, shape);
@@ -398,7 +422,7 @@ int interp_lookup(void *ctx, const hir_scalar *s, int64_t *v)
 
 /* Always evaluated on demand: loop indices change under derived values, so nothing derived is
  * ever cached. */
-int interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e)
+int interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_diag *e)
 {
     hir_scalar_env env = {interp_lookup, it};
     char msg[256];
@@ -414,7 +438,7 @@ int interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e)
     return -1;
 }
 
-int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e)
+int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_diag *e)
 {
     rt_scalar *r = interp_scalar_slot(&it->user_scalars, s);
     char sn[96];
@@ -425,7 +449,7 @@ int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_e
     return 0;
 }
 
-int interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e)
+int interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_diag *e)
 {
     rt_scalar *r = interp_scalar_slot(&it->scalars, s);
     char sn[96];
@@ -478,7 +502,7 @@ static int mesh_dim_of(const hir_mesh *m, hir_ptype pt)
     return m->ndims - back;
 }
 
-int interp_extent(hir_interp *it, const hir_iterdomain *id, int64_t *v, hir_error *e)
+int interp_extent(hir_interp *it, const hir_iterdomain *id, int64_t *v, hir_diag *e)
 {
     const hir_scalar *x = hir_id_expanded(id) ? hir_id_expanded(id) : id->extent;
     if (!x)
@@ -486,7 +510,7 @@ int interp_extent(hir_interp *it, const hir_iterdomain *id, int64_t *v, hir_erro
     return interp_eval(it, x, v, e);
 }
 
-int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_error *e)
+int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_diag *e)
 {
     memset(s, 0, sizeof *s);
     s->on_rank = 1;
@@ -556,7 +580,7 @@ int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_erro
 }
 
 int interp_rt_shape(hir_interp *it, const hir_tensor *t, int *ndim, int64_t *shape,
-                    hir_error *e)
+                    hir_diag *e)
 {
     hir_shard s;
     if (hir_interp_shard(it, t, &s, e))

@@ -14,10 +14,10 @@
 
 /* ---------------------------------------------------------------- statements */
 
-static int exec_block(hir_interp *it, const hir_block *b, hir_error *e);
+static int exec_block(hir_interp *it, const hir_block *b, hir_diag *e);
 
 static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64_t stop,
-                     const hir_block *body, hir_error *e)
+                     const hir_block *body, hir_diag *e)
 {
     int64_t trips;
     if (stop > start && (hir_sub_overflow(stop, start, &trips) || trips > HIR_MAX_LOOP_TRIPS))
@@ -46,7 +46,7 @@ static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64
 
 /* The statement hooks (watchdog, fault injection, benchmarks, progress), in the order added:
  * 0 runs the statement, 1 skips it, -1 fails. */
-static int hooks_before(hir_interp *it, const hir_stmt *s, hir_error *e)
+static int hooks_before(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     for (int i = 0; i < it->nhooks; i++) {
         int h = it->hooks[i].before ? it->hooks[i].before(it->hooks[i].ctx, it, s, e) : 0;
@@ -65,7 +65,7 @@ static void hooks_after(hir_interp *it, const hir_stmt *s)
 
 /* ---------------------------------------------------------------- statements, one entry each */
 
-static int exec_for(hir_interp *it, const hir_stmt *s, hir_error *e)
+static int exec_for(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     int64_t start = 0, stop;
     const hir_iterdomain *id = s->u.kfor.id;
@@ -76,7 +76,7 @@ static int exec_for(hir_interp *it, const hir_stmt *s, hir_error *e)
     return exec_loop(it, s->u.kfor.index, start, stop, &s->body, e);
 }
 
-static int exec_host_for(hir_interp *it, const hir_stmt *s, hir_error *e)
+static int exec_host_for(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     int64_t a, b;
     if (interp_eval(it, s->u.hfor.start, &a, e) || interp_eval(it, s->u.hfor.stop, &b, e))
@@ -84,7 +84,7 @@ static int exec_host_for(hir_interp *it, const hir_stmt *s, hir_error *e)
     return exec_loop(it, s->u.hfor.index, a, b, &s->body, e);
 }
 
-static int exec_if(hir_interp *it, const hir_stmt *s, hir_error *e)
+static int exec_if(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     int64_t c;
     if (interp_eval(it, s->u.cond.pred, &c, e))
@@ -92,7 +92,7 @@ static int exec_if(hir_interp *it, const hir_stmt *s, hir_error *e)
     return exec_block(it, c ? &s->body : &s->else_body, e);
 }
 
-static int exec_scalar_def(hir_interp *it, const hir_stmt *s, hir_error *e)
+static int exec_scalar_def(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     /* A symbol that carries its own definition is evaluated where used; a statement-only
      * definition binds its current value. */
@@ -109,7 +109,7 @@ static int exec_scalar_def(hir_interp *it, const hir_stmt *s, hir_error *e)
 
 /* What each statement kind does, indexed by the op table (dialect/defs/ops.def). A kind
  * without an entry cannot run here; the message names it by its keyword. */
-typedef int (*exec_fn)(hir_interp *it, const hir_stmt *s, hir_error *e);
+typedef int (*exec_fn)(hir_interp *it, const hir_stmt *s, hir_diag *e);
 
 static const exec_fn exec_table[HIR_OP_COUNT] = {
     [HIR_OP_ALLOCATE] = ops_allocate,
@@ -163,7 +163,7 @@ static const exec_fn exec_table[HIR_OP_COUNT] = {
     [HIR_OP_COMBINE] = ops_combine,
 };
 
-static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
+static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     it->stmt = s;
     int hooked = hooks_before(it, s, e);
@@ -185,7 +185,7 @@ static int exec_stmt(hir_interp *it, const hir_stmt *s, hir_error *e)
     return rc;
 }
 
-static int exec_block(hir_interp *it, const hir_block *b, hir_error *e)
+static int exec_block(hir_interp *it, const hir_block *b, hir_diag *e)
 {
     if (++it->depth > HIR_MAX_NESTING) {
         it->depth--;
@@ -232,11 +232,11 @@ static bool not_loop_index(hir_stmt *s, int depth, void *ctx)
 }
 
 int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *cfg,
-                      hir_interp **out, hir_error *e)
+                      hir_interp **out, hir_diag *e)
 {
     hir_interp *it = calloc(1, sizeof *it);
     if (!it)
-        return hir_error_set(e, "out of host memory");
+        return hir_fail(e, "out of host memory");
     it->p = p;
     it->be = be;
     it->cfg = *cfg;
@@ -259,7 +259,7 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
     it->p2p_recvd = calloc((size_t)n, sizeof *it->p2p_recvd);
     if (!it->p2p_sent || !it->p2p_recvd || interp_scan_2026(it, &p->body, 0)) {
         hir_interp_destroy(it);
-        return hir_error_set(e, "out of memory (while making the interpreter's tables)");
+        return hir_fail(e, "out of memory (while making the interpreter's tables)");
     }
     it->cur = be->ops->stream_main(be);
     const char *names[64], *interned[64];
@@ -268,7 +268,7 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
         names[i] = cfg->binds[i].name;
     if (cfg->nbinds > 64 || program_lookups(it, names, interned, nb)) {
         hir_interp_destroy(it);
-        return hir_error_set(e, "%s", cfg->nbinds > 64 ? "more than 64 --bind"
+        return hir_fail(e, "%s", cfg->nbinds > 64 ? "more than 64 --bind"
                              : "out of memory (while looking up the program's named scalars)");
     }
     /* user bindings by printed name: symbols i<k>/b<k>/..., or named scalars */
@@ -286,7 +286,7 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
             s = hir_map_get(&p->named, (uintptr_t)interned[i]);
         if (!s) {
             hir_interp_destroy(it);
-            return hir_error_set(e, "--bind %s: the program has no scalar of that name", nm);
+            return hir_fail(e, "--bind %s: the program has no scalar of that name", nm);
         }
         /* a value the run gives itself would shadow the binding, or the binding the program */
         const char *why = s == it->sc_rank ? "the runner sets it to each rank's number"
@@ -296,7 +296,7 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
                           ? "it is the index of a loop of the program" : NULL;
         if (why) {
             hir_interp_destroy(it);
-            return hir_error_set(e, "--bind %s: %s", nm, why);
+            return hir_fail(e, "--bind %s: %s", nm, why);
         }
         if (hir_interp_bind_scalar(it, s, cfg->binds[i].value, e)) {
             hir_interp_destroy(it);
@@ -313,10 +313,10 @@ void hir_interp_p2p_counts(const hir_interp *it, const int64_t **sent, const int
     *recvd = it->p2p_recvd;
 }
 
-int hir_interp_add_hook(hir_interp *it, const hir_interp_hook *h, hir_error *e)
+int hir_interp_add_hook(hir_interp *it, const hir_interp_hook *h, hir_diag *e)
 {
     if (it->nhooks == HIR_INTERP_MAX_HOOKS)
-        return hir_error_set(e, "more than %d statement hooks", HIR_INTERP_MAX_HOOKS);
+        return hir_fail(e, "more than %d statement hooks", HIR_INTERP_MAX_HOOKS);
     it->hooks[it->nhooks++] = *h;
     return 0;
 }
@@ -350,22 +350,23 @@ int hir_interp_bound(hir_interp *it, const hir_tensor *t, hir_view *v)
     return interp_bound(it, t, v);
 }
 
-int hir_interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e)
+int hir_interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_diag *e)
 {
     return interp_eval(it, s, v, e);
 }
 
-int hir_interp_fail(hir_interp *it, hir_error *e, const char *fmt, ...)
+int hir_interp_fail(hir_interp *it, hir_diag *e, const char *fmt, ...)
 {
-    char msg[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    hir_vfail(e, fmt, ap);
     va_end(ap);
-    return interp_fail(it, e, "%s", msg);
+    return interp_backend_fail(it, e);
 }
 
-int hir_interp_bind_run_scalars(hir_interp *it, hir_error *e)
+int hir_interp_locate(hir_interp *it, hir_diag *e) { return interp_backend_fail(it, e); }
+
+int hir_interp_bind_run_scalars(hir_interp *it, hir_diag *e)
 {
     return hir_interp_bind_scalar(it, it->sc_rank, it->cfg.rank, e) ||
            hir_interp_bind_scalar(it, it->sc_nstreams, it->cfg.num_streams, e) ? -1 : 0;
@@ -394,7 +395,7 @@ void hir_interp_destroy(hir_interp *it)
     free(it);
 }
 
-static int bind_inputs(hir_interp *it, const hir_view *inputs, hir_error *e)
+static int bind_inputs(hir_interp *it, const hir_view *inputs, hir_diag *e)
 {
     hir_program *p = it->p;
     char tn[32];
@@ -440,7 +441,7 @@ static int bind_inputs(hir_interp *it, const hir_view *inputs, hir_error *e)
     return 0;
 }
 
-int hir_interp_run(hir_interp *it, const hir_view *inputs, hir_error *e)
+int hir_interp_run(hir_interp *it, const hir_view *inputs, hir_diag *e)
 {
     it->stmt = NULL;
     it->run_no++;
@@ -468,7 +469,7 @@ int hir_interp_run(hir_interp *it, const hir_view *inputs, hir_error *e)
     return 0;
 }
 
-int hir_interp_output(hir_interp *it, int i, hir_view *v, hir_error *e)
+int hir_interp_output(hir_interp *it, int i, hir_view *v, hir_diag *e)
 {
     it->stmt = NULL;
     if (i < 0 || i >= it->p->outputs.n)

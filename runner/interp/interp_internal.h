@@ -79,39 +79,39 @@ typedef struct rt_ring {
  * interp_fail (rank, location and statement in front of the message). */
 
 /* interp_env.c: messages */
-int  interp_fail(hir_interp *it, hir_error *e, const char *fmt, ...)
+int  interp_fail(hir_interp *it, hir_diag *e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* a backend call failed with its message in e: rank and statement in front */
-int  interp_backend_fail(hir_interp *it, hir_error *e);
+int  interp_backend_fail(hir_interp *it, hir_diag *e);
 /* one of the interpreter's own tables cannot grow: "out of memory (while WHAT NAME)" */
-int  interp_oom(hir_interp *it, hir_error *e, const char *what, const char *name);
+int  interp_oom(hir_interp *it, hir_diag *e, const char *what, const char *name);
 const char *interp_tname(const hir_tensor *t, char *buf, size_t n);
 /* the --trace line of s */
 void interp_trace(hir_interp *it, const hir_stmt *s);
 
 /* interp_env.c: buffers, bindings and the results kept across runs */
-rt_buf *interp_buf_new(hir_interp *it, size_t bytes, hir_error *e);
+rt_buf *interp_buf_new(hir_interp *it, size_t bytes, hir_diag *e);
 void interp_buf_unref(hir_interp *it, rt_buf *b);
 rt_buf *interp_buf_of(hir_interp *it, const hir_tensor *t);   /* t's buffer, NULL if none */
-int  interp_get(hir_interp *it, const hir_tensor *t, hir_view *v, hir_error *e);
+int  interp_get(hir_interp *it, const hir_tensor *t, hir_view *v, hir_diag *e);
 int  interp_bound(hir_interp *it, const hir_tensor *t, hir_view *v);   /* 1 when bound */
 /* bind t to v (buf may be NULL; takes a new reference); -1 with e set when the binding
  * table cannot grow (out of memory) */
 int  interp_bind(hir_interp *it, const hir_tensor *t, const hir_view *v, rt_buf *buf,
-                 hir_error *e);
+                 hir_diag *e);
 void interp_unbind(hir_interp *it, const hir_tensor *t);
 void interp_unbind_all(hir_interp *it);
 /* a fresh contiguous result of t's dtype and the given shape, bound to t */
 int  interp_bind_new(hir_interp *it, const hir_tensor *t, int ndim, const int64_t *shape,
-                     hir_view *v, hir_error *e);
+                     hir_view *v, hir_diag *e);
 void interp_forget_results(hir_interp *it, const hir_tensor *t);
 void interp_caches_free(hir_interp *it);   /* the allocation cache and the kept results */
 
 /* interp_env.c: scalars */
-int  interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_error *e);
+int  interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_diag *e);
 /* a hir_scalar_env lookup (ctx is the interpreter): 0 with *v when s is bound */
 int  interp_lookup(void *ctx, const hir_scalar *s, int64_t *v);
-int  interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_error *e);
+int  interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_diag *e);
 rt_scalar *interp_scalar_slot(hir_map *m, const hir_scalar *s);   /* NULL: out of memory */
 const char *interp_scalar_name(const hir_scalar *s, char *buf, size_t n);
 void interp_scalars_clear(hir_map *m);
@@ -119,7 +119,7 @@ void interp_scalars_clear(hir_map *m);
 /* interp_env.c: shapes */
 /* runtime shape of t from its logical domain (reduction/stride axes dropped, DID axes 1) */
 int  interp_rt_shape(hir_interp *it, const hir_tensor *t, int *ndim, int64_t *shape,
-                     hir_error *e);
+                     hir_diag *e);
 /* The order of a tensor's runtime axes: its logical domain (the loop domain sorted by
  * IterDomain number, hostir-format.md 1.10), or in a 2026-syntax program the loop domain as
  * printed: the 2026 FusionExecutorCache lowering allocates sharded tensors in loop order
@@ -131,15 +131,15 @@ int  interp_axis_pos(const hir_interp *it, const hir_tensor *t, const hir_iterdo
 /* number of runtime dims before position pos of interp_axes (reduction/stride axes skipped) */
 int  interp_rt_pos(const hir_interp *it, const hir_tensor *t, int pos);
 bool interp_axis_runtime(const hir_iterdomain *id);   /* not a reduction or stride axis */
-int  interp_extent(hir_interp *it, const hir_iterdomain *id, int64_t *v, hir_error *e);
+int  interp_extent(hir_interp *it, const hir_iterdomain *id, int64_t *v, hir_diag *e);
 
 /* interp_work.c: posted communication (Communication, P2P, CollectivePermute, coalescing) */
 int  interp_team_index(const int64_t *team, int n, int64_t rank);   /* -1: not in the team */
 /* remembers w for Wait Communication <number>; when it cannot, w is ended and e set */
-int  interp_record_work(hir_interp *it, int64_t number, hir_work *w, hir_error *e);
+int  interp_record_work(hir_interp *it, int64_t number, hir_work *w, hir_diag *e);
 /* keeps the buffers of a and b (either may be NULL) alive until the Wait of number */
 int  interp_held_keep(hir_interp *it, int64_t number, const hir_tensor *a, const hir_tensor *b,
-                      hir_error *e);
+                      hir_diag *e);
 void interp_held_release(hir_interp *it, int64_t number);
 void interp_work_release_all(hir_interp *it);
 
@@ -154,18 +154,18 @@ void *interp_elem_ptr(const hir_view *v, int dim, int64_t idx);
 hir_view interp_view_squeezed(const hir_view *v);   /* size-1 dims dropped */
 void interp_shape_str(const hir_view *v, char *buf, size_t n);   /* "[2, 3]" */
 /* a copy through the backend; shapes must agree up to size-1 dims */
-int  interp_copy_into(hir_interp *it, const hir_view *dst, const hir_view *src, hir_error *e);
+int  interp_copy_into(hir_interp *it, const hir_view *dst, const hir_view *src, hir_diag *e);
 /* contiguous copy of v into a fresh buffer (caller unrefs) */
 int  interp_materialize(hir_interp *it, const hir_view *v, hir_view *out, rt_buf **buf,
-                        hir_error *e);
+                        hir_diag *e);
 /* output of a computing statement: the bound view, or a fresh buffer of `shape` */
 int  interp_out_view(hir_interp *it, const hir_tensor *t, int ndim, const int64_t *shape,
-                     hir_view *v, hir_error *e);
+                     hir_view *v, hir_diag *e);
 /* right-align v to ndim dims of `shape`, size-1 dims broadcast with stride 0 */
 int  interp_broadcast_to(hir_interp *it, const hir_view *v, int ndim, const int64_t *shape,
-                         hir_view *r, hir_error *e);
+                         hir_view *r, hir_diag *e);
 /* the first input's view and the output's run-time shape (view, expand) */
 int  interp_input_and_out_shape(hir_interp *it, const hir_stmt *s, hir_view *v, int *nd,
-                                int64_t *shape, hir_error *e);
+                                int64_t *shape, hir_diag *e);
 
 #endif

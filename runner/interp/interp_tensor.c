@@ -42,7 +42,7 @@ void interp_shape_str(const hir_view *v, char *buf, size_t n)
         snprintf(buf + k, n - k, "]");
 }
 
-int interp_copy_into(hir_interp *it, const hir_view *dst, const hir_view *src, hir_error *e)
+int interp_copy_into(hir_interp *it, const hir_view *dst, const hir_view *src, hir_diag *e)
 {
     hir_view d = *dst, s = *src;
     if (!shape_eq(&d, &s)) {
@@ -63,7 +63,7 @@ int interp_copy_into(hir_interp *it, const hir_view *dst, const hir_view *src, h
 }
 
 int interp_materialize(hir_interp *it, const hir_view *v, hir_view *out, rt_buf **buf,
-                    hir_error *e)
+                    hir_diag *e)
 {
     hir_view nv;
     hir_view_init(&nv, NULL, v->dtype, v->ndim, v->shape);
@@ -82,7 +82,7 @@ int interp_materialize(hir_interp *it, const hir_view *v, hir_view *out, rt_buf 
 
 /* Output of a computing statement: the bound view, or a fresh buffer of `shape`. */
 int interp_out_view(hir_interp *it, const hir_tensor *t, int ndim, const int64_t *shape,
-                    hir_view *v, hir_error *e)
+                    hir_view *v, hir_diag *e)
 {
     if (interp_bound(it, t, v)) {
         hir_view want;
@@ -104,7 +104,7 @@ int interp_out_view(hir_interp *it, const hir_tensor *t, int ndim, const int64_t
 
 /* right-align v to ndim dims of `shape`, size-1 dims broadcast with stride 0 */
 int interp_broadcast_to(hir_interp *it, const hir_view *v, int ndim, const int64_t *shape,
-                        hir_view *r, hir_error *e)
+                        hir_view *r, hir_diag *e)
 {
     *r = *v;
     r->ndim = ndim;
@@ -132,7 +132,7 @@ int interp_broadcast_to(hir_interp *it, const hir_view *v, int ndim, const int64
 /* The first input's view and the output's run-time shape: the prologue of the statements that
  * reshape their input (view, expand). */
 int interp_input_and_out_shape(hir_interp *it, const hir_stmt *s, hir_view *v, int *nd,
-                               int64_t *shape, hir_error *e)
+                               int64_t *shape, hir_diag *e)
 {
     if (interp_get(it, hir_value_tensor(s->in[0]), v, e))
         return -1;

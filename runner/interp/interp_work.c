@@ -35,7 +35,7 @@ void interp_held_release(hir_interp *it, int64_t number)
 /* -1 with e set when the buffers cannot be held (out of memory): the work posted under number
  * is ended first, so nothing in flight uses a buffer that a Deallocate may free */
 int interp_held_keep(hir_interp *it, int64_t number, const hir_tensor *a, const hir_tensor *b,
-                     hir_error *e)
+                     hir_diag *e)
 {
     interp_held_release(it, number);
     rt_held *h = calloc(1, sizeof *h);
@@ -84,7 +84,7 @@ void interp_work_release_all(hir_interp *it)
 
 /* Remembers w for Wait Communication <number>; when it cannot be remembered, w is ended now
  * (hir_interp_destroy could not find it) and the statement fails. */
-int interp_record_work(hir_interp *it, int64_t number, hir_work *w, hir_error *e)
+int interp_record_work(hir_interp *it, int64_t number, hir_work *w, hir_diag *e)
 {
     hir_work *old = hir_map_get(&it->works, (uint64_t)number);
     if (old && old != WORK_SKIPPED)

@@ -7,7 +7,7 @@
 
 /* ---------------------------------------------------------------- ALLOCATE */
 
-int ops_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_allocate(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     if (interp_bound(it, s->out, NULL))
         return 0;
@@ -46,7 +46,7 @@ int ops_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
 
 /* ALLOCATE(mem_type=…, zero_init=…): a new buffer every time the statement executes
  * (hostir-2026.md §3.7); each execution in a run gets its own (interp_bind_new's slots). */
-int ops_hir_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_hir_allocate(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_shard sh;
     if (hir_interp_shard(it, s->out, &sh, e))
@@ -76,7 +76,7 @@ int ops_hir_allocate(hir_interp *it, const hir_stmt *s, hir_error *e)
 
 /* ---------------------------------------------------------------- Deallocate */
 
-int ops_deallocate(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_deallocate(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     (void)e;
     hir_tensor *t = hir_value_tensor(s->in[0]);

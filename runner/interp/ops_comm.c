@@ -9,7 +9,7 @@
 #include "runner/interp/ops_internal.h"
 
 /* The team as world ranks, each checked against the job's size. */
-static int comm_team(hir_interp *it, const hir_comm *c, int *team, hir_error *e)
+static int comm_team(hir_interp *it, const hir_comm *c, int *team, hir_diag *e)
 {
     if (c->nteam > 1024)
         return interp_fail(it, e, "team of %d ranks is too large", c->nteam);
@@ -23,7 +23,7 @@ static int comm_team(hir_interp *it, const hir_comm *c, int *team, hir_error *e)
 }
 
 /* The team position of a rooted kind's root (-1 for the others). */
-static int comm_root(hir_interp *it, const hir_comm *c, int *root_index, hir_error *e)
+static int comm_root(hir_interp *it, const hir_comm *c, int *root_index, hir_diag *e)
 {
     *root_index = -1;
     if (!hir_comm_type_has_root(c->type))
@@ -50,7 +50,7 @@ static int comm_root(hir_interp *it, const hir_comm *c, int *root_index, hir_err
 
 /* The buffers this rank must have for the kind (§2.5), and the sizes the kinds relate. */
 static int comm_buffers(hir_interp *it, const hir_comm *c, bool is_root, hir_view *in,
-                        hir_view *out, hir_collective *col, hir_error *e)
+                        hir_view *out, hir_collective *col, hir_diag *e)
 {
     int have_in = c->input && interp_bound(it, c->input, in);
     int have_out = c->output && interp_bound(it, c->output, out);
@@ -87,7 +87,7 @@ static int comm_buffers(hir_interp *it, const hir_comm *c, bool is_root, hir_vie
     return 0;
 }
 
-int ops_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_communication(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     const hir_comm *c = s->u.comm;
     int my = interp_team_index(c->team, c->nteam, it->cfg.rank);
@@ -120,7 +120,7 @@ int ops_communication(hir_interp *it, const hir_stmt *s, hir_error *e)
     return 0;
 }
 
-static int make_p2p(hir_interp *it, const hir_comm *c, hir_p2p *p, hir_error *e)
+static int make_p2p(hir_interp *it, const hir_comm *c, hir_p2p *p, hir_diag *e)
 {
     memset(p, 0, sizeof *p);
     int64_t peer;
@@ -136,7 +136,7 @@ static int make_p2p(hir_interp *it, const hir_comm *c, hir_p2p *p, hir_error *e)
     return interp_get(it, c->buffer, &p->buf, e);
 }
 
-int ops_p2p(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_p2p(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_p2p p;
     if (make_p2p(it, s->u.comm, &p, e))
@@ -152,7 +152,7 @@ int ops_p2p(hir_interp *it, const hir_stmt *s, hir_error *e)
     return 0;
 }
 
-int ops_share(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_share(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     int n = s->u.share.n;
     hir_p2p *list = calloc((size_t)(n ? n : 1), sizeof *list);
@@ -167,7 +167,7 @@ int ops_share(hir_interp *it, const hir_stmt *s, hir_error *e)
     return rc;
 }
 
-int ops_wait(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_wait(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     uint64_t k = (uint64_t)s->u.wait.number;
     hir_work *w = hir_map_get(&it->works, k);
@@ -183,7 +183,7 @@ int ops_wait(hir_interp *it, const hir_stmt *s, hir_error *e)
     return 0;
 }
 
-int ops_start_coal(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_start_coal(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     (void)s;
     if (it->in_group)
@@ -196,7 +196,7 @@ int ops_start_coal(hir_interp *it, const hir_stmt *s, hir_error *e)
 
 /* EndCoalescing n: close the group and record its work under n; one read without its number
  * (nvFuser before 2025-06-03) cannot be named by a Wait, so the stream waits for it now */
-int ops_end_coal(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_end_coal(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_work *w = NULL;
     if (!it->in_group)

@@ -46,7 +46,7 @@ void ops_ew_release(hir_interp *it)
 /* The statement's plan, when its operands and output are bound exactly as when it was resolved
  * (an unbound output is bound as the resolved run bound it): 1 after queuing it, 0 when there
  * is none or it does not fit (the caller resolves again), -1 on error. */
-static int ew_fast(hir_interp *it, const hir_stmt *s, hir_error *e)
+static int ew_fast(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     rt_ew *c = it->be->ops->plans && !it->cfg.no_resolve ? hir_map_get(&it->ew_plans, (uintptr_t)s) : NULL;
     if (!c)
@@ -90,7 +90,7 @@ static int ew_resolvable(hir_interp *it, const hir_stmt *s)
 /* Resolve the statement with the backend, keep the plan for later executions, queue it. */
 static int ew_resolve_run(hir_interp *it, const hir_stmt *s, const hir_view *views,
                           const hir_operand *ops, const hir_view *raw_out, const hir_view *o,
-                          int nd, const int64_t *shape, hir_error *e)
+                          int nd, const int64_t *shape, hir_diag *e)
 {
     const hir_backend_ops *bo = it->be->ops;
     const hir_operand *ins[3] = {&ops[0], &ops[1], &ops[2]};
@@ -129,7 +129,7 @@ static int ew_resolve_run(hir_interp *it, const hir_stmt *s, const hir_view *vie
 
 /* The operands of an element-wise statement: tensor views (their count in *nt) and scalars. */
 static int ew_operands(hir_interp *it, const hir_stmt *s, hir_operand *ops, hir_view *views,
-                       int *nt, hir_error *e)
+                       int *nt, hir_diag *e)
 {
     memset(ops, 0, 3 * sizeof *ops);
     *nt = 0;
@@ -157,7 +157,7 @@ static int ew_operands(hir_interp *it, const hir_stmt *s, hir_operand *ops, hir_
 
 /* ---------------------------------------------------------------- element-wise */
 
-int ops_elementwise(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_elementwise(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     int f = ew_fast(it, s, e);
     if (f)

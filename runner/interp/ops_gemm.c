@@ -33,7 +33,7 @@ static int merge_leading(const hir_view *v, int n, int64_t *size, int64_t *strid
 }
 
 /* a 2-D view of rows [M, C] with unit column stride, or materialize it */
-static int unit_cols(hir_interp *it, hir_view *v, rt_buf **keep, hir_error *e)
+static int unit_cols(hir_interp *it, hir_view *v, rt_buf **keep, hir_diag *e)
 {
     if (v->ndim >= 1 && (v->stride[v->ndim - 1] == 1 || v->shape[v->ndim - 1] == 1)) {
         v->stride[v->ndim - 1] = 1;
@@ -56,7 +56,7 @@ typedef struct gemm_job {
     int b_trans;
 } gemm_job;
 
-static int gemm_run(hir_interp *it, const gemm_job *g, hir_error *e)
+static int gemm_run(hir_interp *it, const gemm_job *g, hir_diag *e)
 {
     int L = g->nlead;
     hir_gemm gm = {0};
@@ -138,7 +138,7 @@ static int gemm_run(hir_interp *it, const gemm_job *g, hir_error *e)
 
 /* Runs the job, staging the output through a contiguous temporary when its columns are not
  * unit-stride. */
-static int gemm_to(hir_interp *it, gemm_job *g, hir_error *e)
+static int gemm_to(hir_interp *it, gemm_job *g, hir_diag *e)
 {
     if (g->out.stride[g->out.ndim - 1] == 1 || g->out.shape[g->out.ndim - 1] == 1) {
         g->out.stride[g->out.ndim - 1] = 1;
@@ -160,7 +160,7 @@ static int gemm_to(hir_interp *it, gemm_job *g, hir_error *e)
 
 /* Squeeze W to [N, K] given K (size-1 dims carry no data; DID dims of size 1 go away). */
 static int weight_2d(hir_interp *it, const hir_view *w, int64_t K, hir_view *r, int *has_n,
-                     hir_error *e)
+                     hir_diag *e)
 {
     hir_view q = interp_view_squeezed(w);
     *r = q;
@@ -193,7 +193,7 @@ static int weight_2d(hir_interp *it, const hir_view *w, int64_t K, hir_view *r, 
     return interp_fail(it, e, "weight %s is not [N, K] with K = %" PRId64, x, K);
 }
 
-int ops_linear(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_linear(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_view a, w, bias;
     rt_buf *keep[4] = {0};
@@ -303,7 +303,7 @@ done:
     return rc;
 }
 
-int ops_matmul(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_matmul(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_view a, b;
     if (interp_get(it, hir_value_tensor(s->in[0]), &a, e) ||
@@ -415,7 +415,7 @@ done:
  * offset are zero. One GEMM per group through the backend; the offsets are read on the host,
  * so this runs where tensors live in host memory (--device=cpu). The other operand ranks of
  * torch._grouped_mm (2-D x 2-D over K, 3-D x 2-D, 3-D x 3-D) are refused at the statement. */
-int ops_grouped_mma(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_grouped_mma(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     if (!(it->be->ops->caps & HIR_CAP_HOST_MEMORY))
         return interp_fail(it, e, "runs on --device=cpu only; the %s backend does not compute it"

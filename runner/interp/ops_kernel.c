@@ -5,7 +5,7 @@
 
 #include "runner/interp/ops_internal.h"
 
-int ops_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_kernel(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     if (s->op == HIR_OP_POST_ON_STREAM)
         return interp_fail(it, e, "needs a kernel: HostUnit%" PRId64
@@ -40,7 +40,7 @@ int ops_kernel(hir_interp *it, const hir_stmt *s, hir_error *e)
                        s->u.kernel.number, s->u.kernel.number);
 }
 
-int ops_kernel_level(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_kernel_level(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     (void)s;
     return interp_fail(it, e, "a kernel-level load/store cannot run on the host");

@@ -38,7 +38,7 @@ static rt_buf *buf_adopt(hir_interp *it, void *ptr, const hir_view *v)
 }
 
 /* Outputs with data-dependent sizes: free symbols among t's extents take the runtime sizes. */
-static int bind_extents(hir_interp *it, const hir_tensor *t, const hir_view *v, hir_error *e)
+static int bind_extents(hir_interp *it, const hir_tensor *t, const hir_view *v, hir_diag *e)
 {
     int d = 0;
     for (int k = 0; k < t->nloop && d < v->ndim; k++) {
@@ -56,7 +56,7 @@ static int bind_extents(hir_interp *it, const hir_tensor *t, const hir_view *v, 
 }
 
 static int bind_routed(hir_interp *it, const hir_tensor *t, const rt_moe *m, int k,
-                       const char *what, hir_error *e)
+                       const char *what, hir_diag *e)
 {
     if (!t)
         return 0;
@@ -72,7 +72,7 @@ static int bind_routed(hir_interp *it, const hir_tensor *t, const rt_moe *m, int
     return bind_extents(it, t, &m->v[k], e);
 }
 
-int ops_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_dispatch(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     if (!it->be->ops->model)
         return interp_fail(it, e, "the %s backend does not route MoE tokens (Dispatch and Combine "
@@ -122,7 +122,7 @@ int ops_dispatch(hir_interp *it, const hir_stmt *s, hir_error *e)
     return 0;
 }
 
-int ops_combine(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_combine(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     if (!it->be->ops->model)
         return interp_fail(it, e, "the %s backend does not route MoE tokens (Dispatch and Combine "

@@ -7,7 +7,7 @@
 #include "dialect/intops.h"
 #include "runner/interp/ops_internal.h"
 
-int ops_cperm(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_cperm(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     const hir_comm *c = s->u.comm;
     if (c->team_truncated)
@@ -73,8 +73,7 @@ int ops_cperm(hir_interp *it, const hir_stmt *s, hir_error *e)
     int rc = it->be->ops->p2p_post(it->be, it->cur, &snd, &none, e);
     if (!rc)
         rc = it->be->ops->p2p_post(it->be, it->cur, &rcv, &none, e);
-    hir_error e2 = {{0}, -1};
-    int rc2 = it->be->ops->group_end(it->be, it->cur, &w, rc ? &e2 : e);
+    int rc2 = it->be->ops->group_end(it->be, it->cur, &w, rc ? NULL : e);
     if (rc || rc2) {
         if (w)
             it->be->ops->work_release(it->be, w);

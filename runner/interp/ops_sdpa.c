@@ -10,7 +10,7 @@
 #include "runner/interp/ops_internal.h"
 
 /* a scalar argument as a double: literals directly, anything else through interp_eval */
-static int sdpa_scalar(hir_interp *it, const hir_value *v, double *out, hir_error *e)
+static int sdpa_scalar(hir_interp *it, const hir_value *v, double *out, hir_diag *e)
 {
     const hir_scalar *sc = (const hir_scalar *)v;
     if (sc->kind == HIR_SC_FLOAT) {
@@ -49,7 +49,7 @@ static int drop_device_axes(hir_interp *it, const hir_tensor *t, hir_view *v)
     return dropped;
 }
 
-static int get_operand(hir_interp *it, const hir_value *val, hir_view *v, hir_error *e)
+static int get_operand(hir_interp *it, const hir_value *val, hir_view *v, hir_diag *e)
 {
     const hir_tensor *t = hir_value_tensor((hir_value *)val);
     if (interp_get(it, t, v, e))
@@ -61,7 +61,7 @@ static int get_operand(hir_interp *it, const hir_value *val, hir_view *v, hir_er
 /* An output of nd axes of extents want: a sharded one as its declared local shape (device
  * axes of extent 1 included, as the statements that read it expect), which must come to want */
 static int bind_output(hir_interp *it, const hir_tensor *t, int nd, const int64_t *want,
-                       hir_view *v, hir_error *e)
+                       hir_view *v, hir_diag *e)
 {
     int rnd = nd;
     int64_t shape[HIR_MAX_DIMS];
@@ -88,7 +88,7 @@ static int bind_output(hir_interp *it, const hir_tensor *t, int nd, const int64_
 
 /* bias/mask: 4-d, each extent equal to [N, H, L, S]'s or 1 (broadcast) */
 static int check_bcast(hir_interp *it, const hir_view *m, const int64_t *want, const char *what,
-                       hir_error *e)
+                       hir_diag *e)
 {
     if (m->ndim != 4)
         return interp_fail(it, e, "%s has %d axes, expected 4 ([N, H, L, S] or broadcast)",
@@ -100,7 +100,7 @@ static int check_bcast(hir_interp *it, const hir_view *m, const int64_t *want, c
     return 0;
 }
 
-static int sdpa_outputs(hir_interp *it, const hir_stmt *s, hir_sdpa *a, hir_error *e)
+static int sdpa_outputs(hir_interp *it, const hir_stmt *s, hir_sdpa *a, hir_diag *e)
 {
     int64_t N = a->q.shape[0], H = a->q.shape[1], L = a->q.shape[2], Ev = a->v.shape[3];
     int64_t oshape[4] = {N, H, L, Ev}, lshape[3] = {N, H, L};
@@ -123,7 +123,7 @@ static int sdpa_outputs(hir_interp *it, const hir_stmt *s, hir_sdpa *a, hir_erro
     return 0;
 }
 
-int ops_sdpa(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_sdpa(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     if (!it->be->ops->model)
         return interp_fail(it, e, "the %s backend does not compute sdpa", it->be->ops->name);
@@ -238,7 +238,7 @@ static void sdpa_bwd_slice(const sdpa_bwd_args *a, int64_t n, int64_t h, double 
 
 /* grad_q, grad_k, grad_v = sdpa_bwd(grad_attn, q, k, v, attn_out, logsum_exp, dropout_p,
  * is_causal, philox_seed, philox_offset[, scale]); the log-sum-exp is the forward's [N, H, L] */
-int ops_sdpa_bwd(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_sdpa_bwd(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     if (!(it->be->ops->caps & HIR_CAP_HOST_MEMORY))
         return interp_fail(it, e, "runs on --device=cpu only; the %s backend does not "

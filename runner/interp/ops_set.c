@@ -9,7 +9,7 @@
 /* A Set whose input is sharded on an axis the output is not (same logical position) is the
  * allgather of that axis over the input's mesh; the converse takes the local slice. */
 static int set_allgather(hir_interp *it, const hir_stmt *s, const hir_view *in, int j,
-                         hir_error *e)
+                         hir_diag *e)
 {
     const hir_tensor *tin = hir_value_tensor(s->in[0]);
     const hir_mesh *m = tin->mesh;
@@ -80,7 +80,7 @@ static int set_allgather(hir_interp *it, const hir_stmt *s, const hir_view *in, 
     return rc;
 }
 
-int ops_set(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_set(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_tensor *tin = hir_value_tensor(s->in[0]);
     const hir_tensor *tout = s->out;

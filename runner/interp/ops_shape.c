@@ -9,7 +9,7 @@
 /* out = expand(in): in's size-1 axes stretched to out's extents (an expanded broadcast
  * bS{1 ex N} has N at run time). Like at::expand, an unbound output is bound to a view of
  * the input with stride 0 on the stretched axes; a bound one receives a copy. */
-int ops_expand(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_expand(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_tensor *in = hir_value_tensor(s->in[0]);
     hir_view v, o, x;
@@ -28,7 +28,7 @@ int ops_expand(hir_interp *it, const hir_stmt *s, hir_error *e)
 
 /* out = full({extents}, value): a new tensor of out's shape filled with value (the extents
  * printed must agree with out's) */
-int ops_full(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_full(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     int nd;
     int64_t shape[HIR_MAX_DIMS];
@@ -65,7 +65,7 @@ int ops_full(hir_interp *it, const hir_stmt *s, hir_error *e)
 
 /* ---------------------------------------------------------------- reductions */
 
-int ops_reduction(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_reduction(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_tensor *tin = hir_value_tensor(s->in[0]);
     const hir_tensor *tout = s->out;

@@ -6,7 +6,7 @@
 #include "runner/interp/ops_internal.h"
 
 static int stream_resolve(hir_interp *it, const hir_stream_ref *r, int create, hir_stream **out,
-                          hir_error *e)
+                          hir_diag *e)
 {
     if (r->number < 0) {
         int64_t k;
@@ -37,7 +37,7 @@ static int stream_resolve(hir_interp *it, const hir_stream_ref *r, int create, h
     return 0;
 }
 
-int ops_get_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_get_stream(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     if (s->u.stream.number < 0)
         return interp_fail(it, e, "GetCurrentStream into an indexed stream is not supported");
@@ -47,7 +47,7 @@ int ops_get_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
     return 0;
 }
 
-int ops_set_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_set_stream(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_stream *st;
     int rc = stream_resolve(it, &s->u.stream, 1, &st, e);
@@ -56,7 +56,7 @@ int ops_set_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
     return rc;
 }
 
-int ops_sync_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_sync_stream(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_stream *st;
     int rc = stream_resolve(it, &s->u.stream, 1, &st, e);

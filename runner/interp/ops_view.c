@@ -15,7 +15,7 @@ static void view_drop_dim(hir_view *v, int dim)
     v->ndim--;
 }
 
-int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_tensor *in = hir_value_tensor(s->in[0]);
     char tn[32];
@@ -48,7 +48,7 @@ int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_error *e)
     return interp_bind(it, s->out, &v, interp_buf_of(it, in), e);
 }
 
-int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_tensor *in = hir_value_tensor(s->in[0]);
     hir_view v;
@@ -85,7 +85,7 @@ int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_error *e)
     return interp_bind(it, s->out, &v, interp_buf_of(it, in), e);
 }
 
-int ops_slice(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_slice(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_tensor *in = hir_value_tensor(s->in[0]);
     hir_view v;
@@ -115,7 +115,7 @@ int ops_slice(hir_interp *it, const hir_stmt *s, hir_error *e)
     return interp_bind(it, s->out, &v, interp_buf_of(it, in), e);
 }
 
-int ops_view(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_view(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_tensor *in = hir_value_tensor(s->in[0]);
     hir_view v, o;
@@ -158,7 +158,7 @@ int ops_view(hir_interp *it, const hir_stmt *s, hir_error *e)
 
 /* broadcast (flags over output axes: true = new axis) and squeeze (flags over input axes:
  * true = removed) */
-int ops_flags(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_flags(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_tensor *in = hir_value_tensor(s->in[0]);
     hir_view v, r;
@@ -204,7 +204,7 @@ int ops_flags(hir_interp *it, const hir_stmt *s, hir_error *e)
     return interp_bind(it, s->out, &r, interp_buf_of(it, in), e);
 }
 
-int ops_sym_view(hir_interp *it, const hir_stmt *s, hir_error *e)
+int ops_sym_view(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     (void)s;
     return interp_fail(it, e, "SymmetricContiguousView needs symmetric memory, which no "

@@ -58,14 +58,14 @@ static bool walk_stmt(hir_stmt *s, int depth, void *ctx)
     return true;
 }
 
-int hir_check_meshes(hir_program *p, int size, hir_error *e)
+int hir_check_meshes(hir_program *p, int size, hir_diag *e)
 {
     mesh_walk w = {0};
     w.cap = size;
     w.bad = -1;
     w.seen = calloc((size_t)size + 1, 1);
     if (!w.seen)
-        return hir_error_set(e, "out of host memory");
+        return hir_fail(e, "out of host memory");
     for (int i = 0; i < p->inputs.n; i++)
         note_tensor(&w, hir_value_tensor(p->inputs.items[i]));
     for (int i = 0; i < p->outputs.n; i++)
@@ -73,7 +73,7 @@ int hir_check_meshes(hir_program *p, int size, hir_error *e)
     hir_block_walk(&p->body, 0, walk_stmt, &w);
     int rc = 0;
     if (w.bad >= 0) {
-        rc = hir_error_set(e, "the program's meshes name device %" PRId64 ", but the job has %d "
+        rc = hir_fail(e, "the program's meshes name device %" PRId64 ", but the job has %d "
                            "rank%s (devices 0..%d); run it with -np %" PRId64, w.max, size,
                            size == 1 ? "" : "s", size - 1, w.max + 1);
     } else if (w.named) {
@@ -85,7 +85,7 @@ int hir_check_meshes(hir_program *p, int size, hir_error *e)
                 nmissing++;
             }
         if (nmissing)
-            rc = hir_error_set(e, "the program's meshes name devices up to %" PRId64 ", but the "
+            rc = hir_fail(e, "the program's meshes name devices up to %" PRId64 ", but the "
                                "job has %d ranks: rank %d%s is in no mesh; run it with -np %"
                                PRId64, w.max, size, missing, nmissing > 1 ? " (and others)" : "",
                                w.max + 1);
@@ -101,7 +101,7 @@ uint64_t hir_check_text_hash(const char *text, size_t len)
     return hir_fnv1a(text, len, HIR_FNV1A_INIT);
 }
 
-int hir_check_same_program(hir_boot *boot, uint64_t hash, const char *what, hir_error *e)
+int hir_check_same_program(hir_boot *boot, uint64_t hash, const char *what, hir_diag *e)
 {
     int size = hir_boot_size(boot), rank = hir_boot_rank(boot);
     if (size == 1)
@@ -111,7 +111,7 @@ int hir_check_same_program(hir_boot *boot, uint64_t hash, const char *what, hir_
     if (!team || !all) {
         free(team);
         free(all);
-        return hir_error_set(e, "out of host memory");
+        return hir_fail(e, "out of host memory");
     }
     for (int r = 0; r < size; r++)
         team[r] = r;
@@ -132,7 +132,7 @@ int hir_check_same_program(hir_boot *boot, uint64_t hash, const char *what, hir_
                 n++;
             }
         if (n)
-            rc = hir_error_set(e, "the %s differs between ranks: rank%s %s read a text other "
+            rc = hir_fail(e, "the %s differs between ranks: rank%s %s read a text other "
                                "than rank 0's (hash %016" PRIx64 "); every rank must run the "
                                "same program", what, n > 1 ? "s" : "", list, all[0]);
     }
@@ -244,7 +244,7 @@ typedef struct node_walk {
     const hir_boot *boot;
     int size;
     int *owner;                  /* node -> the first block of K ranks seen on it */
-    hir_error *e;
+    hir_diag *e;
     int rc;
 } node_walk;
 
@@ -278,7 +278,7 @@ static bool walk_node_tests(hir_stmt *s, int depth, void *ctx)
     }
     const char *sim = hir_boot_nodes_simulated(w->boot) ? " (simulated by --simulate-nodes)" : "";
     if (w->size % k) {
-        w->rc = hir_error_set(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %" PRId64
+        w->rc = hir_fail(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %" PRId64
                               " consecutive ranks, which %d ranks do not fill; lower it with "
                               "backend{kind=auto nodes=N} for this job's N nodes",
                               where, k, w->size);
@@ -296,14 +296,14 @@ static bool walk_node_tests(hir_stmt *s, int depth, void *ctx)
         if (bad) {
             int other = node != lead ? (int)(r / k * k) : (int)(w->owner[node] * k);
             if (node != lead)
-                w->rc = hir_error_set(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %"
+                w->rc = hir_fail(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %"
                                       PRId64 " consecutive ranks, so ranks %d and %d share a "
                                       "node, but this job puts them on nodes %d and %d%s; lower "
                                       "it with backend{kind=auto nodes=N} for this job's N nodes "
                                       "(hir-run --topology shows them)",
                                       where, k, other, r, lead, node, sim);
             else
-                w->rc = hir_error_set(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %"
+                w->rc = hir_fail(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %"
                                       PRId64 " consecutive ranks, so ranks %d and %d are on two "
                                       "nodes, but this job puts both on node %d%s; lower it with "
                                       "backend{kind=auto nodes=N} for this job's N nodes (hir-run "
@@ -314,12 +314,12 @@ static bool walk_node_tests(hir_stmt *s, int depth, void *ctx)
     return true;
 }
 
-int hir_check_node_assignment(hir_program *p, const hir_boot *boot, hir_error *e)
+int hir_check_node_assignment(hir_program *p, const hir_boot *boot, hir_diag *e)
 {
     node_walk w = {boot, hir_boot_size(boot), NULL, e, 0};
     w.owner = malloc(sizeof(int) * (size_t)(w.size > 0 ? w.size : 1));
     if (!w.owner)
-        return hir_error_set(e, "out of host memory");
+        return hir_fail(e, "out of host memory");
     hir_block_walk(&p->body, 0, walk_node_tests, &w);
     free(w.owner);
     return w.rc;

@@ -48,19 +48,19 @@ static void extract(char *dst, const char *src, size_t es, int nd, const int64_t
  * ranks hold is compared. *compared is the number of elements compared. */
 static int compare_region(const void *got, const hir_shard *gs, const void *want,
                           const hir_shard *ws, hir_dtype dt, hir_compare_result *r,
-                          int64_t *compared, hir_error *e)
+                          int64_t *compared, hir_diag *e)
 {
     memset(r, 0, sizeof *r);
     r->first_bad = -1;
     *compared = 0;
     if (gs->ndim != ws->ndim)
-        return hir_error_set(e, "the output has %d dimensions, the reference's %d", gs->ndim,
+        return hir_fail(e, "the output has %d dimensions, the reference's %d", gs->ndim,
                              ws->ndim);
     int nd = gs->ndim;
     int64_t lo[HIR_MAX_DIMS], hi[HIR_MAX_DIMS], n = 1;
     for (int d = 0; d < nd; d++) {
         if (gs->global[d] != ws->global[d])
-            return hir_error_set(e, "global dimension %d is %" PRId64 " in the program and %"
+            return hir_fail(e, "global dimension %d is %" PRId64 " in the program and %"
                                  PRId64 " in the reference", d, gs->global[d], ws->global[d]);
         int64_t a = gs->offset[d] > ws->offset[d] ? gs->offset[d] : ws->offset[d];
         int64_t ge = gs->offset[d] + gs->local[d], we = ws->offset[d] + ws->local[d];
@@ -76,7 +76,7 @@ static int compare_region(const void *got, const hir_shard *gs, const void *want
     if (!g || !w) {
         free(g);
         free(w);
-        return hir_error_set(e, "out of host memory comparing %" PRId64 " elements", n);
+        return hir_fail(e, "out of host memory comparing %" PRId64 " elements", n);
     }
     extract(g, got, es, nd, gs->local, gs->offset, lo, hi);
     extract(w, want, es, nd, ws->local, ws->offset, lo, hi);
@@ -84,7 +84,7 @@ static int compare_region(const void *got, const hir_shard *gs, const void *want
     free(g);
     free(w);
     if (rc < 0)
-        return hir_error_set(e, "outputs of dtype %s cannot be compared on the host",
+        return hir_fail(e, "outputs of dtype %s cannot be compared on the host",
                              hir_dtype_name(dt));
     *compared = n;
     return 0;
@@ -138,15 +138,14 @@ static int same_shard(const hir_shard *a, const hir_shard *b)
 static int verify_deferred(const hir_run_options *o, hir_interp *it, hir_program *rp,
                            hir_backend *cpu, hir_deferred_gemm *defs, int ndefs,
                            const outputs *got, outputs *want, cmp_rec *recs, int rank,
-                           hir_error *e)
+                           hir_diag *e)
 {
     int rc = 0;
     for (int k = 0; k < ndefs && !rc; k++) {
         hir_deferred_gemm *d = &defs[k];
         for (int i = 0; i < rp->outputs.n; i++) {
             hir_view vw;
-            hir_error ignore;
-            if (!want->present[i] || hir_interp_output(it, i, &vw, &ignore))
+            if (!want->present[i] || hir_interp_output(it, i, &vw, NULL))
                 continue;
             int64_t off = offset_in(d, &vw);
             if (off < 0)
@@ -161,7 +160,7 @@ static int verify_deferred(const hir_run_options *o, hir_interp *it, hir_program
                     cpu->ops->download == NULL ||
                     !(want->host[i] = malloc(hir_view_bytes(&vw) + 1)) ||
                     cpu->ops->download(cpu, want->host[i], vw.data, hir_view_bytes(&vw), e))
-                    rc = want->host[i] ? -1 : hir_error_set(e, "out of host memory");
+                    rc = want->host[i] ? -1 : hir_fail(e, "out of host memory");
                 break;
             }
             hir_gemm g = d->g;
@@ -191,7 +190,7 @@ static int verify_deferred(const hir_run_options *o, hir_interp *it, hir_program
 }
 
 /* The GEMMs the reference backend still defers (none where its table has no take_deferred). */
-static int take_deferred(hir_backend *cpu, hir_deferred_gemm **defs, int *n, hir_error *e)
+static int take_deferred(hir_backend *cpu, hir_deferred_gemm **defs, int *n, hir_diag *e)
 {
     *defs = NULL;
     *n = 0;
@@ -211,9 +210,10 @@ static void compare_local(const hir_run_options *o, hir_program *mp, const outpu
             continue;
         hir_compare_result r;
         int64_t cnt;
-        hir_error ce = {{0}, -1};
+        hir_diag ce;
+        hir_diag_init(&ce, NULL);
         if (got->dtype[i] != want->dtype[i]) {
-            hir_error_set(&ce, "dtype %s in the program, %s in the reference",
+            hir_fail(&ce, "dtype %s in the program, %s in the reference",
                           hir_dtype_name(got->dtype[i]), hir_dtype_name(want->dtype[i]));
             c->failed = 1;
         } else if (compare_region(got->host[i], &got->shard[i], want->host[i], &want->shard[i],
@@ -233,8 +233,10 @@ static void compare_local(const hir_run_options *o, hir_program *mp, const outpu
         if (c->failed && !firstmsg[0]) {
             char nm[64];
             snprintf(firstmsg, sizeof firstmsg, "rank %d: output %d (%s): %s", rank, i,
-                     job_value_name(mp->outputs.items[i], nm, sizeof nm), ce.msg);
+                     job_value_name(mp->outputs.items[i], nm, sizeof nm),
+                     hir_diag_last_error(&ce));
         }
+        hir_diag_fini(&ce);
     }
     if (firstmsg[0])
         fprintf(o->err, "check: %s\n", firstmsg);
@@ -339,7 +341,7 @@ static void report_output(const hir_run_options *o, hir_program *mp, hir_program
 static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, loaded *main,
                                     loaded *ref, const outputs *got, hir_backend *cpu,
                                     const hir_interp_config *base, double in_scale,
-                                    hir_error *e)
+                                    hir_diag *e)
 {
     int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
     hir_program *rp = ref->p, *mp = main->p;
@@ -373,7 +375,7 @@ static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, lo
     cmp_rec *mine = calloc((size_t)n + 1, sizeof *mine);
     cmp_rec *all = calloc((size_t)(n + 1) * (size_t)size, sizeof *all);
     if (!mine || !all) {
-        hir_error_set(e, "out of host memory");
+        hir_fail(e, "out of host memory");
         goto out;
     }
     if (verify_deferred(o, it, rp, cpu, defs, ndefs, got, &want, mine, rank, e))
@@ -414,7 +416,7 @@ out:
 
 /* --check against the reference run (which sees the inputs of the run whose outputs were
  * kept). */
-hir_run_status job_compare(job *j, hir_error *e)
+hir_run_status job_compare(job *j, hir_diag *e)
 {
     const hir_run_options *o = j->o;
     if (!o->check)

@@ -31,13 +31,13 @@ static int file_exists(const char *path)
  * naming both; the binding never loses silently to the file, nor the file to the binding. */
 static int refuse_bound(const hir_scalar *x, int64_t file_value, int axis,
                         const hir_run_options *o, const char *nm, const char *path, int rank,
-                        hir_error *e)
+                        hir_diag *e)
 {
     char spell[64];
     snprintf(spell, sizeof spell, "%s%" PRId64, x->name, x->number);
     for (int k = 0; k < o->nbinds; k++)
         if (!strcmp(o->binds[k].name, spell) && o->binds[k].value != file_value)
-            return hir_error_set(e, "rank %d: input %s: extent %s is bound to %" PRId64 " (--bind "
+            return hir_fail(e, "rank %d: input %s: extent %s is bound to %" PRId64 " (--bind "
                                  "%s=%" PRId64 "), but %s gives %" PRId64 " (axis %d of its "
                                  "shape)", rank, nm, spell, o->binds[k].value, spell,
                                  o->binds[k].value, path, file_value, axis);
@@ -46,7 +46,7 @@ static int refuse_bound(const hir_scalar *x, int64_t file_value, int axis,
 
 /* In DIR mode, extents named by symbols come from the files' shapes. */
 int job_bind_dir_extents(hir_interp *it, hir_program *p, const hir_run_options *o,
-                         hir_program *names, int rank, hir_error *e)
+                         hir_program *names, int rank, hir_diag *e)
 {
     for (int i = 0; i < p->inputs.n; i++) {
         hir_tensor *t = hir_value_tensor(p->inputs.items[i]);
@@ -62,9 +62,10 @@ int job_bind_dir_extents(hir_interp *it, hir_program *p, const hir_run_options *
         if (!file_exists(path))
             continue;   /* reported when the data is read */
         if (hir_npy_read_header(path, &h, e)) {
-            char msg[sizeof e->msg];
-            snprintf(msg, sizeof msg, "%s", e->msg);
-            return hir_error_set(e, "rank %d: input %s: %s", rank, nm, msg);
+            char lead[100];
+            snprintf(lead, sizeof lead, "rank %d: input %s", rank, nm);
+            hir_diag_prepend(e->last, lead);
+            return -1;
         }
         int d = 0;
         for (int k = 0; k < t->nloop && d < h.ndim; k++) {
@@ -84,7 +85,7 @@ int job_bind_dir_extents(hir_interp *it, hir_program *p, const hir_run_options *
 }
 
 int job_make_inputs(hir_interp *it, hir_program *p, hir_backend *be, const hir_run_options *o,
-                    hir_program *names, int rank, inputs *in, hir_error *e)
+                    hir_program *names, int rank, inputs *in, hir_diag *e)
 {
     memset(in, 0, sizeof *in);
     in->n = p->inputs.n;
@@ -92,7 +93,7 @@ int job_make_inputs(hir_interp *it, hir_program *p, hir_backend *be, const hir_r
     in->dev = calloc((size_t)in->n + 1, sizeof *in->dev);
     in->scalars = calloc((size_t)in->n + 1, sizeof *in->scalars);
     if (!in->views || !in->dev || !in->scalars)
-        return hir_error_set(e, "out of host memory");
+        return hir_fail(e, "out of host memory");
     /* the main program's extents are bound before the limits check too (hir_run_job);
      * binding again gives the same values */
     if (o->inputs == HIR_INPUTS_DIR && job_bind_dir_extents(it, p, o, names, rank, e))
@@ -109,7 +110,7 @@ int job_make_inputs(hir_interp *it, hir_program *p, hir_backend *be, const hir_r
                     found = 1;
                 }
             if (!found)
-                return hir_error_set(e, "rank %d: scalar input %s needs a value: give --bind "
+                return hir_fail(e, "rank %d: scalar input %s needs a value: give --bind "
                                      "%s=VALUE", rank, nm, nm);
             hir_view_init(&in->views[i], &in->scalars[i], HIR_DT_INT64, 0, NULL);
             continue;
@@ -117,10 +118,9 @@ int job_make_inputs(hir_interp *it, hir_program *p, hir_backend *be, const hir_r
         hir_tensor *t = hir_value_tensor(v);
         hir_shard sh;
         if (hir_interp_shard(it, t, &sh, e)) {
-            char msg[sizeof e->msg];
-            snprintf(msg, sizeof msg, "%s", e->msg);
-            return hir_error_set(e, "%s (input %s: give --bind NAME=N for symbolic extents, "
-                                 "or --inputs=DIR)", msg, nm);
+            hir_diag_append(e->last, " (input %s: give --bind NAME=N for symbolic extents, "
+                            "or --inputs=DIR)", nm);
+            return -1;
         }
         if (!sh.on_rank)
             continue;
@@ -130,14 +130,14 @@ int job_make_inputs(hir_interp *it, hir_program *p, hir_backend *be, const hir_r
         size_t bytes, gbytes;
         if (hir_view_size_checked(&hv, NULL, &bytes) ||
             hir_view_size_checked(&gv, NULL, &gbytes) || gbytes == SIZE_MAX)
-            return hir_error_set(e, "rank %d: input %s: its size does not fit in 64 bits", rank,
+            return hir_fail(e, "rank %d: input %s: its size does not fit in 64 bits", rank,
                                  nm);
         if (!hir_npy_descr(t->dtype, 0))
-            return hir_error_set(e, "rank %d: input %s has dtype %s, which the runner cannot "
+            return hir_fail(e, "rank %d: input %s has dtype %s, which the runner cannot "
                                  "make data for", rank, nm, hir_dtype_name(t->dtype));
         void *host = malloc(bytes ? bytes : 1);
         if (!host)
-            return hir_error_set(e, "out of host memory for input %s", nm);
+            return hir_fail(e, "out of host memory for input %s", nm);
         int rc = 0;
         if (o->inputs == HIR_INPUTS_GENERATED) {
             rc = hir_data_fill(host, t->dtype, sh.ndim, sh.local, sh.global, sh.offset, o->data,
@@ -150,13 +150,13 @@ int job_make_inputs(hir_interp *it, hir_program *p, hir_backend *be, const hir_r
             } else {
                 snprintf(path, sizeof path, "%s/%s.npy", o->inputs_dir, nm);
                 if (!file_exists(path)) {
-                    rc = hir_error_set(e, "rank %d: input %s: neither %s/%s.rank%d.npy nor %s "
+                    rc = hir_fail(e, "rank %d: input %s: neither %s/%s.rank%d.npy nor %s "
                                        "exists", rank, nm, o->inputs_dir, nm, rank, path);
                 } else {
                     /* the global array, then this rank's block of it */
                     char *g = malloc(gbytes + 1);
                     if (!g)
-                        rc = hir_error_set(e, "out of host memory reading %s", path);
+                        rc = hir_fail(e, "out of host memory reading %s", path);
                     else if (!(rc = hir_npy_read(path, g, t->dtype, sh.ndim, sh.global, e))) {
                         hir_shard whole = sh;
                         memcpy(whole.local, sh.global, sizeof whole.local);
@@ -195,7 +195,7 @@ int job_make_inputs(hir_interp *it, hir_program *p, hir_backend *be, const hir_r
 
 /* ---------------------------------------------------------------- --vary-inputs */
 
-int job_scale_inputs(hir_backend *be, inputs *in, double f, hir_error *e)
+int job_scale_inputs(hir_backend *be, inputs *in, double f, hir_diag *e)
 {
     hir_stream *s = be->ops->stream_main(be);
     for (int i = 0; i < in->n; i++) {
@@ -211,7 +211,7 @@ int job_scale_inputs(hir_backend *be, inputs *in, double f, hir_error *e)
     return be->ops->synchronize(be, e);
 }
 
-int job_vary_prepare(void *ctx, int iter, hir_error *e)
+int job_vary_prepare(void *ctx, int iter, hir_diag *e)
 {
     vary *v = ctx;
     hir_backend *be = v->be;
@@ -222,8 +222,7 @@ int job_vary_prepare(void *ctx, int iter, hir_error *e)
     v->cur = j;
     for (int i = 0; i < v->p->outputs.n; i++) {
         hir_view out;
-        hir_error ignore;
-        if (hir_interp_output(v->it, i, &out, &ignore) || !out.data ||
+        if (hir_interp_output(v->it, i, &out, NULL) || !out.data ||
             !hir_dtype_is_float(out.dtype))
             continue;
         int is_input = 0;

@@ -28,7 +28,7 @@ void hir_run_options_init(hir_run_options *o)
 /* Release in order: the interpreter first (it ends communication still in flight on the input
  * buffers), then inputs, then, when every rank got here the same way, peer memory (CUDA IPC),
  * then the backends. A failure past the device choice gets the rank prefix. */
-static hir_run_status job_end(job *j, hir_run_status st, hir_error *e)
+static hir_run_status job_end(job *j, hir_run_status st, hir_diag *e)
 {
     hir_bench_result_free(&j->bres);
     job_watch_stop(j->it, &j->wd);
@@ -43,20 +43,31 @@ static hir_run_status job_end(job *j, hir_run_status st, hir_error *e)
         j->cpu->ops->destroy(j->cpu);
     if (j->be)
         j->be->ops->destroy(j->be);
-    if (j->located && st == HIR_RUN_FAILED && strncmp(e->msg, "rank ", 5)) {
-        char msg[sizeof e->msg];
-        snprintf(msg, sizeof msg, "%s", e->msg);
-        int peer = e->peer;
-        hir_error_set(e, "rank %d: %s", j->rank, msg);
-        e->peer = peer;
+    for (hir_diag_entry *x = e->first; x && j->located && st == HIR_RUN_FAILED; x = x->next)
+        if (!x->printed && x->sev == HIR_ERROR && !x->origin && strncmp(x->msg, "rank ", 5))
+            hir_diag_set_origin(x, "rank %d", j->rank);
+    if (j->located && st == HIR_RUN_FAILED && e->fallback[0] &&
+        strncmp(e->fallback, "rank ", 5)) {     /* an error kept without memory */
+        char m[sizeof e->fallback];
+        snprintf(m, sizeof m, "rank %d: %s", j->rank, e->fallback);
+        memcpy(e->fallback, m, sizeof m);
     }
     job_verbose_finish(&j->vlog, st, j->boot, j->o->err);
+    /* printed before the programs go (the entries point into their sources): a failure by
+     * every rank that has one, a refusal by rank 0 alone (every rank reached it) */
+    if (st == HIR_RUN_FAILED || (st == HIR_RUN_REFUSED && j->rank == 0)) {
+        if (j->o->out)
+            fflush(j->o->out);           /* the report first, as when the tool printed it */
+        hir_diag_flush(e);
+    }
+    else
+        hir_diag_discard(e);
     job_loaded_free(&j->main);
     job_loaded_free(&j->ref);
     return st;
 }
 
-hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *e)
+hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_diag *e)
 {
     job j;
     memset(&j, 0, sizeof j);

@@ -77,7 +77,7 @@ void hir_run_options_init(hir_run_options *o);
 /* Checks a --gemm-tune value: off, on, or a cache file, spelled as a path with a '/' or a
  * '.' in it (./tune.txt, gemm.cache) so that a misspelt word is not taken for a file name.
  * 0, or -1 with a message naming the option. */
-int hir_gemm_tune_check(const char *v, hir_error *e);
+int hir_gemm_tune_check(const char *v, hir_diag *e);
 
 /* Outcome of hir_run_job, for the tool to turn into an exit code. */
 typedef enum hir_run_status {
@@ -90,8 +90,11 @@ typedef enum hir_run_status {
 
 /* Run the whole job on this rank: read, verify and compare the program across ranks, check
  * its meshes against the world, make inputs, run it --iters times, save and check outputs.
- * The message of a failure is in e (already prefixed with the rank). */
-hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *e);
+ * Its diagnostics go to e (the caller sets its prefix, stream or sink): a failure's error,
+ * with the rank as its origin and the statement's location, is printed (flushed) by every
+ * rank that failed, a refusal by rank 0 alone, before hir_run_job returns; what is not
+ * printed is discarded (hir_diag_discard). */
+hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_diag *e);
 
 /* ---------------------------------------------------------------- checks across ranks
  * (runner/job/agree.c) */
@@ -99,11 +102,11 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_error *
 /* The world-size rule: the devices named by the program's meshes and communication teams must
  * be exactly {0, ..., size-1}; a program that names no device runs replicated on every rank.
  * Returns 0 or -1 with the reason. */
-int hir_check_meshes(hir_program *p, int size, hir_error *e);
+int hir_check_meshes(hir_program *p, int size, hir_diag *e);
 /* The node rule of backend{kind=auto} programs: every node test `( x / K ) == ( rank / K )`
  * that picks a CUDA-IPC or an NCCL P2P assumes nodes of K consecutive ranks; the job's
  * topology (real or --simulate-nodes) must be exactly that. Returns 0 or -1 with the reason. */
-int hir_check_node_assignment(hir_program *p, const hir_boot *boot, hir_error *e);
+int hir_check_node_assignment(hir_program *p, const hir_boot *boot, hir_diag *e);
 /* Reports (on `err`) blocks whose CUDA-IPC send/recv order cannot complete under the protocol
  * when every rank runs the block (Get needs send before recv, Put recv before send;
  * hostir-format.md 4.6): an error for the pipeline's exchange (an IF directly in a kernel-IR
@@ -114,6 +117,6 @@ int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, FILE *err,
 /* FNV-1a hash of a program's text, and the comparison of it across the world: every rank
  * learns every hash; on a difference all ranks fail with a message naming the ranks. */
 uint64_t hir_check_text_hash(const char *text, size_t len);
-int hir_check_same_program(hir_boot *boot, uint64_t hash, const char *what, hir_error *e);
+int hir_check_same_program(hir_boot *boot, uint64_t hash, const char *what, hir_diag *e);
 
 #endif

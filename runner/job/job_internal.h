@@ -90,22 +90,22 @@ typedef struct job {
  * (messages.c) */
 
 /* Sets e to "rank R: " and fmt with a and b; returns HIR_RUN_REFUSED. */
-hir_run_status job_refuse(hir_error *e, int rank, const char *fmt, const char *a,
+hir_run_status job_refuse(hir_diag *e, int rank, const char *fmt, const char *a,
                           const char *b);
 /* The name of a program input or output as files and messages spell it (T3, i0, ...). */
 const char *job_value_name(const hir_value *v, char *buf, size_t n);
 
 /* ---------------------------------------------------------------- load and verify (load.c) */
 
-hir_run_status job_load(job *j, hir_error *e);
+hir_run_status job_load(job *j, hir_diag *e);
 void job_loaded_free(loaded *l);
 
 /* ---------------------------------------------------------------- devices, refusals, the
  * interpreter (setup.c) */
 
-hir_run_status job_backends(job *j, hir_error *e);
-hir_run_status job_refusals(job *j, hir_error *e);
-hir_run_status job_interp(job *j, hir_error *e);
+hir_run_status job_backends(job *j, hir_diag *e);
+hir_run_status job_refusals(job *j, hir_diag *e);
+hir_run_status job_interp(job *j, hir_diag *e);
 /* Stops the watchdog (if any) and removes its hook from it (it may be NULL). */
 void job_watch_stop(hir_interp *it, hir_watchdog **wd);
 
@@ -115,36 +115,36 @@ void job_watch_stop(hir_interp *it, hir_watchdog **wd);
 /* Makes (or reads, --inputs=DIR) the inputs of program p on backend be; `names` is the program
  * whose input names are used (the main program's, also for a --check reference). */
 int job_make_inputs(hir_interp *it, hir_program *p, hir_backend *be, const hir_run_options *o,
-                    hir_program *names, int rank, inputs *in, hir_error *e);
+                    hir_program *names, int rank, inputs *in, hir_diag *e);
 void job_inputs_free(inputs *in, hir_backend *be);
 /* --inputs=DIR: extents named by symbols come from the files' shapes. */
 int job_bind_dir_extents(hir_interp *it, hir_program *p, const hir_run_options *o,
-                         hir_program *names, int rank, hir_error *e);
+                         hir_program *names, int rank, hir_diag *e);
 /* Multiplies the float inputs by f in place on the backend. */
-int job_scale_inputs(hir_backend *be, inputs *in, double f, hir_error *e);
+int job_scale_inputs(hir_backend *be, inputs *in, double f, hir_diag *e);
 /* --vary-inputs: the step before each run (ctx a vary), a hir_bench_run_fn. */
-int job_vary_prepare(void *ctx, int iter, hir_error *e);
+int job_vary_prepare(void *ctx, int iter, hir_diag *e);
 
 /* ---------------------------------------------------------------- the runs (run.c) */
 
-int job_run(job *j, hir_error *e);
+int job_run(job *j, hir_diag *e);
 /* --bench-json after the check, with its verdict st; returns st or HIR_RUN_FAILED. */
-hir_run_status job_bench_json(job *j, hir_run_status st, hir_error *e);
+hir_run_status job_bench_json(job *j, hir_run_status st, hir_diag *e);
 
 /* ---------------------------------------------------------------- outputs, gathering to
  * rank 0 (outputs.c) */
 
-hir_run_status job_outputs(job *j, hir_error *e);
+hir_run_status job_outputs(job *j, hir_diag *e);
 int job_fetch_outputs(hir_interp *it, hir_program *p, hir_backend *be, int rank, outputs *out,
-                      hir_error *e);
+                      hir_diag *e);
 void job_outputs_free(outputs *o);
 /* every rank gets every rank's `bytes` (small messages over the bootstrap) */
-int job_allgather(hir_boot *boot, const void *mine, void *all, size_t bytes, hir_error *e);
+int job_allgather(hir_boot *boot, const void *mine, void *all, size_t bytes, hir_diag *e);
 /* --verbose: rank 0 prints every rank's trace when the job ended alike everywhere */
 void job_verbose_finish(verbose_log *v, hir_run_status st, hir_boot *boot, FILE *out);
 
 /* ---------------------------------------------------------------- --check (compare.c) */
 
-hir_run_status job_compare(job *j, hir_error *e);
+hir_run_status job_compare(job *j, hir_diag *e);
 
 #endif

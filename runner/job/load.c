@@ -21,7 +21,7 @@ void job_loaded_free(loaded *l)
 /* Read, compare across ranks, parse, verify and check the meshes. Uniform outcomes only. */
 static hir_run_status load_program(const char *path, const char *role, int container,
                                    hir_boot *boot, FILE *err, const hir_run_options *o,
-                                   loaded *l, hir_error *e)
+                                   loaded *l, hir_diag *e)
 {
     int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
     char msg[512];
@@ -35,17 +35,22 @@ static hir_run_status load_program(const char *path, const char *role, int conta
         hash = hir_check_text_hash(l->in.text, l->in.len);
     else
         hash = 0x4e4f46494c45ULL ^ (uint64_t)rank;   /* unreadable: differs from everyone */
-    hir_error he = {{0}, -1};
     char what[300];
     snprintf(what, sizeof what, "%s %s", role, path);
-    if (hir_check_same_program(boot, hash, what, &he)) {
+    hir_diag he;
+    hir_diag_init(&he, NULL);
+    int differ = hir_check_same_program(boot, hash, what, &he);
+    if (differ && !rd)
+        hir_fail(e, "rank %d: %s", rank, hir_diag_last_error(&he));
+    hir_diag_fini(&he);
+    if (differ) {
         if (rd)
             return job_refuse(e, rank, "%s%s", msg, "");
-        hir_error_set(e, "rank %d: %s", rank, he.msg);
         return HIR_RUN_REFUSED;
     }
     if (rd)
         return job_refuse(e, rank, "%s%s", msg, "");
+    hir_run_status st;
     /* a log: the one program in it, or the --container'th */
     if (hir_log_find(l->in.text, l->in.len, false, &l->log))
         return job_refuse(e, rank, "out of memory (while reading %s)%s", path, "");
@@ -90,18 +95,21 @@ static hir_run_status load_program(const char *path, const char *role, int conta
         snprintf(msg, sizeof msg, "%d error(s)", nerr);
         return job_refuse(e, rank, "%s is not a runnable program (%s)", path, msg);
     }
+    hir_diag_init(&he, NULL);
+    st = HIR_RUN_OK;
     if (hir_check_meshes(l->p, size, &he))
-        return job_refuse(e, rank, "%s: %s", path, he.msg);
-    if (hir_check_node_assignment(l->p, boot, &he)) {   /* the message names the statement */
-        hir_error_set(e, "rank %d: %s", rank, he.msg);
-        return HIR_RUN_REFUSED;
+        st = job_refuse(e, rank, "%s: %s", path, hir_diag_last_error(&he));
+    else if (hir_check_node_assignment(l->p, boot, &he)) {   /* the message names the statement */
+        hir_fail(e, "rank %d: %s", rank, hir_diag_last_error(&he));
+        st = HIR_RUN_REFUSED;
     }
-    return HIR_RUN_OK;
+    hir_diag_fini(&he);
+    return st;
 }
 
 /* Load and verify: the program (and the --check reference), each read, verified and agreed
  * on across ranks by load_program. */
-hir_run_status job_load(job *j, hir_error *e)
+hir_run_status job_load(job *j, hir_diag *e)
 {
     const hir_run_options *o = j->o;
     hir_run_status st = load_program(o->program, "program", o->container, j->boot, o->err, o,

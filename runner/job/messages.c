@@ -6,12 +6,12 @@
 
 #include "runner/job/job_internal.h"
 
-hir_run_status job_refuse(hir_error *e, int rank, const char *fmt, const char *a,
+hir_run_status job_refuse(hir_diag *e, int rank, const char *fmt, const char *a,
                           const char *b)
 {
     char msg[900];
     snprintf(msg, sizeof msg, fmt, a, b);
-    hir_error_set(e, "rank %d: %s", rank, msg);
+    hir_fail(e, "rank %d: %s", rank, msg);
     return HIR_RUN_REFUSED;
 }
 

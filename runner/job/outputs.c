@@ -12,15 +12,15 @@
 #include "runner/job/job_internal.h"
 
 /* Host copy of one output (contiguous, dtype of the view). */
-static int download(hir_backend *be, const hir_view *v, void **host, hir_error *e)
+static int download(hir_backend *be, const hir_view *v, void **host, hir_diag *e)
 {
     size_t bytes;
     *host = NULL;
     if (hir_view_size_checked(v, NULL, &bytes))
-        return hir_error_set(e, "output size does not fit in 64 bits");
+        return hir_fail(e, "output size does not fit in 64 bits");
     *host = malloc(bytes ? bytes : 1);
     if (!*host)
-        return hir_error_set(e, "out of host memory");
+        return hir_fail(e, "out of host memory");
     if (!bytes)
         return 0;
     if (be->ops->synchronize(be, e))
@@ -49,7 +49,7 @@ void job_outputs_free(outputs *o)
 }
 
 int job_fetch_outputs(hir_interp *it, hir_program *p, hir_backend *be, int rank,
-                      outputs *out, hir_error *e)
+                      outputs *out, hir_diag *e)
 {
     memset(out, 0, sizeof *out);
     out->n = p->outputs.n;
@@ -58,11 +58,11 @@ int job_fetch_outputs(hir_interp *it, hir_program *p, hir_backend *be, int rank,
     out->dtype = calloc((size_t)out->n + 1, sizeof *out->dtype);
     out->present = calloc((size_t)out->n + 1, sizeof *out->present);
     if (!out->host || !out->shard || !out->dtype || !out->present)
-        return hir_error_set(e, "out of host memory");
+        return hir_fail(e, "out of host memory");
     for (int i = 0; i < out->n; i++) {
         hir_tensor *t = hir_value_tensor(p->outputs.items[i]);
         if (!t)
-            return hir_error_set(e, "output %d is a scalar; only tensor outputs are supported",
+            return hir_fail(e, "output %d is a scalar; only tensor outputs are supported",
                                  i);
         if (hir_interp_shard(it, t, &out->shard[i], e))
             return -1;
@@ -74,7 +74,7 @@ int job_fetch_outputs(hir_interp *it, hir_program *p, hir_backend *be, int rank,
         hir_view want;
         hir_view_init(&want, NULL, t->dtype, out->shard[i].ndim, out->shard[i].local);
         if (hir_view_numel(&v) != hir_view_numel(&want))
-            return hir_error_set(e, "rank %d: output T%" PRId64 " holds %" PRId64
+            return hir_fail(e, "rank %d: output T%" PRId64 " holds %" PRId64
                                  " elements, its shape needs %" PRId64, rank, t->number,
                                  hir_view_numel(&v), hir_view_numel(&want));
         out->dtype[i] = v.dtype;
@@ -86,10 +86,10 @@ int job_fetch_outputs(hir_interp *it, hir_program *p, hir_backend *be, int rank,
 }
 
 static int save_outputs(const hir_run_options *o, hir_program *p, const outputs *out, int rank,
-                        hir_error *e)
+                        hir_diag *e)
 {
     if (mkdir(o->save_dir, 0777) && errno != EEXIST)
-        return hir_error_set(e, "rank %d: cannot create %s: %s", rank, o->save_dir,
+        return hir_fail(e, "rank %d: cannot create %s: %s", rank, o->save_dir,
                              strerror(errno));
     for (int i = 0; i < out->n; i++) {
         if (!out->present[i])
@@ -107,12 +107,12 @@ static int save_outputs(const hir_run_options *o, hir_program *p, const outputs 
 /* ---------------------------------------------------------------- gathering to rank 0 */
 
 /* every rank gets every rank's `bytes` (small messages over the bootstrap) */
-int job_allgather(hir_boot *boot, const void *mine, void *all, size_t bytes, hir_error *e)
+int job_allgather(hir_boot *boot, const void *mine, void *all, size_t bytes, hir_diag *e)
 {
     int size = hir_boot_size(boot), rank = hir_boot_rank(boot);
     int *team = malloc(sizeof(int) * (size_t)size);
     if (!team)
-        return hir_error_set(e, "out of host memory");
+        return hir_fail(e, "out of host memory");
     for (int r = 0; r < size; r++)
         team[r] = r;
     int rc = 0;
@@ -128,7 +128,7 @@ int job_allgather(hir_boot *boot, const void *mine, void *all, size_t bytes, hir
 }
 
 static int verbose_pull(hir_boot *b, int peer, int rank, const char *mine, size_t len, FILE *out,
-                        hir_error *e)
+                        hir_diag *e)
 {
     enum { TAG = 7401, CHUNK = 1 << 16 };
     static const char zeros[CHUNK];
@@ -138,7 +138,7 @@ static int verbose_pull(hir_boot *b, int peer, int rank, const char *mine, size_
     uint64_t total = rank == 0 ? theirs : len;
     char *chunk = malloc(CHUNK);
     if (!chunk)
-        return hir_error_set(e, "--verbose: out of memory");
+        return hir_fail(e, "--verbose: out of memory");
     int rc = 0;
     for (uint64_t off = 0; off < total && rc == 0; off += CHUNK) {
         size_t k = total - off < CHUNK ? (size_t)(total - off) : CHUNK;
@@ -158,7 +158,8 @@ void job_verbose_finish(verbose_log *v, hir_run_status st, hir_boot *boot, FILE 
     v->f = NULL;
     int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
     if (size > 1 && (st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED)) {
-        hir_error e = {{0}, -1};
+        hir_diag e;
+        hir_diag_init(&e, NULL);
         int rc = 0;
         if (rank == 0) {
             fwrite(v->buf, 1, v->len, out);
@@ -169,7 +170,8 @@ void job_verbose_finish(verbose_log *v, hir_run_status st, hir_boot *boot, FILE 
         }
         if (rc < 0)
             fprintf(out, "hir-run: rank %d: --verbose: the trace could not be gathered (%s)\n",
-                    rank, e.msg);
+                    rank, hir_diag_last_error(&e));
+        hir_diag_fini(&e);
     } else {
         fwrite(v->buf, 1, v->len, out);
     }
@@ -186,7 +188,7 @@ void job_verbose_finish(verbose_log *v, hir_run_status st, hir_boot *boot, FILE 
 /* Every P2P send must have met a receive: a small send completes on its own on some backends
  * (MPI buffers it), so a program that ends with a send nobody received would pass unnoticed.
  * The per-peer counts of all runs are shared; every rank reaches the same verdict. */
-static hir_run_status check_p2p_matched(hir_interp *it, hir_boot *boot, hir_error *e)
+static hir_run_status check_p2p_matched(hir_interp *it, hir_boot *boot, hir_diag *e)
 {
     int size = hir_boot_size(boot), rank = hir_boot_rank(boot);
     const int64_t *sent, *recvd;
@@ -196,7 +198,7 @@ static hir_run_status check_p2p_matched(hir_interp *it, hir_boot *boot, hir_erro
     int64_t *all = malloc(row * (size_t)size * sizeof *all);
     hir_run_status st = HIR_RUN_OK;
     if (!mine || !all) {
-        hir_error_set(e, "out of host memory");
+        hir_fail(e, "out of host memory");
         st = HIR_RUN_FAILED;
         goto out;
     }
@@ -212,7 +214,7 @@ static hir_run_status check_p2p_matched(hir_interp *it, hir_boot *boot, hir_erro
             int64_t r = all[(size_t)to * row + (size_t)size + (size_t)from];
             if (s == r)
                 continue;
-            hir_error_set(e, "rank %d: the program's P2P communication does not match: rank %d "
+            hir_fail(e, "rank %d: the program's P2P communication does not match: rank %d "
                           "posted %" PRId64 " send%s to rank %d, and rank %d posted %" PRId64
                           " receive%s from rank %d (%s)", rank, from, s, s == 1 ? "" : "s",
                           to, to, r, r == 1 ? "" : "s", from,
@@ -229,7 +231,7 @@ out:
 /* ---------------------------------------------------------------- the phase */
 
 /* Outputs: fetched to the host, P2P counts agreed across ranks, saved with --save-outputs. */
-hir_run_status job_outputs(job *j, hir_error *e)
+hir_run_status job_outputs(job *j, hir_diag *e)
 {
     hir_run_status st;
     if (j->be->ops->synchronize(j->be, e) ||

@@ -36,7 +36,7 @@ static void progress_show(progress_line *pl)
     fflush(pl->f);
 }
 
-static int progress_on_stmt(void *ctx, hir_interp *it, const hir_stmt *s, hir_error *e)
+static int progress_on_stmt(void *ctx, hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     (void)it, (void)s, (void)e;
     progress_show(ctx);
@@ -69,9 +69,8 @@ static void gemm_tune_report(job *j)
 {
     const hir_run_options *o = j->o;
     hir_device_info d;
-    hir_error e2;
     if (j->rank || !o->gemm_tune || !strcmp(o->gemm_tune, "off") || !(o->bench || o->verbose) ||
-        !j->be->ops->profile || j->be->ops->profile->device_info(j->be, &d, &e2))
+        !j->be->ops->profile || j->be->ops->profile->device_info(j->be, &d, NULL))
         return;
     fprintf(o->out, "gemm-tune: %d plan%s, %d candidate%s, %.1f ms", d.gemm_tune_plans,
             d.gemm_tune_plans == 1 ? "" : "s", d.gemm_tune_candidates,
@@ -85,7 +84,7 @@ static void gemm_tune_report(job *j)
 /* The runs: timed or traced through hir_bench_program, else --iters plain runs with the
  * progress line. Results are reused run to run (interp.c): each run starts on an idle
  * device. */
-int job_run(job *j, hir_error *e)
+int job_run(job *j, hir_diag *e)
 {
     const hir_run_options *o = j->o;
     hir_bench_run_fn prep = o->vary_inputs ? job_vary_prepare : NULL;
@@ -124,7 +123,7 @@ int job_run(job *j, hir_error *e)
 }
 
 /* The benchmark's JSON, after the check, with its verdict. */
-hir_run_status job_bench_json(job *j, hir_run_status st, hir_error *e)
+hir_run_status job_bench_json(job *j, hir_run_status st, hir_diag *e)
 {
     const hir_run_options *o = j->o;
     if (j->bres.iters > 0 && o->bench_json && j->rank == 0 &&

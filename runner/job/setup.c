@@ -20,7 +20,7 @@ static bool find_nccl(hir_stmt *s, int depth, void *ctx)
 /* The backend named by --device (or the registry's default), refused unless this build has it
  * and it can run here. */
 static hir_run_status choose_device(const hir_run_options *o, int rank,
-                                    const hir_backend_entry **dev, hir_error *e)
+                                    const hir_backend_entry **dev, hir_diag *e)
 {
     char why[160];
     *dev = o->device ? hir_registry_find(o->device) : hir_registry_default();
@@ -35,7 +35,7 @@ static hir_run_status choose_device(const hir_run_options *o, int rank,
 /* The statement hooks of the guard room: the watchdog (when there is one) hears of every
  * statement, then HIR_FAULT=rank:line:kind may fire (fault.c). */
 
-static int guard_hooks(hir_interp *it, hir_watchdog *wd, hir_error *e)
+static int guard_hooks(hir_interp *it, hir_watchdog *wd, hir_diag *e)
 {
     if (wd && hir_interp_add_hook(it, &(hir_interp_hook){.before = hir_watchdog_before,
                                                          .ctx = wd}, e))
@@ -53,17 +53,17 @@ void job_watch_stop(hir_interp *it, hir_watchdog **wd)
     *wd = NULL;
 }
 
-static int load_kernels(const hir_run_options *o, hir_backend *be, hir_error *e)
+static int load_kernels(const hir_run_options *o, hir_backend *be, hir_diag *e)
 {
     for (int i = 0; i < o->nkernels; i++) {
         const char *spec = o->kernels[i], *eq = strchr(spec, '=');
         if (!eq || eq == spec)
-            return hir_error_set(e, "--kernel %s: expected GROUP=FILE", spec);
+            return hir_fail(e, "--kernel %s: expected GROUP=FILE", spec);
         if (!be->ops->kernels) {
             const hir_backend_entry *k = hir_registry_offering(HIR_OFFER_KERNELS);
             if (k && hir_registry_built(k))
-                return hir_error_set(e, "--kernel needs --device=%s", k->name);
-            return hir_error_set(e, "--kernel needs the %s backend, which this build lacks",
+                return hir_fail(e, "--kernel needs --device=%s", k->name);
+            return hir_fail(e, "--kernel needs the %s backend, which this build lacks",
                                  k ? k->title : "a kernel-running");
         }
         if (be->ops->kernels->load(be, atoi(spec), eq + 1, e))
@@ -72,11 +72,11 @@ static int load_kernels(const hir_run_options *o, hir_backend *be, hir_error *e)
     return 0;
 }
 
-int hir_gemm_tune_check(const char *v, hir_error *e)
+int hir_gemm_tune_check(const char *v, hir_diag *e)
 {
     if (!v || !strcmp(v, "off") || !strcmp(v, "on") || strchr(v, '/') || strchr(v, '.'))
         return 0;
-    return hir_error_set(e, "--gemm-tune is off, on or a cache file (a path with a '/' or a "
+    return hir_fail(e, "--gemm-tune is off, on or a cache file (a path with a '/' or a "
                             "'.', e.g. ./%s): '%s'", *v ? v : "gemm-tune.txt", v), -1;
 }
 
@@ -84,10 +84,9 @@ int hir_gemm_tune_check(const char *v, hir_error *e)
 static void gemm_tune_warn(job *j)
 {
     hir_device_info d;
-    hir_error e2;
     const char *t = j->o->gemm_tune;
     if (j->rank || !t || !strcmp(t, "off") || !strcmp(t, "on") || !j->be->ops->profile ||
-        j->be->ops->profile->device_info(j->be, &d, &e2) || !d.gemm_tune_ignored)
+        j->be->ops->profile->device_info(j->be, &d, NULL) || !d.gemm_tune_ignored)
         return;
     fprintf(j->o->err, "hir-run: warning: --gemm-tune: %d malformed line%s of %s ignored "
             "(the first: %s)\n", d.gemm_tune_ignored, d.gemm_tune_ignored == 1 ? "" : "s", t,
@@ -96,7 +95,7 @@ static void gemm_tune_warn(job *j)
 
 /* The backends: the device's, and the reference's own when --check needs one that defers the
  * GEMMs the randomized check covers; then what a run needs from the options. */
-hir_run_status job_backends(job *j, hir_error *e)
+hir_run_status job_backends(job *j, hir_diag *e)
 {
     const hir_run_options *o = j->o;
     hir_run_status st = choose_device(o, j->rank, &j->dev, e);
@@ -142,7 +141,7 @@ hir_run_status job_backends(job *j, hir_error *e)
 
 /* Refusals before anything runs: NCCL transports on a backend without NCCL, and on a device
  * (which has no timeout of its own) CUDA-IPC exchanges ordered for the other protocol. */
-hir_run_status job_refusals(job *j, hir_error *e)
+hir_run_status job_refusals(job *j, hir_diag *e)
 {
     const hir_run_options *o = j->o;
     hir_stmt *nccl = NULL;
@@ -174,7 +173,7 @@ hir_run_status job_refusals(job *j, hir_error *e)
 
 /* The interpreter, watched on a device, with the guard's hooks; extents from .npy shapes
  * bound, then the resource limits checked on every rank together. */
-hir_run_status job_interp(job *j, hir_error *e)
+hir_run_status job_interp(job *j, hir_diag *e)
 {
     /* On the GPU a blocked CUDA call has no timeout of its own: watch the run (watchdog.c) */
     if (!j->is_cpu)

@@ -93,12 +93,12 @@ const char *hir_registry_names(char *buf, size_t n)
 }
 
 int hir_registry_create(const hir_backend_entry *b, const hir_backend_config *cfg,
-                        hir_backend **out, hir_error *e)
+                        hir_backend **out, hir_diag *e)
 {
     *out = NULL;
     if (!b)
-        return hir_error_set(e, "hir_registry_create: no backend entry");
+        return hir_fail(e, "hir_registry_create: no backend entry");
     if (!b->create)
-        return hir_error_set(e, "hir was built without the %s backend", b->title);
+        return hir_fail(e, "hir was built without the %s backend", b->title);
     return b->create(cfg, out, e);
 }

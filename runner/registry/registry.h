@@ -20,7 +20,7 @@ typedef struct hir_backend_entry {
     const char *name;              /* the --device spelling: "cpu" */
     const char *title;             /* in messages: "CPU" */
     /* NULL: this build lacks the backend */
-    int (*create)(const hir_backend_config *cfg, hir_backend **out, hir_error *e);
+    int (*create)(const hir_backend_config *cfg, hir_backend **out, hir_diag *e);
     /* devices this process sees; NULL for a backend that runs on the host (always available) */
     int (*device_count)(void);
     const char *no_device;         /* why a built backend with no device cannot run */
@@ -48,6 +48,6 @@ const char *hir_registry_names(char *buf, size_t n);
 /* Create backend b (an entry found above); fails with a message when b is NULL or the build
  * lacks it, else with the backend's own (no device, ...). */
 int hir_registry_create(const hir_backend_entry *b, const hir_backend_config *cfg,
-                        hir_backend **out, hir_error *e);
+                        hir_backend **out, hir_diag *e);
 
 #endif

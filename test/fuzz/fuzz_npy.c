@@ -28,7 +28,7 @@ static void read_as(const char *path, hir_dtype dt, const hir_npy_header *h, siz
     unsigned char *data = malloc(bytes ? bytes : 1);
     if (!data)
         abort();
-    hir_error e = {0};
+    hir_diag e = {0};
     if (hir_npy_read(path, data, dt, h->ndim, h->shape, &e) == 0) {
         /* success means every byte of the array came from the file */
         size_t from = strcmp(h->descr, "<f4") == 0 && dt == HIR_DT_BFLOAT ? 4 : es;
@@ -37,7 +37,7 @@ static void read_as(const char *path, hir_dtype dt, const hir_npy_header *h, siz
                     (size_t)n * from, size);
             abort();
         }
-    } else if (!e.msg[0]) {
+    } else if (!hir_diag_last_error(&e)[0]) {
         fprintf(stderr, "fuzz_npy: hir_npy_read failed with no message\n");
         abort();
     }
@@ -52,6 +52,7 @@ static void read_as(const char *path, hir_dtype dt, const hir_npy_header *h, siz
         }
     }
     free(data);
+    hir_diag_fini(&e);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -61,11 +62,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(buf, data, size);
     hir_npy_header h;
-    hir_error e = {0};
+    hir_diag e = {0};
     int rc = hir_npy_parse_header(buf, size, &h, "<fuzz>", &e);
     free(buf);
     if (rc) {
-        if (!e.msg[0])
+        if (!hir_diag_last_error(&e)[0])
             abort();
         return 0;
     }
@@ -88,5 +89,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             read_as(path, (hir_dtype)dt, &h, size);
     }
     close(fd);
+    hir_diag_fini(&e);
     return 0;
 }

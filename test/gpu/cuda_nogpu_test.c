@@ -17,13 +17,14 @@ int main(void)
     cfg.size = 1;
     cfg.timeout = 5;
     hir_backend *be = NULL;
-    hir_error e;
+    hir_diag e = {0};
     memset(&e, 0, sizeof e);
     int rc = hir_backend_cuda_create(&cfg, &be, &e);
-    if (rc != -1 || be != NULL || !strstr(e.msg, "no GPU")) {
-        printf("FAIL: create returned %d, message \"%s\"\n", rc, e.msg);
+    if (rc != -1 || be != NULL || !strstr(hir_diag_last_error(&e), "no GPU")) {
+        printf("FAIL: create returned %d, message \"%s\"\n", rc, hir_diag_last_error(&e));
         return 1;
     }
-    printf("PASS: %s\n", e.msg);
+    printf("PASS: %s\n", hir_diag_last_error(&e));
+    hir_diag_fini(&e);
     return 0;
 }

@@ -130,7 +130,7 @@ static double eps_of(hir_dtype t)
 /* A device tensor with a host mirror. */
 typedef struct dbuf { void *d, *h; size_t bytes; hir_dtype t; int64_t n; } dbuf;
 
-static int dbuf_new(tctx *t, dbuf *b, hir_dtype dt, int64_t n, hir_error *e)
+static int dbuf_new(tctx *t, dbuf *b, hir_dtype dt, int64_t n, hir_diag *e)
 {
     b->t = dt;
     b->n = n;
@@ -151,15 +151,15 @@ static void dbuf_random(tctx *t, dbuf *b, double lo, double hi)
         set_el(b->h, b->t, i, v);
     }
 }
-static int up(tctx *t, dbuf *b, hir_error *e)
+static int up(tctx *t, dbuf *b, hir_diag *e)
 {
     return t->be->ops->upload(t->be, b->d, b->h, b->bytes, e);
 }
-static int down(tctx *t, dbuf *b, hir_error *e)
+static int down(tctx *t, dbuf *b, hir_diag *e)
 {
     return t->be->ops->download(t->be, b->h, b->d, b->bytes, e);
 }
-static int poison(tctx *t, dbuf *b, hir_error *e)
+static int poison(tctx *t, dbuf *b, hir_diag *e)
 {
     memset(b->h, 0xff, b->bytes);   /* NaN for floats, -1 for ints */
     return up(t, b, e);
@@ -187,7 +187,7 @@ static hir_view mkview(void *data, hir_dtype dt, int nd, const int64_t *shape,
 /* colmajor: bit 0 = A, bit 1 = B are read through transposed (column-major) views */
 static int gemm_case(tctx *t, hir_dtype dt, hir_dtype odt, int64_t M, int64_t K, int64_t N,
                      int b_trans, int bias, int64_t batch, int bcast_b, int64_t pad_lda,
-                     int colmajor, char *detail, hir_error *e)
+                     int colmajor, char *detail, hir_diag *e)
 {
     int64_t lda = colmajor & 1 ? M : K + pad_lda;
     int64_t na = batch * M * lda, nb = (bcast_b ? 1 : batch) * K * N, no = batch * M * N;
@@ -265,10 +265,11 @@ static void test_gemm(tctx *t)
                                        "linear W^T view"};
             snprintf(name, sizeof name, "gemm %s %s %lldx%lldx%lld", dts[d].name, cn[cfg],
                      (long long)M, (long long)K, (long long)N);
-            hir_error e = {{0}, -1};
+            hir_diag e = {0};
             int ok = gemm_case(t, dts[d].in, dts[d].out, M, K, N, b_trans, bias, batch,
                                cfg == 3, pad, cfg == 5 ? 3 : cfg == 6 ? 2 : 0, detail, &e);
-            report(t, name, ok == 1, ok < 0 ? e.msg : detail);
+            report(t, name, ok == 1, ok < 0 ? hir_diag_last_error(&e) : detail);
+            hir_diag_fini(&e);
         }
 }
 
@@ -323,7 +324,7 @@ typedef struct ew_case {
     double lo, hi;
 } ew_case;
 
-static int ew_run(tctx *t, const ew_case *c, char *detail, hir_error *e)
+static int ew_run(tctx *t, const ew_case *c, char *detail, hir_diag *e)
 {
     int64_t R = 37, C = 129, n = R * C;
     dbuf in[3], out;
@@ -431,21 +432,22 @@ static void test_elementwise(tctx *t)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char name[160], detail[240] = "";
         snprintf(name, sizeof name, "elementwise %s", cases[i].name);
-        hir_error e = {{0}, -1};
+        hir_diag e = {0};
         int ok = ew_run(t, &cases[i], detail, &e);
-        report(t, name, ok == 1, ok < 0 ? e.msg : detail);
+        report(t, name, ok == 1, ok < 0 ? hir_diag_last_error(&e) : detail);
+        hir_diag_fini(&e);
     }
 }
 
 /* copies (engine paths and the cast kernel) and fills */
 static void test_copy_fill(tctx *t)
 {
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
     char detail[200] = "";
     int64_t R = 64, C = 300;
     dbuf a, b;
     if (dbuf_new(t, &a, HIR_DT_FLOAT, R * C, &e) || dbuf_new(t, &b, HIR_DT_FLOAT, R * C, &e)) {
-        report(t, "copy setup", 0, e.msg);
+        report(t, "copy setup", 0, hir_diag_last_error(&e));
         return;
     }
     dbuf_random(t, &a, -5, 5);
@@ -455,7 +457,7 @@ static void test_copy_fill(tctx *t)
     hir_view va = mkview(a.d, HIR_DT_FLOAT, 2, shp, NULL), vb = mkview(b.d, HIR_DT_FLOAT, 2, shp, NULL);
     int ok = !poison(t, &b, &e) && !t->be->ops->copy(t->be, t->main, &vb, &va, &e) && !down(t, &b, &e) &&
              !memcmp(a.h, b.h, a.bytes);
-    report(t, "copy dense f32 (memcpy)", ok, e.msg);
+    report(t, "copy dense f32 (memcpy)", ok, hir_diag_last_error(&e));
     /* 2: pitched 2-D sub-block (cudaMemcpy2DAsync): rows 0..R-1, cols 10..209 */
     int64_t sub[2] = {R, 200};
     hir_view sa = mkview((float *)a.d + 10, HIR_DT_FLOAT, 2, sub, va.stride);
@@ -466,7 +468,7 @@ static void test_copy_fill(tctx *t)
         for (int64_t c = 0; c < 200; c++)
             bad += ((float *)b.h)[r * C + 50 + c] != ((float *)a.h)[r * C + 10 + c];
     snprintf(detail, sizeof detail, "%lld wrong", (long long)bad);
-    report(t, "copy pitched 2-D f32 (memcpy2D)", ok && !bad, ok ? detail : e.msg);
+    report(t, "copy pitched 2-D f32 (memcpy2D)", ok && !bad, ok ? detail : hir_diag_last_error(&e));
     /* 3: transposed copy (kernel) */
     int64_t tsh[2] = {C, R}, tst[2] = {1, C};
     hir_view ta = mkview(a.d, HIR_DT_FLOAT, 2, tsh, tst), tb = mkview(b.d, HIR_DT_FLOAT, 2, tsh, NULL);
@@ -476,24 +478,25 @@ static void test_copy_fill(tctx *t)
         for (int64_t r = 0; r < R; r++)
             bad += ((float *)b.h)[c * R + r] != ((float *)a.h)[r * C + c];
     snprintf(detail, sizeof detail, "%lld wrong", (long long)bad);
-    report(t, "copy transposed f32 (kernel)", ok && !bad, ok ? detail : e.msg);
+    report(t, "copy transposed f32 (kernel)", ok && !bad, ok ? detail : hir_diag_last_error(&e));
     /* 4: fills */
     ok = !poison(t, &b, &e) && !t->be->ops->fill(t->be, t->main, &vb, 3.5, &e) && !down(t, &b, &e);
     bad = 0;
     for (int64_t i = 0; ok && i < R * C; i++) bad += ((float *)b.h)[i] != 3.5f;
-    report(t, "fill f32 3.5 (kernel)", ok && !bad, ok ? "" : e.msg);
+    report(t, "fill f32 3.5 (kernel)", ok && !bad, ok ? "" : hir_diag_last_error(&e));
     ok = !poison(t, &b, &e) && !t->be->ops->fill(t->be, t->main, &vb, 0.0, &e) && !down(t, &b, &e);
     bad = 0;
     for (int64_t i = 0; ok && i < R * C; i++) bad += ((float *)b.h)[i] != 0.0f;
-    report(t, "fill f32 0 (memset)", ok && !bad, ok ? "" : e.msg);
+    report(t, "fill f32 0 (memset)", ok && !bad, ok ? "" : hir_diag_last_error(&e));
     int64_t half_n = R * C / 2;
     hir_view lv = mkview(b.d, HIR_DT_INT64, 1, &half_n, NULL);
     ok = !poison(t, &b, &e) && !t->be->ops->fill(t->be, t->main, &lv, -7, &e) && !down(t, &b, &e);
     bad = 0;
     for (int64_t i = 0; ok && i < half_n; i++) bad += ((int64_t *)b.h)[i] != -7;
-    report(t, "fill i64 -7 (kernel)", ok && !bad, ok ? "" : e.msg);
+    report(t, "fill i64 -7 (kernel)", ok && !bad, ok ? "" : hir_diag_last_error(&e));
     dbuf_free(t, &a);
     dbuf_free(t, &b);
+    hir_diag_fini(&e);
 }
 
 /* ---------------------------------------------------------------- reductions */
@@ -514,13 +517,13 @@ static void test_reduce(tctx *t)
     };
     int64_t R = 45, C = 1000;
     for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
-        hir_error e = {{0}, -1};
+        hir_diag e = {0};
         char name[128], detail[200] = "";
         snprintf(name, sizeof name, "reduce %s", cs[k].name);
         int64_t OR = cs[k].mask & 1 ? 1 : R, OC = cs[k].mask & 2 ? 1 : C;
         dbuf in, out;
         if (dbuf_new(t, &in, cs[k].in, R * C, &e) || dbuf_new(t, &out, cs[k].out, OR * OC, &e)) {
-            report(t, name, 0, e.msg);
+            report(t, name, 0, hir_diag_last_error(&e));
             continue;
         }
         int prod = cs[k].op == HIR_RED_PROD;
@@ -561,9 +564,10 @@ static void test_reduce(tctx *t)
                 bad++;
             }
         }
-        report(t, name, ok && !bad, ok ? detail : e.msg);
+        report(t, name, ok && !bad, ok ? detail : hir_diag_last_error(&e));
         dbuf_free(t, &in);
         dbuf_free(t, &out);
+        hir_diag_fini(&e);
     }
 }
 
@@ -571,7 +575,7 @@ static void test_reduce(tctx *t)
 
 static void test_user_kernel(tctx *t)
 {
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
     const char *src =
         "extern \"C\" __global__ void axpy(const float *x, const float *y, float *o, long long n)"
         "{long long i=blockIdx.x*(long long)blockDim.x+threadIdx.x; if(i<n) o[i]=2.0f*x[i]+y[i];}";
@@ -616,13 +620,14 @@ static void test_user_kernel(tctx *t)
         int64_t bad = 0;
         for (int64_t i = 0; ok && i < N; i++)
             bad += ((float *)o.h)[i] != 2.0f * ((float *)x.h)[i] + ((float *)y.h)[i];
-        if (bad) snprintf(e.msg, sizeof e.msg, "%lld wrong", (long long)bad);
+        if (bad) hir_fail(&e, "%lld wrong", (long long)bad);
         ok = ok && !bad;
         dbuf_free(t, &x), dbuf_free(t, &y), dbuf_free(t, &o);
     }
-    report(t, "user kernel (PTX via nvJitLink, sidecar)", ok, ok ? "" : e.msg);
+    report(t, "user kernel (PTX via nvJitLink, sidecar)", ok, ok ? "" : hir_diag_last_error(&e));
     remove(path);
     remove(side);
+    hir_diag_fini(&e);
 }
 
 /* ---------------------------------------------------------------- NCCL */
@@ -633,10 +638,10 @@ static void test_nccl(tctx *t, int shared_gpu)
     int *team = malloc(n * sizeof(int));
     for (int i = 0; i < n; i++) team[i] = i;
     int64_t cnt = 1000;
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
     dbuf in, out;
     if (dbuf_new(t, &in, HIR_DT_FLOAT, cnt * n, &e) || dbuf_new(t, &out, HIR_DT_FLOAT, cnt * n, &e)) {
-        report(t, "nccl setup", 0, e.msg);
+        report(t, "nccl setup", 0, hir_diag_last_error(&e));
         free(team);
         return;
     }
@@ -651,8 +656,8 @@ static void test_nccl(tctx *t, int shared_gpu)
                             &vin1, &vout1, 1};
         hir_work *w = NULL;
         int rc = t->be->ops->collective(t->be, t->main, &c, &w, &e);
-        int ok = rc < 0 && strstr(e.msg, "two ranks on one GPU");
-        report(t, "nccl refuses several ranks on one GPU", ok, e.msg);
+        int ok = rc < 0 && strstr(hir_diag_last_error(&e), "two ranks on one GPU");
+        report(t, "nccl refuses several ranks on one GPU", ok, hir_diag_last_error(&e));
         if (w) t->be->ops->work_release(t->be, w);
         goto done;
     }
@@ -691,12 +696,13 @@ static void test_nccl(tctx *t, int shared_gpu)
             if ((cs[k].k == HIR_COMM_GATHER) && me != 0) break;
             bad += ((float *)out.h)[i] != (float)want;
         }
-        report(t, name, ok && !bad, ok ? (bad ? "wrong values" : "") : e.msg);
+        report(t, name, ok && !bad, ok ? (bad ? "wrong values" : "") : hir_diag_last_error(&e));
     }
 done:
     dbuf_free(t, &in);
     dbuf_free(t, &out);
     free(team);
+    hir_diag_fini(&e);
 }
 
 /* ---------------------------------------------------------------- CUDA-IPC ring */
@@ -711,12 +717,12 @@ static void test_ring(tctx *t, hir_p2p_protocol proto, int iters)
     snprintf(name, sizeof name, "ipc ring %s d=%d x%d", proto == HIR_P2P_PUT ? "put" : "get", d,
              iters);
     t->be->cfg.p2p_protocol = proto;
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
     int64_t S = 65536;
     dbuf shard, recv, acc;
     if (dbuf_new(t, &shard, HIR_DT_FLOAT, S, &e) || dbuf_new(t, &recv, HIR_DT_FLOAT, S * d, &e) ||
         dbuf_new(t, &acc, HIR_DT_FLOAT, S * d, &e)) {
-        report(t, name, 0, e.msg);
+        report(t, name, 0, hir_diag_last_error(&e));
         return;
     }
     int64_t all = S * d;
@@ -773,7 +779,7 @@ static void test_ring(tctx *t, hir_p2p_protocol proto, int iters)
         bad += ((float *)acc.h)[k] != (float)want;
     }
     char detail[1100];
-    snprintf(detail, sizeof detail, "%s%lld wrong", ok ? "" : e.msg, (long long)bad);
+    snprintf(detail, sizeof detail, "%s%lld wrong", ok ? "" : hir_diag_last_error(&e), (long long)bad);
     report(t, name, ok && !bad, detail);
     /* the peers read my buffers until their last wait: free only after everyone is done */
     hir_boot_barrier(t->be->cfg.boot, &e);
@@ -781,20 +787,21 @@ static void test_ring(tctx *t, hir_p2p_protocol proto, int iters)
     dbuf_free(t, &recv);
     dbuf_free(t, &acc);
     free(list);
+    hir_diag_fini(&e);
 }
 
 /* IPC corner cases: P2P to self is refused; a post whose handles were never shared shares them
  * on the spot (ranks 0 and 1: one sends while the other receives). */
 static void test_ipc_misc(tctx *t)
 {
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
     int64_t S = 1024;
     dbuf b;
     if (dbuf_new(t, &b, HIR_DT_INT32, S, &e)) return;
     hir_p2p p = {1, t->rank, HIR_BK_CUDA, mkview(b.d, HIR_DT_INT32, 1, &S, NULL), 99};
     hir_work *w = NULL;
     int rc = t->be->ops->p2p_post(t->be, t->main, &p, &w, &e);
-    report(t, "ipc send to self refused", rc < 0 && strstr(e.msg, "send to self"), e.msg);
+    report(t, "ipc send to self refused", rc < 0 && strstr(hir_diag_last_error(&e), "send to self"), hir_diag_last_error(&e));
     if (t->size >= 2 && t->rank < 2) {
         t->be->cfg.p2p_protocol = HIR_P2P_GET;
         for (int64_t i = 0; i < S; i++) ((int32_t *)b.h)[i] = (int32_t)(i * 3 + 1);
@@ -807,10 +814,11 @@ static void test_ipc_misc(tctx *t)
         int64_t bad = 0;
         for (int64_t i = 0; ok && i < S; i++) bad += ((int32_t *)b.h)[i] != (int32_t)(i * 3 + 1);
         report(t, "ipc post without ShareMemHandles (shares on the spot)", ok && !bad,
-               ok ? (bad ? "wrong data" : "") : e.msg);
+               ok ? (bad ? "wrong data" : "") : hir_diag_last_error(&e));
     }
     hir_boot_barrier(t->be->cfg.boot, &e);
     dbuf_free(t, &b);
+    hir_diag_fini(&e);
 }
 
 /* ---------------------------------------------------------------- benchmark */
@@ -852,7 +860,7 @@ static hir_gemm gb_gemm(const gbench *b, void *O)
 }
 
 /* One round of variant v: 3 warm-ups, then events around b->iters GEMMs; per-GEMM ms. */
-static int gb_round(const gbench *b, gvar *v, int r, hir_error *e)
+static int gb_round(const gbench *b, gvar *v, int r, hir_diag *e)
 {
     const hir_backend_ops *o = v->be->ops;
     hir_gemm g = gb_gemm(b, v->O);
@@ -884,13 +892,13 @@ static int dcmp(const void *a, const void *b)
 /* Freivalds per row: sum_j O[i,j] r_j against sum_k A[i,k] (W^T r)_k, with the rounding bound
  * of a bf16 output (2^-8 relative per element) over the row. *bad: rows outside it. */
 static int gb_check(tctx *t, const gbench *b, const gvar *v, int64_t *bad, double *worst,
-                    hir_error *e)
+                    hir_diag *e)
 {
     int64_t M = b->M, K = b->K, N = b->N;
     uint16_t *o = malloc((size_t)(M * N) * 2);
     double *r = malloc((size_t)N * sizeof *r), *wr = calloc((size_t)K, sizeof *wr);
     int rc = -1;
-    if (!o || !r || !wr) { hir_error_set(e, "check: out of host memory"); goto out; }
+    if (!o || !r || !wr) { hir_fail(e, "check: out of host memory"); goto out; }
     if (v->be->ops->synchronize(v->be, e) ||
         v->be->ops->download(v->be, o, v->O, (size_t)(M * N) * 2, e))
         goto out;
@@ -934,7 +942,7 @@ static void gb_report(const gbench *b, gvar *v, int64_t bad, double worst)
 }
 
 /* The buffers of b (A, W from the seed) and one output per variant. */
-static int gb_alloc(tctx *t, gbench *b, gvar *v, int nv, hir_error *e)
+static int gb_alloc(tctx *t, gbench *b, gvar *v, int nv, hir_diag *e)
 {
     const hir_backend_ops *o = t->be->ops;
     void *seed = NULL;
@@ -944,7 +952,7 @@ static int gb_alloc(tctx *t, gbench *b, gvar *v, int nv, hir_error *e)
         return -1;
     for (int i = 0; i < nv; i++)
         if (o->alloc(t->be, (size_t)(b->M * b->N) * 2, &v[i].O, e)) return -1;
-    if (!(b->h = malloc((size_t)b->ns * 2))) return hir_error_set(e, "out of host memory"), -1;
+    if (!(b->h = malloc((size_t)b->ns * 2))) return hir_fail(e, "out of host memory"), -1;
     for (int64_t i = 0; i < b->ns; i++) b->h[i] = f2bf((float)urand(t, -1, 1));
     if (o->upload(t->be, seed, b->h, (size_t)b->ns * 2, e)) return -1;
     void *bufs[2] = {b->A, b->W};
@@ -954,30 +962,36 @@ static int gb_alloc(tctx *t, gbench *b, gvar *v, int nv, hir_error *e)
             int64_t c = sizes[k] - off < b->ns ? sizes[k] - off : b->ns;
             if (cudaMemcpy((char *)bufs[k] + off * 2, seed, (size_t)c * 2,
                            cudaMemcpyDeviceToDevice) != cudaSuccess)
-                return hir_error_set(e, "cudaMemcpy of the operands failed"), -1;
+                return hir_fail(e, "cudaMemcpy of the operands failed"), -1;
         }
     o->free(t->be, seed);
     return 0;
 }
 
+/* A failed step of the benchmark: its message, and the diag released. */
+static int bench_fail(hir_diag *e)
+{
+    fprintf(stderr, "bench: %s\n", hir_diag_last_error(e));
+    hir_diag_fini(e);
+    return 1;
+}
+
 static int bench_gemm(tctx *t, hir_backend *tuned, gbench *b)
 {
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
     gvar v[2] = {{.name = "untuned", .be = t->be, .s = t->main},
                  {.name = "tuned", .be = tuned, .s = tuned ? tuned->ops->stream_main(tuned) : 0}};
     int nv = tuned ? 2 : 1, fails = 0;
     b->ns = 1 << 24;
-    if (gb_alloc(t, b, v, nv, &e)) { fprintf(stderr, "bench: %s\n", e.msg); return 1; }
+    if (gb_alloc(t, b, v, nv, &e)) return bench_fail(&e);
     for (int r = 0; r < b->rounds; r++)
         for (int i = 0; i < nv; i++)   /* interleaved: untuned, tuned, untuned, ... */
-            if (gb_round(b, &v[i], r, &e)) { fprintf(stderr, "bench: %s\n", e.msg); return 1; }
+            if (gb_round(b, &v[i], r, &e)) return bench_fail(&e);
     for (int i = 0; i < nv; i++) {
         int64_t bad = 0;
         double worst = 0;
-        if (gb_check(t, b, &v[i], &bad, &worst, &e)) {
-            fprintf(stderr, "bench: %s\n", e.msg);
-            return 1;
-        }
+        if (gb_check(t, b, &v[i], &bad, &worst, &e))
+            return bench_fail(&e);
         gb_report(b, &v[i], bad, worst);
         fails += bad != 0;
     }
@@ -988,6 +1002,7 @@ static int bench_gemm(tctx *t, hir_backend *tuned, gbench *b)
     for (int i = 0; i < nv; i++) t->be->ops->free(t->be, v[i].O);
     t->be->ops->free(t->be, b->A), t->be->ops->free(t->be, b->W);
     free(b->h);
+    hir_diag_fini(&e);
     return fails ? 1 : 0;
 }
 
@@ -1015,16 +1030,17 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "--codegen")) {
         int cc = argc >= 3 ? atoi(argv[2]) : 90, n = 0;
-        hir_error e = {{0}, -1};
+        hir_diag e = {0};
         int rc = hir_cu_codegen_check(cc / 10, cc % 10, &n, stderr, &e);
         printf("%s codegen: %d kernels compiled and linked for sm_%d%s%s\n", rc ? "FAIL" : "PASS",
-               n, cc, rc ? ": " : "", rc ? e.msg : "");
+               n, cc, rc ? ": " : "", rc ? hir_diag_last_error(&e) : "");
+        hir_diag_fini(&e);
         return rc ? 1 : 0;
     }
     hir_boot *boot = NULL;
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
     if (hir_boot_init(&argc, &argv, 120, &boot, &e)) {
-        fprintf(stderr, "hir-cuda-selftest: %s\n", e.msg);
+        fprintf(stderr, "hir-cuda-selftest: %s\n", hir_diag_last_error(&e));
         return 1;
     }
     tctx t;
@@ -1046,7 +1062,7 @@ int main(int argc, char **argv)
     cfg.device = hir_boot_local_rank(boot) % ndev;
     cfg.timeout = 60;
     if (hir_backend_cuda_create(&cfg, &t.be, &e)) {
-        fprintf(stderr, "hir-cuda-selftest: %s\n", e.msg);
+        fprintf(stderr, "hir-cuda-selftest: %s\n", hir_diag_last_error(&e));
         hir_boot_fini(boot);
         return 1;
     }
@@ -1062,7 +1078,7 @@ int main(int argc, char **argv)
         if (bench_args(argc, argv, &b, &tune)) {
             rc = 2;
         } else if (tune && hir_backend_cuda_create(&tcfg, &tuned, &e)) {
-            fprintf(stderr, "hir-cuda-selftest: %s\n", e.msg);
+            fprintf(stderr, "hir-cuda-selftest: %s\n", hir_diag_last_error(&e));
             rc = 1;
         } else {
             rc = bench_gemm(&t, tuned, &b);
@@ -1095,5 +1111,6 @@ int main(int argc, char **argv)
     }
     t.be->ops->destroy(t.be);
     hir_boot_fini(boot);
+    hir_diag_fini(&e);
     return rc;
 }

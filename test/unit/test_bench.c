@@ -19,7 +19,7 @@ typedef struct fake {
 } fake;
 
 /* One "run": sleeps, and counts what an interpreter would (3 statements, one 2x3x4 GEMM). */
-static int fake_run(void *ctx, int iter, hir_error *e)
+static int fake_run(void *ctx, int iter, hir_diag *e)
 {
     fake *f = ctx;
     f->calls++;
@@ -32,9 +32,9 @@ static int fake_run(void *ctx, int iter, hir_error *e)
     return 0;
 }
 
-static int fail_run(void *ctx, int iter, hir_error *e)
+static int fail_run(void *ctx, int iter, hir_diag *e)
 {
-    return iter == 2 ? hir_error_set(e, "run %d failed", iter) : 0;
+    return iter == 2 ? hir_fail(e, "run %d failed", iter) : 0;
 }
 
 static hir_backend *cpu(void)
@@ -44,8 +44,9 @@ static hir_backend *cpu(void)
     cfg.size = 1;
     cfg.timeout = 5;
     hir_backend *be = NULL;
-    hir_error e;
+    hir_diag e = {0};
     assert_int_equal(hir_backend_cpu_create(&cfg, &be, &e), 0);
+    hir_diag_fini(&e);
     return be;
 }
 
@@ -56,7 +57,7 @@ static void test_counts_and_stats(void **state)
     fake f = {&c, 0, 200000};
     hir_bench_opts o = {.warmup = 2, .iters = 5, .progress = 0, .program = "p.hir"};
     hir_bench_result r;
-    hir_error e;
+    hir_diag e = {0};
     assert_int_equal(hir_bench_run(be, NULL, &o, &c, fake_run, &f, &r, &e), 0);
     assert_int_equal(f.calls, 7);                 /* warm-ups + timed */
     assert_int_equal(r.iters, 5);
@@ -94,7 +95,7 @@ static void test_counts_and_stats(void **state)
 }
 
 /* A device whose peak is below what the run claims: the figure is refused, never reported. */
-static int tiny_device(hir_backend *be, hir_device_info *d, hir_error *e)
+static int tiny_device(hir_backend *be, hir_device_info *d, hir_diag *e)
 {
     memset(d, 0, sizeof *d);
     snprintf(d->name, sizeof d->name, "test device");
@@ -117,9 +118,9 @@ static void test_above_peak_is_an_error(void **state)
     fake f = {&c, 0, 1000};
     hir_bench_opts o = {.warmup = 0, .iters = 2, .progress = 0};
     hir_bench_result r;
-    hir_error e;
+    hir_diag e = {0};
     assert_int_equal(hir_bench_run(be, NULL, &o, &c, fake_run, &f, &r, &e), -1);
-    assert_non_null(strstr(e.msg, "above its peak"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "above its peak"));
     /* the same run on a device with a realistic peak is a result */
     be->ops = saved;
     assert_int_equal(hir_bench_run(be, NULL, &o, &c, fake_run, &f, &r, &e), 0);
@@ -127,6 +128,7 @@ static void test_above_peak_is_an_error(void **state)
     assert_true(r.tflops_per_device == r.tflops);
     hir_bench_result_free(&r);
     be->ops->destroy(be);
+    hir_diag_fini(&e);
 }
 
 static void test_failure_propagates(void **state)
@@ -135,10 +137,11 @@ static void test_failure_propagates(void **state)
     hir_bench_counters c;
     hir_bench_opts o = {.warmup = 1, .iters = 3, .progress = 0};
     hir_bench_result r;
-    hir_error e;
+    hir_diag e = {0};
     assert_int_equal(hir_bench_run(be, NULL, &o, &c, fail_run, NULL, &r, &e), -1);
-    assert_string_equal(e.msg, "run 2 failed");
+    assert_string_equal(hir_diag_last_error(&e), "run 2 failed");
     be->ops->destroy(be);
+    hir_diag_fini(&e);
 }
 
 static void test_streams_noted_once(void **state)

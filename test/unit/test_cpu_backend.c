@@ -23,10 +23,11 @@ static int setup(void **state)
     cfg.size = 1;
     cfg.timeout = 5;
     hir_backend *be;
-    hir_error e;
+    hir_diag e = {0};
     if (hir_backend_cpu_create(&cfg, &be, &e))
         return -1;
     *state = be;
+    hir_diag_fini(&e);
     return 0;
 }
 
@@ -66,7 +67,7 @@ static void gemm_case(hir_backend *be, hir_dtype dt, int b_trans, int64_t batch,
     int64_t lda = K + pad, ldb = (b_trans ? K : N) + pad, ldo = N + pad;
     int64_t sa = M * lda, sb = batch > 1 && pad ? 0 : (b_trans ? N : K) * ldb, so = M * ldo;
     size_t es = hir_dtype_size(dt);
-    hir_error e;
+    hir_diag e = {0};
     int64_t na = sa * batch, nb = (b_trans ? N : K) * ldb * batch, no = so * batch;
     void *A = calloc((size_t)na, es), *B = calloc((size_t)nb, es), *O = calloc((size_t)no, es);
     void *bias_d = calloc((size_t)N, es);
@@ -113,6 +114,7 @@ static void gemm_case(hir_backend *be, hir_dtype dt, int b_trans, int64_t batch,
     if (pad)
         assert_true(hir_load_f64((char *)O + N * (int64_t)es, dt) == 0.0);
     free(A); free(B); free(O); free(bias_d);
+    hir_diag_fini(&e);
 }
 
 static void test_gemm(void **state)
@@ -135,16 +137,16 @@ static void test_gemm_errors(void **state)
     g.b = view2(b, HIR_DT_FLOAT, 2, 3, 3);       /* [2,3] used as [K,N]: K mismatch */
     g.out = view2(o, HIR_DT_FLOAT, 2, 2, 2);
     g.batch = 1;
-    hir_error e;
+    hir_diag e = {0};
     assert_int_equal(be->ops->gemm(be, NULL, &g, &e), -1);
-    assert_non_null(strstr(e.msg, "gemm: A is [2, 3] but B is [2, 3]"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "gemm: A is [2, 3] but B is [2, 3]"));
     g.b_trans = 1;
     assert_int_equal(be->ops->gemm(be, NULL, &g, &e), 0);
 #define GEMM_REFUSED(want)                                                                 \
     do {                                                                                   \
         assert_int_equal(be->ops->gemm(be, NULL, &g, &e), -1);                            \
-        if (!strstr(e.msg, want))                                                          \
-            fail_msg("'%s' does not hold '%s'", e.msg, want);                              \
+        if (!strstr(hir_diag_last_error(&e), want))                                                          \
+            fail_msg("'%s' does not hold '%s'", hir_diag_last_error(&e), want);                              \
     } while (0)
     g.a.data = NULL;
     GEMM_REFUSED("gemm A: null data pointer");
@@ -188,6 +190,7 @@ static void test_gemm_errors(void **state)
     g.bias = NULL;
     assert_int_equal(be->ops->gemm(be, NULL, &g, &e), 0);
     assert_true(o[0] == 0 && o[1] == 0 && o[2] == 0 && o[3] == 0);
+    hir_diag_fini(&e);
 }
 
 /* ---------------------------------------------------------------- element-wise */
@@ -206,7 +209,7 @@ static hir_operand opi(int64_t i)
 static void test_binary_broadcast_scalar(void **state)
 {
     hir_backend *be = *state;
-    hir_error e;
+    hir_diag e = {0};
     float a[6] = {1, 2, 3, 4, 5, 6}, row[3] = {10, 20, 30}, out[6];
     hir_view va = view2(a, HIR_DT_FLOAT, 2, 3, 3), vo = view2(out, HIR_DT_FLOAT, 2, 3, 3);
     hir_view vr = view2(row, HIR_DT_FLOAT, 2, 3, 0);        /* stride 0: broadcast rows */
@@ -240,13 +243,14 @@ static void test_binary_broadcast_scalar(void **state)
     assert_int_equal(be->ops->binary(be, NULL, HIR_BIN_FMAX, &vo, &A, &three, &e), 0);
     assert_true(out[0] == 3.0f);
     assert_int_equal(be->ops->binary(be, NULL, HIR_BIN_BITAND, &vo, &A, &three, &e), -1);
-    assert_non_null(strstr(e.msg, "bitwise_and: not defined on floating-point"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "bitwise_and: not defined on floating-point"));
+    hir_diag_fini(&e);
 }
 
 static void test_integer_semantics(void **state)
 {
     hir_backend *be = *state;
-    hir_error e;
+    hir_diag e = {0};
     int64_t shape = 4;
     int32_t a[4] = {-7, 7, -7, 7}, b[4] = {3, -3, 2, 2}, o[4];
     hir_view va, vb, vo;
@@ -271,7 +275,7 @@ static void test_integer_semantics(void **state)
     assert_int_equal(o[0], 1);
     hir_operand zero = opi(0);
     assert_int_equal(be->ops->binary(be, NULL, HIR_BIN_DIV, &vo, &A, &zero, &e), -1);
-    assert_non_null(strstr(e.msg, "integer division by zero"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "integer division by zero"));
     /* an int tensor with a float scalar computes in floating point */
     float of[4];
     hir_view vof;
@@ -292,12 +296,13 @@ static void test_integer_semantics(void **state)
     assert_true(of[0] == 3.5f);
     assert_int_equal(be->ops->unary(be, NULL, HIR_UN_EXP, &vof, &A, &e), 0);
     assert_true(fabsf(of[1] - expf(7)) < 1);
+    hir_diag_fini(&e);
 }
 
 static void test_ternary(void **state)
 {
     hir_backend *be = *state;
-    hir_error e;
+    hir_diag e = {0};
     int64_t shape = 3;
     uint8_t c[3] = {1, 0, 1};
     float x[3] = {-2, 0.5f, 9}, o[3];
@@ -313,6 +318,7 @@ static void test_ternary(void **state)
     hir_operand w = opf(0.25);
     assert_int_equal(be->ops->ternary(be, NULL, HIR_TER_LERP, &vo, &lo, &X, &w, &e), 0);
     assert_true(o[2] == 2.25f);
+    hir_diag_fini(&e);
 }
 
 /* ---------------------------------------------------------------- reductions */
@@ -320,7 +326,7 @@ static void test_ternary(void **state)
 static void test_reduce(void **state)
 {
     hir_backend *be = *state;
-    hir_error e;
+    hir_diag e = {0};
     float in[12];
     for (int i = 0; i < 12; i++)
         in[i] = (float)i;
@@ -349,7 +355,7 @@ static void test_reduce(void **state)
     assert_true(isnan(o3[1]));       /* all NaN -> NaN */
     /* wrong output shape */
     assert_int_equal(be->ops->reduce(be, NULL, HIR_RED_SUM, &v14, &vi, 2, &e), -1);
-    assert_non_null(strstr(e.msg, "expected"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "expected"));
     /* bf16 sum of 4096 ones accumulates exactly (a bf16 accumulator would stop at 256) */
     uint16_t *ones = malloc(4096 * 2), ob;
     for (int i = 0; i < 4096; i++)
@@ -363,6 +369,7 @@ static void test_reduce(void **state)
     hir_view viv = view2(iv, HIR_DT_INT64, 1, 4, 4), vio = view2(&io, HIR_DT_INT64, 1, 1, 1);
     assert_int_equal(be->ops->reduce(be, NULL, HIR_RED_MIN, &vio, &viv, 2, &e), 0);
     assert_int_equal(io, -3);
+    hir_diag_fini(&e);
 }
 
 /* ---------------------------------------------------------------- copy and fill */
@@ -370,7 +377,7 @@ static void test_reduce(void **state)
 static void test_copy_fill(void **state)
 {
     hir_backend *be = *state;
-    hir_error e;
+    hir_diag e = {0};
     float f[6] = {1.5f, -2.7f, 3, 4, 300, -1e9f};
     int32_t i32[6];
     uint16_t bf[6];
@@ -402,7 +409,8 @@ static void test_copy_fill(void **state)
     hir_view v4 = vm;
     v4.dtype = HIR_DT_E4M3;
     assert_int_equal(be->ops->fill(be, NULL, &v4, 0, &e), -1);
-    assert_non_null(strstr(e.msg, "not supported by the CPU backend"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "not supported by the CPU backend"));
+    hir_diag_fini(&e);
 }
 
 /* ---------------------------------------------------------------- the rest of the table */
@@ -410,7 +418,7 @@ static void test_copy_fill(void **state)
 static void test_misc(void **state)
 {
     hir_backend *be = *state;
-    hir_error e;
+    hir_diag e = {0};
     assert_string_equal(be->ops->name, "cpu");
     hir_stream *s1, *s2, *s3;
     assert_int_equal(be->ops->stream_get(be, 3, &s1, &e), 0);
@@ -454,12 +462,13 @@ static void test_misc(void **state)
     /* without a bootstrap, P2P says why it cannot run; self-sharing is refused */
     hir_p2p pp = {1, 1, HIR_BK_NCCL, vi, 2};
     assert_int_equal(be->ops->p2p_post(be, NULL, &pp, &w, &e), -1);
-    assert_non_null(strstr(e.msg, "needs the MPI bootstrap"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "needs the MPI bootstrap"));
     pp.peer = 0;
     pp.transport = HIR_BK_CUDA;
     assert_int_equal(be->ops->share_handles(be, &pp, 1, &e), -1);
-    assert_non_null(strstr(e.msg, "send to self not supported"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "send to self not supported"));
     assert_int_equal(be->ops->group_end(be, NULL, &w, &e), -1);
+    hir_diag_fini(&e);
 }
 
 int main(void)

@@ -28,10 +28,10 @@ static int checks, failures, me_rank;
             fputc('\n', stderr);                                                           \
         }                                                                                  \
     } while (0)
-#define OK(call) CHECK((call) == 0, "%s", e.msg)
+#define OK(call) CHECK((call) == 0, "%s", hir_diag_last_error(&e))
 
 static hir_backend *be;
-static hir_error e;
+static hir_diag e = {0};
 static int R, N;   /* world rank and size */
 
 static hir_view vec(void *data, hir_dtype dt, int64_t n)
@@ -223,7 +223,7 @@ static void test_p2p(void)
         CHECK(r[5] == prev * 8 + 5, "ring recv %g", r[5]);
     } else {
         CHECK(be->ops->share_handles(be, list, 2, &e) == -1 &&
-                  strstr(e.msg, "send to self not supported"), "%s", e.msg);
+                  strstr(hir_diag_last_error(&e), "send to self not supported"), "%s", hir_diag_last_error(&e));
     }
     /* coalesced: send to next and prev, receive from both, into strided / bf16 buffers */
     uint16_t bs[4], br1[8], br2[4];
@@ -274,7 +274,7 @@ static void test_alltoall(void)
     bad.input = &odd;
     bad.output = &oddo;
     if (N > 1)
-        CHECK(run(&bad) != 0 && strstr(e.msg, "divisible"), "odd AllToAll: %s", e.msg);
+        CHECK(run(&bad) != 0 && strstr(hir_diag_last_error(&e), "divisible"), "odd AllToAll: %s", hir_diag_last_error(&e));
 }
 
 /* MoE Dispatch then Combine: rank r holds T = 3 + r tokens; token t of rank r goes to expert
@@ -338,7 +338,7 @@ static void test_moe(void)
     /* an expert id out of range is refused on the rank that holds it */
     idx[0] = E;
     CHECK(be->ops->model->moe_dispatch(be, be->ops->stream_main(be), &d, &r, &e) != 0 &&
-          strstr(e.msg, "not an expert id"), "bad expert id: %s", e.msg);
+          strstr(hir_diag_last_error(&e), "not an expert id"), "bad expert id: %s", hir_diag_last_error(&e));
 }
 
 /* A collective refused where it is posted (nothing reaches MPI): the message holds `want`. */
@@ -346,8 +346,8 @@ static void refused(hir_collective *c, const char *want, int line)
 {
     hir_work *w = NULL;
     int rc = be->ops->collective(be, be->ops->stream_main(be), c, &w, &e);
-    CHECK(rc != 0 && strstr(e.msg, want), "line %d: %s (expected '%s')", line,
-          rc ? e.msg : "accepted", want);
+    CHECK(rc != 0 && strstr(hir_diag_last_error(&e), want), "line %d: %s (expected '%s')", line,
+          rc ? hir_diag_last_error(&e) : "accepted", want);
     if (!rc)
         be->ops->wait(be, be->ops->stream_main(be), w, &e);
 }
@@ -395,7 +395,7 @@ static void test_collective_checks(void)
                            &o4, 32};
     hir_work *w = NULL;
     CHECK(alone->ops->collective(alone, NULL, &pair, &w, &e) != 0 &&
-              strstr(e.msg, "Allreduce: a team of 2 needs the MPI bootstrap"), "%s", e.msg);
+              strstr(hir_diag_last_error(&e), "Allreduce: a team of 2 needs the MPI bootstrap"), "%s", hir_diag_last_error(&e));
     alone->ops->destroy(alone);
 }
 
@@ -550,8 +550,8 @@ static void test_moe_refusals(void)
     hir_moe_routed r;
     hir_stream *s = be->ops->stream_main(be);
 #define MOE_REFUSED(want)                                                                  \
-    CHECK(be->ops->model->moe_dispatch(be, s, &d, &r, &e) != 0 && strstr(e.msg, want),    \
-          "%s (expected '%s')", e.msg, want)
+    CHECK(be->ops->model->moe_dispatch(be, s, &d, &r, &e) != 0 && strstr(hir_diag_last_error(&e), want),    \
+          "%s (expected '%s')", hir_diag_last_error(&e), want)
     MOE_REFUSED("in must be [T, H], it has 1 axes");
     hir_view_init(&d.x, x, HIR_DT_FLOAT, 2, xs);
     hir_view_init(&d.topk_weights, w, HIR_DT_FLOAT, 2, bad);
@@ -609,12 +609,12 @@ static void test_nodes(hir_boot *b)
         CHECK(hir_boot_node(b, r) == 0 && hir_boot_node_id(b, r) == 0, "rank %d on node 0", r);
     CHECK(hir_boot_node(b, N) == -1 && hir_boot_node(b, -1) == -1, "rank outside the world");
     CHECK(hir_boot_node_local_rank(b) == R && hir_boot_node_local_size(b) == N, "node rank");
-    CHECK(hir_boot_simulate_nodes(b, 0, &e) < 0 && strstr(e.msg, "needs 1 to"), "n=0: %s", e.msg);
-    CHECK(hir_boot_simulate_nodes(b, N + 1, &e) < 0 && strstr(e.msg, "needs 1 to"),
-          "n=N+1: %s", e.msg);
+    CHECK(hir_boot_simulate_nodes(b, 0, &e) < 0 && strstr(hir_diag_last_error(&e), "needs 1 to"), "n=0: %s", hir_diag_last_error(&e));
+    CHECK(hir_boot_simulate_nodes(b, N + 1, &e) < 0 && strstr(hir_diag_last_error(&e), "needs 1 to"),
+          "n=N+1: %s", hir_diag_last_error(&e));
     if (N == 4) {
-        CHECK(hir_boot_simulate_nodes(b, 3, &e) < 0 && strstr(e.msg, "(4 % 3 = 1)"),
-              "n=3: %s", e.msg);
+        CHECK(hir_boot_simulate_nodes(b, 3, &e) < 0 && strstr(hir_diag_last_error(&e), "(4 % 3 = 1)"),
+              "n=3: %s", hir_diag_last_error(&e));
         CHECK(hir_boot_node_count(b) == 1, "a refused simulation changed nothing");
         OK(hir_boot_simulate_nodes(b, 2, &e));
         CHECK(hir_boot_node_count(b) == 2 && hir_boot_nodes_simulated(b), "two nodes");
@@ -652,8 +652,8 @@ static void test_timeouts(hir_boot *b)
         int rc = quick->ops->wait(quick, NULL, w, &e);
         double dt = now() - t0;
         CHECK(rc == -1, "wait on a silent peer succeeded");
-        CHECK(strstr(e.msg, "P2P recv from rank 1") && strstr(e.msg, "peer rank 1"), "%s", e.msg);
-        CHECK(e.peer == 1, "e.peer = %d", e.peer);
+        CHECK(strstr(hir_diag_last_error(&e), "P2P recv from rank 1") && strstr(hir_diag_last_error(&e), "peer rank 1"), "%s", hir_diag_last_error(&e));
+        CHECK((e.last ? e.last->peer : -1) == 1, "(e.last ? e.last->peer : -1) = %d", (e.last ? e.last->peer : -1));
         CHECK(dt < 2.5, "timeout took %.2f s", dt);
     }
     /* the bootstrap's exchange names its peer too */
@@ -661,7 +661,7 @@ static void test_timeouts(hir_boot *b)
         hir_boot_set_timeout(b, 0.5);
         int x = 0, y;
         CHECK(hir_boot_exchange(b, 2, 77, &x, &y, sizeof x, &e) == -1, "exchange succeeded");
-        CHECK(strstr(e.msg, "rank 2") != NULL, "%s", e.msg);
+        CHECK(strstr(hir_diag_last_error(&e), "rank 2") != NULL, "%s", hir_diag_last_error(&e));
         hir_boot_set_timeout(b, 10);
     }
     /* a collective with a member that does not come: team {0, 1} but 1 stays away */
@@ -673,8 +673,8 @@ static void test_timeouts(hir_boot *b)
                             &vv, &vo, 21};
         hir_work *w;
         CHECK(quick->ops->collective(quick, NULL, &c, &w, &e) == -1, "collective without peer");
-        CHECK(strstr(e.msg, "creating team communicator") && strstr(e.msg, "peer rank 1"), "%s",
-              e.msg);
+        CHECK(strstr(hir_diag_last_error(&e), "creating team communicator") && strstr(hir_diag_last_error(&e), "peer rank 1"), "%s",
+              hir_diag_last_error(&e));
     }
     OK(hir_boot_barrier(b, &e));
     /* quick's world communicator is freed collectively only after everyone is done */
@@ -685,7 +685,7 @@ int main(int argc, char **argv)
 {
     hir_boot *b;
     if (hir_boot_init(&argc, &argv, 20, &b, &e)) {
-        fprintf(stderr, "boot: %s\n", e.msg);
+        fprintf(stderr, "boot: %s\n", hir_diag_last_error(&e));
         return 1;
     }
     R = me_rank = hir_boot_rank(b);
@@ -695,7 +695,7 @@ int main(int argc, char **argv)
     hir_backend_config cfg = {.boot = b, .rank = R, .size = N, .timeout = 10,
                               .p2p_protocol = HIR_P2P_GET};
     if (hir_backend_cpu_create(&cfg, &be, &e)) {
-        fprintf(stderr, "rank %d: backend: %s\n", R, e.msg);
+        fprintf(stderr, "rank %d: backend: %s\n", R, hir_diag_last_error(&e));
         hir_boot_abort(b, 1);
     }
     test_boot(b);

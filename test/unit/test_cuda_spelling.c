@@ -51,33 +51,36 @@ static void test_integer_forms_use_intops(void **st)
 static void test_generated_kernels_compile(void **st)
 {
     (void)st;
-    hir_error e = {0};
+    hir_diag e = {0};
     int n = 0;
     int rc = hir_cu_codegen_check(9, 0, &n, stderr, &e);
-    if (rc != 0) fail_msg("kernel generation for sm_90 failed after %d kernels: %s", n, e.msg);
+    if (rc != 0) fail_msg("kernel generation for sm_90 failed after %d kernels: %s", n, hir_diag_last_error(&e));
     assert_true(n > 100);
+    hir_diag_fini(&e);
 }
 
 /* the sdpa softmax kernel (runner/cuda/cuda_sdpa.c) in its bias/mask/logsumexp variants */
 static void test_sdpa_kernels_compile(void **st)
 {
     (void)st;
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
     int n = 0;
     int rc = hir_cu_sdpa_codegen_check(9, 0, &n, &e);
-    if (rc != 0) fail_msg("sdpa kernel generation for sm_90 failed after %d kernels: %s", n, e.msg);
+    if (rc != 0) fail_msg("sdpa kernel generation for sm_90 failed after %d kernels: %s", n, hir_diag_last_error(&e));
     assert_int_equal(n, 7);
+    hir_diag_fini(&e);
 }
 
 /* the MoE row gather/scatter kernels (runner/cuda/cuda_moe.c), every word size */
 static void test_moe_kernels_compile(void **st)
 {
     (void)st;
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
     int n = 0;
     int rc = hir_cu_moe_codegen_check(9, 0, &n, &e);
-    if (rc != 0) fail_msg("MoE kernel generation for sm_90 failed after %d kernels: %s", n, e.msg);
+    if (rc != 0) fail_msg("MoE kernel generation for sm_90 failed after %d kernels: %s", n, hir_diag_last_error(&e));
     assert_int_equal(n, 8);
+    hir_diag_fini(&e);
 }
 
 int main(void)

@@ -50,7 +50,7 @@ static void test_fill_shard_consistency(void **state)
             hir_dtype dt = types[t];
             size_t es = hir_dtype_size(dt);
             unsigned char *g = malloc(4 * 6 * 5 * es);
-            hir_error e;
+            hir_diag e = {0};
             assert_int_equal(hir_data_fill(g, dt, 3, global, NULL, NULL, kinds[k], 7,
                                            hir_data_key("T0"), &e), 0);
             /* sharded on axis 0 (DID, size 1 per rank) and on axis 1 in blocks of 2 */
@@ -65,12 +65,13 @@ static void test_fill_shard_consistency(void **state)
                                             g + (size_t)((r * 6 + 2 * b + j) * 5) * es, 5 * es);
                 }
             free(g);
+            hir_diag_fini(&e);
         }
 }
 
 static void test_fill_values(void **state)
 {
-    hir_error e;
+    hir_diag e = {0};
     float f[1000];
     int64_t n = 1000;
     assert_int_equal(hir_data_fill(f, HIR_DT_FLOAT, 1, &n, NULL, NULL, HIR_DATA_RANDOM, 1, 2, &e), 0);
@@ -95,12 +96,13 @@ static void test_fill_values(void **state)
     int64_t bad_off = 4, loc = 2, glob = 5;
     assert_int_equal(hir_data_fill(b, HIR_DT_BFLOAT, 1, &loc, &glob, &bad_off, HIR_DATA_ONES, 0,
                                    0, &e), -1);
-    assert_non_null(strstr(e.msg, "outside extent 5"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "outside extent 5"));
+    hir_diag_fini(&e);
 }
 
 static void roundtrip(hir_dtype dt, int flags)
 {
-    hir_error e;
+    hir_diag e = {0};
     int64_t shape[2] = {3, 5};
     size_t es = hir_dtype_size(dt);
     unsigned char src[15 * 8], dst[15 * 8];
@@ -115,6 +117,7 @@ static void roundtrip(hir_dtype dt, int flags)
     memset(dst, 0, sizeof dst);
     assert_int_equal(hir_npy_read(p, dst, dt, 2, shape, &e), 0);
     assert_memory_equal(src, dst, 15 * es);
+    hir_diag_fini(&e);
 }
 
 static void test_npy_roundtrip(void **state)
@@ -127,11 +130,12 @@ static void test_npy_roundtrip(void **state)
         roundtrip(types[i], 0);
     roundtrip(HIR_DT_BFLOAT, HIR_NPY_RAW_BF16);
     /* 0-d and 1-d headers use NumPy's tuple spelling */
-    hir_error e;
+    hir_diag e = {0};
     float x = 2.5f, y = 0;
     assert_int_equal(hir_npy_write(path("s.npy"), &x, HIR_DT_FLOAT, 0, NULL, 0, &e), 0);
     assert_int_equal(hir_npy_read(path("s.npy"), &y, HIR_DT_FLOAT, 0, NULL, &e), 0);
     assert_true(y == 2.5f);
+    hir_diag_fini(&e);
 }
 
 static void write_bytes(const char *p, const void *b, size_t n)
@@ -171,11 +175,12 @@ static void test_npy_header_ends_at_buffer(void **state)
             buf[9] = 0;
             memcpy(buf + 10, dicts[k], cut);
             hir_npy_header h;
-            hir_error e = {0};
+            hir_diag e = {0};
             if (hir_npy_parse_header(buf, 10 + cut, &h, "cut.npy", &e) == 0)
                 accepted++;
             else
-                assert_true(e.msg[0] != 0);
+                assert_true(hir_diag_last_error(&e)[0] != 0);
+            hir_diag_fini(&e);
         }
     }
     assert_true(accepted > 0);   /* the whole first two dicts parse */
@@ -184,7 +189,7 @@ static void test_npy_header_ends_at_buffer(void **state)
 
 static void test_npy_v2_and_malformed(void **state)
 {
-    hir_error e;
+    hir_diag e = {0};
     /* a v2.0 file as NumPy writes it for very large headers */
     const char dict[] = "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }";
     unsigned char buf[256];
@@ -204,29 +209,29 @@ static void test_npy_v2_and_malformed(void **state)
     /* truncated data */
     write_bytes(path("trunc.npy"), buf, 12 + hl + 5);
     assert_int_equal(hir_npy_read(path("trunc.npy"), got, HIR_DT_INT32, 1, &shape, &e), -1);
-    assert_non_null(strstr(e.msg, "truncated: 8 data bytes expected, 5 present"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "truncated: 8 data bytes expected, 5 present"));
     /* truncated header */
     write_bytes(path("trunch.npy"), buf, 30);
     assert_int_equal(hir_npy_read(path("trunch.npy"), got, HIR_DT_INT32, 1, &shape, &e), -1);
-    assert_non_null(strstr(e.msg, "truncated header"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "truncated header"));
     /* bad magic */
     buf[1] = 'X';
     write_bytes(path("magic.npy"), buf, 12 + hl + 8);
     assert_int_equal(hir_npy_read(path("magic.npy"), got, HIR_DT_INT32, 1, &shape, &e), -1);
-    assert_non_null(strstr(e.msg, "bad magic"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "bad magic"));
     buf[1] = 'N';
     /* wrong shape and wrong dtype against what the program declares */
     int64_t shape3 = 3;
     assert_int_equal(hir_npy_read(path("v2.npy"), got, HIR_DT_INT32, 1, &shape3, &e), -1);
-    assert_non_null(strstr(e.msg, "shape (2,) does not match the program's (3,)"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "shape (2,) does not match the program's (3,)"));
     assert_int_equal(hir_npy_read(path("v2.npy"), got, HIR_DT_FLOAT, 1, &shape, &e), -1);
-    assert_non_null(strstr(e.msg, "dtype '<i4' does not match the program's float (expected '<f4')"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "dtype '<i4' does not match the program's float (expected '<f4')"));
     uint16_t bf[2];
     assert_int_equal(hir_npy_read(path("v2.npy"), bf, HIR_DT_BFLOAT, 1, &shape, &e), -1);
-    assert_non_null(strstr(e.msg, "expected '<f4' or '<u2'"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "expected '<f4' or '<u2'"));
     /* missing file */
     assert_int_equal(hir_npy_read(path("nope.npy"), got, HIR_DT_INT32, 1, &shape, &e), -1);
-    assert_non_null(strstr(e.msg, "No such file"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "No such file"));
     /* Fortran order */
     const char fd[] = "{'descr': '<i4', 'fortran_order': True, 'shape': (2,), }\n";
     unsigned char b1[128];
@@ -236,7 +241,8 @@ static void test_npy_v2_and_malformed(void **state)
     memcpy(b1 + 10 + sizeof fd - 1, v, 8);
     write_bytes(path("f.npy"), b1, 10 + sizeof fd - 1 + 8);
     assert_int_equal(hir_npy_read(path("f.npy"), got, HIR_DT_INT32, 1, &shape, &e), -1);
-    assert_non_null(strstr(e.msg, "Fortran-order"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "Fortran-order"));
+    hir_diag_fini(&e);
 }
 
 static void test_compare(void **state)
@@ -306,19 +312,20 @@ static void test_verify_gemm_refusals(void **state)
     g.out = view2(o, HIR_DT_FLOAT, 2, 2, 2);
     g.batch = 1;
     hir_data_gemm_check r;
-    hir_error e;
+    hir_diag e = {0};
     g.out.ndim = 1;
     assert_int_equal(hir_data_verify_gemm(&g, 2, 1, &r, &e), -1);
-    assert_non_null(strstr(e.msg, "randomized check: 2-D operands expected"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "randomized check: 2-D operands expected"));
     assert_int_equal(r.first_bad_row, -1);
     g.out.ndim = 2;
     g.a = view2(ia, HIR_DT_INT32, 2, 3, 3);
     assert_int_equal(hir_data_verify_gemm(&g, 2, 1, &r, &e), -1);
-    assert_non_null(strstr(e.msg, "randomized check: float dtypes expected (got int, float -> float)"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "randomized check: float dtypes expected (got int, float -> float)"));
     g.a = view2(a, HIR_DT_FLOAT, 2, 3, 3);
     g.b_trans = 0;
     assert_int_equal(hir_data_verify_gemm(&g, 2, 1, &r, &e), -1);
-    assert_non_null(strstr(e.msg, "randomized check: shapes do not match"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "randomized check: shapes do not match"));
+    hir_diag_fini(&e);
 }
 
 /* A true product passes every row; one wrong element fails its row, and only that row. */
@@ -333,7 +340,7 @@ static void test_verify_gemm_rows(void **state)
     g.out = view2(o, HIR_DT_FLOAT, 2, 2, 2);
     g.batch = 1;
     hir_data_gemm_check r;
-    hir_error e;
+    hir_diag e = {0};
     assert_int_equal(hir_data_verify_gemm(&g, 2, 7, &r, &e), 0);
     assert_int_equal(r.rows, 2);
     assert_int_equal(r.bad_rows, 0);
@@ -343,6 +350,7 @@ static void test_verify_gemm_rows(void **state)
     assert_int_equal(r.bad_rows, 1);
     assert_int_equal(r.first_bad_row, 1);
     assert_true(r.diff_first > r.bound_first);
+    hir_diag_fini(&e);
 }
 
 int main(void)

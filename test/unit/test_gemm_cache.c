@@ -153,7 +153,7 @@ static void test_file(void **state)
     fclose(f);
 
     hir_gemm_cache cache;
-    hir_error e;
+    hir_diag e = {0};
     assert_int_equal(hir_gemm_cache_load(&cache, path, &id, &e), 0);
     assert_int_equal(cache.n, 1);
     assert_int_equal(cache.ignored, 1);
@@ -189,8 +189,9 @@ static void test_file(void **state)
 
     /* a directory cannot be read as the file */
     assert_int_equal(hir_gemm_cache_load(&cache, dir, &id, &e), -1);
-    assert_non_null(strstr(e.msg, "--gemm-tune: cannot read"));
+    assert_non_null(strstr(hir_diag_last_error(&e), "--gemm-tune: cannot read"));
     hir_gemm_cache_free(&cache);
+    hir_diag_fini(&e);
     unlink(path);
     unlink(fresh);
     rmdir(dir);

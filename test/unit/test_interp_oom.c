@@ -104,7 +104,7 @@ static long run_once(const job *j, long fail_at, int exhausted, const char *what
     assert_non_null(out);
     o.out = out;
     o.err = out;
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
 
     heap.count = 0;
     heap.failed = 0;
@@ -122,16 +122,17 @@ static long run_once(const job *j, long fail_at, int exhausted, const char *what
     int ok = st == HIR_RUN_OK;
     /* a failed job says why in e; a comparison that could not be made fails the check (status
      * CHECK_FAILED, exit 1) and says why in the report */
-    const char *why = st == HIR_RUN_CHECK_FAILED ? (log ? log : "") : e.msg;
+    const char *why = st == HIR_RUN_CHECK_FAILED ? (log ? log : "") : hir_diag_last_error(&e);
     int oom = st != HIR_RUN_OK && strstr(why, "out of ") && strstr(why, "memory");
     if (!failed && !ok)
         fail_msg("%s: the run without a refused allocation failed (status %d): %s\n%s", what,
-                 (int)st, e.msg, log ? log : "");
+                 (int)st, hir_diag_last_error(&e), log ? log : "");
     if (failed && !ok && !oom)
         fail_msg("%s: allocation %ld of %s refused (%s): status %d, message '%s', output:\n%s",
                  j->program, fail_at, what, exhausted ? "and every later one" : "once", (int)st,
-                 e.msg, log ? log : "");
+                 hir_diag_last_error(&e), log ? log : "");
     free(log);
+    hir_diag_fini(&e);
     return made;
 }
 
@@ -198,9 +199,9 @@ static void test_check_reference(void **state)
 
 int main(int argc, char **argv)
 {
-    hir_error e = {{0}, -1};
+    hir_diag e = {0};
     if (hir_boot_init(&argc, &argv, 30, &boot, &e)) {
-        fprintf(stderr, "test_interp_oom: %s\n", e.msg);
+        fprintf(stderr, "test_interp_oom: %s\n", hir_diag_last_error(&e));
         return 1;
     }
     const struct CMUnitTest tests[] = {
@@ -213,5 +214,6 @@ int main(int argc, char **argv)
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     hir_boot_fini(boot);
+    hir_diag_fini(&e);
     return rc;
 }

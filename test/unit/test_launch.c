@@ -9,7 +9,7 @@
 
 int main(int argc, char **argv)
 {
-    hir_error e;
+    hir_diag e = {0};
     int code = 0;
     int want_exit = 0;
     for (int i = 1; i < argc; i++)
@@ -21,7 +21,7 @@ int main(int argc, char **argv)
         char *args[] = {argv[0], "-np", "2", "--check", NULL};
         int rc = hir_launch_local(2, 4, args, &code, &e);
         if (rc != 0 || code != 0) {
-            fprintf(stderr, "launch: rc %d exit %d: %s\n", rc, code, rc ? e.msg : "");
+            fprintf(stderr, "launch: rc %d exit %d: %s\n", rc, code, rc ? hir_diag_last_error(&e) : "");
             return 1;
         }
         char *args2[] = {argv[0], "--exit=7", "-np=2", NULL};
@@ -45,10 +45,11 @@ int main(int argc, char **argv)
         return 3;
     hir_boot *b;
     if (hir_boot_init(&argc, &argv, 10, &b, &e)) {
-        fprintf(stderr, "%s\n", e.msg);
+        fprintf(stderr, "%s\n", hir_diag_last_error(&e));
         return 4;
     }
     int ok = hir_boot_size(b) == 2 && hir_boot_barrier(b, &e) == 0;
     hir_boot_fini(b);
+    hir_diag_fini(&e);
     return ok ? want_exit : 5;
 }

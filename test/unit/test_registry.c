@@ -35,12 +35,12 @@ static void test_create(void **state)
     hir_backend_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.size = 1;
-    hir_error e;
+    hir_diag e = {0};
     memset(&e, 0, sizeof e);
     hir_backend *be = (hir_backend *)&be;
     assert_int_equal(hir_registry_create(hir_registry_find("tpu"), &cfg, &be, &e), -1);
     assert_null(be);
-    assert_string_equal(e.msg, "hir_registry_create: no backend entry");
+    assert_string_equal(hir_diag_last_error(&e), "hir_registry_create: no backend entry");
     be = (hir_backend *)&be;
     assert_int_equal(hir_registry_create(hir_registry_find("cpu"), &cfg, &be, &e), 0);
     assert_non_null(be);
@@ -48,6 +48,7 @@ static void test_create(void **state)
     assert_null(be->ops->kernels);
     assert_null(be->ops->graph);
     be->ops->destroy(be);
+    hir_diag_fini(&e);
 }
 
 /* The contract of runner/backend/backend.h: every core entry is set, and a group is offered
@@ -94,7 +95,7 @@ static void test_contract(void **state)
         memset(&cfg, 0, sizeof cfg);
         cfg.size = 1;
         cfg.defer_gemm_flops = defer ? 1 : 0;
-        hir_error e;
+        hir_diag e = {0};
         memset(&e, 0, sizeof e);
         hir_backend *be = NULL;
         assert_int_equal(hir_registry_create(hir_registry_reference(), &cfg, &be, &e), 0);
@@ -108,6 +109,7 @@ static void test_contract(void **state)
         assert_null(o->profile);
         assert_int_equal(o->release_peers(be, &e), 0);
         be->ops->destroy(be);
+        hir_diag_fini(&e);
     }
 }
 
@@ -125,12 +127,13 @@ static void test_cuda(void **state)
         assert_ptr_equal(hir_registry_default(), hir_registry_reference());
         hir_backend_config cfg;
         memset(&cfg, 0, sizeof cfg);
-        hir_error e;
+        hir_diag e = {0};
         memset(&e, 0, sizeof e);
         hir_backend *be = (hir_backend *)&be;
         assert_int_equal(hir_registry_create(cu, &cfg, &be, &e), -1);
         assert_null(be);
-        assert_string_equal(e.msg, "hir was built without the CUDA backend");
+        assert_string_equal(hir_diag_last_error(&e), "hir was built without the CUDA backend");
+        hir_diag_fini(&e);
     } else if (hir_registry_device_count(cu) == 0) {
         /* built, no GPU visible (CI) */
         assert_false(hir_registry_available(cu, why, sizeof why));
