@@ -82,6 +82,11 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_diag *e
     j.vi = (vary){.it = j.it, .be = j.be, .in = &j.in, .p = j.main.p};
     if (job_make_inputs(j.it, j.main.p, j.be, o, j.main.p, j.rank, &j.in, e) || job_run(&j, e))
         return job_end(&j, HIR_RUN_FAILED, e);
+    /* From here on a rank that has finished waits for the others at the job's own exchanges
+     * (gathering outputs, the check). A peer may still be inside a statement whose wait has the
+     * same --timeout: wait longer than it, so that the peer reports the statement that stuck
+     * (and ends the job) before this rank gives up on a mere exchange. */
+    hir_boot_set_timeout(boot, 2 * hir_boot_timeout(boot) + 1);
     if ((st = job_outputs(&j, e)))
         return job_end(&j, st, e);
     return job_end(&j, job_bench_json(&j, job_compare(&j, e), e), e);
