@@ -497,11 +497,15 @@ const char *hirc__value_name(const hir_value *v, char *buf, size_t n)
     return buf;
 }
 
+/* The logical axes of t's view without the reductions (a split axis is one). */
 int hirc__tensor_ndim(const hir_tensor *t)
 {
     int n = 0;
-    for (int i = 0; i < t->nloop; i++)
-        n += t->shape.ids[i]->itype != HIR_IT_REDUCTION && t->shape.ids[i]->itype != HIR_IT_STRIDE;
+    for (int i = 0; i < t->shape.naxes; i++) {
+        hir_shape_axis a;
+        hir_shape_axis_get(t, i, &a);
+        n += !a.reduction;
+    }
     return n;
 }
 
@@ -537,6 +541,17 @@ static hirc_status value_info(const hirc_program *hc, const hir_ptrvec *vec, siz
     memset(out, 0, sizeof *out);
     out->name = name;
     const hir_tensor *t = hir_value_tensor((hir_value *)v);
+    if (t && t->shape.state == HIR_SHAPE_OPEN) {
+        /* ndim counts logical axes: decide the views still open, as hirc_verify would (an
+         * ambiguous one stays open and is reported by hirc_verify) */
+        hir_diag d;
+        hir_diag_init(&d, NULL);
+        d.keep = true;
+        int rc = hir_program_shapes(h->p, NULL, 0, &d);
+        hir_diag_fini(&d);
+        if (rc == HIR_ENOMEM)
+            return HIRC_ERR_NO_MEMORY;
+    }
     if (t) {
         out->dtype = hirc__dtype_public(t->dtype);
         out->ndim = hirc__tensor_ndim(t);

@@ -134,12 +134,13 @@ static void auto_bind(run_ctx *c, const hir_tensor *t, const hirc_tensor *b)
     if (b->ndim != hirc__tensor_ndim(t))
         return;   /* reported by check_buffer */
     int d = 0;
-    for (int k = 0; k < t->nloop; k++) {
-        const hir_iterdomain *id = t->shape.ids[k];
-        if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
+    for (int k = 0; k < t->shape.naxes; k++) {
+        hir_shape_axis a;
+        hir_shape_axis_get(t, k, &a);
+        if (a.reduction)
             continue;
-        const hir_scalar *s = id->extent;
-        if (s && s->kind == HIR_SC_SYMBOL && !s->def && !hir_ptype_is_device(id->ptype)) {
+        const hir_scalar *s = a.extent;   /* the logical extent (X of a ceilDiv) */
+        if (s && s->kind == HIR_SC_SYMBOL && !s->def && !a.device) {
             int known = 0;
             for (int j = 0; j < c->nauto; j++)
                 known |= c->auto_s[j] == s;

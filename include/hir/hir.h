@@ -133,8 +133,10 @@ const char *hirc_dtype_name(hirc_dtype t);   /* "float32", "bfloat16", ... */
 size_t      hirc_dtype_size(hirc_dtype t);   /* bytes per element; 0 for HIRC_DTYPE_OTHER */
 
 /* What the program says about one of its inputs or outputs. name is the value as printed
- * ("T0", "i3"); for a tensor, ndim is the number of axes a buffer for it has (reduction and
- * stride axes are not stored). Strings live as long as the program. */
+ * ("T0", "i3"); for a tensor, ndim is the number of its logical axes, the axes a buffer for it
+ * has (docs/language.md §12: a split axis counts once, reduction and stride axes are not
+ * stored; views still open are decided first, as hirc_verify decides them). Strings live as
+ * long as the program. */
 typedef struct hirc_value_info {
     const char *name;
     int is_scalar;

@@ -175,7 +175,7 @@ class _Diags:
 
 class ValueInfo:
     """An input or output of a program: name as printed ("T0", "i3"), is_scalar, dtype (a
-    string: "float32", "bfloat16", ..., "other") and ndim (axes its buffer has)."""
+    string: "float32", "bfloat16", ..., "other") and ndim (its logical axes: the axes its buffer has)."""
 
     __slots__ = ("name", "is_scalar", "dtype", "ndim")
 

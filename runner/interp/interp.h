@@ -84,19 +84,24 @@ int hir_interp_locate(hir_interp *it, hir_diag *e);
 /* Bind `rank` and `numberOfStreams` as every run does, for walks before the first run. */
 int hir_interp_bind_run_scalars(hir_interp *it, hir_diag *e);
 
-/* Where a tensor lives on this rank: runtime shape (reduction and stride axes dropped, DID
- * axes of size 1), the global shape (DID axes at their mesh extent) and the local block's
- * offset in it (the rank's coordinate in the mesh along each DID axis). on_rank is 0 when the
- * tensor has a mesh that does not contain the rank. */
+/* Where a tensor lives on this rank, in its logical shape (the view's axes, dialect/shape.c):
+ * runtime shape (reduction and stride axes dropped; an unsplit device axis of size 1, a split
+ * one at its local extent), the global shape (device axes at their mesh extent, a split axis
+ * at its logical extent) and the local block's offset in it (along a device axis: the rank's
+ * coordinate in the mesh times the extent of what follows the device part, i.e. the inner
+ * extent). on_rank is 0 when the tensor has a mesh that does not contain the rank. A
+ * stream-split axis counts whole here (a tensor outside a stream loop). */
 typedef struct hir_shard {
     int ndim;
     int64_t local[HIR_MAX_DIMS], global[HIR_MAX_DIMS], offset[HIR_MAX_DIMS];
     int on_rank;
 } hir_shard;
 int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_diag *e);
-/* The order of t's runtime axes (t->nloop entries, reduction and stride axes included): its
- * logical domain, or in a 2026-syntax program its loop domain as printed (docs/runner.md). */
+/* The loop IterDomains of t in logical order (t->nloop entries, t->shape.ids). */
 const hir_iterdomain *const *hir_interp_axes(const hir_interp *it, const hir_tensor *t);
+/* The view axes of t that are runtime dimensions (reductions dropped), in order, into ax
+ * (HIR_MAX_DIMS entries); returns their number, -1 when there are more. */
+int hir_interp_rt_axes(const hir_tensor *t, hir_shape_axis *ax);
 
 /* Bind a free scalar (e.g. an input extent) for every later run. */
 int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_diag *e);

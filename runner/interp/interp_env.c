@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dialect/intops.h"
 #include "runner/interp/interp_internal.h"
 #include "support/diag.h"
 
@@ -469,7 +470,8 @@ bool interp_axis_runtime(const hir_iterdomain *id)
 
 const hir_iterdomain *const *hir_interp_axes(const hir_interp *it, const hir_tensor *t)
 {
-    return (const hir_iterdomain *const *)(it->form2026 ? t->loop : t->shape.ids);
+    (void)it;
+    return (const hir_iterdomain *const *)t->shape.ids;
 }
 
 const hir_iterdomain *const *interp_axes(const hir_interp *it, const hir_tensor *t)
@@ -477,21 +479,43 @@ const hir_iterdomain *const *interp_axes(const hir_interp *it, const hir_tensor 
     return hir_interp_axes(it, t);
 }
 
+int hir_interp_rt_axes(const hir_tensor *t, hir_shape_axis *ax)
+{
+    int n = 0;
+    for (int i = 0; i < t->shape.naxes; i++) {
+        hir_shape_axis a;
+        hir_shape_axis_get(t, i, &a);
+        if (a.reduction)
+            continue;
+        if (n == HIR_MAX_DIMS)
+            return -1;
+        ax[n++] = a;
+    }
+    return n;
+}
+
 int interp_axis_pos(const hir_interp *it, const hir_tensor *t, const hir_iterdomain *id)
 {
-    const hir_iterdomain *const *ax = interp_axes(it, t);
-    for (int i = 0; i < t->nloop; i++)
-        if (ax[i] == id)
-            return i;
+    (void)it;
+    for (int i = 0; i < t->shape.naxes; i++) {
+        hir_shape_axis a;
+        hir_shape_axis_get(t, i, &a);
+        for (int k = 0; k < a.nparts; k++)
+            if (t->shape.ids[a.first + k] == id)
+                return i;
+    }
     return -1;
 }
 
 int interp_rt_pos(const hir_interp *it, const hir_tensor *t, int pos)
 {
-    const hir_iterdomain *const *ax = interp_axes(it, t);
+    (void)it;
     int k = 0;
-    for (int i = 0; i < pos && i < t->nloop; i++)
-        k += interp_axis_runtime(ax[i]);
+    for (int i = 0; i < pos && i < t->shape.naxes; i++) {
+        hir_shape_axis a;
+        hir_shape_axis_get(t, i, &a);
+        k += !a.reduction;
+    }
     return k;
 }
 
@@ -510,7 +534,96 @@ int interp_extent(hir_interp *it, const hir_iterdomain *id, int64_t *v, hir_diag
     return interp_eval(it, x, v, e);
 }
 
-int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_diag *e)
+/* A device part of t: its extent must be the mesh's along its dimension; *n is that extent
+ * and *coord this rank's coordinate along it (0 off the mesh). */
+static int device_part(hir_interp *it, const hir_tensor *t, const hir_iterdomain *id,
+                       int64_t idx, int64_t *n, int64_t *coord, hir_diag *e)
+{
+    char tn[32];
+    if (!t->mesh)
+        return interp_fail(it, e, "%s is sharded on %s but has no device mesh",
+                           interp_tname(t, tn, sizeof tn), hir_ptype_name(id->ptype));
+    int md = mesh_dim_of(t->mesh, id->ptype);
+    if (md < 0)
+        return interp_fail(it, e, "%s is sharded on %s but its mesh has %d dimension(s)",
+                           interp_tname(t, tn, sizeof tn), hir_ptype_name(id->ptype),
+                           t->mesh->ndims);
+    int64_t ext = 0;
+    *coord = 0;
+    *n = t->mesh->dims[md];
+    int cr = hir_scalar_eval(id->extent, NULL, &ext, NULL, 0);
+    if (cr == HIR_ENOMEM)
+        return interp_oom(it, e, "evaluating the extent of", interp_tname(t, tn, sizeof tn));
+    if (cr)
+        ext = *n;
+    if (ext != *n)
+        return interp_fail(it, e, "%s: %s axis of extent %" PRId64
+                           " on a mesh of %" PRId64 " devices along it",
+                           interp_tname(t, tn, sizeof tn), hir_ptype_name(id->ptype), ext, *n);
+    *coord = 0;
+    if (idx >= 0) {
+        int64_t rem = idx;
+        for (int k = t->mesh->ndims - 1; k >= 0; k--) {
+            if (k == md)
+                *coord = rem % t->mesh->dims[k];
+            rem /= t->mesh->dims[k];
+        }
+    }
+    return 0;
+}
+
+/* One runtime dimension d of s from the view's axis a: an unsplit axis as its IterDomain (a
+ * device axis of size 1 locally), a split one as one dimension whose global extent is X of
+ * its ( ceilDiv(X, k) ) or the product of its parts, and whose local extent leaves out the
+ * device parts (and, with `chunk`, the stream parts: one chunk inside a stream loop). */
+static int shard_axis(hir_interp *it, const hir_tensor *t, const hir_shape_axis *a, int64_t idx,
+                      bool chunk, hir_shard *s, int d, hir_diag *e)
+{
+    char tn[32];
+    int64_t global = 1, local = 1, after = 1, offset = 0;
+    for (int k = a->nparts - 1; k >= 0; k--) {
+        const hir_iterdomain *id = t->shape.ids[a->first + k];
+        int64_t ext;
+        if (hir_ptype_is_device(id->ptype)) {
+            int64_t coord = 0;
+            if (device_part(it, t, id, idx, &ext, &coord, e))
+                return -1;
+            offset += coord * after;
+        } else if (id->itype == HIR_IT_BROADCAST && !hir_id_expanded(id)) {
+            ext = 1;
+        } else if (interp_extent(it, id, &ext, e)) {
+            return -1;
+        }
+        if (ext < 0)
+            return interp_fail(it, e, "%s: negative extent %" PRId64,
+                               interp_tname(t, tn, sizeof tn), ext);
+        if (hir_iop_mul(global, ext, &global) || hir_iop_mul(after, ext, &after))
+            return interp_fail(it, e, "%s: its extent overflows", interp_tname(t, tn, sizeof tn));
+        if (!hir_ptype_is_device(id->ptype) && !(chunk && hir_ptype_is_stream(id->ptype)))
+            local *= ext;
+    }
+    bool split_device = a->device && a->nparts > 1;
+    if (a->nparts > 1 && a->extent) {   /* X of ( ceilDiv(X, k) ): the exact extent */
+        int64_t x;
+        if (interp_eval(it, a->extent, &x, e))
+            return -1;
+        if (x < 0)
+            return interp_fail(it, e, "%s: negative extent %" PRId64,
+                               interp_tname(t, tn, sizeof tn), x);
+        global = x;
+        if (!split_device && !(chunk && hir_ptype_is_stream(a->outer->ptype)))
+            local = x;
+    }
+    s->global[d] = global;
+    s->local[d] = local;
+    /* a split device axis's block starts at coordinate x inner extent; an unsplit one is the
+     * coordinate itself (local extent 1) */
+    s->offset[d] = a->device ? offset : 0;
+    return 0;
+}
+
+static int interp_shard(hir_interp *it, const hir_tensor *t, bool chunk, hir_shard *s,
+                        hir_diag *e)
 {
     memset(s, 0, sizeof *s);
     s->on_rank = 1;
@@ -523,67 +636,33 @@ int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_diag
             s->on_rank = 0;
     }
     char tn[32];
-    for (int i = 0; i < t->nloop; i++) {
-        const hir_iterdomain *id = interp_axes(it, t)[i];
-        if (!interp_axis_runtime(id))
-            continue;
-        if (s->ndim == HIR_MAX_DIMS)
-            return interp_fail(it, e, "%s has more than %d dimensions",
-                               interp_tname(t, tn, sizeof tn), HIR_MAX_DIMS);
-        int d = s->ndim++;
-        if (hir_ptype_is_device(id->ptype)) {
-            if (!t->mesh)
-                return interp_fail(it, e, "%s is sharded on %s but has no device mesh",
-                                   interp_tname(t, tn, sizeof tn), hir_ptype_name(id->ptype));
-            int md = mesh_dim_of(t->mesh, id->ptype);
-            if (md < 0)
-                return interp_fail(it, e, "%s is sharded on %s but its mesh has %d dimension(s)",
-                                   interp_tname(t, tn, sizeof tn), hir_ptype_name(id->ptype),
-                                   t->mesh->ndims);
-            int64_t n = t->mesh->dims[md], ext = 0;
-            int cr = hir_scalar_eval(id->extent, NULL, &ext, NULL, 0);
-            if (cr == HIR_ENOMEM)
-                return interp_oom(it, e, "evaluating the extent of",
-                                  interp_tname(t, tn, sizeof tn));
-            if (cr)
-                ext = n;
-            if (ext != n)
-                return interp_fail(it, e, "%s: %s axis of extent %" PRId64
-                                   " on a mesh of %" PRId64 " devices along it",
-                                   interp_tname(t, tn, sizeof tn), hir_ptype_name(id->ptype),
-                                   ext, n);
-            s->local[d] = 1;
-            s->global[d] = n;
-            int64_t coord = 0;
-            if (idx >= 0) {
-                int64_t rem = idx;
-                for (int k = t->mesh->ndims - 1; k >= 0; k--) {
-                    if (k == md)
-                        coord = rem % t->mesh->dims[k];
-                    rem /= t->mesh->dims[k];
-                }
-            }
-            s->offset[d] = coord;
-        } else {
-            int64_t ext;
-            if (id->itype == HIR_IT_BROADCAST && !hir_id_expanded(id))
-                ext = 1;
-            else if (interp_extent(it, id, &ext, e))
-                return -1;
-            if (ext < 0)
-                return interp_fail(it, e, "%s: negative extent %" PRId64,
-                                   interp_tname(t, tn, sizeof tn), ext);
-            s->local[d] = s->global[d] = ext;
-        }
-    }
+    hir_shape_axis ax[HIR_MAX_DIMS];
+    int n = hir_interp_rt_axes(t, ax);
+    if (n < 0)
+        return interp_fail(it, e, "%s has more than %d dimensions",
+                           interp_tname(t, tn, sizeof tn), HIR_MAX_DIMS);
+    for (int d = 0; d < n; d++)
+        if (shard_axis(it, t, &ax[d], idx, chunk, s, d, e))
+            return -1;
+    s->ndim = n;
     return 0;
+}
+
+int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_diag *e)
+{
+    return interp_shard(it, t, false, s, e);
+}
+
+int interp_shard_here(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_diag *e)
+{
+    return interp_shard(it, t, it->loops > 0, s, e);
 }
 
 int interp_rt_shape(hir_interp *it, const hir_tensor *t, int *ndim, int64_t *shape,
                     hir_diag *e)
 {
     hir_shard s;
-    if (hir_interp_shard(it, t, &s, e))
+    if (interp_shard_here(it, t, &s, e))
         return -1;
     *ndim = s.ndim;
     memcpy(shape, s.local, sizeof(int64_t) * (size_t)s.ndim);

@@ -427,15 +427,13 @@ static int bind_inputs(hir_interp *it, const hir_view *inputs, hir_diag *e)
         if (interp_bind(it, t, &inputs[i], NULL, e))
             return -1;
         /* extents named by symbols take the global size (§2.2) */
-        int d = 0;
-        for (int k = 0; k < t->nloop; k++) {
-            const hir_iterdomain *id = interp_axes(it, t)[k];
-            if (!interp_axis_runtime(id))
-                continue;
-            if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&
-                interp_bind_scalar(it, id->extent, sh.global[d], e))
+        hir_shape_axis ax[HIR_MAX_DIMS];
+        int n = hir_interp_rt_axes(t, ax);
+        for (int d = 0; d < n && d < sh.ndim; d++) {
+            const hir_scalar *x = ax[d].extent;   /* the logical extent (X of a ceilDiv) */
+            if (x && x->kind == HIR_SC_SYMBOL && !x->def &&
+                interp_bind_scalar(it, x, sh.global[d], e))
                 return -1;
-            d++;
         }
     }
     return 0;

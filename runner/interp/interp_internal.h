@@ -53,7 +53,8 @@ struct hir_interp {
     uint64_t run_no;        /* runs started, for the result cache's per-run occurrence slots */
     hir_scalar *sc_rank, *sc_nstreams, *sc_stream_idx;   /* the named scalars bound by runs */
     /* 2026 statements (hostir-2026.md §3) */
-    int form2026;           /* the program is in 2026 syntax: a constant root= is a team position */
+    int form2026;           /* the program is in 2026 syntax: a constant root= is a team position
+                               (shapes do not depend on it: they come from the view) */
     hir_map rings;          /* CollectivePermute hir_stmt* -> rt_ring* (recognised ring steps) */
     hir_map swizzled;       /* ShardByStream hir_stmt* -> rt_ring* of its loop (§3.10 rule 2) */
     hir_map held;           /* expression number -> rt_held*: buffers a posted transfer uses */
@@ -116,19 +117,21 @@ rt_scalar *interp_scalar_slot(hir_map *m, const hir_scalar *s);   /* NULL: out o
 const char *interp_scalar_name(const hir_scalar *s, char *buf, size_t n);
 void interp_scalars_clear(hir_map *m);
 
-/* interp_env.c: shapes */
-/* runtime shape of t from its logical domain (reduction/stride axes dropped, DID axes 1) */
+/* interp_env.c: shapes. A tensor's runtime dimensions are its view's logical axes
+ * (t->shape, dialect/shape.c) without the reductions: a split axis is one dimension (local
+ * extent on a rank when a part is a device axis, offset = coordinate x what follows the
+ * device part), an unsplit device axis a dimension of size 1 locally (docs/runner.md). */
+/* runtime shape of t here: inside a loop, a stream-parallel axis is this iteration's chunk */
 int  interp_rt_shape(hir_interp *it, const hir_tensor *t, int *ndim, int64_t *shape,
                      hir_diag *e);
-/* The order of a tensor's runtime axes: its logical domain (the loop domain sorted by
- * IterDomain number, hostir-format.md 1.10), or in a 2026-syntax program the loop domain as
- * printed: the 2026 FusionExecutorCache lowering allocates sharded tensors in loop order
- * (stream, device, then the rest) and its loop domains are splits of the logical one, whose
- * numbers do not follow the logical order (docs/runner.md). */
+/* hir_interp_shard, but inside a loop a stream-parallel axis is one chunk (ALLOCATE and the
+ * results made inside a stream loop; at top level the axis counts whole) */
+int  interp_shard_here(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_diag *e);
+/* The loop IterDomains of t in logical order (t->shape.ids), each split axis's parts together. */
 const hir_iterdomain *const *interp_axes(const hir_interp *it, const hir_tensor *t);
-/* position of id in interp_axes(it, t), -1 when absent */
+/* the view axis of t that id is (a part of), -1 when absent */
 int  interp_axis_pos(const hir_interp *it, const hir_tensor *t, const hir_iterdomain *id);
-/* number of runtime dims before position pos of interp_axes (reduction/stride axes skipped) */
+/* number of runtime dims before view axis pos of t (reduction/stride axes skipped) */
 int  interp_rt_pos(const hir_interp *it, const hir_tensor *t, int pos);
 bool interp_axis_runtime(const hir_iterdomain *id);   /* not a reduction or stride axis */
 int  interp_extent(hir_interp *it, const hir_iterdomain *id, int64_t *v, hir_diag *e);
@@ -143,7 +146,7 @@ int  interp_held_keep(hir_interp *it, int64_t number, const hir_tensor *a, const
 void interp_held_release(hir_interp *it, int64_t number);
 void interp_work_release_all(hir_interp *it);
 
-/* interp_scan.c: once per interpreter, the program's generation (form2026), its
+/* interp_scan.c: once per interpreter, the program's generation (form2026: roots), its
  * CollectivePermute ring steps (rings) and the ShardByStreams of their loops (swizzled);
  * -1: out of memory */
 int  interp_scan_2026(hir_interp *it, const hir_block *b, int depth);

@@ -1,5 +1,6 @@
 /* interp_scan.c — what the interpreter reads from the whole program once, when it is made:
- * whether it is in 2026 syntax (form2026: roots are team positions, axes in loop order), the
+ * whether it is in 2026 syntax (form2026: roots are team positions; shapes come from the
+ * tensors' views, not from it), the
  * CollectivePermutes that are steps of a ring over a loop variable (hostir-2026.md §3.10) and
  * the ShardByStreams of those loops, whose stream axis is swizzled. CollectivePermute
  * (ops_permute.c) and ShardByStream (ops_view.c) read the maps it fills. */

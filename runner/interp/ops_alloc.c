@@ -12,7 +12,7 @@ int ops_allocate(hir_interp *it, const hir_stmt *s, hir_diag *e)
     if (interp_bound(it, s->out, NULL))
         return 0;
     hir_shard sh;
-    if (hir_interp_shard(it, s->out, &sh, e))
+    if (interp_shard_here(it, s->out, &sh, e))   /* in a stream loop: one chunk */
         return -1;
     hir_view v;
     hir_view_init(&v, NULL, s->out->dtype, sh.ndim, sh.local);
@@ -48,23 +48,12 @@ int ops_allocate(hir_interp *it, const hir_stmt *s, hir_diag *e)
  * (hostir-2026.md §3.7); each execution in a run gets its own (interp_bind_new's slots). */
 int ops_hir_allocate(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
-    hir_shard sh;
-    if (hir_interp_shard(it, s->out, &sh, e))
-        return -1;
     /* inside a loop the storage of a stream-parallel axis is this iteration's chunk: the
      * FEC lowering allocates there exactly the tensors whose storage is stream-parallel
      * (hostir-2026.md §4.2); at top level the axis counts whole */
-    if (it->loops > 0) {
-        int d = 0;
-        for (int i = 0; i < s->out->nloop; i++) {
-            const hir_iterdomain *id = interp_axes(it, s->out)[i];
-            if (!interp_axis_runtime(id))
-                continue;
-            if (hir_ptype_is_stream(id->ptype) && d < sh.ndim)
-                sh.local[d] = 1;
-            d++;
-        }
-    }
+    hir_shard sh;
+    if (interp_shard_here(it, s->out, &sh, e))
+        return -1;
     hir_view v;
     if (interp_bind_new(it, s->out, sh.ndim, sh.local, &v, e))
         return -1;

@@ -87,6 +87,89 @@ static int comm_buffers(hir_interp *it, const hir_comm *c, bool is_root, hir_vie
     return 0;
 }
 
+/* The runtime position of t's device-parallel view axis and whether it is split; -1 when t
+ * has none or more than one. */
+static int device_dim(const hir_tensor *t, bool *split)
+{
+    hir_shape_axis ax[HIR_MAX_DIMS];
+    int n = hir_interp_rt_axes(t, ax), at = -1;
+    for (int d = 0; d < n; d++)
+        if (ax[d].device) {
+            if (at >= 0)
+                return -1;
+            at = d;
+            *split = ax[d].nparts > 1;
+        }
+    return at;
+}
+
+/* An AllToAll between a device-split input and output speaks logical axes: block c of the
+ * input along the output's device axis goes to team member c, and the block from member s
+ * lands at position s of the output along the input's device axis. The backend exchanges
+ * flat equal chunks, so the blocks are packed into a contiguous buffer and unpacked after
+ * the exchange (which completes here; the Wait then has nothing to wait for). Returns 1 when
+ * the layouts are not both device-split (the flat exchange is that AllToAll), 0 done, -1. */
+static int alltoall_blocks(hir_interp *it, const hir_stmt *s, hir_collective *col,
+                           hir_diag *e)
+{
+    const hir_comm *c = s->u.comm;
+    bool si = false, so = false;
+    int ji = c->input ? device_dim(c->input, &si) : -1;
+    int jo = c->output ? device_dim(c->output, &so) : -1;
+    if (!col->input || !col->output || ji < 0 || jo < 0 || ji == jo || !(si || so))
+        return 1;
+    const hir_view *in = col->input, *out = col->output;
+    int n = col->team_size;
+    if (ji >= in->ndim || jo >= in->ndim || in->ndim != out->ndim || in->shape[jo] % n ||
+        out->shape[ji] != in->shape[ji] * n)
+        return interp_fail(it, e, "AllToAll: a local input of %d dimensions does not split "
+                           "along dimension %d into the output's blocks along %d", in->ndim,
+                           jo, ji);
+    hir_view blk;
+    hir_view_init(&blk, NULL, in->dtype, in->ndim, in->shape);
+    blk.shape[jo] /= n;
+    hir_view_set_contiguous(&blk);
+    int64_t bn = hir_view_numel(&blk), total = bn * n;
+    hir_view flat;
+    hir_view_init(&flat, NULL, in->dtype, 1, &total);
+    rt_buf *sb = interp_buf_new(it, hir_view_bytes(&flat), e), *rb = NULL;
+    if (!sb || !(rb = interp_buf_new(it, hir_view_bytes(&flat), e))) {
+        if (sb)
+            interp_buf_unref(it, sb);
+        return -1;
+    }
+    int rc = 0;
+    for (int k = 0; !rc && k < n; k++) {   /* pack: block k of the input along jo */
+        hir_view src = *in, dst = blk;
+        src.data = interp_elem_ptr(in, jo, k * blk.shape[jo]);
+        src.shape[jo] = blk.shape[jo];
+        dst.data = (char *)sb->ptr + (size_t)(k * bn) * hir_dtype_size(in->dtype);
+        rc = interp_copy_into(it, &dst, &src, e);
+    }
+    hir_view fs = flat, fr = flat;
+    fs.data = sb->ptr;
+    fr.data = rb->ptr;
+    hir_collective flatcol = *col;
+    flatcol.input = &fs;
+    flatcol.output = &fr;
+    hir_work *w = NULL;
+    if (!rc && (it->be->ops->collective(it->be, it->cur, &flatcol, &w, e) ||
+                (w && it->be->ops->wait(it->be, it->cur, w, e))))
+        rc = interp_backend_fail(it, e);
+    for (int k = 0; !rc && k < n; k++) {   /* unpack: from member k to block k along ji */
+        hir_view src = blk, dst = *out;
+        src.data = (char *)rb->ptr + (size_t)(k * bn) * hir_dtype_size(in->dtype);
+        dst.data = interp_elem_ptr(out, ji, k * in->shape[ji]);
+        dst.shape[ji] = in->shape[ji];
+        rc = interp_copy_into(it, &dst, &src, e);
+    }
+    interp_buf_unref(it, sb);
+    interp_buf_unref(it, rb);
+    if (rc)
+        return -1;
+    return interp_record_work(it, c->number, WORK_SKIPPED, e);
+}
+
 int ops_communication(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     const hir_comm *c = s->u.comm;
@@ -109,6 +192,11 @@ int ops_communication(hir_interp *it, const hir_stmt *s, hir_diag *e)
     hir_view in, out;
     if (comm_buffers(it, c, col.root_index == my, &in, &out, &col, e))
         return -1;
+    if (c->type == HIR_COMM_ALLTOALL) {
+        int r = alltoall_blocks(it, s, &col, e);
+        if (r <= 0)
+            return r;
+    }
     hir_work *w = NULL;
     if (it->be->ops->collective(it->be, it->cur, &col, &w, e))
         return interp_backend_fail(it, e);

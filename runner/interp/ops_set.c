@@ -31,20 +31,19 @@ static int set_allgather(hir_interp *it, const hir_stmt *s, const hir_view *in, 
     hir_shard sh;
     if (hir_interp_shard(it, s->out, &sh, e))
         return -1;
+    /* the gathered axis: n blocks of the local extent (1 for an unsplit device axis, the
+     * inner extent for a split one) */
     int64_t oshape[HIR_MAX_DIMS];
     memcpy(oshape, in->shape, sizeof oshape);
-    oshape[j] = n;
+    oshape[j] = in->shape[j] * n;
     hir_view out;
     if (interp_out_view(it, s->out, in->ndim, oshape, &out, e))
         return -1;
-    /* gather into [n, in without axis j] (contiguous), then place it with a permuted view */
-    hir_view tmp;
-    int64_t tshape[HIR_MAX_DIMS];
-    tshape[0] = n;
-    for (int d = 0, k = 1; d < in->ndim; d++)
-        if (d != j)
-            tshape[k++] = in->shape[d];
-    hir_view_init(&tmp, NULL, in->dtype, in->ndim, tshape);
+    /* gather the n local blocks one after the other (contiguous), then place each */
+    hir_view tmp, one;
+    hir_view_init(&one, NULL, in->dtype, in->ndim, in->shape);
+    int64_t total = hir_view_numel(&one) * n;
+    hir_view_init(&tmp, NULL, in->dtype, 1, &total);
     rt_buf *b = interp_buf_new(it, hir_view_bytes(&tmp), e);
     if (!b)
         return -1;
@@ -65,19 +64,66 @@ static int set_allgather(hir_interp *it, const hir_stmt *s, const hir_view *in, 
     if (it->be->ops->collective(it->be, it->cur, &c, &w, e) ||
         (w && it->be->ops->wait(it->be, it->cur, w, e)))
         rc = interp_backend_fail(it, e);
-    if (!rc) {
-        hir_view perm = tmp;
-        perm.stride[j] = tmp.stride[0];
-        for (int d = 0, k = 1; d < in->ndim; d++)
-            if (d != j) {
-                perm.shape[d] = tmp.shape[k];
-                perm.stride[d] = tmp.stride[k++];
-            }
-        perm.shape[j] = n;
-        rc = interp_copy_into(it, &out, &perm, e);
+    /* block r of tmp goes to [r * local, (r + 1) * local) of the output's axis j */
+    for (int r = 0; !rc && r < n; r++) {
+        hir_view blk = one, dst = out;
+        blk.data = interp_elem_ptr(&tmp, 0, r * hir_view_numel(&one));
+        dst.data = interp_elem_ptr(&out, j, r * in->shape[j]);
+        dst.shape[j] = in->shape[j];
+        rc = interp_copy_into(it, &dst, &blk, e);
     }
     interp_buf_unref(it, b);
     return rc;
+}
+
+/* The device part of a view axis, or NULL. */
+static const hir_iterdomain *dev_part(const hir_tensor *t, const hir_shape_axis *a)
+{
+    for (int k = 0; k < a->nparts; k++)
+        if (hir_ptype_is_device(t->shape.ids[a->first + k]->ptype))
+            return t->shape.ids[a->first + k];
+    return NULL;
+}
+
+/* Set.Permute: the permutation its IterDomain numbers carry (hir_shape_permutation), over the
+ * runtime axes (reductions dropped); the output is a permuted view of the input, or a copy
+ * into it when it is bound. */
+static int set_permute(hir_interp *it, const hir_stmt *s, const hir_view *v, hir_diag *e)
+{
+    const hir_tensor *tin = hir_value_tensor(s->in[0]), *tout = s->out;
+    int perm[HIR_MAX_DIMS * 4];
+    char tn[32];
+    if (tout->shape.naxes > (int)(sizeof perm / sizeof *perm) ||
+        hir_shape_permutation(tin, tout, perm))
+        return interp_fail(it, e, "Set.Permute: the IterDomain numbers of %s carry no "
+                           "permutation of its input's axes", interp_tname(tout, tn, sizeof tn));
+    hir_view r = *v;
+    r.ndim = 0;
+    for (int i = 0; i < tout->shape.naxes; i++) {
+        hir_shape_axis a;
+        hir_shape_axis_get(tout, i, &a);
+        if (a.reduction)
+            continue;
+        int d = interp_rt_pos(it, tin, perm[i]);
+        if (d >= v->ndim || r.ndim == HIR_MAX_DIMS)
+            return interp_fail(it, e, "Set.Permute: axis %d of the output has no runtime "
+                               "dimension in the input's %d", i, v->ndim);
+        r.shape[r.ndim] = v->shape[d];
+        r.stride[r.ndim++] = v->stride[d];
+    }
+    if (r.ndim != v->ndim)
+        return interp_fail(it, e, "Set.Permute: the output has %d runtime axes, the input %d",
+                           r.ndim, v->ndim);
+    hir_view o;
+    if (interp_bound(it, tout, &o))
+        return interp_copy_into(it, &o, &r, e);
+    if (r.dtype != tout->dtype) {
+        hir_view c;
+        if (interp_bind_new(it, tout, r.ndim, r.shape, &c, e))
+            return -1;
+        return interp_copy_into(it, &c, &r, e);
+    }
+    return interp_bind(it, tout, &r, interp_buf_of(it, tin), e);
 }
 
 int ops_set(hir_interp *it, const hir_stmt *s, hir_diag *e)
@@ -87,29 +133,21 @@ int ops_set(hir_interp *it, const hir_stmt *s, hir_diag *e)
     hir_view v;
     if (interp_get(it, tin, &v, e))
         return -1;
-    if (s->u.ls.permute) {
-        hir_view q = interp_view_squeezed(&v);
-        if (q.ndim > 1)
-            return interp_fail(it, e, "Set.Permute: the permutation is not printed, so it "
-                               "cannot be applied to a tensor with %d non-unit axes", q.ndim);
-    }
-    /* resharding: compare device parallelization position-wise over runtime axes */
-    int ki = 0, ko = 0, gather = -1, scatter = -1;
-    while (ki < tin->nloop && ko < tout->nloop) {
-        const hir_iterdomain *a = interp_axes(it, tin)[ki], *b = interp_axes(it, tout)[ko];
-        if (a->itype == HIR_IT_REDUCTION || a->itype == HIR_IT_STRIDE) { ki++; continue; }
-        if (b->itype == HIR_IT_REDUCTION || b->itype == HIR_IT_STRIDE) { ko++; continue; }
-        int pos = interp_rt_pos(it, tin, ki);
-        bool da = hir_ptype_is_device(a->ptype), db = hir_ptype_is_device(b->ptype);
-        if (da && !db)
-            gather = gather < 0 ? pos : -2;
-        else if (!da && db)
-            scatter = scatter < 0 ? pos : -2;
-        else if (da && db && a->ptype != b->ptype)
+    if (s->u.ls.permute)
+        return set_permute(it, s, &v, e);
+    /* resharding: compare device parallelization axis by axis over the views' runtime axes */
+    hir_shape_axis ai[HIR_MAX_DIMS], ao[HIR_MAX_DIMS];
+    int ni = hir_interp_rt_axes(tin, ai), no = hir_interp_rt_axes(tout, ao);
+    int gather = -1, scatter = -1;
+    for (int k = 0; k < ni && k < no; k++) {
+        const hir_iterdomain *a = dev_part(tin, &ai[k]), *b = dev_part(tout, &ao[k]);
+        if (a && !b)
+            gather = gather < 0 ? k : -2;
+        else if (!a && b)
+            scatter = scatter < 0 ? k : -2;
+        else if (a && b && a->ptype != b->ptype)
             return interp_fail(it, e, "resharding between %s and %s is not supported",
                                hir_ptype_name(a->ptype), hir_ptype_name(b->ptype));
-        ki++;
-        ko++;
     }
     if (gather == -2 || scatter == -2 || (gather >= 0 && scatter >= 0))
         return interp_fail(it, e, "a Set that reshards more than one axis is not supported");
@@ -121,12 +159,12 @@ int ops_set(hir_interp *it, const hir_stmt *s, hir_diag *e)
             return -1;
         if (!sh.on_rank)
             return 0;
-        int64_t off = sh.offset[scatter];
-        if (off >= v.shape[scatter])
-            return interp_fail(it, e, "shard %" PRId64 " outside an axis of %" PRId64, off,
-                               v.shape[scatter]);
+        int64_t off = sh.offset[scatter], len = sh.local[scatter];
+        if (off >= v.shape[scatter] || len > v.shape[scatter] - off)
+            return interp_fail(it, e, "shard [%" PRId64 ", %" PRId64 ") outside an axis of %"
+                               PRId64, off, off + len, v.shape[scatter]);
         v.data = interp_elem_ptr(&v, scatter, off);
-        v.shape[scatter] = 1;
+        v.shape[scatter] = len;
     }
     hir_view o;
     if (interp_bound(it, tout, &o))

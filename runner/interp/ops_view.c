@@ -22,6 +22,7 @@ int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_diag *e)
     hir_view v;
     if (interp_get(it, in, &v, e))
         return -1;
+    /* the position among the input's view axes without reductions */
     int pos = interp_axis_pos(it, in, s->u.sel.axis);
     if (pos < 0)
         return interp_fail(it, e, "axis %" PRId64 " is not an axis of %s",
@@ -54,18 +55,26 @@ int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_diag *e)
     hir_view v;
     if (interp_get(it, in, &v, e))
         return -1;
+    /* the output's view axis with a stream part: ShardByStream chunks the logical axis the
+     * stream axis was split from (or an unsplit stream axis itself) */
     const hir_tensor *o = s->out;
     int pos = -1;
-    for (int i = 0; i < o->nloop; i++)
-        if (hir_ptype_is_stream(interp_axes(it, o)[i]->ptype))
-            pos = i;
+    const hir_iterdomain *sid = NULL;
+    for (int i = 0; i < o->shape.naxes && !sid; i++) {
+        hir_shape_axis ax;
+        hir_shape_axis_get(o, i, &ax);
+        for (int k = 0; k < ax.nparts; k++)
+            if (hir_ptype_is_stream(o->shape.ids[ax.first + k]->ptype)) {
+                sid = o->shape.ids[ax.first + k];
+                pos = i;
+            }
+    }
     if (pos < 0)
         return interp_fail(it, e, "the output has no stream-parallel axis");
     int a = interp_rt_pos(it, o, pos);
     if (a >= v.ndim)
         return interp_fail(it, e, "stream axis %d outside the input's %d dimensions", a, v.ndim);
     int64_t k, x;
-    const hir_iterdomain *sid = interp_axes(it, o)[pos];
     if (interp_eval(it, sid->extent, &k, e) || interp_eval(it, s->u.stream_index, &x, e))
         return -1;
     if (k <= 0)

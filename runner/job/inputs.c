@@ -67,18 +67,16 @@ int job_bind_dir_extents(hir_interp *it, hir_program *p, const hir_run_options *
             hir_diag_prepend(e->last, lead);
             return -1;
         }
-        int d = 0;
-        for (int k = 0; k < t->nloop && d < h.ndim; k++) {
-            const hir_iterdomain *id = hir_interp_axes(it, t)[k];
-            if (id->itype == HIR_IT_REDUCTION || id->itype == HIR_IT_STRIDE)
-                continue;
-            if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&
-                !(local && hir_ptype_is_device(id->ptype))) {
-                if (refuse_bound(id->extent, h.shape[d], d, o, nm, path, rank, e) ||
-                    hir_interp_bind_scalar(it, id->extent, h.shape[d], e))
+        /* the file has the logical shape: one dimension per runtime axis of the view */
+        hir_shape_axis ax[HIR_MAX_DIMS];
+        int n = hir_interp_rt_axes(t, ax);
+        for (int d = 0; d < n && d < h.ndim; d++) {
+            hir_scalar *x = ax[d].extent;   /* the logical extent (X of a ceilDiv) */
+            if (x && x->kind == HIR_SC_SYMBOL && !x->def && !(local && ax[d].device)) {
+                if (refuse_bound(x, h.shape[d], d, o, nm, path, rank, e) ||
+                    hir_interp_bind_scalar(it, x, h.shape[d], e))
                     return -1;
             }
-            d++;
         }
     }
     return 0;

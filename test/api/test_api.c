@@ -297,6 +297,37 @@ static void run_symbolic_extent(void **state)
     hirc_diagnostics_destroy(d);
 }
 
+/* Buffers have the logical shape (issue 27): an input whose first axis is split by stream,
+ * [istreamIdx2{3}, iS3{( ceilDiv(i0, 3) )}, iS1{4}], is [i0, 4]: ndim 2, i0 bound from the
+ * caller's shape, the data in logical row-major order. */
+static void run_logical_shapes(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "%HostIrContainer { (T0_g_float[istreamIdx2{3}, iS3{( ceilDiv(i0, 3) )}, iS1{4}]) -> "
+        "(T1_g_float[iS4{i0}, iS5{4}]) :\n"
+        "  T1_g_float[iS4{i0}, iS5{4}]\n"
+        "     = Set( T0_g_float[istreamIdx2{3}, iS3{( ceilDiv(i0, 3) )}, iS1{4}], "
+        "cache_op=Streaming )\n"
+        "} // %HostIrContainer\n";
+    hirc_diagnostics *d;
+    assert_int_equal(hirc_diagnostics_create(&d), HIRC_OK);
+    hirc_program *p = parse_ok(text, d);
+    hirc_value_info vi;
+    assert_int_equal(hirc_input_info(p, 0, &vi), HIRC_OK);
+    assert_int_equal(vi.ndim, 2);
+    assert_int_equal(hirc_output_info(p, 0, &vi), HIRC_OK);
+    assert_int_equal(vi.ndim, 2);
+    float a[24], c[24] = {0};
+    for (int i = 0; i < 24; i++)
+        a[i] = (float)i;
+    hirc_tensor in = {a, HIRC_FLOAT32, 2, {6, 4}}, out = {c, HIRC_FLOAT32, 2, {6, 4}};
+    assert_int_equal(hirc_run(p, &in, 1, &out, 1, NULL, d), HIRC_OK);
+    assert_memory_equal(a, c, sizeof a);
+    hirc_program_destroy(p);
+    hirc_diagnostics_destroy(d);
+}
+
 static void run_refuses_other_ranks(void **state)
 {
     (void)state;
@@ -387,6 +418,7 @@ int main(void)
         cmocka_unit_test(pipeline_errors),
         cmocka_unit_test(run_matmul),
         cmocka_unit_test(run_symbolic_extent),
+        cmocka_unit_test(run_logical_shapes),
         cmocka_unit_test(run_refuses_other_ranks),
         cmocka_unit_test(run_arguments_and_scalar_inputs),
     };
