@@ -31,7 +31,11 @@ typedef struct coll_post {
     MPI_Comm comm;
     MPI_Request r;
     int rc, peer, is_recv;
+    hir_cpu_comm *cc;
 } coll_post;
+
+/* the team's agreement on the collective, after this rank's own checks, before MPI sees it */
+static int coll_agree(const coll_post *p, hir_diag *e);
 
 static int coll_allgather(coll_post *p, hir_diag *e)
 {
@@ -46,6 +50,8 @@ static int coll_allgather(coll_post *p, hir_diag *e)
                              (long long)hir_view_numel(out), p->ts, (long long)n);
     if (cpu_mpi_count_ok(n, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
         cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e))
+        return -1;
+    if (coll_agree(p, e))
         return -1;
     p->rc = MPI_Iallgather(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->comm, &p->r);
     return 0;
@@ -64,6 +70,8 @@ static int coll_reducescatter(coll_post *p, hir_diag *e)
                              (long long)hir_view_numel(in), p->ts, (long long)n);
     if (cpu_mpi_count_ok(n * p->ts, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
         cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e))
+        return -1;
+    if (coll_agree(p, e))
         return -1;
     p->rc = MPI_Ireduce_scatter_block(sbuf, rbuf, (int)n, p->mt, p->op, p->comm, &p->r);
     return 0;
@@ -86,6 +94,8 @@ static int coll_allreduce(coll_post *p, hir_diag *e)
     hir_view bv;
     hir_view_init(&bv, rbuf, p->xt, out->ndim, out->shape);
     if (rbuf != in->data && cpu_work_flat_copy(p->w, &bv, in, e))
+        return -1;
+    if (coll_agree(p, e))
         return -1;
     p->rc = MPI_Iallreduce(MPI_IN_PLACE, rbuf, (int)n, p->mt, p->op, p->comm, &p->r);
     return 0;
@@ -112,6 +122,8 @@ static int coll_broadcast(coll_post *p, hir_diag *e)
     } else if (cpu_work_stage(p->w, buf, p->xt, 0, 1, &rbuf, e)) {
         return -1;
     }
+    if (coll_agree(p, e))
+        return -1;
     p->rc = MPI_Ibcast(rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
     return 0;
 }
@@ -131,6 +143,8 @@ static int coll_gather(coll_post *p, hir_diag *e)
     if (cpu_mpi_count_ok(n * p->ts, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
         (is_root && cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e)))
         return -1;
+    if (coll_agree(p, e))
+        return -1;
     p->rc = MPI_Igather(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
     return 0;
 }
@@ -149,6 +163,8 @@ static int coll_scatter(coll_post *p, hir_diag *e)
                              name, (long long)hir_view_numel(in), p->ts, (long long)n);
     if (cpu_mpi_count_ok(n * p->ts, name, e) || (is_root && cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e)) ||
         cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e))
+        return -1;
+    if (coll_agree(p, e))
         return -1;
     p->rc = MPI_Iscatter(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
     return 0;
@@ -172,6 +188,8 @@ static int coll_reduce(coll_post *p, hir_diag *e)
         return -1;
     if (is_root && sbuf == rbuf)
         sbuf = MPI_IN_PLACE;
+    if (coll_agree(p, e))
+        return -1;
     p->rc = MPI_Ireduce(sbuf, rbuf, (int)n, p->mt, p->op, p->root, p->comm, &p->r);
     return 0;
 }
@@ -191,6 +209,8 @@ static int coll_sendrecv(coll_post *p, hir_diag *e)
         n = hir_view_numel(p->in);
         if (cpu_mpi_count_ok(n, name, e) || cpu_work_stage(p->w, p->in, p->xt, 1, 0, &sbuf, e))
             return -1;
+        if (coll_agree(p, e))
+            return -1;
         p->rc = MPI_Isend(sbuf, (int)n, p->mt, 1 - root, HIR_SENDRECV_TAG, p->comm, &p->r);
     } else {
         p->peer = p->c->team[root];
@@ -199,6 +219,8 @@ static int coll_sendrecv(coll_post *p, hir_diag *e)
             return -1;
         n = hir_view_numel(p->out);
         if (cpu_mpi_count_ok(n, name, e) || cpu_work_stage(p->w, p->out, p->xt, 0, 1, &rbuf, e))
+            return -1;
+        if (coll_agree(p, e))
             return -1;
         p->rc = MPI_Irecv(rbuf, (int)n, p->mt, root, HIR_SENDRECV_TAG, p->comm, &p->r);
     }
@@ -221,6 +243,8 @@ static int coll_alltoall(coll_post *p, hir_diag *e)
                              (long long)hir_view_numel(out), ts);
     if (cpu_mpi_count_ok(n, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
         cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e))
+        return -1;
+    if (coll_agree(p, e))
         return -1;
     p->rc = MPI_Ialltoall(sbuf, (int)(n / ts), p->mt, rbuf, (int)(n / ts), p->mt, p->comm,
                           &p->r);
@@ -289,13 +313,15 @@ static int sig_text(char *b, size_t n, int field, int64_t v)
     return snprintf(b, n, "root %lld", (long long)v);
 }
 
-/* Before a collective is posted, its team agrees on its signature (kind, team, root, element
+/* Before a collective is posted (after this rank's own checks, so a refusal of its buffers
+ * stays local and nothing reaches MPI), its team agrees on its signature (kind, team, root, element
  * count, dtype): one MPI_Iallgather of SIG_N int64 per member on the team's communicator.
  * MPI itself checks none of it: a Broadcast whose root differs between ranks completes and
  * every rank keeps its own data. Every member compares every signature with member 0's, so
  * all of them stop with the same message. */
-static int coll_agree(hir_cpu_comm *cc, const coll_post *p, hir_diag *e)
+static int coll_agree(const coll_post *p, hir_diag *e)
 {
+    hir_cpu_comm *cc = p->cc;
     int64_t mine[SIG_N], stack[8 * SIG_N], *all = stack;
     coll_signature(p, mine);
     if (p->ts > 8 && !(all = malloc(sizeof *all * SIG_N * (size_t)p->ts)))
@@ -354,7 +380,8 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
 {
     coll_post p = {.w = w, .c = c, .name = hir_comm_type_name(c->kind), .in = c->input,
                    .out = c->output, .ts = c->team_size, .me = c->my_index,
-                   .root = c->root_index, .r = MPI_REQUEST_NULL, .rc = MPI_SUCCESS, .peer = -1};
+                   .root = c->root_index, .r = MPI_REQUEST_NULL, .rc = MPI_SUCCESS, .peer = -1,
+                   .cc = cc};
     const char *name = p.name;
     const hir_view *in = p.in, *out = p.out;
     int ts = p.ts;
@@ -380,7 +407,7 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
     coll_fn post = (unsigned)c->kind < HIR_COMM_COUNT ? coll_handlers[c->kind] : NULL;
     if (!post)
         return hir_fail(e, "collective kind %d unknown", (int)c->kind);
-    if (coll_agree(cc, &p, e) || post(&p, e))
+    if (post(&p, e))
         return -1;
     if (p.rc != MPI_SUCCESS)
         return hir_mpi_error(e, name, p.rc);
