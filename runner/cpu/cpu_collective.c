@@ -7,6 +7,7 @@
 
 #include "runner/backend/convert.h"
 #include "runner/cpu/cpu_comm_internal.h"
+#include "support/support.h"
 
 static int need(const hir_view *v, const char *what, const char *coll, hir_diag *e)
 {
@@ -30,7 +31,11 @@ typedef struct coll_post {
     MPI_Comm comm;
     MPI_Request r;
     int rc, peer, is_recv;
+    hir_cpu_comm *cc;
 } coll_post;
+
+/* the team's agreement on the collective, after this rank's own checks, before MPI sees it */
+static int coll_agree(const coll_post *p, hir_diag *e);
 
 static int coll_allgather(coll_post *p, hir_diag *e)
 {
@@ -45,6 +50,8 @@ static int coll_allgather(coll_post *p, hir_diag *e)
                              (long long)hir_view_numel(out), p->ts, (long long)n);
     if (cpu_mpi_count_ok(n, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
         cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e))
+        return -1;
+    if (coll_agree(p, e))
         return -1;
     p->rc = MPI_Iallgather(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->comm, &p->r);
     return 0;
@@ -63,6 +70,8 @@ static int coll_reducescatter(coll_post *p, hir_diag *e)
                              (long long)hir_view_numel(in), p->ts, (long long)n);
     if (cpu_mpi_count_ok(n * p->ts, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
         cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e))
+        return -1;
+    if (coll_agree(p, e))
         return -1;
     p->rc = MPI_Ireduce_scatter_block(sbuf, rbuf, (int)n, p->mt, p->op, p->comm, &p->r);
     return 0;
@@ -85,6 +94,8 @@ static int coll_allreduce(coll_post *p, hir_diag *e)
     hir_view bv;
     hir_view_init(&bv, rbuf, p->xt, out->ndim, out->shape);
     if (rbuf != in->data && cpu_work_flat_copy(p->w, &bv, in, e))
+        return -1;
+    if (coll_agree(p, e))
         return -1;
     p->rc = MPI_Iallreduce(MPI_IN_PLACE, rbuf, (int)n, p->mt, p->op, p->comm, &p->r);
     return 0;
@@ -111,6 +122,8 @@ static int coll_broadcast(coll_post *p, hir_diag *e)
     } else if (cpu_work_stage(p->w, buf, p->xt, 0, 1, &rbuf, e)) {
         return -1;
     }
+    if (coll_agree(p, e))
+        return -1;
     p->rc = MPI_Ibcast(rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
     return 0;
 }
@@ -130,6 +143,8 @@ static int coll_gather(coll_post *p, hir_diag *e)
     if (cpu_mpi_count_ok(n * p->ts, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
         (is_root && cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e)))
         return -1;
+    if (coll_agree(p, e))
+        return -1;
     p->rc = MPI_Igather(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
     return 0;
 }
@@ -148,6 +163,8 @@ static int coll_scatter(coll_post *p, hir_diag *e)
                              name, (long long)hir_view_numel(in), p->ts, (long long)n);
     if (cpu_mpi_count_ok(n * p->ts, name, e) || (is_root && cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e)) ||
         cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e))
+        return -1;
+    if (coll_agree(p, e))
         return -1;
     p->rc = MPI_Iscatter(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
     return 0;
@@ -171,6 +188,8 @@ static int coll_reduce(coll_post *p, hir_diag *e)
         return -1;
     if (is_root && sbuf == rbuf)
         sbuf = MPI_IN_PLACE;
+    if (coll_agree(p, e))
+        return -1;
     p->rc = MPI_Ireduce(sbuf, rbuf, (int)n, p->mt, p->op, p->root, p->comm, &p->r);
     return 0;
 }
@@ -190,6 +209,8 @@ static int coll_sendrecv(coll_post *p, hir_diag *e)
         n = hir_view_numel(p->in);
         if (cpu_mpi_count_ok(n, name, e) || cpu_work_stage(p->w, p->in, p->xt, 1, 0, &sbuf, e))
             return -1;
+        if (coll_agree(p, e))
+            return -1;
         p->rc = MPI_Isend(sbuf, (int)n, p->mt, 1 - root, HIR_SENDRECV_TAG, p->comm, &p->r);
     } else {
         p->peer = p->c->team[root];
@@ -198,6 +219,8 @@ static int coll_sendrecv(coll_post *p, hir_diag *e)
             return -1;
         n = hir_view_numel(p->out);
         if (cpu_mpi_count_ok(n, name, e) || cpu_work_stage(p->w, p->out, p->xt, 0, 1, &rbuf, e))
+            return -1;
+        if (coll_agree(p, e))
             return -1;
         p->rc = MPI_Irecv(rbuf, (int)n, p->mt, root, HIR_SENDRECV_TAG, p->comm, &p->r);
     }
@@ -221,6 +244,8 @@ static int coll_alltoall(coll_post *p, hir_diag *e)
     if (cpu_mpi_count_ok(n, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
         cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e))
         return -1;
+    if (coll_agree(p, e))
+        return -1;
     p->rc = MPI_Ialltoall(sbuf, (int)(n / ts), p->mt, rbuf, (int)(n / ts), p->mt, p->comm,
                           &p->r);
     return 0;
@@ -239,6 +264,91 @@ static const coll_fn coll_handlers[HIR_COMM_COUNT] = {
     [HIR_COMM_SENDRECV] = coll_sendrecv,
     [HIR_COMM_ALLTOALL] = coll_alltoall,
 };
+
+/* ---------------------------------------------------------------- agreement across the team */
+
+/* What every member of a collective's team must agree on before it runs, one int64 each. */
+enum { SIG_KIND, SIG_TEAM, SIG_ROOT, SIG_COUNT, SIG_DTYPE, SIG_N };
+static const char *const sig_field[SIG_N] = {"the kind", "the team", "root", "elements",
+                                              "dtype"};
+
+/* The buffer whose element count and dtype every member has in common (the count each
+ * handler passes to MPI): the input where members each give one part, else the output. */
+static const hir_view *coll_unit(const coll_post *p)
+{
+    switch (p->c->kind) {
+    case HIR_COMM_ALLGATHER: case HIR_COMM_GATHER: case HIR_COMM_REDUCE:
+    case HIR_COMM_ALLTOALL:
+        return p->in;
+    case HIR_COMM_BROADCAST: return p->out ? p->out : p->in;
+    case HIR_COMM_SENDRECV: return p->is_root ? p->in : p->out;
+    default: return p->out;
+    }
+}
+
+static void coll_signature(const coll_post *p, int64_t *sig)
+{
+    const hir_collective *c = p->c;
+    const hir_view *u = coll_unit(p);
+    sig[SIG_KIND] = c->kind;
+    sig[SIG_TEAM] = (int64_t)hir_fnv1a(c->team, sizeof *c->team * (size_t)c->team_size,
+                                       HIR_FNV1A_INIT);
+    sig[SIG_ROOT] = hir_comm_type_has_root(c->kind) ? c->team[p->root] : -1;
+    sig[SIG_COUNT] = u ? hir_view_numel(u) : -1;
+    sig[SIG_DTYPE] = u ? (int64_t)u->dtype : -1;
+}
+
+static int sig_text(char *b, size_t n, int field, int64_t v)
+{
+    if (field == SIG_KIND)
+        return snprintf(b, n, "%s", v >= 0 && v < HIR_COMM_COUNT
+                                        ? hir_comm_type_name((hir_comm_type)v) : "?");
+    if (field == SIG_DTYPE)
+        return snprintf(b, n, "dtype %s", v >= 0 && v < HIR_DT_COUNT
+                                              ? hir_dtype_name((hir_dtype)v) : "(none)");
+    if (field == SIG_TEAM)
+        return snprintf(b, n, "team hash %016llx", (unsigned long long)v);
+    if (field == SIG_COUNT)
+        return snprintf(b, n, "%lld elements", (long long)v);
+    return snprintf(b, n, "root %lld", (long long)v);
+}
+
+/* Before a collective is posted (after this rank's own checks, so a refusal of its buffers
+ * stays local and nothing reaches MPI), its team agrees on its signature (kind, team, root, element
+ * count, dtype): one MPI_Iallgather of SIG_N int64 per member on the team's communicator.
+ * MPI itself checks none of it: a Broadcast whose root differs between ranks completes and
+ * every rank keeps its own data. Every member compares every signature with member 0's, so
+ * all of them stop with the same message. */
+static int coll_agree(const coll_post *p, hir_diag *e)
+{
+    hir_cpu_comm *cc = p->cc;
+    int64_t mine[SIG_N], stack[8 * SIG_N], *all = stack;
+    coll_signature(p, mine);
+    if (p->ts > 8 && !(all = malloc(sizeof *all * SIG_N * (size_t)p->ts)))
+        return hir_fail(e, "%s: out of host memory", p->name);
+    MPI_Request r;
+    int rc = MPI_Iallgather(mine, SIG_N, MPI_INT64_T, all, SIG_N, MPI_INT64_T, p->comm, &r);
+    if (rc != MPI_SUCCESS)
+        rc = hir_mpi_error(e, "MPI_Iallgather", rc);
+    else
+        rc = hir_mpi_poll(&r, NULL, 1, cc->timeout, "agreeing on a collective", e);
+    for (int j = 1; j < p->ts && !rc; j++)
+        for (int f = 0; f < SIG_N; f++) {
+            int64_t a = all[f], b = all[j * SIG_N + f];
+            if (a == b)
+                continue;
+            char ta[64], tb[64];
+            sig_text(ta, sizeof ta, f, a);
+            sig_text(tb, sizeof tb, f, b);
+            rc = hir_fail(e, "the team disagrees on %s: rank %d says %s, rank %d says %s "
+                          "(every member must evaluate it the same)", sig_field[f],
+                          p->c->team[0], ta, p->c->team[j], tb);
+            break;
+        }
+    if (all != stack)
+        free(all);
+    return rc;
+}
 
 /* The checks every kind shares: root and team index in the team, a buffer, a dtype MPI can
  * carry (bf16/f16 reductions as f32), a known reduction op. Fills p's common fields. */
@@ -270,7 +380,8 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
 {
     coll_post p = {.w = w, .c = c, .name = hir_comm_type_name(c->kind), .in = c->input,
                    .out = c->output, .ts = c->team_size, .me = c->my_index,
-                   .root = c->root_index, .r = MPI_REQUEST_NULL, .rc = MPI_SUCCESS, .peer = -1};
+                   .root = c->root_index, .r = MPI_REQUEST_NULL, .rc = MPI_SUCCESS, .peer = -1,
+                   .cc = cc};
     const char *name = p.name;
     const hir_view *in = p.in, *out = p.out;
     int ts = p.ts;

@@ -19,12 +19,24 @@ typedef struct unpack_step {
     hir_view src;                   /* contiguous, in a buffer the work owns */
 } unpack_step;
 
+/* What a receive expects of its sender: the sender's header (dtype, element count), sent just
+ * before its data on the header tag, lands in got and is compared at the wait, before the
+ * data is looked at. */
+typedef struct hdr_check {
+    int64_t *got;                   /* [2] in a buffer the work owns */
+    int64_t dtype, count;
+} hdr_check;
+
 struct hir_work {
     char what[160];
     int n, cap;
     MPI_Request *req;
     int *peer;
     int *is_recv;
+    int nh, caph;                   /* receives' header checks, completed before req */
+    MPI_Request *hreq;
+    int *hpeer;
+    hdr_check *h;
     int nun, capun;
     unpack_step *un;
     int nbuf, capbuf;
@@ -129,6 +141,9 @@ static void work_free(hir_work *w, int free_bufs)
     free(w->req);
     free(w->peer);
     free(w->is_recv);
+    free(w->hreq);
+    free(w->hpeer);
+    free(w->h);
     free(w->un);
     free(w);
 }
@@ -300,6 +315,68 @@ int cpu_group_end(hir_backend *be, hir_stream *s, hir_work **w, hir_diag *e)
     return 0;
 }
 
+/* The header of a P2P transfer: the sender sends its dtype and element count just before the
+ * data (on the transport's header tag, so headers pair in the same posting order as the data);
+ * the receiver posts a receive for it and checks it against its own buffer at the wait
+ * (p2p_headers_check) before it looks at the data. MPI alone compares neither: a shorter send
+ * fills part of the receive, a float send into an int receive hands over raw bits. */
+static int p2p_header(hir_work *w, const hir_p2p *p, int64_t n, MPI_Comm world, hir_diag *e)
+{
+    int tag = p->transport == HIR_BK_CUDA ? HIR_P2P_IPC_HDR_TAG : HIR_P2P_HDR_TAG;
+    int64_t *h = work_buf(w, 2 * sizeof *h, e);
+    if (!h)
+        return -1;
+    MPI_Request r;
+    if (p->is_send) {
+        h[0] = p->buf.dtype;
+        h[1] = n;
+        int rc = MPI_Isend(h, 2, MPI_INT64_T, p->peer, tag, world, &r);
+        if (rc != MPI_SUCCESS)
+            return hir_mpi_error(e, "MPI_Isend", rc);
+        return cpu_work_add_req(w, r, p->peer, 0, e);
+    }
+    int cap_req = w->caph, cap_peer = w->caph;     /* the three arrays grow together */
+    if (grow((void **)&w->hreq, &cap_req, w->nh + 1, sizeof *w->hreq) ||
+        grow((void **)&w->hpeer, &cap_peer, w->nh + 1, sizeof *w->hpeer) ||
+        grow((void **)&w->h, &w->caph, w->nh + 1, sizeof *w->h))
+        return hir_fail(e, "%s: out of memory", w->what);
+    int rc = MPI_Irecv(h, 2, MPI_INT64_T, p->peer, tag, world, &r);
+    if (rc != MPI_SUCCESS)
+        return hir_mpi_error(e, "MPI_Irecv", rc);
+    w->hreq[w->nh] = r;
+    w->hpeer[w->nh] = p->peer;
+    w->h[w->nh] = (hdr_check){.got = h, .dtype = p->buf.dtype, .count = n};
+    w->nh++;
+    return 0;
+}
+
+/* Every receive's header against its buffer: a sender whose size or dtype differs is refused,
+ * naming both sides, before the data is used. */
+static int p2p_headers_check(hir_cpu_comm *cc, hir_work *w, hir_diag *e)
+{
+    if (!w->nh)
+        return 0;
+    if (hir_mpi_poll(w->hreq, w->hpeer, w->nh, cc->timeout, w->what, e))
+        return -1;
+    for (int i = 0; i < w->nh; i++) {
+        const hdr_check *c = &w->h[i];
+        int64_t dt = c->got[0], cnt = c->got[1];
+        if (dt == c->dtype && cnt == c->count)
+            continue;
+        const char *sname = dt >= 0 && dt < HIR_DT_COUNT ? hir_dtype_name((hir_dtype)dt) : "?";
+        int64_t ssz = dt >= 0 && dt < HIR_DT_COUNT ? hir_dtype_size((hir_dtype)dt) : 0;
+        int64_t rsz = hir_dtype_size((hir_dtype)c->dtype);
+        return hir_fail_peer(e, w->hpeer[i], "P2P from rank %d to rank %d: rank %d sends %lld "
+                             "elements of %s (%lld bytes), rank %d receives into %lld elements "
+                             "of %s (%lld bytes); a send and its receive must have the same "
+                             "size and dtype", w->hpeer[i], cc->rank, w->hpeer[i],
+                             (long long)cnt, sname, (long long)(cnt * ssz), cc->rank,
+                             (long long)c->count, hir_dtype_name((hir_dtype)c->dtype),
+                             (long long)(c->count * rsz));
+    }
+    return 0;
+}
+
 int cpu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **wp, hir_diag *e)
 {
     hir_cpu_comm *cc = cpu_of(be)->comm;
@@ -347,6 +424,8 @@ int cpu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **wp
     if (cpu_work_stage(w, &p->buf, p->buf.dtype, p->is_send, !p->is_send, &buf, e))
         goto fail;
     int tag = p->transport == HIR_BK_CUDA ? HIR_P2P_IPC_TAG : HIR_P2P_TAG;
+    if (p2p_header(w, p, n, cc->world, e))
+        goto fail;
     rc = p->is_send ? MPI_Isend(buf, (int)n, mt, p->peer, tag, cc->world, &r)
                     : MPI_Irecv(buf, (int)n, mt, p->peer, tag, cc->world, &r);
     if (rc != MPI_SUCCESS) {
@@ -384,9 +463,20 @@ int cpu_share_handles(hir_backend *be, const hir_p2p *list, int n, hir_diag *e)
  * collectives, which MPI cannot cancel) are left to finish or die with the job. Their
  * buffers are then leaked on purpose: freeing memory MPI may still read is worse, and a
  * timed-out run is about to end. */
+static void cancel_headers(hir_work *w)
+{
+    for (int i = 0; i < w->nh; i++)
+        if (w->hreq[i] != MPI_REQUEST_NULL) {
+            MPI_Cancel(&w->hreq[i]);
+            MPI_Wait(&w->hreq[i], MPI_STATUS_IGNORE);   /* a cancelled receive completes */
+        }
+    w->nh = 0;
+}
+
 static void work_abandon(hir_work *w)
 {
     int pending = 0;
+    cancel_headers(w);
     for (int i = 0; i < w->n; i++) {
         if (w->req[i] == MPI_REQUEST_NULL)
             continue;
@@ -411,7 +501,8 @@ int cpu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_diag *e)
         return hir_fail(e, "wait: no work to wait for");
     if (w == cc->group)
         return hir_fail(e, "wait: the coalescing group is still open");
-    if (w->n && hir_mpi_poll(w->req, w->peer, w->n, cc->timeout, w->what, e)) {
+    if (p2p_headers_check(cc, w, e) ||
+        (w->n && hir_mpi_poll(w->req, w->peer, w->n, cc->timeout, w->what, e))) {
         work_abandon(w);
         return -1;
     }

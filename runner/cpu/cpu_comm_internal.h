@@ -16,6 +16,9 @@
 #define HIR_P2P_TAG 0
 #define HIR_SENDRECV_TAG 1
 #define HIR_P2P_IPC_TAG 2           /* backend=CUDA */
+/* each P2P send's header (its dtype and element count) goes before the data, on its own tag */
+#define HIR_P2P_HDR_TAG 3
+#define HIR_P2P_IPC_HDR_TAG 4
 
 struct hir_cpu_comm {
     int have_mpi;

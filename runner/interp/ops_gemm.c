@@ -138,9 +138,46 @@ static int gemm_run(hir_interp *it, const gemm_job *g, hir_diag *e)
 
 /* Runs the job, staging the output through a contiguous temporary when its columns are not
  * unit-stride. */
+/* The bytes [*lo, *hi) that v's elements occupy (empty for no elements). */
+static void byte_range(const hir_view *v, uintptr_t *lo, uintptr_t *hi)
+{
+    int64_t a = 0, b = 0;
+    *lo = *hi = 0;
+    for (int d = 0; d < v->ndim; d++) {
+        if (v->shape[d] == 0)
+            return;
+        int64_t span = (v->shape[d] - 1) * v->stride[d];
+        if (span < 0)
+            a += span;
+        else
+            b += span;
+    }
+    int64_t sz = (int64_t)hir_dtype_size(v->dtype);
+    *lo = (uintptr_t)v->data + (uintptr_t)(a * sz);
+    *hi = (uintptr_t)v->data + (uintptr_t)((b + 1) * sz);
+}
+
+/* Whether the bytes of two views overlap (a GEMM writing its own operand, T0 = linear(T0, T1)). */
+static bool views_overlap(const hir_view *x, const hir_view *y)
+{
+    if (!x || !y || !x->data || !y->data)
+        return false;
+    uintptr_t xl, xh, yl, yh;
+    byte_range(x, &xl, &xh);
+    byte_range(y, &yl, &yh);
+    return xl < xh && yl < yh && xl < yh && yl < xh;
+}
+
+/* The GEMM into g->out; through a temporary when the output is strided (no unit column
+ * stride) or when its bytes overlap an operand's: the backend's GEMM reads its operands while
+ * it writes, so out = A·W into A itself would read what it wrote (zeros on the CPU backend).
+ * The temporary gives the statement its meaning, the product of the operands as they were. */
 static int gemm_to(hir_interp *it, gemm_job *g, hir_diag *e)
 {
-    if (g->out.stride[g->out.ndim - 1] == 1 || g->out.shape[g->out.ndim - 1] == 1) {
+    bool overlap = views_overlap(&g->out, &g->a) || views_overlap(&g->out, &g->b) ||
+                   views_overlap(&g->out, g->bias);
+    if (!overlap &&
+        (g->out.stride[g->out.ndim - 1] == 1 || g->out.shape[g->out.ndim - 1] == 1)) {
         g->out.stride[g->out.ndim - 1] = 1;
         return gemm_run(it, g, e);
     }
