@@ -145,7 +145,7 @@ int hir_check_same_program(hir_boot *boot, uint64_t hash, const char *what, hir_
 
 typedef struct order_ctx {
     hir_p2p_protocol proto;
-    FILE *err;
+    hir_diag *e;
     int bad, fatal;
 } order_ctx;
 
@@ -189,20 +189,14 @@ static void order_block(order_ctx *c, const hir_block *b, bool exchange)
         return;
     c->bad++;
     c->fatal += exchange;
-    if (c->err) {
-        char where[256] = "";
-        if (blocking->loc.src) {
-            int line, col;
-            hir_source_linecol((hir_source *)blocking->loc.src, blocking->loc.begin, &line, &col);
-            snprintf(where, sizeof where, "%s:%d:%d: ", blocking->loc.src->name, line, col);
-        }
-        fprintf(c->err,
-                "hir-run: %s%s: with the %s protocol, P2PCommunication %lld (%s) is queued "
+    if (c->e) {
+        hir_diag_emit(c->e, exchange ? HIR_ERROR : HIR_WARNING, blocking->loc,
+                "with the %s protocol, P2PCommunication %lld (%s) is queued "
                 "before P2PCommunication %lld (%s) of the same block; %s every stream waits "
                 "before signalling its peer and the ring cannot complete (hostir-format.md 4.6). "
                 "Lower it with --pass-pipeline='backend{kind=cuda,protocol=%s}' or run with "
-                "--p2p-protocol=%s.\n",
-                where, exchange ? "error" : "warning", put ? "Put" : "Get",
+                "--p2p-protocol=%s.",
+                put ? "Put" : "Get",
                 (long long)blocking->u.comm->number, blocking->u.comm->is_send ? "send" : "recv",
                 (long long)signal->u.comm->number, signal->u.comm->is_send ? "send" : "recv",
                 exchange ? "every rank runs this exchange at the same iteration, so"
@@ -211,9 +205,9 @@ static void order_block(order_ctx *c, const hir_block *b, bool exchange)
     }
 }
 
-int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, FILE *err, int *fatal)
+int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, hir_diag *e, int *fatal)
 {
-    order_ctx c = {proto, err, 0, 0};
+    order_ctx c = {proto, e, 0, 0};
     order_block(&c, &p->body, false);
     if (fatal)
         *fatal = c.fatal;
