@@ -253,6 +253,14 @@ static bool one_p2p(hir_block *b, hir_backend_kind k, bool *is_send)
     return true;
 }
 
+/* The error just recorded is about the node test s: located there (line, caret). */
+static bool node_fail_at(node_walk *w, const hir_stmt *s)
+{
+    if (w->e && w->e->last && s->loc.src)
+        w->e->last->loc = s->loc;
+    return false;
+}
+
 static bool walk_node_tests(hir_stmt *s, int depth, void *ctx)
 {
     (void)depth;
@@ -264,19 +272,13 @@ static bool walk_node_tests(hir_stmt *s, int depth, void *ctx)
     int64_t k = node_test_size(s->u.cond.pred);
     if (!k)
         return true;
-    char where[320] = "";
-    if (s->loc.src) {
-        int line, col;
-        hir_source_linecol((hir_source *)s->loc.src, s->loc.begin, &line, &col);
-        snprintf(where, sizeof where, "%.256s:%d:%d: error: ", s->loc.src->name, line, col);
-    }
     const char *sim = hir_boot_nodes_simulated(w->boot) ? " (simulated by --simulate-nodes)" : "";
     if (w->size % k) {
-        w->rc = hir_fail(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %" PRId64
+        w->rc = hir_fail(w->e, "the program picks CUDA IPC or NCCL by nodes of %" PRId64
                               " consecutive ranks, which %d ranks do not fill; lower it with "
                               "backend{kind=auto nodes=N} for this job's N nodes",
-                              where, k, w->size);
-        return false;
+                              k, w->size);
+        return node_fail_at(w, s);
     }
     for (int i = 0; i < w->size; i++)
         w->owner[i] = -1;
@@ -290,19 +292,19 @@ static bool walk_node_tests(hir_stmt *s, int depth, void *ctx)
         if (bad) {
             int other = node != lead ? (int)(r / k * k) : (int)(w->owner[node] * k);
             if (node != lead)
-                w->rc = hir_fail(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %"
+                w->rc = hir_fail(w->e, "the program picks CUDA IPC or NCCL by nodes of %"
                                       PRId64 " consecutive ranks, so ranks %d and %d share a "
                                       "node, but this job puts them on nodes %d and %d%s; lower "
                                       "it with backend{kind=auto nodes=N} for this job's N nodes "
                                       "(hir-run --topology shows them)",
-                                      where, k, other, r, lead, node, sim);
+                                      k, other, r, lead, node, sim);
             else
-                w->rc = hir_fail(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %"
+                w->rc = hir_fail(w->e, "the program picks CUDA IPC or NCCL by nodes of %"
                                       PRId64 " consecutive ranks, so ranks %d and %d are on two "
                                       "nodes, but this job puts both on node %d%s; lower it with "
                                       "backend{kind=auto nodes=N} for this job's N nodes (hir-run "
-                                      "--topology shows them)", where, k, other, r, node, sim);
-            return false;
+                                      "--topology shows them)", k, other, r, node, sim);
+            return node_fail_at(w, s);
         }
     }
     return true;
