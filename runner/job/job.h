@@ -57,6 +57,7 @@ typedef struct hir_run_options {
     double progress_after;           /* seconds before the line appears (default 2) */
     const hir_run_binding *binds;
     int nbinds;
+    const hir_interp_terms *terms;   /* how messages spell a binding (NULL: --bind NAME) */
     const char *const *kernels;      /* "GROUP=FILE" for LaunchKernel (CUDA device) */
     int nkernels;
     /* benchmark hooks */

@@ -133,6 +133,7 @@ hir_run_status job_backends(job *j, hir_diag *e)
     j->cfg.num_streams = o->num_streams;
     j->cfg.binds = o->binds;
     j->cfg.nbinds = o->nbinds;
+    j->cfg.terms = o->terms;
     j->cfg.no_resolve = o->no_resolve;
     if (o->verbose) {
         j->vlog.f = j->size > 1 ? open_memstream(&j->vlog.buf, &j->vlog.len) : NULL;
