@@ -104,9 +104,12 @@ static hir_run_status load_program(const char *path, const char *role, int conta
     if (hir_check_meshes(l->p, size, &he))
         st = job_refuse(e, rank, "%s: %s", path, hir_diag_last_error(&he));
     else if (hir_check_node_assignment(l->p, boot, &he)) {   /* located at the node test */
-        if (he.last)
+        if (he.last) {
             hir_diag_set_origin(he.last, "rank %d", rank);
-        hir_diag_move(e, &he);
+            hir_diag_move(e, &he);
+        } else {                                    /* not kept (no memory): its text */
+            hir_fail(e, "rank %d: %s", rank, hir_diag_last_error(&he));
+        }
         st = HIR_RUN_REFUSED;
     }
     hir_diag_fini(&he);
