@@ -260,6 +260,9 @@ static hirc_status make_runner(run_ctx *c, int num_streams, const char *gemm_tun
     ic.binds = c->binds;
     ic.nbinds = c->nbinds;
     ic.label = NULL;                /* messages start "rank 0: FILE:LINE:COL: error: " */
+    /* binding errors in this API's terms: its bindings and num_streams, not hir-run's flags */
+    static const hir_interp_terms api_terms = {"binding '", "'", "bindings", "num_streams=N"};
+    ic.terms = &api_terms;
     if (hir_interp_create(p, c->be, &ic, &c->it, &e))
         return fail_e(c, HIRC_ERR_RUN, &e);
     for (int i = 0; i < c->nauto; i++)

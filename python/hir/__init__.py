@@ -12,7 +12,6 @@ file/line/column are also attributes of the exception. See docs/api.md.
 import ctypes
 import os
 import operator
-import re
 
 import numpy as np
 
@@ -100,25 +99,6 @@ def _s(b):
     return b.decode("utf-8", "replace") if b is not None else None
 
 
-# The runner words some messages for hir-run's command line; the API's caller gave keyword
-# arguments. Each (pattern, replacement) turns a flag into the argument it stands for here.
-_API_TERMS = (
-    (re.compile(r"more than 64 --bind\b"), "more than 64 bindings"),
-    (re.compile(r"--bind ([A-Za-z_][A-Za-z_0-9]*)(?:=(-?[0-9]+))?"),
-     lambda m: "bindings[%r]" % m.group(1) + ("=" + m.group(2) if m.group(2) else "")),
-    (re.compile(r"give --streams=N"), "give num_streams=N"),
-)
-
-
-def _api_terms(text):
-    """A runner message in the terms of this API (bindings=, num_streams=), not hir-run's."""
-    if text is None:
-        return None
-    for pat, sub in _API_TERMS:
-        text = pat.sub(sub, text)
-    return text
-
-
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 _INT_MAX = (1 << 31) - 1
 
@@ -157,8 +137,7 @@ class _Diags:
         for i in range(_lib.hirc_diagnostics_count(self.h)):
             if _lib.hirc_diagnostics_get(self.h, i, ctypes.byref(d)) == _capi.OK:
                 out.append(Diagnostic(_SEVERITY.get(d.severity, "error"), _s(d.file), d.line,
-                                      d.column, _api_terms(_s(d.message)),
-                                      _api_terms(_s(d.rendered))))
+                                      d.column, _s(d.message), _s(d.rendered)))
         return out
 
     def check(self, status):

@@ -286,11 +286,11 @@ def test_errors_name_keyword_arguments_not_flags():
     a = np.ones((3, 4), dtype=np.float32)
     with pytest.raises(hir.RunError) as ei:
         p.run(a, bindings={"zz": 1})
-    assert "bindings['zz']: the program has no scalar of that name" in str(ei.value)
+    assert "binding 'zz': the program has no scalar of that name" in str(ei.value)
     assert "--bind" not in str(ei.value) and "--bind" not in ei.value.message
     with pytest.raises(hir.RunError) as ei:
         p.run(a, bindings={"numberOfStreams": 2})
-    assert "bindings['numberOfStreams']: the runner sets it (give num_streams=N)" in str(ei.value)
+    assert "binding 'numberOfStreams': the runner sets it (give num_streams=N)" in str(ei.value)
     assert "--" not in str(ei.value)
 
 

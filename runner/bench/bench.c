@@ -239,8 +239,8 @@ static int timed_loop(bench_state *st, hir_boot *boot, const hir_bench_opts *o,
                       hir_bench_counters *c, hir_bench_run_fn fn, void *ctx, int rank0,
                       int warmup, int iters, int ranks, double *v, hir_diag *e)
 {
-    int show = rank0 && o->err &&
-               (o->progress > 0 || (o->progress < 0 && isatty(fileno(o->err))));
+    int show = rank0 && o->progress_out &&
+               (o->progress > 0 || (o->progress < 0 && isatty(fileno(o->progress_out))));
     double t_begin = now_s(), sum = 0, last_shown = t_begin;
     double after = o->progress_after > 0 ? o->progress_after : 2.0;
     int shown = 0;
@@ -256,12 +256,12 @@ static int timed_loop(bench_state *st, hir_boot *boot, const hir_bench_opts *o,
         sum += wall;
         double now = now_s();
         if (show && now - t_begin > after && now - last_shown > 0.5) {
-            progress(o->err, ranks, k + 1, iters, now - t_begin, sum / (k + 1));
+            progress(o->progress_out, ranks, k + 1, iters, now - t_begin, sum / (k + 1));
             last_shown = now;
             shown = 1;
         }
     }
-    if (shown) fputs("\r\033[K", o->err);
+    if (shown) fputs("\r\033[K", o->progress_out);
     return 0;
 }
 

@@ -77,7 +77,7 @@ typedef struct hir_bench_opts {
     void *prepare_ctx;
     int warmup;                  /* untimed runs first (default 5) */
     int iters;                   /* timed runs (default 50) */
-    FILE *err;                   /* where the progress line goes (NULL: none) */
+    FILE *progress_out;          /* where the progress line goes (NULL: none) */
     double progress_after;       /* seconds before it appears (0: 2 s) */
     int progress;                /* 1: a progress line on rank 0 once the run took 2 s; 0: none;
                                   * -1: like 1 when stderr is a terminal */
@@ -184,7 +184,7 @@ typedef struct hir_bench_program_opts {
     /* why a backend without graph entries cannot capture (names the backend that can) */
     const char *no_graphs;
     FILE *out;                   /* the report (NULL: stdout) */
-    FILE *err;                   /* messages (NULL: stderr) */
+    FILE *progress_out;          /* the progress line (NULL: none) */
 } hir_bench_program_opts;
 
 /* The runs of a program ready to run (interpreter, backend, inputs): o->bench timed iterations

@@ -195,11 +195,12 @@ int hir_bench_program(const hir_bench_program_opts *o, hir_boot *boot, hir_inter
     if (hir_interp_add_hook(it, &bh, e))
         return -1;
     int rc = -1;
-    FILE *out = o->out ? o->out : stdout, *err = o->err ? o->err : stderr;
+    FILE *out = o->out ? o->out : stdout;
 
     if (o->bench > 0) {
         hir_bench_opts bo = {.warmup = o->warmup, .iters = o->bench, .progress = o->progress,
-                             .progress_after = o->progress_after, .err = err,
+                             .progress_after = o->progress_after,
+                             .progress_out = o->progress_out,
                              .program = o->program, .mode = "eager",
                              .prepare = prepare_run, .prepare_ctx = &pc};
         hir_bench_run_fn fn = run_eager;

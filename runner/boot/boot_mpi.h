@@ -1,5 +1,5 @@
-/* boot_mpi.h — internal: the MPI side of the bootstrap, shared by runner/boot/boot.c and the CPU
- * backend. Only runner/ .c files include this (and so mpi.h). */
+/* boot_mpi.h — internal: the MPI side of the bootstrap (runner/boot/mpi.c), shared by
+ * runner/boot/boot.c and the CPU backend. Only runner/ .c files include this (and so mpi.h). */
 #ifndef HIR_RUNNER_BOOT_MPI_H
 #define HIR_RUNNER_BOOT_MPI_H
 
@@ -16,6 +16,9 @@ MPI_Comm hir_boot_mpi_world(const hir_boot *b);
  * complete are set to MPI_REQUEST_NULL, so a caller may cancel what is left. */
 int hir_mpi_poll(MPI_Request *reqs, const int *peers, int n, double timeout_s,
                  const char *what, hir_diag *e);
+/* Give up on requests a failed poll left behind: receives are cancelled (so they cannot
+ * match a later message), sends are detached (MPI completes or drops them). */
+void hir_mpi_drop_pending(MPI_Request *r, int n);
 
 /* Communicators per team, created on first use and kept: the caller's rank in it is its
  * position in team, so team-relative roots need no translation. */

@@ -18,6 +18,9 @@ typedef struct limit_rec {
     uint64_t node;           /* host identity: CPU-backend ranks of one node share its memory */
     int status;              /* 0 ok, 1 overflow (msg), 2 could not ask the backend (msg) */
     char msg[700];
+    int located;             /* status 1 at [begin, end) of the program's source (every rank
+                              * holds the same text: the job compared it) */
+    uint32_t begin, end;
 } limit_rec;
 
 typedef struct limit_walk {
@@ -68,19 +71,18 @@ static int shard_bytes(limit_walk *w, const hir_tensor *t, hir_loc loc, uint64_t
     for (int d = 0; d < sh.ndim; d++) {
         if (__builtin_mul_overflow(numel, sh.local[d], &numel) ||
             __builtin_mul_overflow((uint64_t)numel, n, bytes) || *bytes > INT64_MAX) {
-            char where[300] = "", dims[300] = "";
+            char dims[300] = "";
             hir_source *src = hir_interp_program(w->it)->src;
-            if (src && loc.src == src) {
-                int line, col;
-                hir_source_linecol(src, loc.begin, &line, &col);
-                snprintf(where, sizeof where, "%s:%d:%d: ", src->name, line, col);
-            }
+            w->r->located = src && loc.src == src;
+            w->r->begin = loc.begin;
+            w->r->end = loc.end;
             size_t k = 0;
             for (int i = 0; i < sh.ndim && k < sizeof dims - 40; i++)
                 k += (size_t)snprintf(dims + k, sizeof dims - k, "%s%" PRId64, i ? " x " : "",
                                       sh.local[i]);
-            snprintf(w->r->msg, sizeof w->r->msg, "%serror: T%" PRId64 " has %s elements of %"
-                     PRIu64 " byte%s: its size does not fit in 64 bits", where, t->number, dims,
+            snprintf(w->r->msg, sizeof w->r->msg, "%sT%" PRId64 " has %s elements of %"
+                     PRIu64 " byte%s: its size does not fit in 64 bits",
+                     w->r->located ? "" : "error: ", t->number, dims,
                      n, n == 1 ? "" : "s");
             w->r->status = 1;
             return -1;
@@ -199,6 +201,16 @@ int hir_limits_check(hir_interp *it, hir_program *p, hir_backend *be, hir_boot *
     int st = 0;
     for (int r = 0; r < size && st == 0; r++) {
         const limit_rec *x = &all[r];
+        hir_source *src = hir_interp_program(it)->src;
+        if (x->status == 1 && x->located && src && e) {   /* the engine prints line and caret */
+            hir_fail(e, "%s", x->msg);
+            if (e->last) {
+                e->last->loc = (hir_loc){src, x->begin, x->end};
+                hir_diag_set_origin(e->last, "rank %d", r);
+            }
+            st = 1;
+            continue;
+        }
         if (x->status) {
             hir_fail(e, "rank %d: %s", r, x->msg);
             st = 1;

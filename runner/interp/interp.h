@@ -25,6 +25,19 @@ typedef struct hir_run_binding {
     int64_t value;
 } hir_run_binding;
 
+/* How a caller spells a binding and the stream count in the messages about them, so that an
+ * error is worded at its cause for whoever made the call: hir-run says `--bind NAME` and
+ * `--streams=N` (the terms when none are given), the C API and the Python package
+ * `binding 'NAME'` and `num_streams=N` (api/run.c). A binding's name is printed between
+ * bind_open and bind_close. */
+typedef struct hir_interp_terms {
+    const char *bind_open, *bind_close;   /* "--bind " ""  /  "binding '" "'" */
+    const char *binds;                    /* the bindings as a whole: "--bind" / "bindings" */
+    const char *streams;                  /* how to set the stream count: "--streams=N" */
+} hir_interp_terms;
+/* terms, or hir-run's when terms is NULL */
+const hir_interp_terms *hir_interp_terms_or_default(const hir_interp_terms *terms);
+
 /* numberOfStreams when nobody chose one: hir-run's --streams, the C API's num_streams and the
  * interpreter's configuration (num_streams <= 0) all default to it. */
 #define HIR_INTERP_DEFAULT_STREAMS 4
@@ -38,6 +51,7 @@ typedef struct hir_interp_config {
     const char *label;               /* "main" / "check": prefixes messages of the check run */
     int no_resolve;                  /* 1: never keep pre-resolved element-wise launches
                                       * (hir-run --no-preresolve, to measure what they save) */
+    const hir_interp_terms *terms;   /* the wording of binding errors; NULL: hir-run's */
 } hir_interp_config;
 
 /* The interpreter keeps, across runs: the allocation cache (ALLOCATE statement -> buffer),

@@ -231,6 +231,12 @@ static bool not_loop_index(hir_stmt *s, int depth, void *ctx)
              (s->op == HIR_OP_HOST_FOR && s->u.hfor.index == ctx));
 }
 
+const hir_interp_terms *hir_interp_terms_or_default(const hir_interp_terms *terms)
+{
+    static const hir_interp_terms hir_run_terms = {"--bind ", "", "--bind", "--streams=N"};
+    return terms ? terms : &hir_run_terms;
+}
+
 int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *cfg,
                       hir_interp **out, hir_diag *e)
 {
@@ -263,13 +269,15 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
     }
     it->cur = be->ops->stream_main(be);
     const char *names[64], *interned[64];
+    const hir_interp_terms *tm = hir_interp_terms_or_default(cfg->terms);
     int nb = cfg->nbinds < 64 ? cfg->nbinds : 64;
     for (int i = 0; i < nb; i++)
         names[i] = cfg->binds[i].name;
     if (cfg->nbinds > 64 || program_lookups(it, names, interned, nb)) {
         hir_interp_destroy(it);
-        return hir_fail(e, "%s", cfg->nbinds > 64 ? "more than 64 --bind"
-                             : "out of memory (while looking up the program's named scalars)");
+        if (cfg->nbinds > 64)
+            return hir_fail(e, "more than 64 %s", tm->binds);
+        return hir_fail(e, "out of memory (while looking up the program's named scalars)");
     }
     /* user bindings by printed name: symbols i<k>/b<k>/..., or named scalars */
     for (int i = 0; i < nb; i++) {
@@ -286,17 +294,20 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
             s = hir_map_get(&p->named, (uintptr_t)interned[i]);
         if (!s) {
             hir_interp_destroy(it);
-            return hir_fail(e, "--bind %s: the program has no scalar of that name", nm);
+            return hir_fail(e, "%s%s%s: the program has no scalar of that name", tm->bind_open,
+                            nm, tm->bind_close);
         }
         /* a value the run gives itself would shadow the binding, or the binding the program */
+        char set_streams[80];
+        snprintf(set_streams, sizeof set_streams, "the runner sets it (give %s)", tm->streams);
         const char *why = s == it->sc_rank ? "the runner sets it to each rank's number"
-                          : s == it->sc_nstreams ? "the runner sets it (give --streams=N)"
+                          : s == it->sc_nstreams ? set_streams
                           : s->def ? "the program defines it"
                           : !hir_block_walk(&p->body, 0, not_loop_index, (void *)s)
                           ? "it is the index of a loop of the program" : NULL;
         if (why) {
             hir_interp_destroy(it);
-            return hir_fail(e, "--bind %s: %s", nm, why);
+            return hir_fail(e, "%s%s%s: %s", tm->bind_open, nm, tm->bind_close, why);
         }
         if (hir_interp_bind_scalar(it, s, cfg->binds[i].value, e)) {
             hir_interp_destroy(it);

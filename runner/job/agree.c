@@ -145,7 +145,7 @@ int hir_check_same_program(hir_boot *boot, uint64_t hash, const char *what, hir_
 
 typedef struct order_ctx {
     hir_p2p_protocol proto;
-    FILE *err;
+    hir_diag *e;
     int bad, fatal;
 } order_ctx;
 
@@ -189,20 +189,14 @@ static void order_block(order_ctx *c, const hir_block *b, bool exchange)
         return;
     c->bad++;
     c->fatal += exchange;
-    if (c->err) {
-        char where[256] = "";
-        if (blocking->loc.src) {
-            int line, col;
-            hir_source_linecol((hir_source *)blocking->loc.src, blocking->loc.begin, &line, &col);
-            snprintf(where, sizeof where, "%s:%d:%d: ", blocking->loc.src->name, line, col);
-        }
-        fprintf(c->err,
-                "hir-run: %s%s: with the %s protocol, P2PCommunication %lld (%s) is queued "
+    if (c->e) {
+        hir_diag_emit(c->e, exchange ? HIR_ERROR : HIR_WARNING, blocking->loc,
+                "with the %s protocol, P2PCommunication %lld (%s) is queued "
                 "before P2PCommunication %lld (%s) of the same block; %s every stream waits "
                 "before signalling its peer and the ring cannot complete (hostir-format.md 4.6). "
                 "Lower it with --pass-pipeline='backend{kind=cuda,protocol=%s}' or run with "
-                "--p2p-protocol=%s.\n",
-                where, exchange ? "error" : "warning", put ? "Put" : "Get",
+                "--p2p-protocol=%s.",
+                put ? "Put" : "Get",
                 (long long)blocking->u.comm->number, blocking->u.comm->is_send ? "send" : "recv",
                 (long long)signal->u.comm->number, signal->u.comm->is_send ? "send" : "recv",
                 exchange ? "every rank runs this exchange at the same iteration, so"
@@ -211,9 +205,9 @@ static void order_block(order_ctx *c, const hir_block *b, bool exchange)
     }
 }
 
-int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, FILE *err, int *fatal)
+int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, hir_diag *e, int *fatal)
 {
-    order_ctx c = {proto, err, 0, 0};
+    order_ctx c = {proto, e, 0, 0};
     order_block(&c, &p->body, false);
     if (fatal)
         *fatal = c.fatal;
@@ -259,6 +253,14 @@ static bool one_p2p(hir_block *b, hir_backend_kind k, bool *is_send)
     return true;
 }
 
+/* The error just recorded is about the node test s: located there (line, caret). */
+static bool node_fail_at(node_walk *w, const hir_stmt *s)
+{
+    if (w->e && w->e->last && s->loc.src)
+        w->e->last->loc = s->loc;
+    return false;
+}
+
 static bool walk_node_tests(hir_stmt *s, int depth, void *ctx)
 {
     (void)depth;
@@ -270,19 +272,13 @@ static bool walk_node_tests(hir_stmt *s, int depth, void *ctx)
     int64_t k = node_test_size(s->u.cond.pred);
     if (!k)
         return true;
-    char where[320] = "";
-    if (s->loc.src) {
-        int line, col;
-        hir_source_linecol((hir_source *)s->loc.src, s->loc.begin, &line, &col);
-        snprintf(where, sizeof where, "%.256s:%d:%d: error: ", s->loc.src->name, line, col);
-    }
     const char *sim = hir_boot_nodes_simulated(w->boot) ? " (simulated by --simulate-nodes)" : "";
     if (w->size % k) {
-        w->rc = hir_fail(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %" PRId64
+        w->rc = hir_fail(w->e, "the program picks CUDA IPC or NCCL by nodes of %" PRId64
                               " consecutive ranks, which %d ranks do not fill; lower it with "
                               "backend{kind=auto nodes=N} for this job's N nodes",
-                              where, k, w->size);
-        return false;
+                              k, w->size);
+        return node_fail_at(w, s);
     }
     for (int i = 0; i < w->size; i++)
         w->owner[i] = -1;
@@ -296,19 +292,19 @@ static bool walk_node_tests(hir_stmt *s, int depth, void *ctx)
         if (bad) {
             int other = node != lead ? (int)(r / k * k) : (int)(w->owner[node] * k);
             if (node != lead)
-                w->rc = hir_fail(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %"
+                w->rc = hir_fail(w->e, "the program picks CUDA IPC or NCCL by nodes of %"
                                       PRId64 " consecutive ranks, so ranks %d and %d share a "
                                       "node, but this job puts them on nodes %d and %d%s; lower "
                                       "it with backend{kind=auto nodes=N} for this job's N nodes "
                                       "(hir-run --topology shows them)",
-                                      where, k, other, r, lead, node, sim);
+                                      k, other, r, lead, node, sim);
             else
-                w->rc = hir_fail(w->e, "%sthe program picks CUDA IPC or NCCL by nodes of %"
+                w->rc = hir_fail(w->e, "the program picks CUDA IPC or NCCL by nodes of %"
                                       PRId64 " consecutive ranks, so ranks %d and %d are on two "
                                       "nodes, but this job puts both on node %d%s; lower it with "
                                       "backend{kind=auto nodes=N} for this job's N nodes (hir-run "
-                                      "--topology shows them)", where, k, other, r, node, sim);
-            return false;
+                                      "--topology shows them)", k, other, r, node, sim);
+            return node_fail_at(w, s);
         }
     }
     return true;

@@ -198,7 +198,7 @@ static int take_deferred(hir_backend *cpu, hir_deferred_gemm **defs, int *n, hir
 }
 
 /* This rank's comparison of every output it holds with the reference's (into mine); the first
- * output that could not be compared is named on stderr. */
+ * output that could not be compared is named in the report (a `check: rank R:` line). */
 static void compare_local(const hir_run_options *o, hir_program *mp, const outputs *got,
                           const outputs *want, cmp_rec *mine, int rank)
 {
@@ -238,8 +238,10 @@ static void compare_local(const hir_run_options *o, hir_program *mp, const outpu
         }
         hir_diag_fini(&ce);
     }
-    if (firstmsg[0])
-        fprintf(o->err, "check: %s\n", firstmsg);
+    if (firstmsg[0]) {
+        fprintf(o->out, "check: %s\n", firstmsg);
+        fflush(o->out);                      /* ahead of rank 0's summary */
+    }
 }
 
 /* One output's comparison over all ranks. */
@@ -330,7 +332,7 @@ static void report_output(const hir_run_options *o, hir_program *mp, hir_program
                 tot->first_bad, tot->got, tot->want);
     if (t->nfail)
         fprintf(o->out, "check:   %d rank(s) could not compare this output (see "
-                "stderr)\n", t->nfail);
+                "their check: rank lines)\n", t->nfail);
     if (!t->nfail && tot->n == 0 && t->empty)
         fprintf(o->out, "check:   the output has no elements: nothing to compare\n");
     else if (!t->nfail && tot->n == 0)

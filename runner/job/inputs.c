@@ -35,12 +35,14 @@ static int refuse_bound(const hir_scalar *x, int64_t file_value, int axis,
 {
     char spell[64];
     snprintf(spell, sizeof spell, "%s%" PRId64, x->name, x->number);
+    const hir_interp_terms *tm = hir_interp_terms_or_default(o->terms);
     for (int k = 0; k < o->nbinds; k++)
         if (!strcmp(o->binds[k].name, spell) && o->binds[k].value != file_value)
-            return hir_fail(e, "rank %d: input %s: extent %s is bound to %" PRId64 " (--bind "
-                                 "%s=%" PRId64 "), but %s gives %" PRId64 " (axis %d of its "
-                                 "shape)", rank, nm, spell, o->binds[k].value, spell,
-                                 o->binds[k].value, path, file_value, axis);
+            return hir_fail(e, "rank %d: input %s: extent %s is bound to %" PRId64 " (%s"
+                                 "%s%s=%" PRId64 "), but %s gives %" PRId64 " (axis %d of its "
+                                 "shape)", rank, nm, spell, o->binds[k].value, tm->bind_open,
+                                 spell, tm->bind_close, o->binds[k].value, path, file_value,
+                                 axis);
     return 0;
 }
 
@@ -108,16 +110,18 @@ int job_make_inputs(hir_interp *it, hir_program *p, hir_backend *be, const hir_r
                     found = 1;
                 }
             if (!found)
-                return hir_fail(e, "rank %d: scalar input %s needs a value: give --bind "
-                                     "%s=VALUE", rank, nm, nm);
+                return hir_fail(e, "rank %d: scalar input %s needs a value: give %s%s%s=VALUE",
+                                rank, nm, hir_interp_terms_or_default(o->terms)->bind_open, nm,
+                                hir_interp_terms_or_default(o->terms)->bind_close);
             hir_view_init(&in->views[i], &in->scalars[i], HIR_DT_INT64, 0, NULL);
             continue;
         }
         hir_tensor *t = hir_value_tensor(v);
         hir_shard sh;
         if (hir_interp_shard(it, t, &sh, e)) {
-            hir_diag_append(e->last, " (input %s: give --bind NAME=N for symbolic extents, "
-                            "or --inputs=DIR)", nm);
+            hir_diag_append(e->last, " (input %s: give %sNAME%s=N for symbolic extents, "
+                            "or --inputs=DIR)", nm, hir_interp_terms_or_default(o->terms)->bind_open,
+                            hir_interp_terms_or_default(o->terms)->bind_close);
             return -1;
         }
         if (!sh.on_rank)

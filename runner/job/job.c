@@ -20,7 +20,6 @@ void hir_run_options_init(hir_run_options *o)
     o->check_vectors = 2;
     o->progress_after = 2.0;
     o->out = stdout;
-    o->err = stderr;
 }
 
 /* ---------------------------------------------------------------- the job */
@@ -52,7 +51,7 @@ static hir_run_status job_end(job *j, hir_run_status st, hir_diag *e)
         snprintf(m, sizeof m, "rank %d: %s", j->rank, e->fallback);
         memcpy(e->fallback, m, sizeof m);
     }
-    job_verbose_finish(&j->vlog, st, j->boot, j->o->err);
+    job_verbose_finish(&j->vlog, st, j->boot, e->out);
     /* printed before the programs go (the entries point into their sources): a failure by
      * every rank that has one, a refusal by rank 0 alone (every rank reached it) */
     if (st == HIR_RUN_FAILED || (st == HIR_RUN_REFUSED && j->rank == 0)) {

@@ -50,13 +50,14 @@ typedef struct hir_run_options {
      * by hir_gemm_tune_check) */
     const char *gemm_tune;
     int verbose;
-    /* a progress line on rank 0's stderr (ranks, iteration, elapsed), shown once a run has
+    /* a progress line on rank 0's diagnostic stream, stderr (ranks, iteration, elapsed), shown once a run has
      * taken 2 s and refreshed 4 times a second: 1 on, 0 off (hir-run --progress decides: by
      * default on when stderr is a terminal) */
     int progress;
     double progress_after;           /* seconds before the line appears (default 2) */
     const hir_run_binding *binds;
     int nbinds;
+    const hir_interp_terms *terms;   /* how messages spell a binding (NULL: --bind NAME) */
     const char *const *kernels;      /* "GROUP=FILE" for LaunchKernel (CUDA device) */
     int nkernels;
     /* benchmark hooks */
@@ -67,8 +68,9 @@ typedef struct hir_run_options {
     int graph;                       /* --graph: time replays of a CUDA graph of one run */
     int no_resolve;                  /* --no-preresolve: element-wise statements resolved every time */
     int bench_bare;                  /* --bench-bare: also time the bare cuLaunchKernel loop */
-    FILE *out;                       /* report stream (stdout) */
-    FILE *err;                       /* messages (stderr) */
+    FILE *out;                       /* report stream (stdout): the timings, the check's
+                                      * lines; diagnostics, the --verbose trace and the progress
+                                      * line go to the job's hir_diag and its stream */
     bool color;                      /* colour the diagnostics of parsing and verifying */
 } hir_run_options;
 
@@ -107,12 +109,12 @@ int hir_check_meshes(hir_program *p, int size, hir_diag *e);
  * that picks a CUDA-IPC or an NCCL P2P assumes nodes of K consecutive ranks; the job's
  * topology (real or --simulate-nodes) must be exactly that. Returns 0 or -1 with the reason. */
 int hir_check_node_assignment(hir_program *p, const hir_boot *boot, hir_diag *e);
-/* Reports (on `err`) blocks whose CUDA-IPC send/recv order cannot complete under the protocol
+/* Reports (into e, located at the blocking statement; NULL: nothing) blocks whose CUDA-IPC send/recv order cannot complete under the protocol
  * when every rank runs the block (Get needs send before recv, Put recv before send;
  * hostir-format.md 4.6): an error for the pipeline's exchange (an IF directly in a kernel-IR
  * FOR, which all ranks run at the same iteration; counted in *fatal), a warning elsewhere.
  * Returns the number of such blocks. */
-int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, FILE *err, int *fatal);
+int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, hir_diag *e, int *fatal);
 
 /* FNV-1a hash of a program's text, and the comparison of it across the world: every rank
  * learns every hash; on a difference all ranks fail with a message naming the ranks. */

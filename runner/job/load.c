@@ -20,7 +20,7 @@ void job_loaded_free(loaded *l)
 
 /* Read, compare across ranks, parse, verify and check the meshes. Uniform outcomes only. */
 static hir_run_status load_program(const char *path, const char *role, int container,
-                                   hir_boot *boot, FILE *err, const hir_run_options *o,
+                                   hir_boot *boot, const hir_run_options *o,
                                    loaded *l, hir_diag *e)
 {
     int rank = hir_boot_rank(boot), size = hir_boot_size(boot);
@@ -71,8 +71,12 @@ static hir_run_status load_program(const char *path, const char *role, int conta
         hir_log_source(&l->log, container ? container - 1 : 0, path, l->in.text, l->in.len, &l->src);
     else
         hir_source_init(&l->src, path, l->in.text, l->in.len);
+    /* parse and verify diagnostics: rank 0 prints them where the job's diag prints (its
+     * stream or sink), unprefixed, as hir-opt does */
     hir_diag d;
-    hir_diag_init(&d, rank == 0 ? err : NULL);
+    hir_diag_init(&d, rank == 0 ? e->out : NULL);
+    if (rank == 0 && e->sink)
+        hir_diag_set_sink(&d, e->sink, e->sink_ctx);
     d.color = o->color;
     int bad = hir_parse(&l->src, &d, &l->p);
     const char *doing = "parsing";
@@ -99,8 +103,13 @@ static hir_run_status load_program(const char *path, const char *role, int conta
     st = HIR_RUN_OK;
     if (hir_check_meshes(l->p, size, &he))
         st = job_refuse(e, rank, "%s: %s", path, hir_diag_last_error(&he));
-    else if (hir_check_node_assignment(l->p, boot, &he)) {   /* the message names the statement */
-        hir_fail(e, "rank %d: %s", rank, hir_diag_last_error(&he));
+    else if (hir_check_node_assignment(l->p, boot, &he)) {   /* located at the node test */
+        if (he.last) {
+            hir_diag_set_origin(he.last, "rank %d", rank);
+            hir_diag_move(e, &he);
+        } else {                                    /* not kept (no memory): its text */
+            hir_fail(e, "rank %d: %s", rank, hir_diag_last_error(&he));
+        }
         st = HIR_RUN_REFUSED;
     }
     hir_diag_fini(&he);
@@ -112,9 +121,9 @@ static hir_run_status load_program(const char *path, const char *role, int conta
 hir_run_status job_load(job *j, hir_diag *e)
 {
     const hir_run_options *o = j->o;
-    hir_run_status st = load_program(o->program, "program", o->container, j->boot, o->err, o,
+    hir_run_status st = load_program(o->program, "program", o->container, j->boot, o,
                                      &j->main, e);
     if (!st && o->check && o->check_ref)
-        st = load_program(o->check_ref, "reference", 0, j->boot, o->err, o, &j->ref, e);
+        st = load_program(o->check_ref, "reference", 0, j->boot, o, &j->ref, e);
     return st;
 }

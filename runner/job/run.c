@@ -96,16 +96,16 @@ int job_run(job *j, hir_diag *e)
                                      .progress_after = o->progress_after,
                                      .program = o->program,
                                      .no_graphs = graphs_missing(no_graphs, sizeof no_graphs),
-                                     .out = o->out, .err = o->err};
+                                     .out = o->out, .progress_out = e->out};
         int rc = hir_bench_program(&bo, j->boot, j->it, j->be, j->in.views, prep, &j->vi,
                                    &j->bres, e);
         if (!rc)
             gemm_tune_report(j);
         return rc;
     }
-    progress_line pl = {o->err, j->size, 0, o->iters, mono_s(), 0, o->progress_after, false};
+    progress_line pl = {e->out, j->size, 0, o->iters, mono_s(), 0, o->progress_after, false};
     hir_interp_hook ph = {.before = progress_on_stmt, .ctx = &pl};
-    bool hooked = o->progress && j->rank == 0;
+    bool hooked = o->progress && j->rank == 0 && e->out;
     if (hooked && hir_interp_add_hook(j->it, &ph, e))   /* bench.c hooks --bench likewise */
         return -1;
     int failed = 0;

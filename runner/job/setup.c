@@ -80,17 +80,19 @@ int hir_gemm_tune_check(const char *v, hir_diag *e)
                             "'.', e.g. ./%s): '%s'", *v ? v : "gemm-tune.txt", v), -1;
 }
 
-/* --gemm-tune=FILE: rank 0 warns about the lines of the file that were ignored. */
-static void gemm_tune_warn(job *j)
+/* --gemm-tune=FILE: rank 0 warns about the lines of the file that were ignored (a warning in
+ * the job's diag, printed at once). */
+static void gemm_tune_warn(job *j, hir_diag *e)
 {
     hir_device_info d;
     const char *t = j->o->gemm_tune;
     if (j->rank || !t || !strcmp(t, "off") || !strcmp(t, "on") || !j->be->ops->profile ||
         j->be->ops->profile->device_info(j->be, &d, NULL) || !d.gemm_tune_ignored)
         return;
-    fprintf(j->o->err, "hir-run: warning: --gemm-tune: %d malformed line%s of %s ignored "
-            "(the first: %s)\n", d.gemm_tune_ignored, d.gemm_tune_ignored == 1 ? "" : "s", t,
-            d.gemm_tune_note);
+    hir_diag_emit(e, HIR_WARNING, (hir_loc){0}, "--gemm-tune: %d malformed line%s of %s ignored "
+                  "(the first: %s)", d.gemm_tune_ignored, d.gemm_tune_ignored == 1 ? "" : "s", t,
+                  d.gemm_tune_note);
+    hir_diag_flush(e);
 }
 
 /* The backends: the device's, and the reference's own when --check needs one that defers the
@@ -112,7 +114,7 @@ hir_run_status job_backends(job *j, hir_diag *e)
     j->is_cpu = j->dev == j->refb;
     if (hir_registry_create(j->dev, &bc, &j->be, e))
         return HIR_RUN_FAILED;
-    gemm_tune_warn(j);
+    gemm_tune_warn(j, e);
     hir_backend_config rc_cfg = bc;
     rc_cfg.defer_gemm_flops = o->check_mode == HIR_CHECK_FULL ? 0
                               : o->check_mode == HIR_CHECK_RANDOMIZED ? 1 : 1073741824.0;
@@ -131,10 +133,11 @@ hir_run_status job_backends(job *j, hir_diag *e)
     j->cfg.num_streams = o->num_streams;
     j->cfg.binds = o->binds;
     j->cfg.nbinds = o->nbinds;
+    j->cfg.terms = o->terms;
     j->cfg.no_resolve = o->no_resolve;
     if (o->verbose) {
         j->vlog.f = j->size > 1 ? open_memstream(&j->vlog.buf, &j->vlog.len) : NULL;
-        j->cfg.trace = j->vlog.f ? j->vlog.f : o->err;   /* one rank: straight to stderr */
+        j->cfg.trace = j->vlog.f ? j->vlog.f : e->out;  /* one rank: straight to the diag's stream */
     }
     return HIR_RUN_OK;
 }
@@ -163,7 +166,9 @@ hir_run_status job_refusals(job *j, hir_diag *e)
     }
     if (!j->is_cpu) {
         int fatal = 0;
-        hir_check_p2p_order(j->main.p, o->p2p_protocol, j->rank == 0 ? o->err : NULL, &fatal);
+        hir_check_p2p_order(j->main.p, o->p2p_protocol, j->rank == 0 ? e : NULL, &fatal);
+        if (j->rank == 0)
+            hir_diag_flush(e);               /* printed now, before the refusal it may cause */
         if (fatal)
             return job_refuse(e, j->rank, "%s: its CUDA-IPC exchanges are ordered for the other "
                               "P2P protocol%s", o->program, "");

@@ -399,7 +399,7 @@ static void run_arguments_and_scalar_inputs(void **state)
     o.num_streams = 2;
     assert_int_equal(hirc_run(p, in, 2, &out, 1, &o, d), HIRC_ERR_RUN);
     assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
-    assert_string_equal(x.message, "--bind i9: the program has no scalar of that name");
+    assert_string_equal(x.message, "binding 'i9': the program has no scalar of that name");
     hirc_diagnostics_clear(d);
     assert_int_equal(hirc_run(p, in, 2, &out, 1, NULL, d), HIRC_OK);
     assert_memory_equal(a, c, sizeof a);

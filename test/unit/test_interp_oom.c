@@ -103,7 +103,6 @@ static long run_once(const job *j, long fail_at, int exhausted, const char *what
     FILE *out = open_memstream(&log, &loglen);   /* libc's: never made to fail */
     assert_non_null(out);
     o.out = out;
-    o.err = out;
     hir_diag e = {0};
 
     heap.count = 0;
