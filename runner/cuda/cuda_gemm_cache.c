@@ -200,25 +200,22 @@ const hir_gemm_cache_entry *hir_gemm_cache_find(const hir_gemm_cache *c, const i
 }
 
 /* Copies the file's bytes as they are now (if any) to fd; a last line without its newline
- * gets one. */
-static int copy_old(const char *path, int fd, char *err, size_t n)
+ * gets one. Returns 0, or the errno of what failed. */
+static int copy_old(const char *path, int fd)
 {
     FILE *f = fopen(path, "r");
-    if (!f) {
-        if (errno == ENOENT) return 0;
-        return snprintf(err, n, "%s", strerror(errno)), -1;
-    }
+    if (!f)
+        return errno == ENOENT ? 0 : errno;
     char buf[8192];
     size_t got;
     char last = '\n';
     int rc = 0;
     while (!rc && (got = fread(buf, 1, sizeof buf, f)) > 0) {
         last = buf[got - 1];
-        if (write(fd, buf, got) != (ssize_t)got) rc = -1;
+        if (write(fd, buf, got) != (ssize_t)got) rc = errno ? errno : EIO;
     }
-    if (!rc && ferror(f)) rc = -1;
-    if (!rc && last != '\n' && write(fd, "\n", 1) != 1) rc = -1;
-    if (rc) snprintf(err, n, "%s", strerror(errno));
+    if (!rc && ferror(f)) rc = errno ? errno : EIO;
+    if (!rc && last != '\n' && write(fd, "\n", 1) != 1) rc = errno ? errno : EIO;
     fclose(f);
     return rc;
 }
@@ -234,11 +231,12 @@ int hir_gemm_cache_append(hir_gemm_cache *c, const hir_gemm_cache_entry *en, hir
     if (hir_replace_open(&r, c->path, err, sizeof err) < 0)
         return hir_fail(e, "--gemm-tune: cannot write %s: %s", c->path, err), -1;
     size_t len = strlen(line);
-    if (copy_old(c->path, r.fd, err, sizeof err) < 0 ||
-        (write(r.fd, line, len) != (ssize_t)len && snprintf(err, sizeof err, "%s",
-                                                           strerror(errno)) >= 0)) {
+    int er = copy_old(c->path, r.fd);
+    if (!er && write(r.fd, line, len) != (ssize_t)len)
+        er = errno ? errno : EIO;
+    if (er) {
         hir_replace_abort(&r);
-        return hir_fail(e, "--gemm-tune: cannot write %s: %s", c->path, err), -1;
+        return hir_fail(e, "--gemm-tune: cannot write %s: %s", c->path, strerror(er)), -1;
     }
     if (hir_replace_commit(&r, err, sizeof err) < 0)
         return hir_fail(e, "--gemm-tune: cannot write %s: %s", c->path, err), -1;
