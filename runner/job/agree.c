@@ -58,6 +58,13 @@ static bool walk_stmt(hir_stmt *s, int depth, void *ctx)
     return true;
 }
 
+/* The rank count a mesh naming device `max` needs (max + 1, saturated: a mutated program may
+ * name device INT64_MAX). */
+static int64_t ranks_needed(int64_t max)
+{
+    return max < INT64_MAX ? max + 1 : INT64_MAX;
+}
+
 int hir_check_meshes(hir_program *p, int size, hir_diag *e)
 {
     mesh_walk w = {0};
@@ -75,7 +82,7 @@ int hir_check_meshes(hir_program *p, int size, hir_diag *e)
     if (w.bad >= 0) {
         rc = hir_fail(e, "the program's meshes name device %" PRId64 ", but the job has %d "
                            "rank%s (devices 0..%d); run it with -np %" PRId64, w.max, size,
-                           size == 1 ? "" : "s", size - 1, w.max + 1);
+                           size == 1 ? "" : "s", size - 1, ranks_needed(w.max));
     } else if (w.named) {
         int missing = -1, nmissing = 0;
         for (int r = 0; r < size; r++)
@@ -88,7 +95,7 @@ int hir_check_meshes(hir_program *p, int size, hir_diag *e)
             rc = hir_fail(e, "the program's meshes name devices up to %" PRId64 ", but the "
                                "job has %d ranks: rank %d%s is in no mesh; run it with -np %"
                                PRId64, w.max, size, missing, nmissing > 1 ? " (and others)" : "",
-                               w.max + 1);
+                               ranks_needed(w.max));
     }
     free(w.seen);
     return rc;

@@ -68,6 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc) {
         if (!hir_diag_last_error(&e)[0])
             abort();
+        hir_diag_fini(&e);
         return 0;
     }
     if (h.ndim < 0 || h.ndim > HIR_MAX_DIMS || h.data_offset > size)
