@@ -204,3 +204,32 @@ void hir_store_i64(void *p, hir_dtype t, int64_t v)
     }
 }
 #undef STORE
+
+/* n elements of dtype t, `stride` elements apart, as doubles (bf16 and half through float) */
+#define ROW_LOOP(T, EXPR)                                                                  \
+    do {                                                                                   \
+        const T *p_ = (const T *)src;                                                      \
+        for (int64_t i = 0; i < n; i++)                                                    \
+            dst[i] = EXPR(p_[i * stride]);                                                 \
+    } while (0)
+#define ID(x) (x)
+
+void hir_load_f64_n(double *dst, const void *src, hir_dtype t, int64_t stride, int64_t n)
+{
+    switch (t) {
+    case HIR_DT_FLOAT: ROW_LOOP(float, ID); break;
+    case HIR_DT_DOUBLE: ROW_LOOP(double, ID); break;
+    case HIR_DT_BFLOAT: ROW_LOOP(uint16_t, hir_bf16_to_f32); break;
+    case HIR_DT_HALF: ROW_LOOP(uint16_t, hir_f16_to_f32); break;
+    case HIR_DT_INT32: ROW_LOOP(int32_t, ID); break;
+    case HIR_DT_INT64: case HIR_DT_INDEX: ROW_LOOP(int64_t, ID); break;
+    default: {
+        size_t es = hir_dtype_size(t);
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = hir_load_f64((const char *)src + i * stride * (int64_t)es, t);
+    }
+    }
+}
+
+#undef ROW_LOOP
+#undef ID

@@ -26,6 +26,9 @@ void hir_f32_to_f16_n(uint16_t *dst, const float *src, size_t n);
  * integers and index); fp8/fp4/complex are not storable on the host. */
 int     hir_dtype_is_storable(hir_dtype t);
 double  hir_load_f64(const void *p, hir_dtype t);
+/* n elements of dtype t, `stride` elements apart from src, into dst as doubles (the CPU
+ * backend's strided loads and the data room's GEMM check share it) */
+void    hir_load_f64_n(double *dst, const void *src, hir_dtype t, int64_t stride, int64_t n);
 void    hir_store_f64(void *p, hir_dtype t, double v);   /* ints: truncate, saturate; bool: v != 0 */
 /* integer-exact variants (int64/uint64 beyond 2^53); floats go through double */
 int64_t hir_load_i64(const void *p, hir_dtype t);

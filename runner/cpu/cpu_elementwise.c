@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dialect/intops.h"
+#include "runner/backend/convert.h"
 #include "runner/cpu/cpu_internal.h"
 
 enum { CHUNK = 256 };
@@ -281,7 +282,7 @@ static int ew_row(void *vctx, char **p, const int64_t *st, int64_t n)
         } else {
             double in[3][CHUNK], r[CHUNK];
             for (int v = 1; v <= c->arity; v++)
-                cpu_load_f64(in[v - 1], p[v] + i0 * st[v] * (int64_t)es[v], c->dt[v], st[v], k);
+                hir_load_f64_n(in[v - 1], p[v] + i0 * st[v] * (int64_t)es[v], c->dt[v], st[v], k);
             rc = c->arity == 1 ? un_f(c->op, r, in[0], k, c->e)
                : c->arity == 2 ? bin_f(c->op, r, in[0], in[1], k, c->e)
                                : ter_f(c->op, r, in[0], in[1], in[2], k, c->e);
@@ -445,7 +446,7 @@ static int red_row(void *vctx, char **p, const int64_t *st, int64_t n)
         } else {
             double x[CHUNK];
             double *acc = (double *)p[0] + i0 * st[0];
-            cpu_load_f64(x, src, c->in_dt, st[1], k);
+            hir_load_f64_n(x, src, c->in_dt, st[1], k);
             for (int64_t i = 0; i < k; i++) {
                 double *a = acc + i * st[0];
                 switch (c->op) {

@@ -54,7 +54,6 @@ int cpu_for_rows(int ndim, const int64_t *shape, int nv, const hir_view *const *
                  cpu_row_fn fn, void *ctx);
 
 /* strided row <-> contiguous buffer of double / int64 */
-void cpu_load_f64(double *dst, const char *src, hir_dtype t, int64_t stride, int64_t n);
 void cpu_store_f64(char *dst, hir_dtype t, int64_t stride, const double *src, int64_t n);
 void cpu_load_i64(int64_t *dst, const char *src, hir_dtype t, int64_t stride, int64_t n);
 void cpu_store_i64(char *dst, hir_dtype t, int64_t stride, const int64_t *src, int64_t n);

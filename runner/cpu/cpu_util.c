@@ -78,23 +78,6 @@ int cpu_for_rows(int ndim, const int64_t *shape, int nv, const hir_view *const *
     } while (0)
 #define ID(x) (x)
 
-void cpu_load_f64(double *dst, const char *src, hir_dtype t, int64_t stride, int64_t n)
-{
-    switch (t) {
-    case HIR_DT_FLOAT: ROW_LOOP(float, ID); break;
-    case HIR_DT_DOUBLE: ROW_LOOP(double, ID); break;
-    case HIR_DT_BFLOAT: ROW_LOOP(uint16_t, hir_bf16_to_f32); break;
-    case HIR_DT_HALF: ROW_LOOP(uint16_t, hir_f16_to_f32); break;
-    case HIR_DT_INT32: ROW_LOOP(int32_t, ID); break;
-    case HIR_DT_INT64: case HIR_DT_INDEX: ROW_LOOP(int64_t, ID); break;
-    default: {
-        size_t es = hir_dtype_size(t);
-        for (int64_t i = 0; i < n; i++)
-            dst[i] = hir_load_f64(src + i * stride * (int64_t)es, t);
-    }
-    }
-}
-
 void cpu_load_i64(int64_t *dst, const char *src, hir_dtype t, int64_t stride, int64_t n)
 {
     switch (t) {
@@ -206,7 +189,7 @@ static int copy_row_cast(void *ctx, char **p, const int64_t *st, int64_t n)
             cpu_store_i64(d, c->dt, st[0], buf, k);
         } else {
             double buf[CHUNK];
-            cpu_load_f64(buf, s, c->st, st[1], k);
+            hir_load_f64_n(buf, s, c->st, st[1], k);
             cpu_store_f64(d, c->dt, st[0], buf, k);
         }
     }

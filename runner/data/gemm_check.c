@@ -44,30 +44,6 @@ static double unit_round(hir_dtype t)
     }
 }
 
-/* n elements of dtype t, `stride` elements apart, as doubles (bf16 and half through float) */
-#define ROW_LOOP(T, EXPR)                                                                  \
-    do {                                                                                   \
-        const T *p_ = (const T *)src;                                                      \
-        for (int64_t i = 0; i < n; i++)                                                    \
-            dst[i] = EXPR(p_[i * stride]);                                                 \
-    } while (0)
-#define ID(x) (x)
-
-static void load_row(double *dst, const char *src, hir_dtype t, int64_t stride, int64_t n)
-{
-    switch (t) {
-    case HIR_DT_FLOAT: ROW_LOOP(float, ID); break;
-    case HIR_DT_DOUBLE: ROW_LOOP(double, ID); break;
-    case HIR_DT_BFLOAT: ROW_LOOP(uint16_t, hir_bf16_to_f32); break;
-    case HIR_DT_HALF: ROW_LOOP(uint16_t, hir_f16_to_f32); break;
-    default: {
-        size_t es = hir_dtype_size(t);
-        for (int64_t i = 0; i < n; i++)
-            dst[i] = hir_load_f64(src + i * stride * (int64_t)es, t);
-    }
-    }
-}
-
 #define MAXV 8
 
 /* One randomized check: the GEMM, V vectors, its sizes and element bytes, the error model's
@@ -111,7 +87,7 @@ static void fv_bias(const fv_check *f, double *beta)
     int64_t bst = bv->ndim ? bv->stride[bv->ndim - 1] : 0;
     for (int d = bv->ndim - 1; d >= 0; d--)
         if (bv->shape[d] != 1) { bst = bv->stride[d]; break; }
-    load_row(f->row, bv->data, bv->dtype, bst, N);
+    hir_load_f64_n(f->row, bv->data, bv->dtype, bst, N);
     for (int v = 0; v < f->V; v++)
         for (int64_t j = 0; j < N; j++) beta[v] += f->row[j] * f->rv[(size_t)v * N + j];
 }
@@ -129,7 +105,7 @@ static double fv_op_b(const fv_check *f, const char *B)
     double bn2 = 0;
     if (g->b_trans) {                       /* B is [N, K]: u_k = Σ_n B[n,k] r_n */
         for (int64_t n = 0; n < N; n++) {
-            load_row(row, B + n * g->b.stride[0] * (int64_t)eb, g->b.dtype,
+            hir_load_f64_n(row, B + n * g->b.stride[0] * (int64_t)eb, g->b.dtype,
                          g->b.stride[1], K);
             for (int64_t k = 0; k < K; k++) bn2 += row[k] * row[k];
             for (int v = 0; v < V; v++) {
@@ -139,7 +115,7 @@ static double fv_op_b(const fv_check *f, const char *B)
         }
     } else {                                /* B is [K, N]: u_k = Σ_n B[k,n] r_n */
         for (int64_t k = 0; k < K; k++) {
-            load_row(row, B + k * g->b.stride[0] * (int64_t)eb, g->b.dtype,
+            hir_load_f64_n(row, B + k * g->b.stride[0] * (int64_t)eb, g->b.dtype,
                          g->b.stride[1], N);
             for (int v = 0; v < V; v++) {
                 double s = 0;
@@ -162,7 +138,7 @@ static void fv_row(const fv_check *f, int64_t bi, int64_t m, const char *A, cons
     int V = f->V;
     double *row = f->row;
     double au[MAXV] = {0}, cr[MAXV] = {0}, an2 = 0, cn2 = 0;
-    load_row(row, A + m * g->a.stride[0] * (int64_t)f->ea, g->a.dtype, g->a.stride[1], K);
+    hir_load_f64_n(row, A + m * g->a.stride[0] * (int64_t)f->ea, g->a.dtype, g->a.stride[1], K);
     for (int64_t k = 0; k < K; k++) an2 += row[k] * row[k];
     for (int v = 0; v < V; v++) {
         const double *uv = f->u + (size_t)v * K;
@@ -170,7 +146,7 @@ static void fv_row(const fv_check *f, int64_t bi, int64_t m, const char *A, cons
         for (int64_t k = 0; k < K; k++) s += row[k] * uv[k];
         au[v] = s;
     }
-    load_row(row, C + m * g->out.stride[0] * (int64_t)f->eo, g->out.dtype,
+    hir_load_f64_n(row, C + m * g->out.stride[0] * (int64_t)f->eo, g->out.dtype,
                  g->out.stride[1], N);
     int finite = 1;
     for (int64_t n = 0; n < N; n++) {
