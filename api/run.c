@@ -236,7 +236,8 @@ static hirc_status verify(run_ctx *c)
 }
 
 /* The world of one checked, the CPU backend and the interpreter made, the extents bound. */
-static hirc_status make_runner(run_ctx *c, int num_streams, const char *gemm_tune)
+static hirc_status make_runner(run_ctx *c, int num_streams, const char *gemm_tune,
+                               int comm_priority)
 {
     hir_program *p = c->h->p;
     hir_diag e;
@@ -249,7 +250,8 @@ static hirc_status make_runner(run_ctx *c, int num_streams, const char *gemm_tun
     bc.rank = 0;
     bc.size = 1;
     bc.timeout = 300;
-    bc.gemm_tune = gemm_tune;       /* the CPU backend ignores it */
+    bc.gemm_tune = gemm_tune;       /* the CPU backend ignores both */
+    bc.comm_priority = comm_priority;
     if (hir_backend_cpu_create(&bc, &c->be, &e))
         return fail_e(c, HIRC_ERR_RUN, &e);
     hir_interp_config ic;
@@ -321,10 +323,18 @@ static hirc_status prepare(run_ctx *c, const hirc_tensor *in, size_t nin,
     if (hir_gemm_tune_check(gemm_tune, NULL))
         return fail(c, HIRC_ERR_INVALID_ARGUMENT, "gemm_tune is off, on or a cache file (a path "
                     "with a '/' or a '.'): '%s'%s", gemm_tune, "");
+    int comm_priority = opts ? opts->comm_priority : 0;
+    if (comm_priority != 0 && comm_priority != 1)
+    {
+        char v[24];
+        snprintf(v, sizeof v, "%d", comm_priority);
+        return fail(c, HIRC_ERR_INVALID_ARGUMENT, "comm_priority is 0 (default) or 1 (high): "
+                    "%s%s", v, "");
+    }
     hirc_status st;
     if ((st = take_bindings(c, in, nin, opts)) != HIRC_OK ||
         (st = check_dims(c, in, nin)) != HIRC_OK || (st = verify(c)) != HIRC_OK ||
-        (st = make_runner(c, num_streams, gemm_tune)) != HIRC_OK)
+        (st = make_runner(c, num_streams, gemm_tune, comm_priority)) != HIRC_OK)
         return st;
     c->n = (int)nin;
     c->views = calloc(nin + 1, sizeof *c->views);

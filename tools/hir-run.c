@@ -58,6 +58,9 @@ static const char usage[] =
     "                         choice; on times up to 16 candidates on the real buffers at a\n"
     "                         GEMM shape's first use and keeps the fastest; FILE (a path with\n"
     "                         a '/' or a '.') also reads winners from FILE and appends new ones\n"
+    "  --comm-priority=default|high  CUDA device: high runs communication on streams of the\n"
+    "                         device's greatest priority, so that NCCL's kernels get SMs\n"
+    "                         ahead of the GEMMs (default: on the program's own streams)\n"
     "  --kernel GROUP=FILE    kernel for LaunchKernel group GROUP (--device=cuda)\n"
     "  --bench                time the program: --warmup runs, then --iters timed ones, a\n"
     "                         barrier and CUDA events (clock on cpu) around each; reports\n"
@@ -159,7 +162,7 @@ static int bad_num(const char *opt, const char *arg, const char *why)
 /* the options that take a value (value_of below): one given last, without it, is named */
 static const char *const valued[] = {
     "--simulate-nodes", "--device", "--streams", "--timeout", "--seed", "--inputs", "--bind",
-    "--container", "--save-outputs", "--iters", "--p2p-protocol", "--nccl-p2p", "--gemm-tune", "--check-mode",
+    "--container", "--save-outputs", "--iters", "--p2p-protocol", "--nccl-p2p", "--gemm-tune", "--comm-priority", "--check-mode",
     "--check-vectors", "--kernel", "--bench-json", "--bench-plot", "--warmup", "--trace",
     "--progress-after", NULL};
 
@@ -308,6 +311,10 @@ static int flag_check(cli *c, int argc, char **argv, int *i)
             return rc;
         }
         o->gemm_tune = x;
+    } else if ((x = value_of(argc, argv, i, "--comm-priority"))) {
+        if ((o->comm_priority = word_index(x, (const char *const[]){"default", "high",
+                                                                    NULL})) < 0)
+            return bad("--comm-priority is default or high", x);
     } else if ((x = value_of(argc, argv, i, "--check-mode"))) {
         /* in the order of hir_run_options.check_mode: auto, full, randomized */
         if ((k = word_index(x, (const char *const[]){"auto", "full", "randomized", NULL})) < 0)

@@ -175,6 +175,11 @@ typedef struct hirc_run_options {
      * '/' or a '.'); anything else is HIRC_ERR_INVALID_ARGUMENT. The CPU backend of hirc_run
      * accepts it and ignores it (docs/cuda-backend.md, "GEMM tuning"). */
     const char *gemm_tune;
+    /* Communication priority as hir-run --comm-priority: 0 default, 1 high (communication on
+     * streams of the device's greatest priority); anything else is HIRC_ERR_INVALID_ARGUMENT.
+     * The CPU backend of hirc_run accepts it and ignores it (docs/cuda-backend.md,
+     * "Communication priority"). */
+    int comm_priority;
 } hirc_run_options;
 
 /* The dtype and shape each output buffer must have when the program runs with these inputs

@@ -287,14 +287,15 @@ class Program:
     def outputs(self):
         return self._info(_lib.hirc_output_info, _lib.hirc_num_outputs(self._handle))
 
-    def run(self, *inputs, bindings=None, num_streams=0, gemm_tune=None):
+    def run(self, *inputs, bindings=None, num_streams=0, gemm_tune=None, comm_priority="default"):
         """Run the program once on one rank (CPU reference backend) and return its outputs as a
         tuple: NumPy arrays, or torch tensors when any input is a torch tensor. inputs are
         container inputs in order: arrays (or anything np.asarray takes) of the program's dtype
         and shape, and Python ints for scalar inputs. bindings maps free scalars to values
         ({"i0": 1024}); extents spelled as a bare symbol are taken from the inputs' shapes.
         gemm_tune is hir-run's --gemm-tune: None or "off", "on", or a cache file path (the CPU
-        backend accepts it and ignores it; anything else raises ValueError)."""
+        backend accepts it and ignores it; anything else raises ValueError). comm_priority is
+        hir-run's --comm-priority: "default" or "high" (ignored by the CPU backend too)."""
         rt = _libs.runtime
         h = self._handle
         infos = self.inputs
@@ -302,6 +303,8 @@ class Program:
         if gemm_tune is not None and not isinstance(gemm_tune, (str, os.PathLike)):
             raise TypeError("gemm_tune must be None, 'off', 'on' or a path, not %s"
                             % type(gemm_tune).__name__)
+        if comm_priority not in ("default", "high"):
+            raise ValueError("comm_priority is 'default' or 'high', not %r" % (comm_priority,))
         binds = list((bindings or {}).items())
         for name, value in binds:
             if not isinstance(name, str):
@@ -352,6 +355,7 @@ class Program:
         opts = _capi.RunOptions()
         opts.num_streams = num_streams
         opts.gemm_tune = None if gemm_tune is None else os.fsencode(gemm_tune)
+        opts.comm_priority = 1 if comm_priority == "high" else 0
         cb = (_capi.Binding * max(1, len(binds)))()
         for k, (name, value) in enumerate(binds):
             cb[k].name = name.encode()

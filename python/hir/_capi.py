@@ -47,7 +47,8 @@ class Binding(ctypes.Structure):
 
 class RunOptions(ctypes.Structure):
     _fields_ = [("num_streams", ctypes.c_int), ("bindings", ctypes.POINTER(Binding)),
-                ("nbindings", ctypes.c_size_t), ("gemm_tune", ctypes.c_char_p)]
+                ("nbindings", ctypes.c_size_t), ("gemm_tune", ctypes.c_char_p),
+                ("comm_priority", ctypes.c_int)]
 
 
 _P = ctypes.c_void_p

@@ -311,3 +311,15 @@ def test_run_gemm_tune(tmp_path):
         p.run(a, b, gemm_tune="bogus")
     with pytest.raises(TypeError, match=r"gemm_tune must be"):
         p.run(a, b, gemm_tune=3)
+
+
+# comm_priority= is hir-run's --comm-priority: "default" or "high", ignored by the CPU backend.
+
+def test_run_comm_priority():
+    p = hir.parse(MATMUL)
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.arange(6, dtype=np.float32).reshape(3, 2)
+    for v in ("default", "high"):
+        np.testing.assert_array_equal(p.run(a, b, comm_priority=v)[0], a @ b)
+    with pytest.raises(ValueError, match=r"comm_priority is 'default' or 'high', not 'max'"):
+        p.run(a, b, comm_priority="max")

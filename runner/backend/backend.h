@@ -48,6 +48,11 @@ typedef struct hir_backend_config {
      * once per plan, anything else the path of a cache file of winners, read at the start and
      * appended to by rank 0 (docs/cuda-backend.md, "GEMM tuning") */
     const char *gemm_tune;
+    /* CUDA backend only: 1 runs communication posted outside a group on a companion stream of
+     * the device's greatest priority, joined back to the posting stream (hir-run
+     * --comm-priority=high; docs/cuda-backend.md, "Communication priority"); 0 on the posting
+     * stream itself (the default) */
+    int comm_priority;
 } hir_backend_config;
 
 typedef struct hir_collective {

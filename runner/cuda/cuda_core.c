@@ -104,17 +104,33 @@ int hir_cu_coalesce_end(hir_backend *be, hir_stream *s, hir_work **w, hir_diag *
     return hir_cu_work_event(cb, s, w, e);
 }
 
+/* A P2P or collective outside a group on s's high-priority companion (--comm-priority=high;
+ * without it c is s): forked before, joined after, so the order the program sees is s's. */
+static int comm_join(hir_cu_backend *cb, hir_stream *s, hir_stream *c, int rc, hir_work **w,
+                     hir_diag *e)
+{
+    if (rc < 0 || hir_cu_comm_join(cb, s, c, e) == 0) return rc;
+    if (*w) hir_cu_work_free(cb, *w);
+    *w = NULL;
+    return -1;
+}
+
 int hir_cu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work **w,
                     hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     hir_cu_rec_other(cb);
     *w = NULL;
-    if (p->transport == HIR_BK_NCCL)
-        return cb->base.cfg.p2p_host_staged ? hir_cu_staged_p2p(cb, s, p, w, e)
-                                            : hir_cu_nccl_p2p(cb, s, p, w, e);
+    if (p->transport == HIR_BK_NCCL) {
+        if (cb->base.cfg.p2p_host_staged) return hir_cu_staged_p2p(cb, s, p, w, e);
+        hir_stream *c;
+        if (hir_cu_comm_fork(cb, s, &c, e) < 0) return -1;
+        return comm_join(cb, s, c, hir_cu_nccl_p2p(cb, c, p, w, e), w, e);
+    }
     if (p->transport == HIR_BK_CUDA) {
-        if (hir_cu_ipc_post(cb, s, p, w, e) < 0) return -1;
+        hir_stream *c;
+        if (hir_cu_comm_fork(cb, s, &c, e) < 0) return -1;
+        if (comm_join(cb, s, c, hir_cu_ipc_post(cb, c, p, w, e), w, e) < 0) return -1;
         if (cb->in_group) {
             /* in a group the transfer is queued now (it is no NCCL operation) and its wait at
              * EndCoalescing, after the group's NCCL part: the group's Wait covers it */
@@ -143,9 +159,11 @@ int hir_cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, h
     if (cb->staged_group)
         return hir_fail(e, "%s inside a coalescing group: with --nccl-p2p=host-staged a "
                                 "group holds P2P only", hir_comm_type_name(c->kind)), -1;
+    hir_stream *cs;
+    if (hir_cu_comm_fork(cb, s, &cs, e) < 0) return -1;
     if (c->transport == HIR_BK_CUDA && c->kind == HIR_COMM_ALLGATHER && !cb->in_group)
-        return hir_cu_ipc_allgather(cb, s, c, w, e);
-    return hir_cu_nccl_collective(be, s, c, w, e);
+        return comm_join(cb, s, cs, hir_cu_ipc_allgather(cb, cs, c, w, e), w, e);
+    return comm_join(cb, s, cs, hir_cu_nccl_collective(be, cs, c, w, e), w, e);
 }
 
 int hir_cu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_diag *e)

@@ -60,6 +60,9 @@ struct hir_stream {
     /* this stream's own cuBLASLt workspace: GEMMs in flight on different streams must never
      * share one (docs/cuda-backend.md, "Concurrent GEMMs and the workspace") */
     void *ws;
+    /* with cfg.comm_priority: the stream its communication runs on, made at the device's
+     * greatest priority on first use and joined back after every post (cuda_stream.c) */
+    struct hir_stream *comm;
 };
 
 struct hir_event { cudaEvent_t ev; };
@@ -261,6 +264,12 @@ int  hir_cu_stream_init_ws(hir_cu_backend *cb, hir_stream *s, hir_diag *e);
 void hir_cu_stream_fini(hir_cu_backend *cb, hir_stream *s);
 /* Poll stream s until it drains; fails after the configured timeout (counted from t0, seconds of
  * hir_cu_now_s) with "<what> still busy after …" and marks the backend dead. */
+/* --comm-priority=high (cfg.comm_priority): hir_cu_comm_fork gives the stream a communication
+ * posted on s runs on (s itself when the option is off or a group is open: *c = s), ordered
+ * after s's earlier work; hir_cu_comm_join orders s's later work after it, so that the program
+ * sees the same order as without the option and only the device's scheduling changes. */
+int  hir_cu_comm_fork(hir_cu_backend *cb, hir_stream *s, hir_stream **c, hir_diag *e);
+int  hir_cu_comm_join(hir_cu_backend *cb, hir_stream *s, hir_stream *c, hir_diag *e);
 int  hir_cu_stream_drain(hir_cu_backend *cb, hir_stream *s, const char *what, double t0,
                          hir_diag *e);
 

@@ -32,6 +32,11 @@ int hir_cu_stream_init_ws(hir_cu_backend *cb, hir_stream *s, hir_diag *e)
 
 void hir_cu_stream_fini(hir_cu_backend *cb, hir_stream *s)
 {
+    if (s->comm) {
+        hir_cu_stream_fini(cb, s->comm);
+        free(s->comm);
+        s->comm = NULL;
+    }
     if (s->ws && !cb->dead && (!cb->shared_ws || s == &cb->main)) cudaFree(s->ws);
     s->ws = NULL;
     if (s->s) cudaStreamDestroy(s->s);
@@ -81,6 +86,44 @@ int hir_cu_stream_wait(hir_backend *be, hir_stream *waiter, hir_stream *on, hir_
     HIR_CK_ST(e, cuda, "cudaEventRecord", st);
     HIR_CK_ST(e, cuda, "cudaStreamWaitEvent", st2);
     return 0;
+}
+
+/* ---------------------------------------------------------------- communication priority */
+
+/* The companion is made on first use: a non-blocking stream at the greatest priority the device
+ * offers (cudaDeviceGetStreamPriorityRange), without a GEMM workspace (it runs no GEMM). Its
+ * kernels (NCCL's) are scheduled ahead of the GEMMs of normal-priority streams when both wait
+ * for SMs; copies on the copy engines and stream memory operations are not kernels and gain
+ * nothing but their place in the queue (docs/cuda-backend.md, "Communication priority"). */
+int hir_cu_comm_fork(hir_cu_backend *cb, hir_stream *s, hir_stream **c, hir_diag *e)
+{
+    *c = s;
+    if (!cb->base.cfg.comm_priority || cb->in_group || cb->staged_group) return 0;
+    if (!s->comm) {
+        int least = 0, greatest = 0;
+        HIR_CK(e, cuda, cudaDeviceGetStreamPriorityRange(&least, &greatest));
+        hir_stream *x = calloc(1, sizeof *x);
+        if (!x) return hir_fail(e, "out of host memory"), -1;
+        x->key = s->key;
+        x->pending_peer = -1;
+        int st = cudaStreamCreateWithPriority(&x->s, cudaStreamNonBlocking, greatest);
+        if (st != cudaSuccess) {
+            free(x);
+            HIR_CK_ST(e, cuda, "cudaStreamCreateWithPriority", st);
+        }
+        s->comm = x;
+    }
+    if (hir_cu_stream_wait(&cb->base, s->comm, s, e) < 0) return -1;
+    *c = s->comm;
+    return 0;
+}
+
+int hir_cu_comm_join(hir_cu_backend *cb, hir_stream *s, hir_stream *c, hir_diag *e)
+{
+    if (c == s) return 0;
+    memcpy(s->pending, c->pending, sizeof s->pending);
+    s->pending_peer = c->pending_peer;
+    return hir_cu_stream_wait(&cb->base, s, c, e);
 }
 
 /* Poll instead of cudaStreamSynchronize: a stream blocked on a semaphore of a dead peer never

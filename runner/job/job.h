@@ -49,6 +49,7 @@ typedef struct hir_run_options {
     /* --gemm-tune: NULL or "off", "on", or a cache file (hir_backend_config.gemm_tune; checked
      * by hir_gemm_tune_check) */
     const char *gemm_tune;
+    int comm_priority;               /* --comm-priority=high: 1 (hir_backend_config.comm_priority) */
     int verbose;
     /* a progress line on rank 0's diagnostic stream, stderr (ranks, iteration, elapsed), shown once a run has
      * taken 2 s and refreshed 4 times a second: 1 on, 0 off (hir-run --progress decides: by

@@ -403,6 +403,17 @@ static void run_arguments_and_scalar_inputs(void **state)
     hirc_diagnostics_clear(d);
     assert_int_equal(hirc_run(p, in, 2, &out, 1, NULL, d), HIRC_OK);
     assert_memory_equal(a, c, sizeof a);
+    /* comm_priority is 0 or 1 (the CPU backend ignores it); anything else is refused */
+    hirc_run_options q = {0};
+    q.comm_priority = 2;
+    assert_int_equal(hirc_run(p, in, 2, &out, 1, &q, d), HIRC_ERR_INVALID_ARGUMENT);
+    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
+    assert_string_equal(x.message, "comm_priority is 0 (default) or 1 (high): 2");
+    hirc_diagnostics_clear(d);
+    q.comm_priority = 1;
+    memset(c, 0, sizeof c);
+    assert_int_equal(hirc_run(p, in, 2, &out, 1, &q, d), HIRC_OK);
+    assert_memory_equal(a, c, sizeof a);
     hirc_program_destroy(p);
     hirc_diagnostics_destroy(d);
 }
