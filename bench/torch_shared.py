@@ -1,11 +1,20 @@
 #!/usr/bin/env python3
-"""torch_shared.py - PyTorch doing the GEMMs of AG+linear in D processes that share one GPU,
-timed the way `hir-run --bench` times (one clock): before each iteration every process
-synchronizes its device and meets the others at a barrier; the iteration's time is rank 0's wall
-clock from leaving that barrier to leaving the barrier after every process has synchronized.
-Each process computes what one rank of the hir program computes: F.linear of the gathered
-[m, k] input with the [n, k] weight (bf16), so D processes do D x 2·m·n·k FLOP per iteration.
-Two input sets alternate (the second is the first x 2), as with hir-run --vary-inputs.
+"""torch_shared.py - PyTorch's side of the AG+linear comparisons, timed the way `hir-run --bench`
+times (one clock): before each iteration every process synchronizes its device and meets the
+others at a barrier (gloo, on the host); the iteration's time is rank 0's wall clock from leaving
+that barrier to leaving the barrier after every process has synchronized.
+
+Modes (--mode):
+  gemm      each process computes what one rank of the hir program computes, F.linear of the
+            gathered [m, k] input with the [n, k] weight, with no communication (the default;
+            bench/ag_gemm_shared.sh, bench/tp_compare.py)
+  nccl      dist.all_gather_into_tensor of the [m/D, k] shards over NCCL, then F.linear
+  symm-mem  torch.ops.symm_mem.fused_all_gather_matmul (PyTorch's async-TP) where the
+            installed torch has it
+Processes share GPU 0 unless --per-gpu (process r uses GPU r). NCCL and symmetric memory need
+one process per GPU: with processes sharing a GPU those modes write {"status": "skipped: ..."}
+instead of running. Two input sets alternate (the second is the first x 2), as with hir-run
+--vary-inputs, and one output row is compared with float64 at the end.
 
   mpirun -np D python3 bench/torch_shared.py --m 32768 --k 16384 --n 8192 --json out.json
 """
@@ -14,9 +23,61 @@ import json
 import os
 import time
 
-import torch
-import torch.distributed as dist
-import torch.nn.functional as F
+
+def symm_mem_fn():
+    """The fused all-gather + matmul of the installed torch, or None."""
+    import torch
+    try:
+        import torch.distributed._symmetric_memory  # noqa: F401 - registers the ops
+    except Exception:  # noqa: BLE001
+        return None
+    ops = getattr(torch.ops, "symm_mem", None)
+    try:
+        return getattr(ops, "fused_all_gather_matmul") if ops is not None else None
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def setup(a, rank, size):
+    """The step function of the mode and the inputs; None and a reason when it cannot run."""
+    import torch
+    import torch.distributed as dist
+    import torch.nn.functional as F
+    dev = torch.device("cuda", rank if a.per_gpu else 0)
+    torch.cuda.set_device(dev)
+    g = torch.Generator(device=dev).manual_seed(1234 + rank)
+    rows = a.m if a.mode == "gemm" else a.m // size
+    x = (torch.rand(rows, a.k, device=dev, generator=g) * 2 - 1).to(torch.bfloat16)
+    w = (torch.rand(a.n, a.k, device=dev, generator=g) * 2 - 1).to(torch.bfloat16)
+    sets = [(x, w), (x * 2, w * 2)]
+    if a.mode == "gemm":
+        return (lambda xi, wi: F.linear(xi, wi)), sets, None
+    if not a.per_gpu and size > 1:
+        return None, None, ("skipped: %s needs one process per GPU (NCCL refuses two ranks on "
+                            "one GPU)" % a.mode)
+    nccl = dist.new_group(backend="nccl")
+    if a.mode == "nccl":
+        full = torch.empty(a.m, a.k, device=dev, dtype=torch.bfloat16)
+
+        def step(xi, wi):
+            dist.all_gather_into_tensor(full, xi, group=nccl)
+            return F.linear(full, wi)
+        return step, sets, None
+    fused = symm_mem_fn()
+    if fused is None:
+        return None, None, "skipped: torch %s has no symm_mem.fused_all_gather_matmul" % (
+            torch.__version__)
+    import torch.distributed._symmetric_memory as symm_mem
+    name = nccl.group_name
+    try:
+        symm_mem.enable_symm_mem_for_group(name)
+    except Exception:  # noqa: BLE001 - newer releases need no enabling
+        pass
+
+    def step(xi, wi):
+        _, outs = fused(xi, [wi.t()], gather_dim=0, group_name=name)
+        return outs[0]
+    return step, sets, None
 
 
 def main():
@@ -24,46 +85,63 @@ def main():
     ap.add_argument("--m", type=int, required=True)
     ap.add_argument("--k", type=int, required=True)
     ap.add_argument("--n", type=int, required=True)
+    ap.add_argument("--mode", choices=("gemm", "nccl", "symm-mem"), default="gemm")
+    ap.add_argument("--per-gpu", action="store_true", help="process r on GPU r")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--port", type=int, default=29533)
     ap.add_argument("--json")
     a = ap.parse_args()
+    import torch
+    import torch.distributed as dist
     rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("RANK", 0)))
     size = int(os.environ.get("OMPI_COMM_WORLD_SIZE", os.environ.get("WORLD_SIZE", 1)))
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{a.port}", rank=rank,
                             world_size=size)
-    dev = torch.device("cuda", 0)
-    g = torch.Generator(device=dev).manual_seed(1234 + rank)
-    x = (torch.rand(a.m, a.k, device=dev, generator=g) * 2 - 1).to(torch.bfloat16)
-    w = (torch.rand(a.n, a.k, device=dev, generator=g) * 2 - 1).to(torch.bfloat16)
-    sets = [(x, w), (x * 2, w * 2)]
-    times = []
-    for i in range(a.warmup + a.iters):
-        xi, wi = sets[i % 2]
-        torch.cuda.synchronize()
-        dist.barrier()
-        t0 = time.perf_counter()
-        y = F.linear(xi, wi)
-        torch.cuda.synchronize()
-        dist.barrier()
-        t1 = time.perf_counter()
-        if i >= a.warmup:
-            times.append((t1 - t0) * 1e3)
-    # a spot check that the product is a product (one row against float64)
-    ref = (xi[:1].double() @ wi.double().t()).float()
-    err = ((y[:1].float() - ref).abs().max() / ref.abs().max()).item()
-    flops = 2.0 * a.m * a.n * a.k
-    mean = sum(times) / len(times)
-    s = sorted(times)
+    base = {"ranks": size, "m": a.m, "k": a.k, "n": a.n, "mode": a.mode,
+            "per_gpu": a.per_gpu, "torch": torch.__version__,
+            "device": torch.cuda.get_device_name(0), "clock": "wall, barrier to barrier"}
+    if a.mode != "gemm" and a.m % size:
+        step, sets, why = None, None, f"skipped: m={a.m} not divisible by {size} ranks"
+    else:
+        step, sets, why = setup(a, rank, size)
+    if step is None:
+        r = dict(base, status=why)
+    else:
+        times = []
+        for i in range(a.warmup + a.iters):
+            xi, wi = sets[i % 2]
+            torch.cuda.synchronize()
+            dist.barrier()
+            t0 = time.perf_counter()
+            y = step(xi, wi)
+            torch.cuda.synchronize()
+            dist.barrier()
+            t1 = time.perf_counter()
+            if i >= a.warmup:
+                times.append((t1 - t0) * 1e3)
+        # a spot check that the product is a product: row 0 of this rank's output against
+        # float64 (in the gathering modes row 0 is rank 0's first row, which this rank has
+        # only through the gather: its inputs are regenerated from rank 0's seed)
+        if a.mode == "gemm":
+            x0 = xi[:1]
+        else:
+            g0 = torch.Generator(device=xi.device).manual_seed(1234)
+            x0 = ((torch.rand(a.m // size, a.k, device=xi.device, generator=g0) * 2 - 1)
+                  .to(torch.bfloat16)[:1]) * (2 if (a.warmup + a.iters - 1) % 2 else 1)
+        ref = (x0.double() @ wi.double().t()).float()
+        err = ((y[:1].float() - ref).abs().max() / ref.abs().max()).item()
+        flops = 2.0 * a.m * a.n * a.k
+        mean = sum(times) / len(times)
+        s = sorted(times)
+        gpus = size if a.per_gpu else 1
+        r = dict(base, status="ok", mean_ms=mean, median_ms=s[len(s) // 2], min_ms=s[0],
+                 max_ms=s[-1], per_iter_ms=times, flops_per_rank=flops,
+                 tflops_per_rank=flops / (mean * 1e-3) / 1e12,
+                 tflops_per_device=size * flops / gpus / (mean * 1e-3) / 1e12,
+                 row0_rel_err=err)
     if rank == 0:
-        r = {"ranks": size, "m": a.m, "k": a.k, "n": a.n, "mean_ms": mean,
-             "median_ms": s[len(s) // 2], "min_ms": s[0], "max_ms": s[-1],
-             "flops_per_rank": flops, "tflops_per_rank": flops / (mean * 1e-3) / 1e12,
-             "tflops_per_device": size * flops / (mean * 1e-3) / 1e12,
-             "row0_rel_err": err, "torch": torch.__version__,
-             "device": torch.cuda.get_device_name(0), "clock": "wall, barrier to barrier"}
-        print(json.dumps(r))
+        print(json.dumps({k: v for k, v in r.items() if k != "per_iter_ms"}))
         if a.json:
             with open(a.json, "w") as f:
                 json.dump(r, f, indent=1)
