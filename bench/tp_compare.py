@@ -1,0 +1,423 @@
+#!/usr/bin/env python3
+"""tp_compare.py - the whole tensor-parallel AG+linear comparison in one run (issue 28, item 4):
+every hir way and every PyTorch way at one shape, d ranks, timed the same way, interleaved in
+rounds, one markdown table.
+
+Layout: with G >= 2 GPUs every d <= G runs one rank per GPU (CUDA_VISIBLE_DEVICES = the first d
+GPUs), and d = G is always among them; with one GPU (or --device=cpu) d ranks share it.
+Rows per d:
+  hir pipeline, get        hir-opt --stream-parallel --backend=cuda           --check
+  hir pipeline, put        ... --pass-pipeline=backend{kind=cuda,protocol=put}  --check
+  hir pipeline, deferred   ... --backend=cuda --defer-send-wait               --check
+  hir pipeline, get, --comm-priority=high                                     --check
+  hir pipeline, NCCL       hir-opt --stream-parallel --backend=nccl           --check
+  hir gather-then-GEMM     hir-opt --convert-to-communication --backend=cuda  --check
+  hir compute-only         the get pipeline after --strip-communication       --check (itself)
+  PyTorch same GEMMs       bench/torch_shared.py --mode gemm  (no communication)
+  PyTorch NCCL             --mode nccl: all_gather_into_tensor + F.linear
+  PyTorch async-TP         --mode symm-mem: fused_all_gather_matmul, where torch has it
+Rows that cannot run are printed as skipped with the reason (NCCL and symmetric memory need
+one rank per GPU; no torch installed; m not divisible by d).
+
+Timing, the same for every row: an iteration is rank 0's wall clock from leaving a barrier
+(which every rank enters after synchronizing its device) to leaving the next barrier (hir-run
+--bench's "wall, barrier to barrier"; torch_shared.py does the same with a gloo barrier).
+Every hir run uses --vary-inputs, so its --check verifies the last timed run. Each round runs
+every row once (the order rotates from round to round); a row's figure is the median of all
+its iterations over all rounds, its spread the lowest and highest of its per-round medians.
+TFLOP/s per GPU: the GEMM FLOP of all ranks on one GPU (d x 2mnk when d ranks share it, 2mnk
+with one rank per GPU) / the median. Every figure stands beside the device's peak (dense bf16,
+SMs x clock, from hir-run), a figure above it is marked as a bug. Ranks sharing one GPU also
+get the ceiling of bench/shared_ceiling.py (copies' bytes at the copy bandwidth measured in
+this run with torch, against the compute-only median). The device's name and clocks are read
+with nvidia-smi before and after every round.
+
+  python3 bench/tp_compare.py --bin BIN --out OUT [--ds 2,4,8] [--rounds 2]   (bench/tp_compare.sh)
+  python3 bench/tp_compare.py --render OUT        # the table again from OUT/runs/*.json
+Writes OUT/tp_compare.md (the table), OUT/tp_compare.json, OUT/tp_compare.log (every command),
+OUT/runs/*.json (one per run).
+"""
+import argparse
+import datetime
+import glob
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import ag_gemm  # noqa: E402 - Hir (hir-gen/hir-opt/hir-run --bench), sh, gpu_count
+import shared_ceiling  # noqa: E402
+
+# (key, label, hir-opt passes or None for torch, hir-run options)
+HIR_ROWS = [
+    ("pipe-get", "hir pipeline, get", ["--stream-parallel", "--backend=cuda"], []),
+    ("pipe-put", "hir pipeline, put",
+     ["--stream-parallel", "--pass-pipeline=backend{kind=cuda,protocol=put}"],
+     ["--p2p-protocol=put"]),
+    ("pipe-defer", "hir pipeline, deferred send wait",
+     ["--stream-parallel", "--backend=cuda", "--defer-send-wait"], []),
+    ("pipe-prio", "hir pipeline, get, --comm-priority=high",
+     ["--stream-parallel", "--backend=cuda"], ["--comm-priority=high"]),
+    ("pipe-nccl", "hir pipeline, NCCL", ["--stream-parallel", "--backend=nccl"], []),
+    ("gather", "hir gather-then-GEMM (CUDA IPC)",
+     ["--convert-to-communication", "--backend=cuda"], []),
+    ("compute", "hir compute-only (no communication)", None, []),
+]
+TORCH_ROWS = [("torch-gemm", "PyTorch, same GEMMs, no communication", "gemm"),
+              ("torch-nccl", "PyTorch NCCL all-gather + F.linear", "nccl"),
+              ("torch-symm", "PyTorch async-TP (symm_mem fused_all_gather_matmul)", "symm-mem")]
+LABELS = {k: lab for k, lab, *_ in HIR_ROWS + TORCH_ROWS}
+ORDER = [k for k, *_ in HIR_ROWS + TORCH_ROWS]
+
+
+def now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def clocks():
+    p = subprocess.run("nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,clocks.mem,"
+                       "temperature.gpu,power.draw --format=csv,noheader", shell=True,
+                       capture_output=True, text=True)
+    return [x.strip() for x in p.stdout.splitlines() if x.strip()] or ["nvidia-smi: none"]
+
+
+def have_torch_cuda():
+    try:
+        import torch
+        return torch.cuda.is_available(), torch.__version__
+    except Exception as ex:  # noqa: BLE001
+        return False, f"no torch ({type(ex).__name__})"
+
+
+def median(xs):
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+
+def plan(gpus, ds_text):
+    """(one rank per GPU?, the ds to run): with 2+ GPUs the given ds up to the GPU count and
+    the GPU count itself; else the given ds, sharing one device."""
+    ds = [int(x) for x in ds_text.split(",") if x]
+    if gpus >= 2:
+        return True, sorted({d for d in ds if d <= gpus} | {gpus})
+    return False, ds
+
+
+def skip_reason(key, d, m, per_gpu, device, torch_ok, torch_version):
+    """Why row `key` cannot run with d ranks, or None."""
+    if m % d:
+        return f"m={m} not divisible by {d} ranks"
+    shared = not per_gpu and d > 1
+    if key == "pipe-nccl" and shared and device == "cuda":
+        return "NCCL refuses two ranks on one GPU (the ranks share it)"
+    if key.startswith("torch"):
+        if not torch_ok:
+            return f"torch with CUDA unavailable ({torch_version})"
+        if key != "torch-gemm" and shared:
+            return "NCCL and symmetric memory need one rank per GPU (the ranks share it)"
+    return None
+
+
+class Compare:
+    def __init__(self, a):
+        self.a = a
+        self.runs = os.path.join(a.out, "runs")
+        os.makedirs(self.runs, exist_ok=True)
+        self.hir = ag_gemm.Hir(os.path.abspath(a.bin), os.path.join(a.out, "work"), a.warmup, a.iters, a.timeout,
+                               a.device, time.time() + a.budget if a.budget else None)
+        self.gpus = 0 if a.device == "cpu" else ag_gemm.gpu_count()
+        self.per_gpu, self.ds = plan(self.gpus, a.ds)
+        self.torch_ok, self.torch_version = (False, "--no-torch") if a.no_torch else \
+            have_torch_cuda()
+        self.progs = {}
+
+    def skip_reason(self, key, d):
+        return skip_reason(key, d, self.a.m, self.per_gpu, self.a.device, self.torch_ok,
+                           self.torch_version)
+
+    def programs(self, d):
+        """hir-gen and hir-opt once per d: {key: (program, reference)}."""
+        if d in self.progs:
+            return self.progs[d]
+        a, h = self.a, self.hir
+        src = h.generate("ag-linear", a.m, a.k, a.n, d, False, f"in-d{d}")
+        out = {}
+        for key, _, passes, _ in HIR_ROWS:
+            if passes is not None:
+                out[key] = (h.lower(src, passes, f"{key}-d{d}"), src)
+        out["compute"] = (h.lower(out["pipe-get"][0], ["--strip-communication"],
+                                  f"compute-d{d}"), None)
+        self.progs[d] = out
+        return out
+
+    def env_for(self, d):
+        env = dict(os.environ)
+        if self.per_gpu:
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(d))
+        return env
+
+    def run_hir(self, key, d, rnd):
+        a = self.a
+        prog, ref = self.programs(d)[key]
+        opts = dict((k, o) for k, _, _, o in HIR_ROWS)[key]
+        extra = [f"--streams={a.streams}", "--timeout=120", "--vary-inputs",
+                 f"--check={ref}" if ref else "--check"] + opts
+        old = os.environ.get("CUDA_VISIBLE_DEVICES")
+        if self.per_gpu:       # Hir.bench runs hir-run in this process's environment
+            os.environ["CUDA_VISIBLE_DEVICES"] = self.env_for(d)["CUDA_VISIBLE_DEVICES"]
+        try:
+            r = self.hir.bench(prog, d, f"{key}-d{d}-r{rnd}", extra)
+        finally:
+            if old is None:
+                os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+            else:
+                os.environ["CUDA_VISIBLE_DEVICES"] = old
+        if r.get("status") == "ok":
+            r = {"status": "ok", "per_iter_ms": r.get("per_iter_ms", []),
+                 "check": r.get("check"), "peak_tflops": r.get("peak_tflops"),
+                 "device": r.get("device"), "clock": r.get("time_ms", {}).get("clock"),
+                 "command": r.get("command")}
+            if r["check"] != "PASS":
+                r["status"] = f"check {r['check']}"
+        return r
+
+    def run_torch(self, key, d, rnd):
+        a = self.a
+        mode = dict((k, m) for k, _, m in TORCH_ROWS)[key]
+        js = os.path.join(self.hir.work, f"{key}-d{d}-r{rnd}.torch.json")
+        cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(d), "python3",
+               os.path.join(HERE, "torch_shared.py"), "--m", str(a.m), "--k", str(a.k),
+               "--n", str(a.n), "--mode", mode, "--warmup", str(a.warmup), "--iters",
+               str(a.iters), "--port", str(29533 + rnd % 50), "--json", js]
+        if self.per_gpu:
+            cmd.append("--per-gpu")
+        try:
+            p = ag_gemm.sh(cmd, timeout=a.timeout, env=self.env_for(d))
+        except subprocess.TimeoutExpired:
+            return {"status": f"not run: timed out after {a.timeout} s"}
+        if p.returncode or not os.path.exists(js):
+            err = (p.stderr or p.stdout or "").strip().splitlines()
+            return {"status": "failed: " + (err[-1] if err else f"rc={p.returncode}")[:240]}
+        with open(js) as f:
+            r = json.load(f)
+        if r.get("status") == "ok":
+            r["command"] = " ".join(shlex.quote(c) for c in cmd)
+        return r
+
+    def one(self, key, d, rnd):
+        why = self.skip_reason(key, d)
+        if why:
+            r = {"status": f"skipped: {why}"}
+        elif self.hir.deadline and time.time() > self.hir.deadline:
+            r = {"status": "not run: --budget spent"}
+        else:
+            try:
+                r = self.run_torch(key, d, rnd) if key.startswith("torch") else \
+                    self.run_hir(key, d, rnd)
+            except Exception as ex:  # noqa: BLE001 - recorded in the table
+                r = {"status": f"failed: {type(ex).__name__}: {ex}"[:240]}
+        r.update(key=key, d=d, round=rnd, per_gpu=self.per_gpu, m=self.a.m, k=self.a.k,
+                 n=self.a.n, date=now())
+        with open(os.path.join(self.runs, f"{key}-d{d}-r{rnd}.json"), "w") as f:
+            json.dump(r, f)
+        ag_gemm.log(f"round {rnd} d={d} {key}: {r['status']}"
+                    + (f", median {median(r['per_iter_ms']):.3f} ms" if r.get("per_iter_ms")
+                       else ""))
+        return r
+
+    def copy_bandwidth(self):
+        a = self.a
+        if a.copy_gbps:
+            return {"gbps": a.copy_gbps, "how": "given (--copy-gbps)"}
+        if not self.torch_ok:
+            return {"gbps": None, "how": f"not measured: {self.torch_version}"}
+        chunk = a.m // max(self.ds) * a.k * 2
+        try:
+            g = shared_ceiling.measure_copy_gbps(chunk, per_gpu=self.per_gpu)
+            return {"gbps": g, "how": f"torch copy_ of {chunk} bytes, "
+                    + ("GPU 1 -> GPU 0" if self.per_gpu else "device to device on GPU 0")
+                    + ", CUDA events around 20 copies"}
+        except Exception as ex:  # noqa: BLE001
+            return {"gbps": None, "how": f"not measured: {type(ex).__name__}: {ex}"[:200]}
+
+    def measure(self):
+        a = self.a
+        meta = {"date": now(), "command": "python3 bench/tp_compare.py "
+                + " ".join(shlex.quote(x) for x in sys.argv[1:]), "gpus": self.gpus,
+                "per_gpu": self.per_gpu, "ds": self.ds, "m": a.m, "k": a.k, "n": a.n,
+                "rounds": a.rounds, "warmup": a.warmup, "iters": a.iters, "streams": a.streams,
+                "device": a.device, "torch": self.torch_version, "clocks": []}
+        meta["copy"] = self.copy_bandwidth()
+        ag_gemm.log(f"# {meta['date']}: {self.gpus} GPU(s), "
+                    + ("one rank per GPU" if self.per_gpu else "ranks sharing one device")
+                    + f", d in {self.ds}; copy bandwidth {meta['copy']}")
+        for rnd in range(a.rounds):
+            meta["clocks"].append({"round": rnd, "before": clocks()})
+            for d in self.ds:
+                keys = ORDER[rnd % len(ORDER):] + ORDER[:rnd % len(ORDER)]
+                for key in keys:
+                    self.one(key, d, rnd)
+            meta["clocks"][-1]["after"] = clocks()
+        with open(os.path.join(a.out, "meta.json"), "w") as f:
+            json.dump(meta, f, indent=1)
+        return meta
+
+
+def aggregate(out):
+    """{(d, key): row} from OUT/runs/*.json."""
+    rows = {}
+    for p in sorted(glob.glob(os.path.join(out, "runs", "*.json"))):
+        with open(p) as f:
+            r = json.load(f)
+        x = rows.setdefault((r["d"], r["key"]), {"runs": [], "statuses": set()})
+        x["runs"].append(r)
+        x["statuses"].add(r["status"])
+        x.update(per_gpu=r.get("per_gpu"), m=r["m"], k=r["k"], n=r["n"])
+    for x in rows.values():
+        ok = [r for r in x["runs"] if r["status"] == "ok" and r.get("per_iter_ms")]
+        x["ok_rounds"] = len(ok)
+        if ok:
+            x["median_ms"] = median([t for r in ok for t in r["per_iter_ms"]])
+            meds = [median(r["per_iter_ms"]) for r in ok]
+            x["round_min_ms"], x["round_max_ms"] = min(meds), max(meds)
+            x["checks"] = sorted({r.get("check") for r in ok if r.get("check")})
+            peaks = [r.get("peak_tflops") for r in ok if r.get("peak_tflops")]
+            x["peak"] = peaks[0] if peaks else None
+            dev = [r.get("device") for r in ok if r.get("device")]
+            x["device"] = dev[0] if dev else None
+    return rows
+
+
+def num(v):
+    return f"{v:.0f}" if v >= 10 else f"{v:.3g}"
+
+
+def render(out):
+    meta = {}
+    if os.path.exists(os.path.join(out, "meta.json")):
+        with open(os.path.join(out, "meta.json")) as f:
+            meta = json.load(f)
+    rows = aggregate(out)
+    ds = sorted({d for d, _ in rows})
+    peak = next((x["peak"] for x in rows.values() if x.get("peak")), None)
+    dev = next((x["device"] for x in rows.values() if x.get("device")), None)
+    gbps = (meta.get("copy") or {}).get("gbps")
+    L = []
+    if meta:
+        L.append(f"Measured {meta['date']} with `{meta['command']}`: m={meta['m']} "
+                 f"k={meta['k']} n={meta['n']} bf16, "
+                 + ("one rank per GPU" if meta["per_gpu"] else "d ranks sharing one device")
+                 + f", {meta['rounds']} rounds x {meta['iters']} timed iterations "
+                 f"({meta['warmup']} warm-ups) per row, --streams={meta['streams']}; "
+                 f"{meta['torch']}.")
+    if dev:
+        L.append(f"Device: {dev.get('name')}, {dev.get('sm_count')} SMs, peak "
+                 f"{peak:.0f} TFLOP/s dense bf16 at {dev.get('sm_clock_mhz')} MHz.")
+    for c in meta.get("clocks", []):
+        L.append(f"Round {c['round']} clocks (index, name, SM, max SM, memory, °C, W): before "
+                 f"{'; '.join(c['before'])}; after {'; '.join(c.get('after', ['?']))}.")
+    L.append("Timing for every row: rank 0's wall clock per iteration, barrier to barrier "
+             "(each rank synchronizes its device before the barrier); median of all timed "
+             "iterations of all rounds; spread = lowest-highest per-round median; rounds "
+             "interleave the rows.")
+    if meta and not meta["per_gpu"]:
+        L.append("Ceiling (bench/shared_ceiling.py): max(compute-only, copies), copies = "
+                 f"(d-1)·m·k·2 bytes at {gbps:.0f} GB/s ({meta['copy']['how']})." if gbps else
+                 f"Ceiling: not computed, copy bandwidth {(meta.get('copy') or {}).get('how')}.")
+    L += ["", "| d | row | TFLOP/s per GPU (median) | spread (round medians) | ms per iteration "
+          "| ÷ compute-only | ÷ ceiling | % of peak | checked |", "|---|---|---|---|---|---|---|---|---|"]
+    table = []
+    for d in ds:
+        comp = rows.get((d, "compute"), {})
+        cmp_ms = comp.get("median_ms")
+        ceil = None
+        if meta and not meta.get("per_gpu") and gbps and cmp_ms:
+            ceil = shared_ceiling.ceiling(meta["m"], meta["k"], meta["n"], d, gbps, cmp_ms)
+        for key in ORDER:
+            x = rows.get((d, key))
+            if not x:
+                continue
+            if "median_ms" not in x:
+                st = "; ".join(sorted(x["statuses"])).replace("|", "/")
+                L.append(f"| {d} | {LABELS[key]} | {st} | | | | | | |")
+                continue
+            gpus = d if x["per_gpu"] else 1
+            fl = d * 2.0 * x["m"] * x["n"] * x["k"] / gpus
+            tf = lambda ms: fl / (ms * 1e-3) / 1e12  # noqa: E731
+            v = tf(x["median_ms"])
+            pk = f"{100 * v / peak:.1f} %" if peak else "?"
+            if peak and v > peak:
+                pk += " **above peak: a bug**"
+            rc = f"{cmp_ms / x['median_ms']:.3f}" if cmp_ms else "?"
+            rl = f"{shared_ceiling.fraction(ceil, x['median_ms']):.3f}" if ceil else "—"
+            chk = ", ".join(x.get("checks") or []) or ("spot row" if key.startswith("torch")
+                                                       else "?")
+            bad = len(x["runs"]) - x["ok_rounds"]
+            if bad:
+                chk += f"; {bad} round(s) not ok: " + "; ".join(
+                    sorted(s for s in x["statuses"] if s != "ok")).replace("|", "/")
+            L.append(f"| {d} | {LABELS[key]} | {num(v)} | {num(tf(x['round_max_ms']))}–"
+                     f"{num(tf(x['round_min_ms']))} | {x['median_ms']:.3f} | {rc} | {rl} | {pk} | "
+                     f"{chk} |")
+            table.append({"d": d, "key": key, "tflops_per_gpu": v, "median_ms": x["median_ms"],
+                          "vs_compute": cmp_ms / x["median_ms"] if cmp_ms else None,
+                          "vs_ceiling": shared_ceiling.fraction(ceil, x["median_ms"])
+                          if ceil else None})
+        if ceil:
+            L.append(f"| {d} | ceiling: max(compute-only, copies of {ceil['copy_bytes'] / 1e9:.3g} "
+                     f"GB = {ceil['copy_ms']:.3g} ms) | {num(ceil['ceiling_tflops'])} | | "
+                     f"{ceil['ceiling_ms']:.3f} | | 1.000 | | |")
+            L.append(f"| {d} | no overlap: compute-only + copies | {num(ceil['no_overlap_tflops'])} "
+                     f"| | {ceil['no_overlap_ms']:.3f} | | "
+                     f"{shared_ceiling.fraction(ceil, ceil['no_overlap_ms']):.3f} | | |")
+    md = "\n".join(L) + "\n"
+    with open(os.path.join(out, "tp_compare.md"), "w") as f:
+        f.write(md)
+    with open(os.path.join(out, "tp_compare.json"), "w") as f:
+        json.dump({"meta": meta, "rows": table}, f, indent=1)
+    return md
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", help="directory of hir-gen, hir-opt, hir-run")
+    ap.add_argument("--out", help="output directory")
+    ap.add_argument("--render", metavar="OUT", help="only write the table of OUT again")
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                    help="cpu: the script's own test on small shapes, no GPU")
+    ap.add_argument("--m", type=int, default=32768)
+    ap.add_argument("--k", type=int, default=16384)
+    ap.add_argument("--n", type=int, default=8192)
+    ap.add_argument("--ds", default="2,4,8", help="ranks, comma-separated")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--streams", type=int, default=4)
+    ap.add_argument("--timeout", type=int, default=400, help="seconds per run")
+    ap.add_argument("--budget", type=float, default=0, help="start no run after S seconds")
+    ap.add_argument("--copy-gbps", type=float, default=0, help="skip measuring it")
+    ap.add_argument("--no-torch", action="store_true")
+    a = ap.parse_args(argv)
+    if a.render:
+        print(render(a.render), end="")
+        return 0
+    if not a.bin or not a.out:
+        ap.error("--bin and --out are needed (or --render OUT)")
+    if a.rounds < 1 or a.iters < 1 or a.warmup < 0:
+        ap.error("--rounds and --iters >= 1, --warmup >= 0")
+    os.makedirs(a.out, exist_ok=True)
+    c = Compare(a)
+    c.measure()
+    with open(os.path.join(a.out, "tp_compare.log"), "w") as f:
+        f.write("\n".join(ag_gemm.LOG) + "\n")
+    print(render(a.out), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# tp_compare.sh — the whole AG+linear comparison in one call (issue 28, item 4): hir pipeline
+# (get, put, deferred send wait, --comm-priority=high), hir NCCL pipeline, gather-then-GEMM,
+# compute-only, PyTorch doing the same GEMMs, PyTorch NCCL all-gather + matmul, PyTorch async-TP;
+# one rank per GPU when there are several GPUs, d ranks sharing the GPU otherwise (rows that
+# cannot run are printed as skipped, with the reason). What is timed and how: bench/tp_compare.py.
+#   bench/tp_compare.sh BIN_DIR OUT_DIR [tp_compare.py options]
+# BIN_DIR: hir-gen, hir-opt, hir-run (scripts/pack-gpu's directory). Environment: M K N (the
+# shape, default 32768 16384 8192), DS (ranks, default "2,4,8"), ROUNDS (default 2), ITERS
+# (default 20), WARM (default 3), STREAMS (default 4), BUDGET (seconds after which no run
+# starts; default 0, none). Writes OUT_DIR/tp_compare.{md,json,log}, OUT_DIR/runs/*.json.
+# At the headline shape one hir run takes about 30 s (mostly host-side inputs and the check):
+# DS=4 ROUNDS=2 is about 8 minutes on one H100; run one d per device call.
+set -u
+if [ $# -lt 2 ]; then
+  echo "usage: $0 BIN_DIR OUT_DIR [tp_compare.py options]" >&2
+  exit 2
+fi
+BIN=$(cd "$1" && pwd) || exit 2
+OUT=$2; shift 2
+mkdir -p "$OUT"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/gpu_env.sh"
+trap 'rm -rf "$GPU_ENV_TMP"' EXIT
+python3 "$here/tp_compare.py" --bin "$BIN" --out "$OUT" --m "${M:-32768}" --k "${K:-16384}" \
+  --n "${N:-8192}" --ds "${DS:-2,4,8}" --rounds "${ROUNDS:-2}" --iters "${ITERS:-20}" \
+  --warmup "${WARM:-3}" --streams "${STREAMS:-4}" --budget "${BUDGET:-0}" "$@"
