@@ -279,6 +279,7 @@ def trace_run(hir, a, d_ipc):
 def overlap_of_trace(path):
     """Per rank: device time of copies/communication, and how much of it ran while a GEMM
     of the same rank ran on another stream."""
+    import trace_summary
     with open(path) as f:
         ev = json.load(f)["traceEvents"]
     dev = [e for e in ev if e.get("ph") == "X" and e.get("tid", 0) > 0]
@@ -291,18 +292,9 @@ def overlap_of_trace(path):
         tot = sum(b - a for a, b, _ in comm)
         over = 0.0
         for a, b, tid in comm:
-            spans = sorted((max(a, g0), min(b, g1)) for g0, g1, gt in gemms
-                           if gt != tid and g0 < b and g1 > a)
-            cur = None
-            for s0, s1 in spans:      # union of GEMM intervals inside [a, b)
-                if cur and s0 <= cur[1]:
-                    cur[1] = max(cur[1], s1)
-                else:
-                    if cur:
-                        over += cur[1] - cur[0]
-                    cur = [s0, s1]
-            if cur:
-                over += cur[1] - cur[0]
+            # union of the GEMM intervals of other streams inside [a, b)
+            over += trace_summary.union([(max(a, g0), min(b, g1)) for g0, g1, gt in gemms
+                                         if gt != tid and g0 < b and g1 > a])
         # a recv span is semaphore wait, then the copy: when it ends inside a GEMM running on
         # another stream, at least the end of its copy ran under that GEMM
         recvs = [e for e in mine if e.get("cat") == "ipc" and e["name"].startswith("recv")]
