@@ -193,7 +193,8 @@ class Compare:
         cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(d), "python3",
                os.path.join(HERE, "torch_shared.py"), "--m", str(a.m), "--k", str(a.k),
                "--n", str(a.n), "--mode", mode, "--warmup", str(a.warmup), "--iters",
-               str(a.iters), "--port", str(29533 + rnd % 50), "--json", js]
+               str(a.iters), "--port", str(29533 + (10 * rnd + d + ORDER.index(key)) % 400),
+               "--json", js]
         if self.per_gpu:
             cmd.append("--per-gpu")
         try:
