@@ -8,9 +8,12 @@ libhir is looked for, in this order:
   5. the dynamic loader's own search (LD_LIBRARY_PATH, ld.so.conf) by soname.
 libhir_runtime (needed only to run programs) is loaded from the folder libhir came from.
 """
+from __future__ import annotations
+
 import ctypes
 import os
 import sys
+from typing import Any, Dict, List, Optional, Tuple
 
 SONAME_VERSION = "0.1"
 MAX_DIMS = 8
@@ -88,7 +91,7 @@ _RUNTIME = {
 }
 
 
-def _declare(lib, table):
+def _declare(lib: ctypes.CDLL, table: Dict[str, Tuple[Any, List[Any]]]) -> ctypes.CDLL:
     for name, (res, args) in table.items():
         f = getattr(lib, name)
         f.restype = res
@@ -96,7 +99,7 @@ def _declare(lib, table):
     return lib
 
 
-def _search_dirs():
+def _search_dirs() -> Tuple[List[str], bool]:
     env = os.environ.get("HIR_LIBRARY_DIR")
     if env:
         return [env], True
@@ -111,11 +114,11 @@ def _search_dirs():
 class Libraries:
     """libhir, and libhir_runtime once a program is run."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         dirs, only = _search_dirs()
         tried = []
-        self.core = None
-        self.folder = None
+        self.core: Optional[ctypes.CDLL] = None
+        self.folder: Optional[str] = None
         for d in dirs:
             path = os.path.join(d, "libhir.so")
             tried.append(path)
@@ -135,10 +138,10 @@ class Libraries:
                               "folder that holds libhir.so or HIR_PREFIX to hir's install "
                               "prefix" % ", ".join(tried))
         _declare(self.core, _CORE)
-        self._runtime = None
+        self._runtime: Optional[ctypes.CDLL] = None
 
     @property
-    def runtime(self):
+    def runtime(self) -> ctypes.CDLL:
         if self._runtime is None:
             if self.folder is not None:
                 path = os.path.join(self.folder, "libhir_runtime.so")
@@ -147,7 +150,7 @@ class Libraries:
             try:
                 lib = ctypes.CDLL(path)
             except OSError as e:
-                raise RuntimeError("hir: running a program needs libhir_runtime (%s), which hir "
+                raise RuntimeError("hir: Program.run needs libhir_runtime (%s), which hir "
                                    "builds with its runner (HIR_BUILD_RUNNER=ON): %s"
                                    % (path, e)) from None
             self._runtime = _declare(lib, _RUNTIME)
