@@ -15,15 +15,25 @@ set(HIR_SHARE_DIR ${CMAKE_INSTALL_DATADIR}/hir)
 file(RELATIVE_PATH HIR_SHARE_FROM_BIN /p/${CMAKE_INSTALL_BINDIR} /p/${HIR_SHARE_DIR})
 file(RELATIVE_PATH _hir_libdir_from_python /p/${HIR_SHARE_DIR}/python /p/${CMAKE_INSTALL_LIBDIR})
 
-# the build tree's copy, kept current at build time
+# the build tree's copy of the scripts, kept current at build time (the editor files and the
+# Python source are read from the checkout there)
 set(_hir_share_build ${PROJECT_BINARY_DIR}/tools/${HIR_SHARE_FROM_BIN})
-add_custom_command(OUTPUT ${_hir_share_build}/plot_bench.py
-  COMMAND ${CMAKE_COMMAND} -E make_directory ${_hir_share_build}
-  COMMAND ${CMAKE_COMMAND} -E copy_if_different ${PROJECT_SOURCE_DIR}/bench/plot_bench.py
-          ${_hir_share_build}/plot_bench.py
-  DEPENDS ${PROJECT_SOURCE_DIR}/bench/plot_bench.py
-  COMMENT "share/hir/plot_bench.py for the build tree's hir-run")
-add_custom_target(hir_share ALL DEPENDS ${_hir_share_build}/plot_bench.py)
+set(_hir_share_outputs "")
+foreach(_pair "bench/plot_bench.py|plot_bench.py" "test/lit/Inputs/check-trace.py|lit/check-trace.py"
+              "test/lit/Inputs/pty-run.py|lit/pty-run.py")
+  string(REPLACE "|" ";" _pair "${_pair}")
+  list(GET _pair 0 _from)
+  list(GET _pair 1 _to)
+  get_filename_component(_dir ${_hir_share_build}/${_to} DIRECTORY)
+  add_custom_command(OUTPUT ${_hir_share_build}/${_to}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${_dir}
+    COMMAND ${CMAKE_COMMAND} -E copy_if_different ${PROJECT_SOURCE_DIR}/${_from}
+            ${_hir_share_build}/${_to}
+    DEPENDS ${PROJECT_SOURCE_DIR}/${_from}
+    COMMENT "share/hir/${_to} for the build tree's tools")
+  list(APPEND _hir_share_outputs ${_hir_share_build}/${_to})
+endforeach()
+add_custom_target(hir_share ALL DEPENDS ${_hir_share_outputs})
 
 install(FILES ${PROJECT_SOURCE_DIR}/bench/plot_bench.py DESTINATION ${HIR_SHARE_DIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/editors/textmate ${PROJECT_SOURCE_DIR}/editors/vim
