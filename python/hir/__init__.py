@@ -37,7 +37,7 @@ _lib = _libs.core
 
 def version() -> str:
     """The version of the loaded libhir ("0.1.0"); __version__ is the package's own."""
-    return _lib.hirc_version().decode()
+    return _str(_lib.hirc_version())
 
 
 class Diagnostic:
@@ -122,6 +122,11 @@ def _s(b: Optional[bytes]) -> Optional[str]:
     return b.decode("utf-8", "replace") if b is not None else None
 
 
+def _str(b: Optional[bytes]) -> str:
+    """A C string that is never NULL (a name, a message) as str ("" if it were)."""
+    return b.decode("utf-8", "replace") if b is not None else ""
+
+
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 _INT_MAX = (1 << 31) - 1
 
@@ -160,7 +165,7 @@ class _Diags:
         for i in range(_lib.hirc_diagnostics_count(self.h)):
             if _lib.hirc_diagnostics_get(self.h, i, ctypes.byref(d)) == _capi.OK:
                 out.append(Diagnostic(_SEVERITY.get(d.severity, "error"), _s(d.file), d.line,
-                                      d.column, _s(d.message), _s(d.rendered)))
+                                      d.column, _str(d.message), _str(d.rendered)))
         return out
 
     def check(self, status: int) -> List[Diagnostic]:
@@ -169,7 +174,7 @@ class _Diags:
             return self.items()
         if status == _capi.ERR_NO_MEMORY:
             raise MemoryError("hir: out of memory")
-        name = _s(_lib.hirc_status_string(status))
+        name = _str(_lib.hirc_status_string(status))
         if status == _capi.ERR_INVALID_ARGUMENT:
             raise ValueError("hir: " + name + "".join("\n" + d.rendered for d in self.items()))
         raise _ERRORS.get(status, HirError)(name, self.items())
@@ -205,7 +210,7 @@ class _NumPy:
                               "(pip install numpy)") from None
         self.np = np
         try:
-            import ml_dtypes
+            import ml_dtypes  # type: ignore[import-not-found,unused-ignore]
             self.bfloat16 = np.dtype(ml_dtypes.bfloat16)
         except ImportError:
             self.bfloat16 = None
@@ -253,7 +258,7 @@ class Program:
     (garbage collection does otherwise); any use after that raises ValueError."""
 
     def __init__(self, handle: ctypes.c_void_p) -> None:
-        self._h = handle
+        self._h: Optional[ctypes.c_void_p] = handle
 
     def release(self, _destroy: Any = _lib.hirc_program_destroy) -> None:
         """Free the program now. Later calls on it raise ValueError; releasing again does
@@ -269,7 +274,7 @@ class Program:
     @property
     def _handle(self) -> ctypes.c_void_p:
         """The C handle; ValueError once the program has been released."""
-        h = getattr(self, "_h", None)
+        h: Optional[ctypes.c_void_p] = getattr(self, "_h", None)
         if not h:
             raise ValueError("hir: this Program has been released")
         return h
@@ -279,7 +284,7 @@ class Program:
         n = ctypes.c_size_t()
         st = _lib.hirc_print(self._handle, ctypes.byref(text), ctypes.byref(n))
         if st != _capi.OK:
-            raise MemoryError("hir: printing failed: " + _s(_lib.hirc_status_string(st)))
+            raise MemoryError("hir: printing failed: " + _str(_lib.hirc_status_string(st)))
         try:
             return ctypes.string_at(text, n.value).decode("utf-8", "replace")
         finally:
@@ -323,8 +328,8 @@ class Program:
         for i in range(n):
             if fn(self._handle, i, ctypes.byref(v)) != _capi.OK:
                 raise MemoryError("hir: out of memory")
-            out.append(ValueInfo(_s(v.name), bool(v.is_scalar),
-                                 _s(_lib.hirc_dtype_name(v.dtype)), v.ndim))
+            out.append(ValueInfo(_str(v.name), bool(v.is_scalar),
+                                 _str(_lib.hirc_dtype_name(v.dtype)), v.ndim))
         return out
 
     @property
@@ -424,7 +429,7 @@ class Program:
                 dt = cout[i].dtype if cout[i].dtype != _capi.INDEX else _capi.INT64
                 if dt not in inv:
                     msg = ("Program.run: output %d has dtype %s, which torch cannot hold"
-                           % (i, _s(_lib.hirc_dtype_name(dt))))
+                           % (i, _str(_lib.hirc_dtype_name(dt))))
                     raise RunError("run error", [Diagnostic("error", None, 0, 0, msg,
                                                             "error: " + msg + "\n")])
                 r = torch.empty(shape, dtype=inv[dt])
@@ -432,7 +437,7 @@ class Program:
             else:
                 if cout[i].dtype not in npx.to_np:
                     msg = ("Program.run: output %d has dtype %s, which NumPy cannot hold"
-                           % (i, _s(_lib.hirc_dtype_name(cout[i].dtype))))
+                           % (i, _str(_lib.hirc_dtype_name(cout[i].dtype))))
                     raise RunError("run error", [Diagnostic("error", None, 0, 0, msg,
                                                             "error: " + msg + "\n")])
                 r = np.empty(shape, dtype=npx.to_np[cout[i].dtype])
@@ -445,7 +450,7 @@ class Program:
 
 def _np_of(name: str) -> Any:
     for k, v in _numpy().to_np.items():
-        if _s(_lib.hirc_dtype_name(k)) == name:
+        if _str(_lib.hirc_dtype_name(k)) == name:
             return v
     return None
 

@@ -58,7 +58,9 @@ _PP = ctypes.POINTER(ctypes.c_void_p)
 _S = ctypes.c_int
 _Z = ctypes.c_size_t
 
-_CORE = {
+_Table = Dict[str, Tuple[Any, List[Any]]]
+
+_CORE: _Table = {
     "hirc_status_string": (ctypes.c_char_p, [_S]),
     "hirc_version": (ctypes.c_char_p, []),
     "hirc_diagnostics_create": (_S, [_PP]),
@@ -83,7 +85,7 @@ _CORE = {
     "hirc_input_info": (_S, [_P, _Z, ctypes.POINTER(ValueInfo)]),
     "hirc_output_info": (_S, [_P, _Z, ctypes.POINTER(ValueInfo)]),
 }
-_RUNTIME = {
+_RUNTIME: _Table = {
     "hirc_output_shapes": (_S, [_P, ctypes.POINTER(Tensor), _Z, ctypes.POINTER(Tensor), _Z,
                                 ctypes.POINTER(RunOptions), _P]),
     "hirc_run": (_S, [_P, ctypes.POINTER(Tensor), _Z, ctypes.POINTER(Tensor), _Z,
@@ -91,7 +93,7 @@ _RUNTIME = {
 }
 
 
-def _declare(lib: ctypes.CDLL, table: Dict[str, Tuple[Any, List[Any]]]) -> ctypes.CDLL:
+def _declare(lib: ctypes.CDLL, table: _Table) -> ctypes.CDLL:
     for name, (res, args) in table.items():
         f = getattr(lib, name)
         f.restype = res
@@ -117,27 +119,27 @@ class Libraries:
     def __init__(self) -> None:
         dirs, only = _search_dirs()
         tried = []
-        self.core: Optional[ctypes.CDLL] = None
+        core: Optional[ctypes.CDLL] = None
         self.folder: Optional[str] = None
         for d in dirs:
             path = os.path.join(d, "libhir.so")
             tried.append(path)
             if os.path.exists(path):
-                self.core = ctypes.CDLL(path)
+                core = ctypes.CDLL(path)
                 self.folder = d
                 break
-        if self.core is None and not only:
+        if core is None and not only:
             name = "libhir.so." + SONAME_VERSION
             tried.append(name + " (dynamic loader)")
             try:
-                self.core = ctypes.CDLL(name)
+                core = ctypes.CDLL(name)
             except OSError:
-                self.core = None
-        if self.core is None:
+                core = None
+        if core is None:
             raise ImportError("hir: libhir was not found (tried %s); set HIR_LIBRARY_DIR to the "
                               "folder that holds libhir.so or HIR_PREFIX to hir's install "
                               "prefix" % ", ".join(tried))
-        _declare(self.core, _CORE)
+        self.core: ctypes.CDLL = _declare(core, _CORE)
         self._runtime: Optional[ctypes.CDLL] = None
 
     @property
