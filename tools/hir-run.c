@@ -16,6 +16,7 @@
 #include "runner/registry/registry.h"
 #include "tools/common.h"
 #include "tools/opts.h"
+#include "tools/share.h"
 
 static const char usage[] =
     "usage: hir-run [options] PROGRAM.hir\n"
@@ -68,7 +69,7 @@ static const char usage[] =
     "                         and host time per statement (docs/benchmarks.md)\n"
     "  --warmup=N             untimed runs before the timed ones (default 5)\n"
     "  --bench-json=FILE      also write the --bench results as JSON (implies --bench)\n"
-    "  --bench-plot=FILE.png|FILE.svg  also draw them (bench/plot_bench.py, matplotlib;\n"
+    "  --bench-plot=FILE.png|FILE.svg  also draw them (share/hir/plot_bench.py, matplotlib;\n"
     "                         implies --bench)\n"
     "  --graph                with --bench: capture one run in a CUDA graph and time its\n"
     "                         replays (falls back to eager runs, saying why)\n"
@@ -88,14 +89,18 @@ static const char usage[] =
     "                         not 'dumb' and NO_COLOR is unset)\n"
     "  --version, --help\n";
 
-#ifndef HIR_BENCH_PLOT_SCRIPT
-#define HIR_BENCH_PLOT_SCRIPT "bench/plot_bench.py"
-#endif
-
-/* --bench-plot: python3 bench/plot_bench.py JSON -o FILE (rank 0, after the run). 0, or -1
- * after saying why on stderr. */
+/* --bench-plot: python3 share/hir/plot_bench.py JSON -o FILE (rank 0, after the run; the
+ * script is found next to this executable, tools/share.h). 0, or -1 after saying why on
+ * stderr. */
 static int draw_plot(const char *json, const char *plot)
 {
+    char script[PATH_MAX + 64];
+    if (hir_tool_share_path("plot_bench.py", script, sizeof script) != 0) {
+        fprintf(stderr, "hir-run: --bench-plot: the plot script %s is missing (hir-run looks "
+                "for it in share/hir next to its own folder, where `cmake --install` puts it)\n",
+                script[0] ? script : "plot_bench.py");
+        return -1;
+    }
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
@@ -104,7 +109,7 @@ static int draw_plot(const char *json, const char *plot)
         return -1;
     }
     if (pid == 0) {
-        execlp("python3", "python3", HIR_BENCH_PLOT_SCRIPT, json, "-o", plot, (char *)NULL);
+        execlp("python3", "python3", script, json, "-o", plot, (char *)NULL);
         fprintf(stderr, "hir-run: --bench-plot: cannot run python3: %s\n", strerror(errno));
         _exit(127);
     }
@@ -114,7 +119,7 @@ static int draw_plot(const char *json, const char *plot)
             return -1;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         fprintf(stderr, "hir-run: --bench-plot: %s could not draw %s (see above)\n",
-                HIR_BENCH_PLOT_SCRIPT, plot);
+                script, plot);
         return -1;
     }
     printf("bench: plot %s\n", plot);

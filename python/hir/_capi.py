@@ -8,9 +8,12 @@ libhir is looked for, in this order:
   5. the dynamic loader's own search (LD_LIBRARY_PATH, ld.so.conf) by soname.
 libhir_runtime (needed only to run programs) is loaded from the folder libhir came from.
 """
+from __future__ import annotations
+
 import ctypes
 import os
 import sys
+from typing import Any, Dict, List, Optional, Tuple
 
 SONAME_VERSION = "0.1"
 MAX_DIMS = 8
@@ -56,7 +59,9 @@ _PP = ctypes.POINTER(ctypes.c_void_p)
 _S = ctypes.c_int
 _Z = ctypes.c_size_t
 
-_CORE = {
+_Table = Dict[str, Tuple[Any, List[Any]]]
+
+_CORE: _Table = {
     "hirc_status_string": (ctypes.c_char_p, [_S]),
     "hirc_version": (ctypes.c_char_p, []),
     "hirc_diagnostics_create": (_S, [_PP]),
@@ -81,7 +86,7 @@ _CORE = {
     "hirc_input_info": (_S, [_P, _Z, ctypes.POINTER(ValueInfo)]),
     "hirc_output_info": (_S, [_P, _Z, ctypes.POINTER(ValueInfo)]),
 }
-_RUNTIME = {
+_RUNTIME: _Table = {
     "hirc_output_shapes": (_S, [_P, ctypes.POINTER(Tensor), _Z, ctypes.POINTER(Tensor), _Z,
                                 ctypes.POINTER(RunOptions), _P]),
     "hirc_run": (_S, [_P, ctypes.POINTER(Tensor), _Z, ctypes.POINTER(Tensor), _Z,
@@ -89,7 +94,7 @@ _RUNTIME = {
 }
 
 
-def _declare(lib, table):
+def _declare(lib: ctypes.CDLL, table: _Table) -> ctypes.CDLL:
     for name, (res, args) in table.items():
         f = getattr(lib, name)
         f.restype = res
@@ -97,7 +102,7 @@ def _declare(lib, table):
     return lib
 
 
-def _search_dirs():
+def _search_dirs() -> Tuple[List[str], bool]:
     env = os.environ.get("HIR_LIBRARY_DIR")
     if env:
         return [env], True
@@ -112,34 +117,34 @@ def _search_dirs():
 class Libraries:
     """libhir, and libhir_runtime once a program is run."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         dirs, only = _search_dirs()
         tried = []
-        self.core = None
-        self.folder = None
+        core: Optional[ctypes.CDLL] = None
+        self.folder: Optional[str] = None
         for d in dirs:
             path = os.path.join(d, "libhir.so")
             tried.append(path)
             if os.path.exists(path):
-                self.core = ctypes.CDLL(path)
+                core = ctypes.CDLL(path)
                 self.folder = d
                 break
-        if self.core is None and not only:
+        if core is None and not only:
             name = "libhir.so." + SONAME_VERSION
             tried.append(name + " (dynamic loader)")
             try:
-                self.core = ctypes.CDLL(name)
+                core = ctypes.CDLL(name)
             except OSError:
-                self.core = None
-        if self.core is None:
+                core = None
+        if core is None:
             raise ImportError("hir: libhir was not found (tried %s); set HIR_LIBRARY_DIR to the "
                               "folder that holds libhir.so or HIR_PREFIX to hir's install "
                               "prefix" % ", ".join(tried))
-        _declare(self.core, _CORE)
-        self._runtime = None
+        self.core: ctypes.CDLL = _declare(core, _CORE)
+        self._runtime: Optional[ctypes.CDLL] = None
 
     @property
-    def runtime(self):
+    def runtime(self) -> ctypes.CDLL:
         if self._runtime is None:
             if self.folder is not None:
                 path = os.path.join(self.folder, "libhir_runtime.so")
@@ -148,7 +153,7 @@ class Libraries:
             try:
                 lib = ctypes.CDLL(path)
             except OSError as e:
-                raise RuntimeError("hir: running a program needs libhir_runtime (%s), which hir "
+                raise RuntimeError("hir: Program.run needs libhir_runtime (%s), which hir "
                                    "builds with its runner (HIR_BUILD_RUNNER=ON): %s"
                                    % (path, e)) from None
             self._runtime = _declare(lib, _RUNTIME)

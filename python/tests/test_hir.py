@@ -1,6 +1,9 @@
 """Tests of the hir Python package (run by scripts/ci-install against an installed hir and by
 the ctest entry python.pytest against the build tree; docs/api.md)."""
 import os
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -34,6 +37,50 @@ def read(path):
 
 def test_version():
     assert hir.version() == "0.1.0"
+    # the package's version is libhir's (python/hir/_version.py; CMakeLists.txt project())
+    assert hir.__version__ == hir.version()
+    with open(os.path.join(ROOT, "include", "hir", "hir.h"), encoding="utf-8") as f:
+        h = f.read()
+    parts = [re.search(r"#define HIRC_VERSION_%s (\d+)" % k, h).group(1)
+             for k in ("MAJOR", "MINOR", "PATCH")]
+    assert hir.__version__ == ".".join(parts)
+
+
+def test_py_typed_is_shipped():
+    # PEP 561: type checkers read the package's annotations
+    assert os.path.exists(os.path.join(os.path.dirname(hir.__file__), "py.typed"))
+
+
+def _c_enum(text, name):
+    """{C name: value} of `typedef enum NAME { ... }` in hir.h (values count up from the last
+    explicit one, as C does)."""
+    body = re.search(r"typedef enum %s \{(.*?)\}" % name, text, re.S).group(1)
+    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+    out, nxt = {}, 0
+    for item in (x.strip() for x in body.split(",")):
+        if not item:
+            continue
+        key, _, val = item.partition("=")
+        nxt = int(val) if val.strip() else nxt
+        out[key.strip()] = nxt
+        nxt += 1
+    return out
+
+
+def test_enum_values_match_hir_h():
+    from hir import _capi
+    with open(os.path.join(ROOT, "include", "hir", "hir.h"), encoding="utf-8") as f:
+        h = f.read()
+    for enum, prefix in (("hirc_status", "HIRC_"), ("hirc_severity", "HIRC_"),
+                         ("hirc_dtype", "HIRC_")):
+        values = _c_enum(h, enum)
+        assert values, enum
+        for cname, v in values.items():
+            py = cname[len(prefix):]
+            assert getattr(_capi, py) == v, (enum, cname, v, getattr(_capi, py, None))
+    assert _capi.MAX_DIMS == int(re.search(r"#define HIRC_MAX_DIMS (\d+)", h).group(1))
+    assert _capi.SONAME_VERSION == "%s.%s" % tuple(
+        re.search(r"#define HIRC_VERSION_%s (\d+)" % k, h).group(1) for k in ("MAJOR", "MINOR"))
 
 
 @pytest.mark.parametrize("name", ["ag-linear-input.hir", "ag-linear-cuda.hir",
@@ -192,6 +239,79 @@ def test_run_torch():
     (c,) = p.run(a, b)
     assert isinstance(c, torch.Tensor)
     assert torch.allclose(c, a @ b, rtol=1e-5, atol=1e-6)
+
+
+# a copy of one tensor, for round trips of each dtype
+COPY_OF = """%HostIrContainer {{ (T0_g_{t}[iS0{{3}}, iS1{{4}}]) -> (T1_g_{t}[iS2{{3}}, iS3{{4}}]) :
+  T1_g_{t}[iS2{{3}}, iS3{{4}}] = ALLOCATE(buffer=T1_g_{t}[iS2{{3}}, iS3{{4}}], mem_type=global, size=12, zero_init=false, resets_to_zero=false)
+  T1_g_{t}[iS2{{3}}, iS3{{4}}]
+     = Set( T0_g_{t}[iS0{{3}}, iS1{{4}}], cache_op=Streaming )
+}} // %HostIrContainer
+"""
+
+
+def test_torch_round_trip_cpu_tensors():
+    # CPU tensors of every dtype hir and torch share go in and come back out unchanged, a
+    # non-contiguous input included (it is copied to a contiguous one first)
+    torch = pytest.importorskip("torch")
+    for text, dt in (("float", torch.float32), ("double", torch.float64),
+                     ("__half", torch.float16), ("__bfloat", torch.bfloat16),
+                     ("int64_t", torch.int64), ("int", torch.int32), ("bool", torch.bool)):
+        p = hir.parse(COPY_OF.format(t=text))
+        x = (torch.arange(12) % 5 - 2).reshape(3, 4).to(dt)
+        (y,) = p.run(x)
+        assert isinstance(y, torch.Tensor) and y.dtype == dt and y.device.type == "cpu", text
+        assert torch.equal(y, x), text
+        (z,) = p.run(x.t().contiguous().t())               # strides (1, 3)
+        assert torch.equal(z, x), text
+    p = hir.parse(COPY_OF.format(t="float"))
+    with pytest.raises(hir.MismatchError, match="Program.run: input T0: torch dtype"):
+        p.run(torch.zeros(3, 4, dtype=torch.complex64))
+
+
+def test_bfloat16_uint16_fallback(monkeypatch):
+    # without ml_dtypes, bfloat16 is exchanged as its raw bits in uint16 arrays
+    monkeypatch.setitem(sys.modules, "ml_dtypes", None)        # import ml_dtypes fails
+    monkeypatch.setattr(hir, "_numpy_cache", [])
+    p = hir.parse(COPY_OF.format(t="__bfloat"))
+    bits = np.array([0x3F80, 0x4000, 0xBF80, 0x0000] * 3, np.uint16).reshape(3, 4)  # 1 2 -1 0
+    (y,) = p.run(bits)
+    assert y.dtype == np.uint16
+    np.testing.assert_array_equal(y, bits)
+
+
+def test_bfloat16_ml_dtypes():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    p = hir.parse(COPY_OF.format(t="__bfloat"))
+    x = np.array([[1.0, 2.0, -1.5, 0.25]] * 3, dtype=ml_dtypes.bfloat16)
+    (y,) = p.run(x)
+    assert y.dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(y.astype(np.float32), x.astype(np.float32))
+    # raw bits are still taken as input; a list is read in the program's dtype
+    (z,) = p.run(x.view(np.uint16))
+    np.testing.assert_array_equal(z.astype(np.float32), x.astype(np.float32))
+    (w,) = p.run(x.astype(np.float32).tolist())
+    np.testing.assert_array_equal(w.astype(np.float32), x.astype(np.float32))
+
+
+def test_import_needs_no_numpy():
+    # parse, print, verify and passes work without NumPy; Program.run says what it needs
+    code = """
+import sys
+sys.modules["numpy"] = None
+import hir
+p = hir.parse_file(sys.argv[1])
+q = hir.opt(p, "stream-parallel")
+assert "Stream" in str(q), str(q)
+try:
+    hir.parse(sys.argv[2]).run([1.0])
+except ImportError as e:
+    print(e)
+"""
+    out = subprocess.run([sys.executable, "-c", code, os.path.join(CORPUS, "ag-linear-input.hir"),
+                          COPY_OF.format(t="float")], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ("hir: Program.run needs NumPy, which this Python does not "
+                                  "have (pip install numpy)")
 
 
 def test_run_error_is_located():
