@@ -59,42 +59,6 @@ double hir_sm_run(const hir_sm *mo, int npos, int chunks, int streams, const dou
     return worst;
 }
 
-static double overlap(double a, double b, double lo, double hi)
-{
-    return dmax(0.0, (b < hi ? b : hi) - (a > lo ? a : lo));
-}
-
-double hir_sm_pipeline(const hir_sm *mo, int64_t d, int64_t chunks, int streams, bool local_first)
-{
-    int64_t m = (int64_t)mo->m, g = mo->g;
-    if (chunks < 1 || streams < 1 || m % chunks || (chunks % d && d % chunks))
-        return -1;
-    if (d > g && d % g)
-        return -1;
-    int npos = (int)(d < g ? d : g);
-    double *near = malloc(sizeof(double) * (size_t)(npos * chunks) * 2);
-    if (!near)
-        return -1;
-    double *far = near + npos * chunks, rows = mo->m / (double)d;
-    for (int pos = 0; pos < npos; pos++)
-        for (int64_t i = 0; i < chunks; i++) {
-            double a = i * (double)d / chunks, b = (i + 1) * (double)d / chunks;
-            double own = overlap(a, b, 0, 1), nr;
-            if (d <= g)
-                nr = overlap(a, b, 1, d);
-            else if (local_first)
-                nr = overlap(a, b, 1, g);
-            else
-                nr = overlap(a, b, 1, pos + 1) + overlap(a, b, d - (g - 1 - pos), d);
-            double fr = (b - a) - own - nr;
-            near[pos * chunks + i] = nr * rows;
-            far[pos * chunks + i] = dmax(0.0, fr) * rows;
-        }
-    double t = hir_sm_run(mo, npos, (int)chunks, streams, near, far, NULL);
-    free(near);
-    return t;
-}
-
 /* ---- schedules */
 
 static bool pow2(int64_t x) { return x > 0 && !(x & (x - 1)); }

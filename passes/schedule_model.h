@@ -34,10 +34,6 @@ double hir_sm_gemm(const hir_sm *mo, double rows);
  * each step's GEMM ends. */
 double hir_sm_run(const hir_sm *mo, int npos, int chunks, int streams, const double *near,
                   const double *far, double *gemm_end);
-/* bench/scale_model.py's Model.pipeline (its own interval split of the order's sequence of
- * shards); -1 where the split is not whole. */
-double hir_sm_pipeline(const hir_sm *mo, int64_t d, int64_t chunks, int streams, bool local_first);
-
 /* ---- the schedules --stream-parallel emits */
 
 /* d ranks, `nodes` nodes of d/nodes consecutive ranks, `chunks` steps of d/chunks shards.

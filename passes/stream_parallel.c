@@ -204,8 +204,8 @@ static hir_scalar *sched_block(hir_program *p, const loopctx *L, bool inv)
     const hir_sched *s = &L->sched;
     int64_t K = s->chunks, G = s->d / s->chunks;
     hir_scalar *rank = L->rank, *idx = L->idx;
-    hir_scalar *rb = G == 1 ? rank : ix(p, HIR_BIN_DIV, rank, lit(p, G));
     if (!s->local_first) {
+        hir_scalar *rb = G == 1 ? rank : ix(p, HIR_BIN_DIV, rank, lit(p, G));
         hir_scalar *step = inv ? ix(p, HIR_BIN_SUB, lit(p, K), idx) : idx;
         return ix(p, HIR_BIN_MOD, ix(p, HIR_BIN_ADD, rb, step), lit(p, K));
     }
@@ -225,12 +225,12 @@ static hir_scalar *sched_block(hir_program *p, const loopctx *L, bool inv)
 }
 
 /* shard t of the step (send: the rank that takes our shard as its piece t) */
-static hir_scalar *sched_peer(hir_program *p, const loopctx *L, hir_scalar *block, int64_t t, bool send)
+static hir_scalar *sched_peer(hir_program *p, const loopctx *L, hir_scalar *block, hir_scalar *u,
+                              int64_t t, bool send)
 {
     int64_t G = L->sched.d / L->sched.chunks;
     if (G == 1)
         return block;
-    hir_scalar *u = ix(p, HIR_BIN_MOD, L->rank, lit(p, G));
     hir_scalar *piece = t == 0 ? u
                                : ix(p, HIR_BIN_MOD, ix(p, HIR_BIN_ADD, u, lit(p, send ? G - t : t)), lit(p, G));
     return ix(p, HIR_BIN_ADD, ix(p, HIR_BIN_MUL, block, lit(p, G)), piece);
@@ -363,9 +363,10 @@ static int lower_p2p(sp *c, loopctx *L, hir_stmt *s, hir_iterdomain *sid)
     }
     int64_t G = L->sched.d / L->sched.chunks;
     hir_scalar *inv = sched_block(p, L, true);
+    hir_scalar *u = G > 1 ? ix(p, HIR_BIN_MOD, L->rank, lit(p, G)) : NULL;   /* our place in a block */
     for (int64_t t = 0; t < G; t++) {
-        hir_scalar *recv_peer = sched_peer(p, L, L->tensor_index, t, false);
-        hir_scalar *send_peer = sched_peer(p, L, inv, t, true);
+        hir_scalar *recv_peer = sched_peer(p, L, L->tensor_index, u, t, false);
+        hir_scalar *send_peer = sched_peer(p, L, inv, u, t, true);
         emit_exchange(c, L, s, in, out, recv_peer, send_peer, true);
     }
     return 0;
