@@ -527,6 +527,18 @@ static void op_evidence(shctx *c, hir_tensor *t, const hir_iterdomain *id, int s
     }
 }
 
+/* A ShardByStream whose output's stream axis has another constant extent than its input's
+ * stream axis chunks that whole axis (--stream-parallel's blocks of several shards: [d, r, k]
+ * into d/K shards a step), rather than the axis nvFuser's stream axis was split from. */
+static bool chunks_whole_axis(const hir_stmt *s, const hir_tensor *in)
+{
+    int a = in ? hir_tensor_stream_axis(in) : -1, b = s->out ? hir_tensor_stream_axis(s->out) : -1;
+    int64_t x, y;
+    return a >= 0 && b >= 0 && in->loop[a]->extent && s->out->loop[b]->extent &&
+           hir_scalar_const(in->loop[a]->extent, &x) && hir_scalar_const(s->out->loop[b]->extent, &y) &&
+           x != y;
+}
+
 static bool collect(hir_stmt *s, int depth, void *ctx)
 {
     shctx *c = ctx;
@@ -547,6 +559,11 @@ static bool collect(hir_stmt *s, int depth, void *ctx)
         break;
     case HIR_OP_SHARD_BY_STREAM:
         add_rel(c, s->out, in0, 0, s);
+        if (chunks_whole_axis(s, in0)) {
+            op_evidence(c, in0, in0->loop[hir_tensor_stream_axis(in0)], G_NOT, s,
+                        "ShardByStream into another number of chunks than its extent: a logical axis");
+            break;
+        }
         for (int side = 0; side < 2; side++) {
             hir_tensor *t = side ? s->out : in0;
             if (t && hir_tensor_stream_axis(t) >= 0)

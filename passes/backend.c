@@ -329,11 +329,51 @@ static int64_t auto_nodes(const hir_pass_args *args, hir_diag *d)
     return (int64_t)n;
 }
 
-/* the number of ranks of a ring loop (its constant extent), or -1 */
+/* the number of ranks of a ring loop, or -1: the constant extent of the axis its receive slot
+ * selects (the gathered buffer's; a loop of stream-parallel{chunks=K} has K < d steps), else
+ * of the loop */
 static int64_t ring_size(const exchange *x)
 {
     int64_t n;
+    hir_block *b = &x->loop->body;
+    for (int i = 0; i < hir_block_size(b); i++) {
+        hir_stmt *s = hir_block_at(b, i);
+        if (s->op == HIR_OP_ALIAS_SELECT && s->out == x->recv->buffer && s->u.sel.axis && s->u.sel.axis->extent)
+            return hir_scalar_const(s->u.sel.axis->extent, &n) && n > 0 ? n : -1;
+    }
     return hir_scalar_const(x->loop->u.kfor.id->extent, &n) && n > 0 ? n : -1;
+}
+
+/* An exchange of a schedule of stream-parallel{order= nodes= chunks=}: its receive peer is
+ * neither the NCCL form's loop index nor the ring's ( rank + i ) % d of one shard a step. */
+static bool scheduled(bk *c, const exchange *x)
+{
+    hir_program *p = c->p;
+    hir_scalar *idx = x->loop->u.kfor.index, *rank = hir_scalar_named(p, "rank");
+    hir_scalar *peer = expanded(p, x->recv->peer, 0);
+    if (hir_scalar_equal(peer, idx))
+        return false;
+    hir_scalar *ring = pu_anon(p, HIR_BIN_MOD, pu_anon(p, HIR_BIN_ADD, rank, idx), x->loop->u.kfor.id->extent);
+    return !hir_scalar_equal(peer, ring);
+}
+
+/* A scheduled exchange keeps its peers in the CUDA and kind=auto forms; the NCCL form of the
+ * rewrite (and the ring of a rewrite to CUDA) would drop its schedule: refused, located. */
+static int check_schedules(bk *c)
+{
+    for (int i = 0; i < c->nex; i++) {
+        exchange *x = &c->ex[i];
+        bool rewrite = x->end ? c->kind != HIR_BK_CUDA : x->cuda != (c->kind == HIR_BK_CUDA);
+        if (rewrite && scheduled(c, x)) {
+            hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, x->cond),
+                          "backend: this exchange follows a schedule of stream-parallel{order= "
+                          "nodes= chunks=} that the %s form of --backend cannot express; lower the "
+                          "input again with stream-parallel{backend=%s ...}",
+                          hir_backend_kind_name(c->kind), c->kind == HIR_BK_CUDA ? "cuda" : "nccl");
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* --backend's kind (and, for auto, nodes=) into c->kind and *nodes; -1 after a diagnostic */
@@ -507,6 +547,10 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
         return -1;
     }
 
+    if (check_schedules(&c)) {
+        hir_map_fini(&c.known);
+        return -1;
+    }
     hir_map old;
     hir_map_init_in(&old, p->arena);
     bool any = convert_exchanges(&c, &old);

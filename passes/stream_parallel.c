@@ -18,7 +18,9 @@
 #include "passes/axis_map.h"
 #include "passes/ir_util.h"
 #include "passes/passes.h"
+#include "passes/schedule_model.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 extern const hir_pass_option hir_opts_stream_parallel[];
@@ -47,6 +49,12 @@ typedef struct sp {
     int64_t stream_floor;        /* pu_next_stream of the program before lowering */
     hir_map allocated;           /* tensors an ALLOCATE among the lowered statements makes */
     int alloc_scanned;           /* how many of those statements `allocated` has seen */
+    /* order= / nodes= / chunks= (docs/passes.md, "Schedules past one node"): scheduled is
+     * set when any of them is given; order_req -1 (chosen), 0 ring, 1 local-first; chunks_req
+     * 0 (chosen) */
+    bool scheduled;
+    int order_req;
+    int64_t nodes, chunks_req;
 } sp;
 
 static int axis_err(sp *c, hir_stmt *s, const hir_iterdomain *id, const char *why)
@@ -167,43 +175,129 @@ static int mapped_axis(sp *c, hir_stmt *s, hir_tensor *t, hir_iterdomain *sid, i
     return 0;
 }
 
+typedef struct chunk_view { hir_tensor *t; int axis; hir_tensor *view; } chunk_view;
+
 typedef struct loopctx {
     hir_stmt *main;              /* the main FOR */
     hir_scalar *idx, *rank, *stop, *tensor_index;
+    /* a loop lowered with a schedule other than today's ring (sched.chunks steps; when a step
+     * takes G > 1 shards, tensor_index is the block index and the statements other than the
+     * exchange work on ShardByStream views of the block, kept in views[]) */
+    bool custom;
+    hir_sched sched;
+    chunk_view views[16];
+    int nviews;
 } loopctx;
 
-/* 3.5 step 3(a): a Set from the DID axis of its input to the stream axis of its output,
- * lowered to "my chunk from its owner, my shard to whoever needs it" per iteration. */
-static int lower_p2p(sp *c, loopctx *L, hir_stmt *s, hir_iterdomain *sid)
+/* ---- the scheduled exchange (schedule_model.h gives the same formulas in integers) */
+
+static hir_scalar *ix(hir_program *p, hir_binary_op op, hir_scalar *a, hir_scalar *b)
+{
+    return pu_index(p, op, a, b);
+}
+
+static hir_scalar *lit(hir_program *p, int64_t v) { return hir_scalar_int(p, v); }
+
+/* the block of G shards this rank takes at step idx (inv: the block whose step idx is ours) */
+static hir_scalar *sched_block(hir_program *p, const loopctx *L, bool inv)
+{
+    const hir_sched *s = &L->sched;
+    int64_t K = s->chunks, G = s->d / s->chunks;
+    hir_scalar *rank = L->rank, *idx = L->idx;
+    if (!s->local_first) {
+        hir_scalar *rb = G == 1 ? rank : ix(p, HIR_BIN_DIV, rank, lit(p, G));
+        hir_scalar *step = inv ? ix(p, HIR_BIN_SUB, lit(p, K), idx) : idx;
+        return ix(p, HIR_BIN_MOD, ix(p, HIR_BIN_ADD, rb, step), lit(p, K));
+    }
+    int64_t g = s->d / s->nodes, bn = g / G, N = s->nodes;
+    hir_scalar *node = ix(p, HIR_BIN_DIV, rank, lit(p, g));
+    hir_scalar *within = ix(p, HIR_BIN_MOD, rank, lit(p, g));
+    if (G > 1)
+        within = ix(p, HIR_BIN_DIV, within, lit(p, G));
+    hir_scalar *hop = ix(p, HIR_BIN_DIV, idx, lit(p, bn)), *off = ix(p, HIR_BIN_MOD, idx, lit(p, bn));
+    if (inv) {
+        hop = ix(p, HIR_BIN_SUB, lit(p, N), hop);
+        off = ix(p, HIR_BIN_SUB, lit(p, bn), off);
+    }
+    hir_scalar *nb = ix(p, HIR_BIN_MUL, ix(p, HIR_BIN_MOD, ix(p, HIR_BIN_ADD, node, hop), lit(p, N)),
+                        lit(p, bn));
+    return ix(p, HIR_BIN_ADD, nb, ix(p, HIR_BIN_MOD, ix(p, HIR_BIN_ADD, within, off), lit(p, bn)));
+}
+
+/* shard t of the step (send: the rank that takes our shard as its piece t) */
+static hir_scalar *sched_peer(hir_program *p, const loopctx *L, hir_scalar *block, hir_scalar *u,
+                              int64_t t, bool send)
+{
+    int64_t G = L->sched.d / L->sched.chunks;
+    if (G == 1)
+        return block;
+    hir_scalar *piece = t == 0 ? u
+                               : ix(p, HIR_BIN_MOD, ix(p, HIR_BIN_ADD, u, lit(p, send ? G - t : t)), lit(p, G));
+    return ix(p, HIR_BIN_ADD, ix(p, HIR_BIN_MUL, block, lit(p, G)), piece);
+}
+
+/* a ShardByStream view of block L->tensor_index of t along its logical axis `axis` (one per
+ * tensor and loop); emitted into b when new */
+static hir_tensor *shard_view(hir_program *p, hir_block *b, hir_tensor *t, int axis, int64_t parts,
+                              hir_scalar *index);
+
+static hir_tensor *chunk_into(sp *c, loopctx *L, hir_block *b, hir_tensor *t, int axis)
+{
+    for (int i = 0; i < L->nviews; i++)
+        if (L->views[i].t == t && L->views[i].axis == axis)
+            return L->views[i].view;
+    hir_tensor *v = shard_view(c->p, b, t, axis, L->sched.chunks, L->tensor_index);
+    if (L->nviews < (int)(sizeof L->views / sizeof L->views[0]))
+        L->views[L->nviews++] = (chunk_view){t, axis, v};
+    return v;
+}
+
+/* `T = ShardByStream(t, stream_index = index)` appended to b: part `index` of `parts` of t's
+ * logical axis `axis` */
+static hir_tensor *shard_view(hir_program *p, hir_block *b, hir_tensor *t, int axis, int64_t parts,
+                              hir_scalar *index)
+{
+    hir_iterdomain *ids[64];
+    int n = 0;
+    for (int i = 0; i < t->nloop && n < 64; i++) {
+        ids[n] = hir_iterdomain_clone(p, t->shape.ids[i]);
+        if (i == axis) {
+            ids[n]->extent = lit(p, parts);
+            ids[n]->ptype = HIR_PT_STREAM;
+        }
+        n++;
+    }
+    hir_tensor *v = hir_tensor_new(p, HIR_MEM_LOCAL, t->dtype, n, ids, t->mesh);
+    hir_stmt *s = hir_stmt_new(p, HIR_OP_SHARD_BY_STREAM);
+    s->out = v;
+    hir_value *in = &t->head;
+    hir_stmt_set_inputs(p, s, 1, &in);
+    s->u.stream_index = index;
+    hir_block_append(p, b, s);
+    return v;
+}
+
+static bool blocks(const loopctx *L) { return L->custom && L->sched.chunks < L->sched.d; }
+
+/* One exchange of the local shard of `in` into out's slot at recv_peer: `IF send_peer ==
+ * rank` the local copy, else the backend's transfer. `shifted` (the NCCL form of a scheduled
+ * loop): the predicate and peers of the CUDA form in an NCCL coalescing group. */
+static void emit_exchange(sp *c, loopctx *L, hir_stmt *s, hir_tensor *in, hir_tensor *out,
+                          hir_scalar *recv_peer, hir_scalar *send_peer, bool shifted)
 {
     hir_program *p = c->p;
-    hir_tensor *in = hir_value_tensor(s->in[0]), *out = s->out;
-    int ia, oa;
-    if (mapped_axis(c, s, in, sid, &ia) || mapped_axis(c, s, out, sid, &oa))
-        return -1;
-    if (s->op != HIR_OP_SET || ia != 0 || oa != 0) {
-        hir_diag_emit(c->d, HIR_ERROR, pu_loc(p, s),
-                      "resharding from a device axis to the stream axis is supported only for a Set "
-                      "whose outermost logical axes are the device axis (input) and the stream axis (output)");
-        return -1;
-    }
     hir_block *b = &L->main->body;
     bool cuda = c->backend == HIR_BK_CUDA;
-    hir_scalar *send_peer =
-        cuda ? pu_index(p, HIR_BIN_MOD,
-                        pu_index(p, HIR_BIN_ADD, L->stop, pu_index(p, HIR_BIN_SUB, L->rank, L->idx)),
-                        L->stop)
-             : L->idx;
-    hir_scalar *recv_peer = L->tensor_index;
     hir_scalar *pred = pu_anon(p, HIR_BIN_EQ, send_peer, L->rank);
-    /* the local shard without its size-1 device axis, then the receive slot */
+    /* the local shard without its size-1 device axis, then the receive slot; a scheduled loop
+     * defines the local view in every exchange that may copy (only its first does) */
     bool fresh_local;
     hir_tensor *local = slice_of(c, in, 0, hir_scalar_int(p, 0), &fresh_local);
     hir_tensor *recvbuf = slice_into(c, b, out, 0, recv_peer);
 
     hir_stmt *cond = pu_if(p, pred);
     cond->loc = s->loc;
-    if (fresh_local)
+    if (fresh_local || L->custom)
         hir_block_append(p, &cond->body, pu_alias_select(p, local, in, in->shape.ids[0], hir_scalar_int(p, 0)));
     hir_block_append(p, &cond->body, pu_set(p, recvbuf, local));
 
@@ -216,7 +310,7 @@ static int lower_p2p(sp *c, loopctx *L, hir_stmt *s, hir_iterdomain *sid)
     hir_comm *send = hir_comm_new(p, HIR_OP_P2P);
     send->is_send = true;
     send->buffer = in;
-    send->peer = send_peer;
+    send->peer = shifted || cuda ? send_peer : recv_peer;
     send->backend = c->backend;
     hir_block *e = &cond->else_body;
     if (cuda) {
@@ -239,6 +333,42 @@ static int lower_p2p(sp *c, loopctx *L, hir_stmt *s, hir_iterdomain *sid)
     }
     cond->u.cond.has_else = true;
     hir_block_append(p, b, cond);
+}
+
+/* 3.5 step 3(a): a Set from the DID axis of its input to the stream axis of its output,
+ * lowered to "my chunk from its owner, my shard to whoever needs it" per iteration. A
+ * scheduled loop makes one exchange per shard of its step, with the schedule's peers. */
+static int lower_p2p(sp *c, loopctx *L, hir_stmt *s, hir_iterdomain *sid)
+{
+    hir_program *p = c->p;
+    hir_tensor *in = hir_value_tensor(s->in[0]), *out = s->out;
+    int ia, oa;
+    if (mapped_axis(c, s, in, sid, &ia) || mapped_axis(c, s, out, sid, &oa))
+        return -1;
+    if (s->op != HIR_OP_SET || ia != 0 || oa != 0) {
+        hir_diag_emit(c->d, HIR_ERROR, pu_loc(p, s),
+                      "resharding from a device axis to the stream axis is supported only for a Set "
+                      "whose outermost logical axes are the device axis (input) and the stream axis (output)");
+        return -1;
+    }
+    if (!L->custom) {
+        bool cuda = c->backend == HIR_BK_CUDA;
+        hir_scalar *send_peer =
+            cuda ? pu_index(p, HIR_BIN_MOD,
+                            pu_index(p, HIR_BIN_ADD, L->stop, pu_index(p, HIR_BIN_SUB, L->rank, L->idx)),
+                            L->stop)
+                 : L->idx;
+        emit_exchange(c, L, s, in, out, L->tensor_index, send_peer, false);
+        return 0;
+    }
+    int64_t G = L->sched.d / L->sched.chunks;
+    hir_scalar *inv = sched_block(p, L, true);
+    hir_scalar *u = G > 1 ? ix(p, HIR_BIN_MOD, L->rank, lit(p, G)) : NULL;   /* our place in a block */
+    for (int64_t t = 0; t < G; t++) {
+        hir_scalar *recv_peer = sched_peer(p, L, L->tensor_index, u, t, false);
+        hir_scalar *send_peer = sched_peer(p, L, inv, u, t, true);
+        emit_exchange(c, L, s, in, out, recv_peer, send_peer, true);
+    }
     return 0;
 }
 
@@ -259,7 +389,8 @@ static int needs_p2p(sp *c, hir_stmt *s, hir_iterdomain *sid, bool *yes)
     return 0;
 }
 
-/* 3.5 step 3(b): the statement on slices; its output slice is written in place. */
+/* 3.5 step 3(b): the statement on slices (a scheduled loop whose steps take several shards:
+ * on ShardByStream views of the step's block); its output slice is written in place. */
 static int lower_plain(sp *c, loopctx *L, hir_stmt *s, hir_iterdomain *sid)
 {
     hir_program *p = c->p;
@@ -273,13 +404,13 @@ static int lower_plain(sp *c, loopctx *L, hir_stmt *s, hir_iterdomain *sid)
         if (mapped_axis(c, s, t, sid, &pos))
             return -1;
         if (pos >= 0)
-            n->in[i] = &slice_into(c, b, t, pos, L->tensor_index)->head;
+            n->in[i] = &(blocks(L) ? chunk_into(c, L, b, t, pos) : slice_into(c, b, t, pos, L->tensor_index))->head;
     }
     int pos;
     if (mapped_axis(c, s, s->out, sid, &pos))
         return -1;
     if (pos >= 0)
-        n->out = slice_into(c, b, s->out, pos, L->tensor_index);
+        n->out = blocks(L) ? chunk_into(c, L, b, s->out, pos) : slice_into(c, b, s->out, pos, L->tensor_index);
     hir_block_append(p, b, n);
     return 0;
 }
@@ -294,6 +425,33 @@ static bool allocated_before(sp *c, const hir_ptrvec *before, const hir_tensor *
             hir_map_put(&c->allocated, (uint64_t)(uintptr_t)s->out, s->out);
     }
     return hir_map_get(&c->allocated, (uint64_t)(uintptr_t)t) != NULL;
+}
+
+/* The schedule of a loop with an exchange (order=, nodes=, chunks=; what is not given, the
+ * model chooses for this d and layout). Today's ring (chunks = d) keeps today's form. */
+static int choose_schedule(sp *c, hir_stmt *group, hir_iterdomain *sid, loopctx *L)
+{
+    int64_t d;
+    if (!sid->extent || !hir_scalar_const(sid->extent, &d) || d < 1) {
+        hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, group),
+                      "stream-parallel: order=, nodes= and chunks= need a stream axis of constant "
+                      "extent (the number of ranks)");
+        return -1;
+    }
+    hir_sched want = {d, c->nodes, c->chunks_req ? c->chunks_req : d, c->order_req == 1};
+    const char *why = hir_sched_invalid(&want);
+    if (!why && hir_sched_choose(d, c->nodes, c->order_req, c->chunks_req, &L->sched, NULL, NULL))
+        why = "no schedule fits";
+    if (why) {
+        hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, group),
+                      "stream-parallel: cannot schedule %lld ranks on %lld node%s in %lld chunks%s%s: %s",
+                      (long long)d, (long long)c->nodes, c->nodes == 1 ? "" : "s",
+                      (long long)want.chunks, c->order_req == 1 ? " local-first" : "",
+                      c->chunks_req ? "" : " (chunks = ranks)", why);
+        return -1;
+    }
+    L->custom = L->sched.local_first || L->sched.chunks != d;
+    return 0;
 }
 
 /* Steps 2-4 for one group: appends the statements that replace it to out, which holds the
@@ -321,9 +479,19 @@ static int lower_group(sp *c, hir_stmt *group, hir_ptrvec *out)
             return -1;
         any_p2p |= yes;
     }
+    hir_iterdomain *loop_id = sid;
+    if (any_p2p && c->scheduled) {
+        if (choose_schedule(c, group, sid, &L))
+            return -1;
+        if (L.custom && L.sched.chunks < L.sched.d) {
+            loop_id = hir_iterdomain_clone(p, sid);      /* the loop over the steps */
+            loop_id->extent = hir_scalar_int(p, L.sched.chunks);
+        }
+    }
     /* The CUDA ring needs every rank on a different chunk per step (3.6.2); collectives
      * need uniform indexing, so only loops with a P2P exchange are offset by rank. */
-    L.tensor_index = any_p2p && c->backend == HIR_BK_CUDA
+    L.tensor_index = L.custom ? sched_block(p, &L, false)
+                     : any_p2p && c->backend == HIR_BK_CUDA
                          ? pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_ADD, L.rank, L.idx), L.stop)
                          : L.idx;
 
@@ -350,13 +518,13 @@ static int lower_group(sp *c, hir_stmt *group, hir_ptrvec *out)
     int64_t main_stream = p->next_stream > c->stream_floor ? p->next_stream : c->stream_floor;
     p->next_stream = main_stream + 1;
     hir_ptrvec_push(p->arena, out, pu_stream_stmt(p, HIR_OP_GET_STREAM, main_stream, NULL));
-    hir_stmt *sync = pu_kfor(p, L.idx, sid);
+    hir_stmt *sync = pu_kfor(p, L.idx, loop_id);
     sync->loc = group->loc;
     hir_block_append(p, &sync->body, pu_stream_stmt(p, HIR_OP_SET_STREAM, -1, worker));
     hir_block_append(p, &sync->body, pu_stream_stmt(p, HIR_OP_SYNC_STREAM, main_stream, NULL));
     hir_ptrvec_push(p->arena, out, sync);
 
-    L.main = pu_kfor(p, L.idx, sid);
+    L.main = pu_kfor(p, L.idx, loop_id);
     L.main->loc = group->loc;
     hir_block_append(p, &L.main->body, pu_stream_stmt(p, HIR_OP_SET_STREAM, -1, worker));
     for (int i = 0; i < hir_block_size(orig); i++) {
@@ -393,9 +561,22 @@ static int check_kernel(sp *c, hir_stmt *s)
     return 0;
 }
 
+/* nodes= / chunks=: a whole number from 1 (-1 after a diagnostic) */
+static int sched_number(const char *v, const char *key, hir_diag *d, int64_t *out)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (*end || !(x >= 1) || x > 1e9 || x != (double)(int64_t)x) {
+        hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "stream-parallel: %s=%s is not a whole number from 1", key, v);
+        return -1;
+    }
+    *out = (int64_t)x;
+    return 0;
+}
+
 int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag *d)
 {
-    sp c = {p, d, HIR_BK_NCCL, false, {{0}}, NULL, 0, 0, {0}, NULL, {0}, 0, {0}, 0};
+    sp c = {p, d, HIR_BK_NCCL, false, {{0}}, NULL, 0, 0, {0}, NULL, {0}, 0, {0}, 0, false, -1, 1, 0};
     hir_map_init_in(&c.cache_at, p->arena);
     hir_map_init_in(&c.groups, p->arena);
     hir_map_init_in(&c.allocated, p->arena);
@@ -408,6 +589,15 @@ int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag 
         return -1;
     }
     c.put = !strcmp(proto, "put");
+    const char *order = hir_pass_arg(args, "order", NULL), *nodes = hir_pass_arg(args, "nodes", NULL);
+    const char *chunks = hir_pass_arg(args, "chunks", NULL);
+    c.scheduled = order || nodes || chunks;
+    c.order_req = order ? !strcmp(order, "local-first") : -1;
+    c.nodes = 1;
+    if (nodes && sched_number(nodes, "nodes", d, &c.nodes))
+        return -1;
+    if (chunks && sched_number(chunks, "chunks", d, &c.chunks_req))
+        return -1;
 
     pu_axis_map_build(&c.map, p);
     int rc = 0;
@@ -472,5 +662,14 @@ const hir_pass_option hir_opts_stream_parallel[] = {
      "communications when they agree, else nccl)", false},
     {"protocol", HIR_PASS_OPT_ENUM, "get|put", "get",
      "backend=cuda: post send before recv (get) or recv before send (put), for hir-run --p2p-protocol", false},
+    {"order", HIR_PASS_OPT_ENUM, "ring|local-first", NULL,
+     "gather order: ring (from rank+1 on), or local-first (the node's own ranks, then the next "
+     "nodes'; needs nodes=) (default: chosen by the scale model for d and nodes=)", false},
+    {"nodes", HIR_PASS_OPT_NUMBER, NULL, NULL,
+     "the node layout the schedule is for: node k holds the k-th block of d/nodes consecutive "
+     "ranks, as backend{kind=auto} (default 1)", false},
+    {"chunks", HIR_PASS_OPT_NUMBER, NULL, NULL,
+     "steps of the pipeline, each of d/chunks shards (a divisor of d; default: chosen by the "
+     "scale model; without order=, nodes=, chunks= the ring with one shard a step)", false},
     {NULL, 0, NULL, NULL, NULL, false},
 };

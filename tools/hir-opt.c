@@ -12,6 +12,7 @@
 #include "parser/log.h"
 #include "parser/parser.h"
 #include "passes/passes.h"
+#include "passes/schedule_explain.h"
 #include "tools/common.h"
 #include "tools/opt_report.h"
 #include "tools/opts.h"
@@ -33,6 +34,8 @@ typedef struct options {
     const char *logical[64];     /* --logical T1=2,11*12: the user's readings (hir_program_shapes) */
     int nlogical;
     bool print_shapes;           /* --print-shapes: each tensor's logical view, not the program */
+    bool explain;                /* --explain-schedule[=...]: the model's report, not the program */
+    hir_explain_opts xo;
     int print_form;              /* --print-form=2025|2026: HIR_FORM_*, or -1 */
     long container;              /* --container=N (1-based), 0: every program of the input */
     hir_diag tool;               /* errors about the command line: "hir-opt: error: ..." */
@@ -68,6 +71,12 @@ static void usage(FILE *f)
           "                            extent stays symbolic (a warning, not an error)\n"
           "  --print-shapes            print each tensor's logical shape and how hir decided it,\n"
           "                            in place of the program (docs/language.md)\n"
+          "  --explain-schedule[=KEY=VALUE,...]\n"
+          "                            in place of the program, the scale model's PREDICTED time per\n"
+          "                            step and efficiency of each lowered all-gather pipeline; keys:\n"
+          "                            nodes (default 1), streams (default: the best), tflops,\n"
+          "                            gemm-fixed-us, nvlink-gbs, ib-gbs, hbm-gbs, nvlink-latency-us,\n"
+          "                            ib-latency-us (default: bench/scale_model.py's)\n"
           "  --logical T1=2,11*12      read T1's logical axes so: the IterDomain numbers of each\n"
           "                            axis in order, '*' between the parts of a split (for a\n"
           "                            tensor whose shape the program leaves ambiguous)\n"
@@ -108,7 +117,10 @@ static int process(hir_source *src, options *o, const hir_pipeline *pl, FILE *ou
     if (!rc && o->print_form >= 0 && hir_program_convert_form(p, (hir_form)o->print_form, d))
         rc = -1;
     t = hir_opt_now();
-    if (!rc && o->print_shapes)
+    if (!rc && o->explain) {
+        if ((rc = hir_explain_schedule(p, &o->xo, out, d)) == HIR_ENOMEM)
+            doing = "explaining the schedule of";
+    } else if (!rc && o->print_shapes)
         hir_program_print_shapes(p, out);
     else if (!rc)
         hir_program_print(p, out);
@@ -263,6 +275,64 @@ static int parse_pass_flag(hir_pipeline *pl, const char *a, hir_diag *tool)
     return ARGS_RUN;
 }
 
+/* --explain-schedule=KEY=VALUE,...: the topology and the model's inputs */
+static int parse_explain(options *o, const char *spec)
+{
+    static const struct { const char *key; size_t off; double scale; } keys[] = {
+        {"tflops", offsetof(hir_sm, R), 1e12},
+        {"gemm-fixed-us", offsetof(hir_sm, t_fixed), 1e-6},
+        {"nvlink-gbs", offsetof(hir_sm, B_nvl), 1e9},
+        {"ib-gbs", offsetof(hir_sm, B_ib), 1e9},
+        {"hbm-gbs", offsetof(hir_sm, B_hbm), 1e9},
+        {"nvlink-latency-us", offsetof(hir_sm, lat_nvl), 1e-6},
+        {"ib-latency-us", offsetof(hir_sm, lat_ib), 1e-6},
+    };
+    o->explain = true;
+    o->xo.nodes = 1;
+    hir_sm_defaults(&o->xo.model);
+    char buf[512];
+    if (strlen(spec) >= sizeof buf) {
+        hir_tool_error("hir-opt", "--explain-schedule: the settings are too long");
+        return ARGS_USAGE;
+    }
+    strcpy(buf, spec);
+    for (char *save = NULL, *item = strtok_r(buf, ", ", &save); item; item = strtok_r(NULL, ", ", &save)) {
+        char *eq = strchr(item, '='), *end;
+        if (!eq) {
+            hir_tool_error("hir-opt", "--explain-schedule takes KEY=VALUE items, not '%s'", item);
+            return ARGS_USAGE;
+        }
+        *eq = 0;
+        double v = strtod(eq + 1, &end);
+        bool whole = !strcmp(item, "nodes") || !strcmp(item, "streams");
+        if (!eq[1] || *end || !(v >= 0) || v > 1e12 || (whole && (v < 1 || v > 1e6 || v != (double)(int64_t)v))) {
+            hir_tool_error("hir-opt", "--explain-schedule: %s=%s is not a %s", item, eq + 1,
+                           whole ? "whole number from 1" : "number >= 0");
+            return ARGS_USAGE;
+        }
+        if (!strcmp(item, "nodes"))
+            o->xo.nodes = (int64_t)v;
+        else if (!strcmp(item, "streams"))
+            o->xo.streams = (int)v;
+        else {
+            size_t k = 0;
+            while (k < sizeof keys / sizeof keys[0] && strcmp(keys[k].key, item))
+                k++;
+            if (k == sizeof keys / sizeof keys[0]) {
+                hir_tool_error("hir-opt", "--explain-schedule has no setting '%s' (nodes, streams, tflops, "
+                               "gemm-fixed-us, nvlink-gbs, ib-gbs, hbm-gbs, nvlink-latency-us, ib-latency-us)", item);
+                return ARGS_USAGE;
+            }
+            if (v <= 0 && !strstr(item, "-us")) {
+                hir_tool_error("hir-opt", "--explain-schedule: %s must be positive", item);
+                return ARGS_USAGE;
+            }
+            *(double *)((char *)&o->xo.model + keys[k].off) = v * keys[k].scale;
+        }
+    }
+    return ARGS_RUN;
+}
+
 /* The options that take a value (--print-ir-*, --pass-pipeline, --color, -o) and the input. */
 static int valued_flag(options *o, hir_pipeline *pl, int argc, char **argv, int *i)
 {
@@ -284,6 +354,8 @@ static int valued_flag(options *o, hir_pipeline *pl, int argc, char **argv, int 
         if (hir_opt_check_selector(before ? "--print-ir-before" : "--print-ir-after", sel, &o->tool))
             return ARGS_USAGE;
         *(before ? &o->popts.print_before : &o->popts.print_after) = sel;
+    } else if (!strcmp(a, "--explain-schedule") || !strncmp(a, "--explain-schedule=", 19)) {
+        return parse_explain(o, a[18] ? a + 19 : "");
     } else if (!strncmp(a, "--pass-pipeline", 15) && (a[15] == '=' || a[15] == 0)) {
         const char *text = a[15] == '=' ? a + 16 : (*i + 1 < argc ? argv[++*i] : "");
         if (hir_pipeline_parse(pl, text, &o->tool))

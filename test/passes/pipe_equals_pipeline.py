@@ -29,9 +29,11 @@ from concurrent.futures import ThreadPoolExecutor
 SPLIT = "// -----\n"
 
 # Option sets beyond "plain" and "each value of the main option": protocol=put exists only
-# with the CUDA backend; kind=auto needs nodes=; min-flops=0 makes --pipeline-fallback pipeline the small inputs.
+# with the CUDA backend; kind=auto needs nodes=; min-flops=0 makes --pipeline-fallback pipeline the small inputs;
+# a schedule of stream-parallel (order=, nodes=, chunks=) that --backend must read back from the text.
 EXTRA = [
     "--pass-pipeline=stream-parallel{backend=cuda protocol=put}",
+    "--pass-pipeline=stream-parallel{backend=cuda order=local-first nodes=2 chunks=4}",
     "--pass-pipeline=backend{kind=cuda protocol=put}",
     "--pass-pipeline=backend{kind=auto nodes=2}",
     "--pass-pipeline=pipeline-fallback{min-flops=0}",
