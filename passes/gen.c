@@ -9,11 +9,15 @@
 
 #include "passes/ir_util.h"
 
-static const char *const kind_names[] = {"ag-linear", "ag-matmul", "linear", "matmul"};
+static const char *const kind_names[] = {"ag-linear", "ag-matmul", "linear", "matmul",
+                                         "linear-rs", "matmul-rs"};
+#define NKINDS ((int)(sizeof kind_names / sizeof *kind_names))
+
+static bool is_rs(hir_gen_kind k) { return k == HIR_GEN_LINEAR_RS || k == HIR_GEN_MATMUL_RS; }
 
 int hir_gen_kind_parse(const char *name, hir_gen_kind *out)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < NKINDS; i++)
         if (!strcmp(name, kind_names[i])) {
             *out = (hir_gen_kind)i;
             return 0;
@@ -30,7 +34,7 @@ int hir_gen_check(const hir_gen_params *g, hir_diag *dg)
             hir_diag_error(dg, "%s must be a positive integer (got %lld)", names[i], (long long)v[i]);
             return -1;
         }
-    bool ag = g->kind == HIR_GEN_AG_LINEAR || g->kind == HIR_GEN_AG_MATMUL;
+    bool ag = g->kind == HIR_GEN_AG_LINEAR || g->kind == HIR_GEN_AG_MATMUL || is_rs(g->kind);
     if (!ag && g->d != 1) {
         hir_diag_error(dg, "%s is a single-device GEMM; --d must be 1 (got %lld)",
                  kind_names[g->kind], (long long)g->d);
@@ -41,7 +45,12 @@ int hir_gen_check(const hir_gen_params *g, hir_diag *dg)
                  (long long)g->m, (long long)g->d);
         return -1;
     }
-    if (g->bias && (g->kind == HIR_GEN_AG_MATMUL || g->kind == HIR_GEN_MATMUL)) {
+    if (is_rs(g->kind) && g->k % g->d) {
+        hir_diag_error(dg, "--k (%lld) must be divisible by --d (%lld): each device holds k/d columns",
+                 (long long)g->k, (long long)g->d);
+        return -1;
+    }
+    if (g->bias && g->kind != HIR_GEN_AG_LINEAR && g->kind != HIR_GEN_LINEAR) {
         hir_diag_error(dg, "%s has no bias", kind_names[g->kind]);
         return -1;
     }
@@ -75,6 +84,57 @@ static hir_stmt *gemm(gen *g, bool linear, hir_tensor *out, hir_tensor *a, hir_t
 }
 
 static int gen_build(const hir_gen_params *prm, hir_program *p, hir_diag *dg);
+
+/* GEMM + reduce-scatter as nvFuser's MultiDeviceExecutor hands it to the stream pass (the
+ * pre-pass form of the 2026 print mm-rs-reduce-mde.hir): every device holds all m rows of A
+ * and its k/d slice of K; the partial GEMM P is stream-parallel over d row chunks; the sum
+ * of P over the devices, P's device axis reduced, is scattered so that device r holds chunk
+ * r. A's row-chunk axis is stream-parallel as nvFuser schedules it (the chunk a loop iteration
+ * reads). Numbering follows creation order: A, B/W, P, out. */
+static int gen_rs(gen *g, const hir_gen_params *prm)
+{
+    hir_program *p = g->p;
+    int64_t d = prm->d, m = prm->m, k = prm->k, n = prm->n;
+    bool linear = prm->kind == HIR_GEN_LINEAR_RS;
+    hir_iterdomain *ia[4] = {id(g, HIR_IT_ITER, HIR_PT_DIDX, d), id(g, HIR_IT_ITER, HIR_PT_STREAM, d),
+                             id(g, HIR_IT_ITER, HIR_PT_SERIAL, m / d),
+                             id(g, HIR_IT_ITER, HIR_PT_SERIAL, k / d)};
+    hir_tensor *A = tensor(g, 4, ia);
+    hir_tensor *W;
+    if (linear) {                /* W [DIDx{d}, n, k/d] */
+        hir_iterdomain *iw[3] = {id(g, HIR_IT_ITER, HIR_PT_DIDX, d), id(g, HIR_IT_ITER, HIR_PT_SERIAL, n),
+                                 id(g, HIR_IT_ITER, HIR_PT_SERIAL, k / d)};
+        W = tensor(g, 3, iw);
+    } else {                     /* B [DIDx{d}, b{1}, k/d, n] */
+        hir_iterdomain *iw[4] = {id(g, HIR_IT_ITER, HIR_PT_DIDX, d), id(g, HIR_IT_BROADCAST, HIR_PT_SERIAL, 1),
+                                 id(g, HIR_IT_ITER, HIR_PT_SERIAL, k / d),
+                                 id(g, HIR_IT_ITER, HIR_PT_SERIAL, n)};
+        W = tensor(g, 4, iw);
+    }
+    /* P [DIDx{d}, streamIdx{d}, m/d, n, rK{k/d}] */
+    hir_iterdomain *ip[5] = {id(g, HIR_IT_ITER, HIR_PT_DIDX, d), id(g, HIR_IT_ITER, HIR_PT_STREAM, d),
+                             id(g, HIR_IT_ITER, HIR_PT_SERIAL, m / d), id(g, HIR_IT_ITER, HIR_PT_SERIAL, n),
+                             id(g, HIR_IT_REDUCTION, HIR_PT_SERIAL, k / d)};
+    hir_tensor *P = tensor(g, 5, ip);
+    /* out [r{d}, DIDx{d}, m/d, n]: P's device axis summed, its stream axis sharded */
+    hir_iterdomain *io[4] = {id(g, HIR_IT_REDUCTION, HIR_PT_SERIAL, d), id(g, HIR_IT_ITER, HIR_PT_DIDX, d),
+                             id(g, HIR_IT_ITER, HIR_PT_SERIAL, m / d), id(g, HIR_IT_ITER, HIR_PT_SERIAL, n)};
+    hir_tensor *O = tensor(g, 4, io);
+    hir_ptrvec_push(p->arena, &p->inputs, A);
+    hir_ptrvec_push(p->arena, &p->inputs, W);
+    hir_ptrvec_push(p->arena, &p->outputs, O);
+    hir_block_append(p, &p->body, gemm(g, linear, P, A, W, NULL));
+    hir_stmt *r = hir_stmt_new(p, HIR_OP_REDUCTION);
+    r->out = O;
+    hir_value *v[1] = {&P->head};
+    hir_stmt_set_inputs(p, r, 1, v);
+    r->u.red.op_name = "add";
+    r->u.red.op = HIR_RED_SUM;
+    r->u.red.init = hir_scalar_float(p, HIR_DT_FLOAT, 0.0, "float(0)");
+    r->u.red.allreduce = false;
+    hir_block_append(p, &p->body, r);
+    return 0;
+}
 
 int hir_gen_program(const hir_gen_params *prm, hir_program **out, hir_diag *dg)
 {
@@ -117,6 +177,8 @@ static int gen_build(const hir_gen_params *prm, hir_program *p, hir_diag *dg)
     for (int64_t i = 0; i < d; i++)
         devs[i] = i;
     g.mesh = hir_mesh_intern(p, 1, dims, devs);
+    if (is_rs(prm->kind))
+        return gen_rs(&g, prm);
     bool ag = prm->kind == HIR_GEN_AG_LINEAR || prm->kind == HIR_GEN_AG_MATMUL;
     bool linear = prm->kind == HIR_GEN_AG_LINEAR || prm->kind == HIR_GEN_LINEAR;
     bool bias = linear && prm->bias;
