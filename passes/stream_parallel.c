@@ -18,6 +18,7 @@
 #include "passes/axis_map.h"
 #include "passes/ir_util.h"
 #include "passes/passes.h"
+#include "passes/stream_parallel_rs.h"
 
 #include <string.h>
 
@@ -408,6 +409,9 @@ int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag 
         return -1;
     }
     c.put = !strcmp(proto, "put");
+    /* GEMM + reduce-scatter pairs first (stream_parallel_rs.c), then the all-gather groups */
+    if (hir_stream_parallel_rs(p, c.backend, c.put, d))
+        return -1;
 
     pu_axis_map_build(&c.map, p);
     int rc = 0;
