@@ -23,6 +23,7 @@
 #include "passes/passes.h"
 #include "passes/stream_parallel_rs.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static bool is_dev(const hir_iterdomain *id) { return hir_ptype_is_device(id->ptype); }
@@ -68,6 +69,27 @@ static bool rs_pair(const hir_block *b, int i, int64_t *dout)
     return true;
 }
 
+/* out = in, converted where the dtypes differ (nvFuser's cast spelling "__bfloat2float") */
+static hir_stmt *cast_or_set(hir_program *p, hir_tensor *out, hir_tensor *in)
+{
+    if (out->dtype == in->dtype)
+        return pu_set(p, out, in);
+    const char *a = hir_dtype_name(in->dtype), *b = hir_dtype_name(out->dtype);
+    a += a[0] == '_' && a[1] == '_' ? 2 : 0;
+    b += b[0] == '_' && b[1] == '_' ? 2 : 0;
+    size_t n = strlen(a) + strlen(b) + 4;
+    char *fn = hir_arena_alloc(p->arena, n);
+    snprintf(fn, n, "__%s2%s", a, b);
+    hir_stmt *s = hir_stmt_new(p, HIR_OP_UNARY);
+    s->out = out;
+    s->u.ew.op = -1;
+    s->u.ew.infix = false;
+    s->u.ew.fn = fn;
+    hir_value *v[1] = {&in->head};
+    hir_stmt_set_inputs(p, s, 1, v);
+    return s;
+}
+
 typedef struct rs {
     hir_program *p;
     hir_diag *d;
@@ -96,19 +118,23 @@ static int lower_pair(rs *c, hir_stmt *g, hir_stmt *r, int64_t d, hir_ptrvec *ou
     hir_iterdomain *sid = P->shape.ids[1];
     bool cuda = c->backend == HIR_BK_CUDA;
 
-    /* the receive buffer of the CUDA form: [d slots, DID{d}, rows, n], one slot per sender */
-    hir_tensor *R = NULL;
+    /* the CUDA ring's float buffers [d slots, DID{d}, rows, n]: the running sums (slot c holds
+     * chunk c's sum so far) and the sums received from the next rank */
+    hir_tensor *Acc = NULL, *Rcv = NULL;
     if (cuda) {
-        hir_iterdomain *ids[64];
-        int n = 0;
-        ids[n++] = hir_iterdomain_clone(p, O->shape.ids[0]);
-        ids[0]->itype = HIR_IT_ITER;
-        for (int k = 1; k < O->nloop && n < 64; k++)
-            ids[n++] = hir_iterdomain_clone(p, O->shape.ids[k]);
-        R = hir_tensor_new(p, HIR_MEM_GLOBAL, O->dtype, n, ids, O->mesh);
+        hir_tensor **bufs[2] = {&Acc, &Rcv};
+        for (int j = 0; j < 2; j++) {
+            hir_iterdomain *ids[64];
+            int n = 0;
+            ids[n++] = hir_iterdomain_clone(p, O->shape.ids[0]);
+            ids[0]->itype = HIR_IT_ITER;
+            for (int k = 1; k < O->nloop && n < 64; k++)
+                ids[n++] = hir_iterdomain_clone(p, O->shape.ids[k]);
+            *bufs[j] = hir_tensor_new(p, HIR_MEM_GLOBAL, HIR_DT_FLOAT, n, ids, O->mesh);
+        }
     }
-    hir_tensor *alloc[3] = {P, cuda ? R : O, NULL};
-    for (int k = 0; k < 2; k++) {
+    hir_tensor *alloc[3] = {P, cuda ? Acc : O, cuda ? Rcv : NULL};
+    for (int k = 0; k < 3 && alloc[k]; k++) {
         hir_stmt *a = pu_allocate(p, alloc[k], false, pu_loc(p, g), c->d);
         if (!a)
             return -1;
@@ -132,8 +158,12 @@ static int lower_pair(rs *c, hir_stmt *g, hir_stmt *r, int64_t d, hir_ptrvec *ou
     hir_block *b = &loop->body;
     hir_block_append(p, b, pu_stream_stmt(p, HIR_OP_SET_STREAM, -1, worker));
     /* chunk of this step: streamIdx (NCCL, uniform over ranks for the collective) or
-     * (rank + streamIdx) % d (CUDA: every rank on a different chunk) */
-    hir_scalar *chunk = cuda ? pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_ADD, rank, idx), stop) : idx;
+     * (rank + streamIdx + 1) % d (CUDA ring: every rank on a different chunk, its own last) */
+    hir_scalar *chunk =
+        cuda ? pu_index(p, HIR_BIN_MOD,
+                        pu_index(p, HIR_BIN_ADD, pu_index(p, HIR_BIN_ADD, rank, idx), hir_scalar_int(p, 1)),
+                        stop)
+             : idx;
 
     /* the GEMM on slices: inputs with an axis 1 of the stream extent (A's chunk axis, B's
      * broadcast axis as nvFuser selects it), the output's stream axis */
@@ -171,13 +201,24 @@ static int lower_pair(rs *c, hir_stmt *g, hir_stmt *r, int64_t d, hir_ptrvec *ou
         hir_block_append(p, b, cs);
         hir_block_append(p, b, pu_wait(p, m));
     } else {
-        hir_scalar *from = pu_index(p, HIR_BIN_MOD,
-                                    pu_index(p, HIR_BIN_ADD, stop, pu_index(p, HIR_BIN_SUB, rank, idx)),
-                                    stop);
-        hir_tensor *Rs = select_into(p, b, R, 0, from);
-        hir_stmt *cond = pu_if(p, pu_anon(p, HIR_BIN_EQ, chunk, rank));
+        /* step 0 starts chunk c's sum with this rank's partial; step i > 0 waits for step
+         * i - 1 (its stream wrote the sum it passes on), sends the previous chunk's sum to the
+         * rank before, receives this chunk's sum from the rank after, and adds its partial */
+        hir_tensor *As = select_into(p, b, Acc, 0, chunk);
+        hir_stmt *cond = pu_if(p, pu_anon(p, HIR_BIN_EQ, idx, hir_scalar_int(p, 0)));
         cond->loc = r->loc;
-        hir_block_append(p, &cond->body, pu_set(p, Rs, Ps));
+        hir_block_append(p, &cond->body, cast_or_set(p, As, Ps));
+        hir_block *e = &cond->else_body;
+        hir_scalar *prev_stream = pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_SUB, idx, hir_scalar_int(p, 1)),
+                                           hir_scalar_named(p, "numberOfStreams"));
+        hir_block_append(p, e, pu_stream_stmt(p, HIR_OP_SYNC_STREAM, -1, prev_stream));
+        hir_scalar *prev_chunk = pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_ADD, rank, idx), stop);
+        hir_scalar *to = pu_index(p, HIR_BIN_MOD,
+                                  pu_index(p, HIR_BIN_ADD, stop, pu_index(p, HIR_BIN_SUB, rank, hir_scalar_int(p, 1))),
+                                  stop);
+        hir_scalar *from = pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_ADD, rank, hir_scalar_int(p, 1)), stop);
+        hir_tensor *Prev = select_into(p, e, Acc, 0, prev_chunk);
+        hir_tensor *Rs = select_into(p, e, Rcv, 0, chunk);
         hir_comm *recv = hir_comm_new(p, HIR_OP_P2P);
         recv->is_send = false;
         recv->buffer = Rs;
@@ -185,10 +226,9 @@ static int lower_pair(rs *c, hir_stmt *g, hir_stmt *r, int64_t d, hir_ptrvec *ou
         recv->backend = HIR_BK_CUDA;
         hir_comm *send = hir_comm_new(p, HIR_OP_P2P);
         send->is_send = true;
-        send->buffer = Ps;
-        send->peer = chunk;
+        send->buffer = Prev;
+        send->peer = to;
         send->backend = HIR_BK_CUDA;
-        hir_block *e = &cond->else_body;
         hir_comm *pair[2] = {recv, send};
         hir_block_append(p, e, pu_share(p, 2, pair));
         /* the non-blocking half first, as in the all-gather ring: Get posts the send (it
@@ -197,6 +237,13 @@ static int lower_pair(rs *c, hir_stmt *g, hir_stmt *r, int64_t d, hir_ptrvec *ou
         hir_block_append(p, e, pu_comm_stmt(p, c->put ? send : recv));
         hir_block_append(p, e, pu_wait(p, send));
         hir_block_append(p, e, pu_wait(p, recv));
+        hir_stmt *add = hir_stmt_new(p, HIR_OP_BINARY);
+        add->out = As;
+        add->u.ew.op = HIR_BIN_ADD;
+        add->u.ew.infix = true;
+        hir_value *v[2] = {&Rs->head, &Ps->head};
+        hir_stmt_set_inputs(p, add, 2, v);
+        hir_block_append(p, e, add);
         cond->u.cond.has_else = true;
         hir_block_append(p, b, cond);
     }
@@ -205,17 +252,21 @@ static int lower_pair(rs *c, hir_stmt *g, hir_stmt *r, int64_t d, hir_ptrvec *ou
     hir_ptrvec_push(p->arena, out, loop);
 
     if (cuda) {
-        /* the owner's sum of the d partials of its chunk, on the main stream after the join */
+        /* the last step summed this rank's own chunk: into the output, rounded once */
         hir_stmt *a = pu_allocate(p, O, false, pu_loc(p, r), c->d);
         if (!a)
             return -1;
         a->loc = r->loc;
         hir_ptrvec_push(p->arena, out, a);
-        hir_stmt *nr = pu_stmt_clone(p, r);
-        hir_value *v[1] = {&R->head};
-        hir_stmt_set_inputs(p, nr, 1, v);
-        nr->out = O;
-        hir_ptrvec_push(p->arena, out, nr);
+        hir_iterdomain *ids[64];
+        int n = 0;
+        for (int k = 1; k < Acc->nloop && n < 64; k++)
+            ids[n++] = hir_iterdomain_clone(p, Acc->shape.ids[k]);
+        hir_tensor *mine = hir_tensor_new(p, HIR_MEM_LOCAL, HIR_DT_FLOAT, n, ids, Acc->mesh);
+        hir_ptrvec_push(p->arena, out, pu_alias_select(p, mine, Acc, Acc->shape.ids[0], rank));
+        hir_stmt *cp = cast_or_set(p, O, mine);
+        cp->loc = r->loc;
+        hir_ptrvec_push(p->arena, out, cp);
     }
     return 0;
 }
