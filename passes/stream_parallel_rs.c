@@ -205,6 +205,11 @@ static int lower_pair(rs *c, hir_stmt *g, hir_stmt *r, int64_t d, hir_ptrvec *ou
          * i - 1 (its stream wrote the sum it passes on), sends the previous chunk's sum to the
          * rank before, receives this chunk's sum from the rank after, and adds its partial */
         hir_tensor *As = select_into(p, b, Acc, 0, chunk);
+        /* the exchange's views come before the IF (as the all-gather's receive slot does), so
+         * --hoist-handle-exchange can make them in its loop */
+        hir_scalar *prev_chunk = pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_ADD, rank, idx), stop);
+        hir_tensor *Prev = select_into(p, b, Acc, 0, prev_chunk);
+        hir_tensor *Rs = select_into(p, b, Rcv, 0, chunk);
         hir_stmt *cond = pu_if(p, pu_anon(p, HIR_BIN_EQ, idx, hir_scalar_int(p, 0)));
         cond->loc = r->loc;
         hir_block_append(p, &cond->body, cast_or_set(p, As, Ps));
@@ -212,13 +217,10 @@ static int lower_pair(rs *c, hir_stmt *g, hir_stmt *r, int64_t d, hir_ptrvec *ou
         hir_scalar *prev_stream = pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_SUB, idx, hir_scalar_int(p, 1)),
                                            hir_scalar_named(p, "numberOfStreams"));
         hir_block_append(p, e, pu_stream_stmt(p, HIR_OP_SYNC_STREAM, -1, prev_stream));
-        hir_scalar *prev_chunk = pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_ADD, rank, idx), stop);
         hir_scalar *to = pu_index(p, HIR_BIN_MOD,
                                   pu_index(p, HIR_BIN_ADD, stop, pu_index(p, HIR_BIN_SUB, rank, hir_scalar_int(p, 1))),
                                   stop);
         hir_scalar *from = pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_ADD, rank, hir_scalar_int(p, 1)), stop);
-        hir_tensor *Prev = select_into(p, e, Acc, 0, prev_chunk);
-        hir_tensor *Rs = select_into(p, e, Rcv, 0, chunk);
         hir_comm *recv = hir_comm_new(p, HIR_OP_P2P);
         recv->is_send = false;
         recv->buffer = Rs;
