@@ -10,10 +10,14 @@
 #include "passes/ir_util.h"
 
 static const char *const kind_names[] = {"ag-linear", "ag-matmul", "linear", "matmul",
-                                         "linear-rs", "matmul-rs"};
+                                         "linear-rs", "matmul-rs", "linear-rs-ref", "matmul-rs-ref"};
 #define NKINDS ((int)(sizeof kind_names / sizeof *kind_names))
 
-static bool is_rs(hir_gen_kind k) { return k == HIR_GEN_LINEAR_RS || k == HIR_GEN_MATMUL_RS; }
+static bool is_rs_ref(hir_gen_kind k) { return k == HIR_GEN_LINEAR_RS_REF || k == HIR_GEN_MATMUL_RS_REF; }
+static bool is_rs(hir_gen_kind k)
+{
+    return k == HIR_GEN_LINEAR_RS || k == HIR_GEN_MATMUL_RS || is_rs_ref(k);
+}
 
 int hir_gen_kind_parse(const char *name, hir_gen_kind *out)
 {
@@ -84,6 +88,83 @@ static hir_stmt *gemm(gen *g, bool linear, hir_tensor *out, hir_tensor *a, hir_t
 }
 
 static int gen_build(const hir_gen_params *prm, hir_program *p, hir_diag *dg);
+
+static hir_tensor *tensor_ids(gen *g, int n, const hir_itype *it, const hir_ptype *pt, const int64_t *ext)
+{
+    hir_iterdomain *ids[8];
+    for (int i = 0; i < n; i++)
+        ids[i] = id(g, it[i], pt[i], ext[i]);
+    return tensor(g, n, ids);
+}
+
+static hir_stmt *one_in(hir_program *p, hir_op op, hir_tensor *out, hir_tensor *in)
+{
+    hir_stmt *s = hir_stmt_new(p, op);
+    s->out = out;
+    hir_value *v[1] = {&in->head};
+    hir_stmt_set_inputs(p, s, 1, v);
+    return s;
+}
+
+/* The reference of linear-rs / matmul-rs (same inputs, the output sharded the same way) with
+ * one GEMM per rank over the whole K, so that the randomized product check of hir-run --check
+ * verifies it at any size: A and W gathered over their device axis, A's chunk axis moved out
+ * (Set.Permute) and the K parts joined (view), this rank's chunk taken (a Set onto the device
+ * axis), then linear / matmul straight into the output. */
+static int gen_rs_ref(gen *g, const hir_gen_params *prm)
+{
+    hir_program *p = g->p;
+    int64_t d = prm->d, m = prm->m, k = prm->k, n = prm->n, r = m / d, kd = k / d;
+    bool linear = prm->kind == HIR_GEN_LINEAR_RS_REF;
+    const hir_itype I = HIR_IT_ITER, B = HIR_IT_BROADCAST, R = HIR_IT_REDUCTION;
+    const hir_ptype S = HIR_PT_SERIAL, X = HIR_PT_DIDX, T = HIR_PT_STREAM;
+    hir_tensor *A = tensor_ids(g, 4, (hir_itype[]){I, I, I, I}, (hir_ptype[]){X, T, S, S},
+                               (int64_t[]){d, d, r, kd});
+    hir_tensor *W = linear ? tensor_ids(g, 3, (hir_itype[]){I, I, I}, (hir_ptype[]){X, S, S},
+                                        (int64_t[]){d, n, kd})
+                           : tensor_ids(g, 4, (hir_itype[]){I, B, I, I}, (hir_ptype[]){X, S, S, S},
+                                        (int64_t[]){d, 1, kd, n});
+    hir_tensor *O = tensor_ids(g, 4, (hir_itype[]){I, I, I, R}, (hir_ptype[]){X, S, S, S},
+                               (int64_t[]){d, r, n, k});
+    hir_ptrvec_push(p->arena, &p->inputs, A);
+    hir_ptrvec_push(p->arena, &p->inputs, W);
+    hir_ptrvec_push(p->arena, &p->outputs, O);
+    /* A: gathered [j, c, r, kd] -> permuted [c, r, j, kd] (clones made in input order, numbers
+     * carry the permutation) -> [c, r, k] -> this rank's chunk [DID c, r, k] */
+    hir_tensor *Ag = tensor_ids(g, 4, (hir_itype[]){I, I, I, I}, (hir_ptype[]){S, S, S, S},
+                                (int64_t[]){d, d, r, kd});
+    hir_iterdomain *pj = id(g, I, S, d), *pc = id(g, I, S, d), *pr = id(g, I, S, r), *pk = id(g, I, S, kd);
+    hir_tensor *Ap = tensor(g, 4, (hir_iterdomain *[]){pc, pr, pj, pk});
+    hir_tensor *Av = tensor_ids(g, 3, (hir_itype[]){I, I, I}, (hir_ptype[]){S, S, S}, (int64_t[]){d, r, k});
+    hir_tensor *Ac = tensor_ids(g, 3, (hir_itype[]){I, I, I}, (hir_ptype[]){X, S, S}, (int64_t[]){d, r, k});
+    hir_block_append(p, &p->body, pu_set(p, Ag, A));
+    hir_stmt *perm = pu_set(p, Ap, Ag);
+    perm->u.ls.permute = true;
+    hir_block_append(p, &p->body, perm);
+    hir_block_append(p, &p->body, one_in(p, HIR_OP_VIEW, Av, Ap));
+    hir_block_append(p, &p->body, pu_set(p, Ac, Av));
+    /* W: gathered [j, n, kd] -> [n, j, kd] -> [n, k]; B: gathered [j, 1, kd, n] -> [k, n] */
+    hir_tensor *Wk;
+    if (linear) {
+        hir_tensor *Wg = tensor_ids(g, 3, (hir_itype[]){I, I, I}, (hir_ptype[]){S, S, S}, (int64_t[]){d, n, kd});
+        hir_iterdomain *wj = id(g, I, S, d), *wn = id(g, I, S, n), *wk = id(g, I, S, kd);
+        hir_tensor *Wp = tensor(g, 3, (hir_iterdomain *[]){wn, wj, wk});
+        Wk = tensor_ids(g, 2, (hir_itype[]){I, I}, (hir_ptype[]){S, S}, (int64_t[]){n, k});
+        hir_block_append(p, &p->body, pu_set(p, Wg, W));
+        hir_stmt *wperm = pu_set(p, Wp, Wg);
+        wperm->u.ls.permute = true;
+        hir_block_append(p, &p->body, wperm);
+        hir_block_append(p, &p->body, one_in(p, HIR_OP_VIEW, Wk, Wp));
+    } else {
+        hir_tensor *Wg = tensor_ids(g, 4, (hir_itype[]){I, B, I, I}, (hir_ptype[]){S, S, S, S},
+                                    (int64_t[]){d, 1, kd, n});
+        Wk = tensor_ids(g, 2, (hir_itype[]){I, I}, (hir_ptype[]){S, S}, (int64_t[]){k, n});
+        hir_block_append(p, &p->body, pu_set(p, Wg, W));
+        hir_block_append(p, &p->body, one_in(p, HIR_OP_VIEW, Wk, Wg));
+    }
+    hir_block_append(p, &p->body, gemm(g, linear, O, Ac, Wk, NULL));
+    return 0;
+}
 
 /* GEMM + reduce-scatter as nvFuser's MultiDeviceExecutor hands it to the stream pass (the
  * pre-pass form of the 2026 print mm-rs-reduce-mde.hir): every device holds all m rows of A
@@ -177,6 +258,8 @@ static int gen_build(const hir_gen_params *prm, hir_program *p, hir_diag *dg)
     for (int64_t i = 0; i < d; i++)
         devs[i] = i;
     g.mesh = hir_mesh_intern(p, 1, dims, devs);
+    if (is_rs_ref(prm->kind))
+        return gen_rs_ref(&g, prm);
     if (is_rs(prm->kind))
         return gen_rs(&g, prm);
     bool ag = prm->kind == HIR_GEN_AG_LINEAR || prm->kind == HIR_GEN_AG_MATMUL;

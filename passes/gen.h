@@ -15,6 +15,9 @@ typedef enum hir_gen_kind {
                                   * linear per stream chunk, then the sum over devices scattered
                                   * over rows: out [r d, d, m/d, n] (no bias) */
     HIR_GEN_MATMUL_RS,           /* the same with matmul and B [d, 1, k/d, n] */
+    HIR_GEN_LINEAR_RS_REF,       /* linear-rs computed as gather, then one GEMM over the whole K
+                                  * of this rank's chunk (for the randomized check) */
+    HIR_GEN_MATMUL_RS_REF,       /* the same for matmul-rs */
 } hir_gen_kind;
 
 typedef struct hir_gen_params {

@@ -28,6 +28,10 @@ static void usage(FILE *f)
           "              over deviceIdx.x, a stream-parallel partial linear [d, d, m/d, n], then\n"
           "              its sum over devices scattered over rows [d, m/d, n] (no bias)\n"
           "  matmul-rs   the same with matmul and B [d, 1, k/d, n]\n"
+          "  linear-rs-ref, matmul-rs-ref\n"
+          "              the same inputs and output, computed as A and W gathered and one GEMM\n"
+          "              over the whole K per rank: a --check reference that the randomized\n"
+          "              product check verifies at any size\n"
           "\n"
           "options:\n"
           "  --version       print hir-gen's version and git commit\n"
@@ -70,7 +74,7 @@ int main(int argc, char **argv)
     g.dtype = HIR_DT_BFLOAT;
     g.bias = true;
     if (hir_gen_kind_parse(argv[1], &g.kind)) {
-        hir_tool_error("hir-gen", "unknown kind '%s' (expected ag-linear, ag-matmul, linear, matmul, linear-rs or matmul-rs)", argv[1]);
+        hir_tool_error("hir-gen", "unknown kind '%s' (expected ag-linear, ag-matmul, linear, matmul, linear-rs, matmul-rs, linear-rs-ref or matmul-rs-ref)", argv[1]);
         return 2;
     }
     bool have[3] = {false, false, false};
