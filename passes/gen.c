@@ -10,13 +10,14 @@
 #include "passes/ir_util.h"
 
 static const char *const kind_names[] = {"ag-linear", "ag-matmul", "linear", "matmul",
-                                         "linear-rs", "matmul-rs", "linear-rs-ref", "matmul-rs-ref"};
+                                         "linear-rs", "matmul-rs", "linear-rs-ref", "matmul-rs-ref",
+                                         "tp-mlp"};
 #define NKINDS ((int)(sizeof kind_names / sizeof *kind_names))
 
 static bool is_rs_ref(hir_gen_kind k) { return k == HIR_GEN_LINEAR_RS_REF || k == HIR_GEN_MATMUL_RS_REF; }
 static bool is_rs(hir_gen_kind k)
 {
-    return k == HIR_GEN_LINEAR_RS || k == HIR_GEN_MATMUL_RS || is_rs_ref(k);
+    return k == HIR_GEN_LINEAR_RS || k == HIR_GEN_MATMUL_RS || is_rs_ref(k) || k == HIR_GEN_TP_MLP;
 }
 
 int hir_gen_kind_parse(const char *name, hir_gen_kind *out)
@@ -49,7 +50,12 @@ int hir_gen_check(const hir_gen_params *g, hir_diag *dg)
                  (long long)g->m, (long long)g->d);
         return -1;
     }
-    if (is_rs(g->kind) && g->k % g->d) {
+    if (g->kind == HIR_GEN_TP_MLP && g->n % g->d) {
+        hir_diag_error(dg, "--n (%lld) must be divisible by --d (%lld): each device holds n/d "
+                 "feed-forward columns", (long long)g->n, (long long)g->d);
+        return -1;
+    }
+    if (is_rs(g->kind) && g->kind != HIR_GEN_TP_MLP && g->k % g->d) {
         hir_diag_error(dg, "--k (%lld) must be divisible by --d (%lld): each device holds k/d columns",
                  (long long)g->k, (long long)g->d);
         return -1;
@@ -166,6 +172,47 @@ static int gen_rs_ref(gen *g, const hir_gen_params *prm)
     return 0;
 }
 
+/* A tensor-parallel MLP block (hidden size k, feed-forward size n, m tokens): X [DID{d}, m/d, k]
+ * (rows sharded), W1 [DID{d}, n/d, k] and W2 [DID{d}, k, n/d] (each rank's slice of the
+ * feed-forward axis). The column-parallel half gathers X into a stream-parallel [d, m/d, k] and
+ * multiplies it by W1 (H [d, m/d, n/d]); GELU writes [1, d, m/d, n/d] (a leading size-1 axis in
+ * the place of the device axis the row-parallel half reduces); the row-parallel half multiplies
+ * that by W2 into the partial sums P [DID{d}, d, m/d, k] and reduce-scatters them over rows:
+ * Y [r{d}, DID{d}, m/d, k], sharded as X is. --stream-parallel pipelines both halves. */
+static int gen_tp_mlp(gen *g, const hir_gen_params *prm)
+{
+    hir_program *p = g->p;
+    int64_t d = prm->d, m = prm->m, k = prm->k, n = prm->n, r = m / d, nd = n / d;
+    const hir_itype I = HIR_IT_ITER, B = HIR_IT_BROADCAST, R = HIR_IT_REDUCTION;
+    const hir_ptype S = HIR_PT_SERIAL, X = HIR_PT_DIDX, T = HIR_PT_STREAM;
+    hir_tensor *Xin = tensor_ids(g, 3, (hir_itype[]){I, I, I}, (hir_ptype[]){X, S, S}, (int64_t[]){d, r, k});
+    hir_tensor *W1 = tensor_ids(g, 3, (hir_itype[]){I, I, I}, (hir_ptype[]){X, S, S}, (int64_t[]){d, nd, k});
+    hir_tensor *W2 = tensor_ids(g, 3, (hir_itype[]){I, I, I}, (hir_ptype[]){X, S, S}, (int64_t[]){d, k, nd});
+    hir_tensor *Y = tensor_ids(g, 4, (hir_itype[]){R, I, I, I}, (hir_ptype[]){S, X, S, S}, (int64_t[]){d, d, r, k});
+    hir_ptrvec_push(p->arena, &p->inputs, Xin);
+    hir_ptrvec_push(p->arena, &p->inputs, W1);
+    hir_ptrvec_push(p->arena, &p->inputs, W2);
+    hir_ptrvec_push(p->arena, &p->outputs, Y);
+    hir_tensor *G = tensor_ids(g, 3, (hir_itype[]){I, I, I}, (hir_ptype[]){T, S, S}, (int64_t[]){d, r, k});
+    hir_tensor *H = tensor_ids(g, 4, (hir_itype[]){I, I, I, R}, (hir_ptype[]){T, S, S, S}, (int64_t[]){d, r, nd, k});
+    hir_tensor *H2 = tensor_ids(g, 4, (hir_itype[]){B, I, I, I}, (hir_ptype[]){S, T, S, S}, (int64_t[]){1, d, r, nd});
+    hir_tensor *P = tensor_ids(g, 5, (hir_itype[]){I, I, I, I, R}, (hir_ptype[]){X, T, S, S, S},
+                               (int64_t[]){d, d, r, k, nd});
+    hir_block_append(p, &p->body, pu_set(p, G, Xin));
+    hir_block_append(p, &p->body, gemm(g, true, H, G, W1, NULL));
+    hir_stmt *gelu = one_in(p, HIR_OP_UNARY, H2, H);
+    gelu->u.ew.op = HIR_UN_GELU;
+    gelu->u.ew.fn = "gelu";
+    hir_block_append(p, &p->body, gelu);
+    hir_block_append(p, &p->body, gemm(g, true, P, H2, W2, NULL));
+    hir_stmt *red = one_in(p, HIR_OP_REDUCTION, Y, P);
+    red->u.red.op_name = "add";
+    red->u.red.op = HIR_RED_SUM;
+    red->u.red.init = hir_scalar_float(p, HIR_DT_FLOAT, 0.0, "float(0)");
+    hir_block_append(p, &p->body, red);
+    return 0;
+}
+
 /* GEMM + reduce-scatter as nvFuser's MultiDeviceExecutor hands it to the stream pass (the
  * pre-pass form of the 2026 print mm-rs-reduce-mde.hir): every device holds all m rows of A
  * and its k/d slice of K; the partial GEMM P is stream-parallel over d row chunks; the sum
@@ -258,6 +305,8 @@ static int gen_build(const hir_gen_params *prm, hir_program *p, hir_diag *dg)
     for (int64_t i = 0; i < d; i++)
         devs[i] = i;
     g.mesh = hir_mesh_intern(p, 1, dims, devs);
+    if (prm->kind == HIR_GEN_TP_MLP)
+        return gen_tp_mlp(&g, prm);
     if (is_rs_ref(prm->kind))
         return gen_rs_ref(&g, prm);
     if (is_rs(prm->kind))

@@ -18,6 +18,8 @@ typedef enum hir_gen_kind {
     HIR_GEN_LINEAR_RS_REF,       /* linear-rs computed as gather, then one GEMM over the whole K
                                   * of this rank's chunk (for the randomized check) */
     HIR_GEN_MATMUL_RS_REF,       /* the same for matmul-rs */
+    HIR_GEN_TP_MLP,              /* tensor-parallel MLP block: all-gather + linear, GELU, linear +
+                                  * reduce-scatter (k hidden, n feed-forward) */
 } hir_gen_kind;
 
 typedef struct hir_gen_params {

@@ -3,7 +3,7 @@
  * over the GEMM's stream axis, becomes one pipeline over the row chunks.
  *
  * Needs: at top level, a linear or matmul whose output P is [DID{d}, stream{d}, rows, n, rK]
- *   and whose first input A is [DID{d}, {d}, rows, k] (the chunk axis), immediately followed
+ *   and whose first input A is [DID{d} or b{1}, {d}, rows, k] (the chunk axis), immediately followed
  *   by `O = reduction(P, op = add, ...)` with O [r{d}, DID{d}, rows, n] (hir-gen linear-rs /
  *   matmul-rs make exactly this; it is the pre-pass form of nvFuser's 2026 mm-rs print).
  * Changes: each such pair becomes ALLOCATEs, GetCurrentStream, the synchronisation FOR and the
@@ -58,7 +58,10 @@ static bool rs_pair(const hir_block *b, int i, int64_t *dout)
     if (oi[0]->itype != HIR_IT_REDUCTION || !extent_is(oi[0], d) || !is_dev(oi[1]) ||
         !extent_is(oi[1], d))
         return false;
-    if (!is_dev(ai[0]) || ai[1]->itype != HIR_IT_ITER || !extent_is(ai[1], d))
+    /* A's leading axis: the device axis of the K slices, or a size-1 axis standing for it (the
+     * GELU output of a tensor-parallel MLP block, each rank's slice of the feed-forward axis) */
+    if (!(is_dev(ai[0]) || (ai[0]->itype == HIR_IT_BROADCAST && extent_is(ai[0], 1))) ||
+        ai[1]->itype != HIR_IT_ITER || !extent_is(ai[1], d))
         return false;
     for (int k = 2; k < O->nloop; k++)
         if (is_dev(oi[k]) || hir_ptype_is_stream(oi[k]->ptype))

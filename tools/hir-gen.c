@@ -32,10 +32,13 @@ static void usage(FILE *f)
           "              the same inputs and output, computed as A and W gathered and one GEMM\n"
           "              over the whole K per rank: a --check reference that the randomized\n"
           "              product check verifies at any size\n"
+          "  tp-mlp      a tensor-parallel MLP block over m tokens, hidden size k, feed-forward\n"
+          "              size n: X [d, m/d, k] gathered, linear with W1 [d, n/d, k], GELU, linear\n"
+          "              with W2 [d, k, n/d], the partial sums reduce-scattered over rows\n"
           "\n"
           "options:\n"
           "  --version       print hir-gen's version and git commit\n"
-          "  --m, --k, --n   GEMM sizes (positive; m divisible by d, and k for the -rs kinds)\n"
+          "  --m, --k, --n   GEMM sizes (positive; m divisible by d, k for the -rs kinds, n for tp-mlp)\n"
           "  --d             number of devices (default 1)\n"
           "  --dtype         element type: bf16 (default), fp16 or fp32\n"
           "  --no-bias       ag-linear and linear without the bias input (the -rs kinds have none)\n"
@@ -74,7 +77,7 @@ int main(int argc, char **argv)
     g.dtype = HIR_DT_BFLOAT;
     g.bias = true;
     if (hir_gen_kind_parse(argv[1], &g.kind)) {
-        hir_tool_error("hir-gen", "unknown kind '%s' (expected ag-linear, ag-matmul, linear, matmul, linear-rs, matmul-rs, linear-rs-ref or matmul-rs-ref)", argv[1]);
+        hir_tool_error("hir-gen", "unknown kind '%s' (expected ag-linear, ag-matmul, linear, matmul, linear-rs, matmul-rs, linear-rs-ref, matmul-rs-ref or tp-mlp)", argv[1]);
         return 2;
     }
     bool have[3] = {false, false, false};

@@ -324,6 +324,12 @@ for tier in $tiers; do
     case_ rsq-fp32-d4 4 pass --streams=4 "${Q[@]}" -- $work/qf-c.hir $work/qf.hir
     gen $work/qr.hir linear-rs-ref 1024 512 384 4
     case_ rsq-d4-randomized 4 pass --streams=4 --check-mode=randomized "${Q[@]}" -- $work/q4-get.hir $work/qr.hir
+    # the tensor-parallel MLP block (examples/tp-mlp): both halves pipelined, both protocols
+    gen $work/mlp.hir tp-mlp 2048 512 2048 4
+    hir-opt --stream-parallel=cuda $work/mlp.hir -o $work/mlp-get.hir
+    hir-opt --pass-pipeline='stream-parallel{backend=cuda protocol=put}' $work/mlp.hir -o $work/mlp-put.hir
+    case_ tp-mlp-d4-get-s4 4 pass --streams=4 "${Q[@]}" -- $work/mlp-get.hir $work/mlp.hir
+    case_ tp-mlp-d4-put-s4 4 pass --streams=4 --p2p-protocol=put "${Q[@]}" -- $work/mlp-put.hir $work/mlp.hir
     hir-opt --stream-parallel $work/q2.hir -o $work/q2-nccl.hir
     if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 2 ]; then
       case_ rsq-nccl-d2-two-gpus 2 pass "${Q[@]}" -- $work/q2-nccl.hir $work/q2.hir
