@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""ag_gemm_shared_table.py OUT_DIR - the table of bench/ag_gemm_shared.sh from its JSON files:
-per d, TFLOP/s per device (all ranks sharing the GPU) of the pipeline, the --defer-send-wait
-pipeline, the compute-only program, gather-then-GEMM and PyTorch, the pipeline / compute-only
-ratio, the check verdicts, and the device's peak."""
+"""ag_gemm_shared_table.py OUT_DIR [--rs] - the table of bench/ag_gemm_shared.sh from its JSON
+files: per d, TFLOP/s per device (all ranks sharing the GPU) of the pipeline, the
+--defer-send-wait pipeline, the compute-only program, gather-then-GEMM and PyTorch, the
+pipeline / compute-only ratio, the check verdicts, and the device's peak. With --rs, the table
+of bench/rs_gemm_shared.sh (GEMM + reduce-scatter): its "gather" files hold the ring on one
+stream (no overlap of a rank's GEMMs with its own exchanges)."""
 import glob
 import json
 import os
@@ -34,8 +36,10 @@ def main():
         best = max([v for v in (tf(r["pipe"]), tf(r["defer"])) if v] or [0])
         ratio = best / tf(r["strip"]) if tf(r["strip"]) and best else None
         rows.append((d, r, ratio))
+    third = ("ring on one stream (CUDA IPC)" if "--rs" in sys.argv[2:]
+             else "gather-then-GEMM (CUDA IPC)")
     print("| ranks sharing the GPU | pipeline | pipeline, deferred send wait | compute-only | "
-          "gather-then-GEMM (CUDA IPC) | PyTorch, same GEMMs | best pipeline / compute-only | checks |")
+          f"{third} | PyTorch, same GEMMs | best pipeline / compute-only | checks |")
     print("|---|---|---|---|---|---|---|---|")
     for d, r, ratio in rows:
         def cell(x):

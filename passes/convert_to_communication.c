@@ -9,6 +9,10 @@
  *     backend=B); Wait Communication N
  *   with B the option backend=, else the backend the program's communications already use
  *   (pu_program_backend), else NCCL (both support Allgather).
+ * A sum over the input's outermost device axis (the partial sums of a row-parallel GEMM)
+ *   becomes ALLOCATE(out); Communication N (type=ReduceScatter, ...) when the output is
+ *   sharded on the next axis, (type=Allreduce, ...) when it is not; Wait — always NCCL (the
+ *   CUDA backend has no reducing collectives).
  * Fails (located) on resharding it cannot express as an Allgather of the outermost axis:
  *   sharding added (scatter), moved between device axes, a non-outermost gathered axis, a
  *   missing or different mesh.
@@ -78,6 +82,36 @@ static int resharding(cc *c, hir_stmt *s, int *axis)
     return 1;
 }
 
+/* A sum whose reduced axis is the input's outermost device axis (the partial sums of a
+ * row-parallel GEMM, hir-gen linear-rs / matmul-rs): 1 with *type ReduceScatter when the
+ * output is sharded on the next axis (the input's axis 1 of extent d becomes the output's
+ * device axis: the input's d parts in order), Allreduce when the output is not sharded; 0 for
+ * any other reduction. */
+static int resharding_reduction(const hir_stmt *s, hir_comm_type *type)
+{
+    hir_tensor *in = hir_value_tensor(s->in[0]), *out = s->out;
+    if (!in || !out || s->u.red.op != HIR_RED_SUM || !in->mesh || in->mesh->ndims != 1 ||
+        in->nloop < 2 || out->nloop < 2 || in->shape.naxes != in->nloop || out->shape.naxes != out->nloop ||
+        (out->mesh && out->mesh != in->mesh))
+        return 0;
+    hir_iterdomain *const *a = in->shape.ids, *const *b = out->shape.ids;
+    if (!hir_ptype_is_device(a[0]->ptype) || b[0]->itype != HIR_IT_REDUCTION)
+        return 0;
+    for (int i = 2; i < out->nloop; i++)
+        if (hir_ptype_is_device(b[i]->ptype))
+            return 0;
+    int64_t d = (int64_t)in->mesh->ndevices, x;
+    if (hir_ptype_is_device(b[1]->ptype)) {
+        if (!a[1]->extent || !hir_scalar_const(a[1]->extent, &x) || x != d ||
+            hir_ptype_is_device(a[1]->ptype))
+            return 0;
+        *type = HIR_COMM_REDUCESCATTER;
+        return 1;
+    }
+    *type = HIR_COMM_ALLREDUCE;
+    return 1;
+}
+
 /* The block is rebuilt in one walk (statements copied into a new array, three for each
  * converted Set), never by insertion in place: that would move the rest of the block for
  * every Set, quadratic in a long block. */
@@ -92,6 +126,32 @@ static int convert_block(cc *c, hir_block *b)
             if (convert_block(c, &s->body))
                 return -1;
             hir_ptrvec_push(p->arena, &out, s);
+            continue;
+        }
+        hir_comm_type rtype;
+        if (s->op == HIR_OP_REDUCTION && resharding_reduction(s, &rtype)) {
+            /* NCCL whatever the option says: the CUDA backend has no reducing collectives */
+            hir_tensor *in = hir_value_tensor(s->in[0]);
+            hir_stmt *alloc = pu_allocate(p, s->out, true, pu_loc(p, s), c->d);
+            if (!alloc)
+                return -1;
+            hir_comm *m = hir_comm_new(p, HIR_OP_COMMUNICATION);
+            m->type = rtype;
+            m->nteam = (int)in->mesh->ndevices;
+            m->team = in->mesh->devices;
+            m->input = in;
+            m->output = s->out;
+            m->backend = HIR_BK_NCCL;
+            m->red_op = HIR_RED_SUM;
+            m->loc = s->loc;
+            alloc->loc = s->loc;
+            hir_stmt *cs = pu_comm_stmt(p, m);
+            cs->loc = s->loc;
+            hir_ptrvec_push(p->arena, &out, alloc);
+            hir_ptrvec_push(p->arena, &out, cs);
+            hir_ptrvec_push(p->arena, &out, pu_wait(p, m));
+            converted++;
+            c->converted++;
             continue;
         }
         int axis, r = 0;

@@ -2,11 +2,12 @@
  * where pipelining pays, and as gather-then-GEMM where it cannot (small GEMMs: per-chunk
  * overhead and smaller, less efficient chunk GEMMs outweigh the hidden gather).
  *
- * Needs: the unlowered form (a resharding Set feeding linear/matmul, as hir-gen prints it).
+ * Needs: the unlowered form (a resharding Set feeding linear/matmul, or a partial GEMM followed
+ *   by its sum over the devices, as hir-gen ag-linear / linear-rs print them).
  * Changes: exactly what the chosen lowering changes:
  *   FLOPs per rank >= min-flops: --stream-parallel{backend=B protocol=P}, then --backend=B
  *   FLOPs per rank <  min-flops: --convert-to-communication{backend=nccl} (one Allgather, then
- *                                the whole GEMM; the CUDA backend has no collectives)
+ *                                the whole GEMM; or the whole GEMM, then one ReduceScatter)
  *   FLOPs are 2 x the product of every output extent of each linear/matmul (the reduction axis
  *   is K), summed; a symbolic extent makes the size unknown and keeps the pipeline.
  * The default crossover is derived, not yet measured (docs/benchmarks.md, "Fallback"): about

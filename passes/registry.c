@@ -17,10 +17,10 @@ PASS(strip_communication)
 
 const hir_pass_info hir_pass_table[] = {
     {"convert-to-communication",
-     "turn resharding Sets (device axis gathered) into Allgather Communications with ALLOCATE and Wait",
+     "turn resharding Sets (device axis gathered) into Allgather, sums over a device axis into ReduceScatter/Allreduce Communications, with ALLOCATE and Wait",
      "backend", hir_opts_convert_to_communication, hir_run_convert_to_communication},
     {"stream-parallel",
-     "pipeline stream-parallel statements over CUDA streams: FOR loops, slices, P2P allgather",
+     "pipeline stream-parallel statements over CUDA streams: FOR loops, slices, P2P allgather, GEMM + reduce-scatter",
      "backend", hir_opts_stream_parallel, hir_run_stream_parallel},
     {"backend",
      "choose the communication backend: rewrite lowered P2P exchanges NCCL <-> CUDA, set collectives",
@@ -32,7 +32,7 @@ const hir_pass_info hir_pass_table[] = {
      "exchange all CUDA-IPC handles of a pipeline in a loop before it, not inside its main loop",
      NULL, hir_opts_hoist_handle_exchange, hir_run_hoist_handle_exchange},
     {"pipeline-fallback",
-     "lower all-gather + GEMM as a stream pipeline, or as gather-then-GEMM below a FLOP crossover where pipelining cannot pay",
+     "lower all-gather + GEMM (GEMM + reduce-scatter) as a stream pipeline, or as gather-then-GEMM (GEMM-then-ReduceScatter) below a FLOP crossover where pipelining cannot pay",
      "backend", hir_opts_pipeline_fallback, hir_run_pipeline_fallback},
     {"defer-send-wait",
      "move each CUDA-IPC send's Wait to the end of its loop iteration, so a chunk's GEMM does not wait for the peer's pull (nvFuser 2025-12 form)",

@@ -19,6 +19,7 @@
 #include "passes/ir_util.h"
 #include "passes/passes.h"
 #include "passes/schedule_model.h"
+#include "passes/stream_parallel_rs.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -597,6 +598,9 @@ int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag 
     if (nodes && sched_number(nodes, "nodes", d, &c.nodes))
         return -1;
     if (chunks && sched_number(chunks, "chunks", d, &c.chunks_req))
+        return -1;
+    /* GEMM + reduce-scatter pairs first (stream_parallel_rs.c), then the all-gather groups */
+    if (hir_stream_parallel_rs(p, c.backend, c.put, d))
         return -1;
 
     pu_axis_map_build(&c.map, p);

@@ -24,13 +24,24 @@ static void usage(FILE *f)
           "  ag-matmul   the same with matmul and B [k, n] (no bias)\n"
           "  linear      one linear [m, k] x [n, k]^T (+ [n]) on a one-device mesh (d = 1)\n"
           "  matmul      one matmul [m, k] x [k, n] on a one-device mesh (d = 1)\n"
+          "  linear-rs   row-parallel linear: A [d, d (stream), m/d, k/d] and W [d, n, k/d] sharded on K\n"
+          "              over deviceIdx.x, a stream-parallel partial linear [d, d, m/d, n], then\n"
+          "              its sum over devices scattered over rows [d, m/d, n] (no bias)\n"
+          "  matmul-rs   the same with matmul and B [d, 1, k/d, n]\n"
+          "  linear-rs-ref, matmul-rs-ref\n"
+          "              the same inputs and output, computed as A and W gathered and one GEMM\n"
+          "              over the whole K per rank: a --check reference that the randomized\n"
+          "              product check verifies at any size\n"
+          "  tp-mlp      a tensor-parallel MLP block over m tokens, hidden size k, feed-forward\n"
+          "              size n: X [d, m/d, k] gathered, linear with W1 [d, n/d, k], GELU, linear\n"
+          "              with W2 [d, k, n/d], the partial sums reduce-scattered over rows\n"
           "\n"
           "options:\n"
           "  --version       print hir-gen's version and git commit\n"
-          "  --m, --k, --n   GEMM sizes (positive; m divisible by d)\n"
+          "  --m, --k, --n   GEMM sizes (positive; m divisible by d, k for the -rs kinds, n for tp-mlp)\n"
           "  --d             number of devices (default 1)\n"
           "  --dtype         element type: bf16 (default), fp16 or fp32\n"
-          "  --no-bias       linear kinds without the bias input\n"
+          "  --no-bias       ag-linear and linear without the bias input (the -rs kinds have none)\n"
           "  -o FILE         write to FILE instead of stdout\n",
           f);
 }
@@ -66,7 +77,7 @@ int main(int argc, char **argv)
     g.dtype = HIR_DT_BFLOAT;
     g.bias = true;
     if (hir_gen_kind_parse(argv[1], &g.kind)) {
-        hir_tool_error("hir-gen", "unknown kind '%s' (expected ag-linear, ag-matmul, linear or matmul)", argv[1]);
+        hir_tool_error("hir-gen", "unknown kind '%s' (expected ag-linear, ag-matmul, linear, matmul, linear-rs, matmul-rs, linear-rs-ref, matmul-rs-ref or tp-mlp)", argv[1]);
         return 2;
     }
     bool have[3] = {false, false, false};
@@ -113,7 +124,9 @@ int main(int argc, char **argv)
         hir_tool_error("hir-gen", "--m, --k and --n are required");
         return 2;
     }
-    if (g.kind == HIR_GEN_AG_MATMUL || g.kind == HIR_GEN_MATMUL)
+    /* matmul has no bias; a row-parallel linear adds its bias once, after the reduction, so
+     * its partial GEMMs take none */
+    if (g.kind != HIR_GEN_AG_LINEAR && g.kind != HIR_GEN_LINEAR)
         g.bias = false;
     hir_program *p;
     hir_diag tool;

@@ -65,6 +65,123 @@ int ops_full(hir_interp *it, const hir_stmt *s, hir_diag *e)
 
 /* ---------------------------------------------------------------- reductions */
 
+/* The device part of a view axis of t, or NULL. */
+static const hir_iterdomain *dev_axis(const hir_tensor *t, const hir_shape_axis *a)
+{
+    for (int k = 0; k < a->nparts; k++)
+        if (hir_ptype_is_device(t->shape.ids[a->first + k]->ptype))
+            return t->shape.ids[a->first + k];
+    return NULL;
+}
+
+/* A reduction of the input's device axis (the row-parallel GEMM's partial sums, before the
+ * stream pass makes them a Reduce per chunk): the local reduction into a float buffer of the
+ * input's runtime shape less the reduced axes, the Allreduce of that buffer over the input's
+ * mesh, then this rank's shard of it (an axis that is sharded on the output and not on the
+ * input takes its slice: the reduce-scatter) converted into the output. The reference
+ * semantics only: a program is pipelined by --stream-parallel. */
+static int reduction_across(hir_interp *it, const hir_stmt *s, const hir_view *v, uint32_t mask,
+                            hir_diag *e)
+{
+    hir_tensor *tin = hir_value_tensor(s->in[0]);
+    const hir_tensor *tout = s->out;
+    const hir_mesh *m = tin->mesh;
+    if (!m || m->ndims != 1)
+        return interp_fail(it, e, "a reduction over a device axis needs a 1-D mesh");
+    int n = (int)m->ndevices, my = -1;
+    int team[1024];
+    if (n > 1024)
+        return interp_fail(it, e, "mesh too large");
+    for (int i = 0; i < n; i++) {
+        team[i] = (int)m->devices[i];
+        if (team[i] == it->cfg.rank)
+            my = i;
+        if (team[i] < 0 || team[i] >= it->cfg.size)
+            return interp_fail(it, e, "mesh device %d is not a rank of this job", team[i]);
+    }
+    if (my < 0)
+        return 0;
+    int64_t tshape[HIR_MAX_DIMS];
+    int tnd = 0;
+    for (int d = 0; d < v->ndim; d++)
+        if (!(mask & (1u << d)))
+            tshape[tnd++] = v->shape[d];
+    hir_view t, r, full = *v;
+    hir_view_init(&t, NULL, HIR_DT_FLOAT, tnd, tshape);
+    hir_view_init(&r, NULL, HIR_DT_FLOAT, tnd, tshape);
+    size_t bytes = hir_view_bytes(&t);
+    rt_buf *b = interp_buf_new(it, 2 * bytes + 16, e);
+    if (!b)
+        return -1;
+    t.data = b->ptr;
+    r.data = (char *)b->ptr + ((bytes + 15) & ~(size_t)15);
+    full.data = t.data;
+    full.dtype = HIR_DT_FLOAT;
+    for (int d = 0, j = 0; d < v->ndim; d++) {
+        if (mask & (1u << d)) {
+            full.shape[d] = 1;
+            full.stride[d] = 0;
+        } else {
+            full.stride[d] = t.stride[j++];
+        }
+    }
+    int rc = 0;
+    if (hir_view_numel(v) == 0)
+        rc = it->be->ops->fill(it->be, it->cur, &t, 0.0, e);
+    else
+        rc = it->be->ops->reduce(it->be, it->cur, s->u.red.op, &full, v, mask, e);
+    if (rc) {
+        interp_buf_unref(it, b);
+        return interp_backend_fail(it, e);
+    }
+    hir_collective c = {0};
+    c.kind = HIR_COMM_ALLREDUCE;
+    c.transport = HIR_BK_NCCL;
+    c.team = team;
+    c.team_size = n;
+    c.my_index = my;
+    c.root_index = -1;
+    c.op = s->u.red.op;
+    c.input = &t;
+    c.output = &r;
+    c.stmt_id = (uintptr_t)s;
+    hir_work *w = NULL;
+    if (it->be->ops->collective(it->be, it->cur, &c, &w, e) ||
+        (w && it->be->ops->wait(it->be, it->cur, w, e))) {
+        interp_buf_unref(it, b);
+        return interp_backend_fail(it, e);
+    }
+    /* the output's shard: an axis sharded on the output but not on the input is sliced */
+    hir_shape_axis ai[HIR_MAX_DIMS], ao[HIR_MAX_DIMS];
+    int ni = hir_interp_rt_axes(tin, ai), no = hir_interp_rt_axes(tout, ao);
+    hir_shard sh;
+    if (no != tnd || hir_interp_shard(it, tout, &sh, e)) {
+        interp_buf_unref(it, b);
+        return no != tnd ? interp_fail(it, e, "the output has %d runtime axes, the reduced input %d",
+                                       no, tnd)
+                         : -1;
+    }
+    for (int k = 0, d = 0; k < no && d < ni; d++) {
+        if (mask & (1u << d))
+            continue;
+        if (dev_axis(tout, &ao[k]) && !dev_axis(tin, &ai[d])) {
+            int64_t off = sh.offset[k], len = sh.local[k];
+            if (off < 0 || off >= r.shape[k] || len > r.shape[k] - off) {
+                interp_buf_unref(it, b);
+                return interp_fail(it, e, "shard [%" PRId64 ", %" PRId64 ") outside an axis of %"
+                                   PRId64, off, off + len, r.shape[k]);
+            }
+            r.data = interp_elem_ptr(&r, k, off);
+            r.shape[k] = len;
+        }
+        k++;
+    }
+    hir_view o;
+    rc = interp_out_view(it, tout, r.ndim, r.shape, &o, e) || interp_copy_into(it, &o, &r, e);
+    interp_buf_unref(it, b);
+    return rc ? -1 : 0;
+}
+
 int ops_reduction(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_tensor *tin = hir_value_tensor(s->in[0]);
@@ -85,6 +202,12 @@ int ops_reduction(hir_interp *it, const hir_stmt *s, hir_diag *e)
     }
     if (k != v.ndim)
         return interp_fail(it, e, "the output has %d axes, the input %d dimensions", k, v.ndim);
+    /* a reduced axis that is a device axis of the input sums across devices */
+    hir_shape_axis ai[HIR_MAX_DIMS];
+    int ni = hir_interp_rt_axes(tin, ai);
+    for (int d = 0; d < ni && d < v.ndim; d++)
+        if ((mask & (1u << d)) && dev_axis(tin, &ai[d]) && tin->mesh && tin->mesh->ndevices > 1)
+            return reduction_across(it, s, &v, mask, e);
     int64_t oshape[HIR_MAX_DIMS];
     int ond = 0;
     for (int d = 0; d < v.ndim; d++)

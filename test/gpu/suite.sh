@@ -2,7 +2,7 @@
 # The GPU test suite (ctest label `gpu`; test/gpu/ctest-gpu.sh runs it where a GPU is visible).
 #   test/gpu/suite.sh BIN_DIR OUT_DIR [TIER...]     TIER: headline shapes endurance evidence
 #                                                    nvfuser2026 topology sdpa sdpa-cuda moe-cuda
-#                                                    (not in the default list)
+#                                                    rs rs-quick (not in the default list)
 # BIN_DIR holds hir-gen, hir-opt, hir-run (and optionally lib/ or blas.tar.xz with OpenBLAS for
 # the CPU reference). Every case runs with --check; at the headline shape (AG+linear, m=32768,
 # k=16384, n=8192, bf16) the check is the randomized product check (--check-mode=auto), and
@@ -283,6 +283,63 @@ for tier in $tiers; do
       case_ moe-nccl-all-outputs-d2 2 pass --inputs=$work/moein2 -- $I/run2026-moe-all-outputs.hir $I/run2026-moe-all-outputs.hir
     else
       case_ moe-nccl-d2-shared-gpu 2 "error:NCCL cannot run two ranks on one GPU" --inputs=$work/moein2 -- $I/run2026-moe-all-outputs.hir $I/run2026-moe-all-outputs.hir
+    fi
+    ;;
+  rs)
+    # GEMM + reduce-scatter at the headline shape (linear-rs, m=32768, k=16384 split over d,
+    # n=8192, bf16), the CUDA-IPC ring of --stream-parallel=cuda (passes/stream_parallel_rs.c),
+    # ranks sharing the GPU; the reference is linear-rs-ref (one GEMM per rank over the whole
+    # K), so the randomized product check verifies the ring's output.
+    for d in 2 4 8; do
+      gen $work/rs$d.hir linear-rs $M $K $N $d
+      gen $work/rs$d-ref.hir linear-rs-ref $M $K $N $d
+      hir-opt --stream-parallel=cuda $work/rs$d.hir -o $work/rs$d-get.hir
+      hir-opt --pass-pipeline='stream-parallel{backend=cuda protocol=put}' $work/rs$d.hir -o $work/rs$d-put.hir
+    done
+    V=(--vary-inputs --iters=2)
+    for s in 1 4 8; do
+      case_ rs-d4-get-s$s 4 pass --streams=$s "${V[@]}" -- $work/rs4-get.hir $work/rs4-ref.hir
+    done
+    for s in 4 8; do case_ rs-d4-put-s$s 4 pass --streams=$s --p2p-protocol=put "${V[@]}" -- $work/rs4-put.hir $work/rs4-ref.hir; done
+    case_ rs-d2-get-s2 2 pass --streams=2 "${V[@]}" -- $work/rs2-get.hir $work/rs2-ref.hir
+    case_ rs-d2-put-s1 2 pass --streams=1 --p2p-protocol=put "${V[@]}" -- $work/rs2-put.hir $work/rs2-ref.hir
+    for s in 1 4 8; do
+      case_ rs-d8-get-s$s 8 pass --streams=$s "${V[@]}" -- $work/rs8-get.hir $work/rs8-ref.hir
+    done
+    case_ rs-d8-put-s8 8 pass --streams=8 --p2p-protocol=put "${V[@]}" -- $work/rs8-put.hir $work/rs8-ref.hir
+    hir-opt --stream-parallel=cuda --hoist-handle-exchange --defer-send-wait $work/rs4.hir -o $work/rs4-hoist.hir
+    case_ rs-d4-hoist-defer-s4 4 pass --streams=4 "${V[@]}" -- $work/rs4-hoist.hir $work/rs4-ref.hir
+    case_ rs-d4-graph-20-replays 4 pass --bench=20 --warmup=2 --graph --vary-inputs --streams=4 -- $work/rs4-get.hir $work/rs4-ref.hir
+    ;;
+  rs-quick)
+    # GEMM + reduce-scatter at small shapes, checked against the unlowered program in full:
+    # linear and matmul, bf16/fp16/fp32, d = 2, 4, 8, get and put, 1/4/8 streams, a chunk of
+    # odd rows; the NCCL form (Reduce per chunk) needs one GPU per rank
+    Q=(--vary-inputs --iters=2)
+    for d in 2 4 8; do
+      gen $work/q$d.hir linear-rs 1024 512 384 $d
+      hir-opt --stream-parallel=cuda $work/q$d.hir -o $work/q$d-get.hir
+      hir-opt --pass-pipeline='stream-parallel{backend=cuda protocol=put}' $work/q$d.hir -o $work/q$d-put.hir
+      for s in 1 4 8; do case_ rsq-d$d-get-s$s $d pass --streams=$s "${Q[@]}" -- $work/q$d-get.hir $work/q$d.hir; done
+      case_ rsq-d$d-put-s4 $d pass --streams=4 --p2p-protocol=put "${Q[@]}" -- $work/q$d-put.hir $work/q$d.hir
+    done
+    gen $work/qm.hir matmul-rs 1000 256 200 4 --dtype fp16; hir-opt --stream-parallel=cuda $work/qm.hir -o $work/qm-c.hir
+    case_ rsq-matmul-fp16-m1000-d4 4 pass --streams=3 "${Q[@]}" -- $work/qm-c.hir $work/qm.hir
+    gen $work/qf.hir linear-rs 512 256 128 4 --dtype fp32; hir-opt --stream-parallel=cuda $work/qf.hir -o $work/qf-c.hir
+    case_ rsq-fp32-d4 4 pass --streams=4 "${Q[@]}" -- $work/qf-c.hir $work/qf.hir
+    gen $work/qr.hir linear-rs-ref 1024 512 384 4
+    case_ rsq-d4-randomized 4 pass --streams=4 --check-mode=randomized "${Q[@]}" -- $work/q4-get.hir $work/qr.hir
+    # the tensor-parallel MLP block (examples/tp-mlp): both halves pipelined, both protocols
+    gen $work/mlp.hir tp-mlp 2048 512 2048 4
+    hir-opt --stream-parallel=cuda $work/mlp.hir -o $work/mlp-get.hir
+    hir-opt --pass-pipeline='stream-parallel{backend=cuda protocol=put}' $work/mlp.hir -o $work/mlp-put.hir
+    case_ tp-mlp-d4-get-s4 4 pass --streams=4 "${Q[@]}" -- $work/mlp-get.hir $work/mlp.hir
+    case_ tp-mlp-d4-put-s4 4 pass --streams=4 --p2p-protocol=put "${Q[@]}" -- $work/mlp-put.hir $work/mlp.hir
+    hir-opt --stream-parallel $work/q2.hir -o $work/q2-nccl.hir
+    if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 2 ]; then
+      case_ rsq-nccl-d2-two-gpus 2 pass "${Q[@]}" -- $work/q2-nccl.hir $work/q2.hir
+    else
+      case_ rsq-nccl-two-ranks-one-gpu 2 "error:GPU" -- $work/q2-nccl.hir
     fi
     ;;
   *) echo "unknown tier $tier"; fail=$((fail+1)) ;;

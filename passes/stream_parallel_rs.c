@@ -1,0 +1,338 @@
+/* stream_parallel_rs.c — the GEMM + reduce-scatter half of --stream-parallel (the row-parallel
+ * linear): a stream-parallel partial GEMM followed by the sum of its device axis, scattered
+ * over the GEMM's stream axis, becomes one pipeline over the row chunks.
+ *
+ * Needs: at top level, a linear or matmul whose output P is [DID{d}, stream{d}, rows, n, rK]
+ *   and whose first input A is [DID{d} or b{1}, {d}, rows, k] (the chunk axis), immediately followed
+ *   by `O = reduction(P, op = add, ...)` with O [r{d}, DID{d}, rows, n] (hir-gen linear-rs /
+ *   matmul-rs make exactly this; it is the pre-pass form of nvFuser's 2026 mm-rs print).
+ * Changes: each such pair becomes ALLOCATEs, GetCurrentStream, the synchronisation FOR and the
+ *   main FOR over P's stream axis:
+ *   - NCCL (nvFuser's form, printed as nvFuser prints it): per chunk i the partial GEMM on
+ *     slices, then `Communication (type=Reduce, root=streamIdx)` of the chunk onto its owner's
+ *     output and its Wait;
+ *   - CUDA: an accumulating ring with the all-gather ring's semaphore discipline (one sender
+ *     and one receiver per rank and step, both ends at the same step, a predicate equal on
+ *     every rank). Step i of rank r computes the partial of chunk c = (r + i + 1) % d; step 0
+ *     starts c's running sum with it; step i > 0 makes its stream wait for step i - 1's,
+ *     sends the sum of chunk (r + i) % d to rank r - 1, receives c's sum from rank r + 1 and
+ *     adds its partial. The last step is the rank's own chunk; after the loop it goes into the
+ *     output. Sums are kept and sent in float buffers [d, DID{d}, rows, n] and rounded once
+ *     (fp32 accumulation for bf16/fp16).
+ * Leaves everything else to the all-gather lowering of stream_parallel.c, which calls this first.
+ */
+#include "passes/ir_util.h"
+#include "passes/passes.h"
+#include "passes/stream_parallel_rs.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static bool is_dev(const hir_iterdomain *id) { return hir_ptype_is_device(id->ptype); }
+
+static bool extent_is(const hir_iterdomain *id, int64_t v)
+{
+    int64_t x;
+    return id->extent && hir_scalar_const(id->extent, &x) && x == v;
+}
+
+/* P [DID{d}, stream{d}, ...], O [r{d}, DID{d}, rest without device or stream axes], A [DID{d}
+ * or b{1}, {d}, ...] */
+static bool rs_axes(const hir_tensor *P, const hir_tensor *O, const hir_tensor *A, int64_t d)
+{
+    hir_iterdomain *const *pi = P->shape.ids, *const *oi = O->shape.ids, *const *ai = A->shape.ids;
+    if (!is_dev(pi[0]) || !hir_ptype_is_stream(pi[1]->ptype) || pi[1]->itype != HIR_IT_ITER ||
+        !extent_is(pi[1], d))
+        return false;
+    if (oi[0]->itype != HIR_IT_REDUCTION || !extent_is(oi[0], d) || !is_dev(oi[1]) ||
+        !extent_is(oi[1], d))
+        return false;
+    /* A's leading axis: the device axis of the K slices, or a size-1 axis standing for it (the
+     * GELU output of a tensor-parallel MLP block, each rank's slice of the feed-forward axis) */
+    if (!(is_dev(ai[0]) || (ai[0]->itype == HIR_IT_BROADCAST && extent_is(ai[0], 1))) ||
+        ai[1]->itype != HIR_IT_ITER || !extent_is(ai[1], d))
+        return false;
+    for (int k = 2; k < O->nloop; k++)
+        if (is_dev(oi[k]) || hir_ptype_is_stream(oi[k]->ptype))
+            return false;
+    return P->mesh && P->mesh->ndims == 1 && (int64_t)P->mesh->ndevices == d;
+}
+
+/* The pair (GEMM at i, reduction at i + 1) in the form of the header. */
+static bool rs_pair(const hir_block *b, int i)
+{
+    if (i + 1 >= hir_block_size(b))
+        return false;
+    const hir_stmt *g = hir_block_at(b, i), *r = hir_block_at(b, i + 1);
+    if ((g->op != HIR_OP_LINEAR && g->op != HIR_OP_MATMUL) || r->op != HIR_OP_REDUCTION || !g->out ||
+        !r->out || r->nin != 1 || hir_value_tensor(r->in[0]) != g->out || r->u.red.op != HIR_RED_SUM)
+        return false;
+    const hir_tensor *P = g->out, *O = r->out, *A = g->nin ? hir_value_tensor(g->in[0]) : NULL;
+    if (!A || P->shape.naxes != P->nloop || O->shape.naxes != O->nloop || A->shape.naxes != A->nloop)
+        return false;   /* split axes: not this form */
+    if (P->nloop < 3 || O->nloop < 3 || A->nloop < 3)
+        return false;
+    int64_t d;
+    if (!P->shape.ids[0]->extent || !hir_scalar_const(P->shape.ids[0]->extent, &d) || d < 1)
+        return false;
+    return rs_axes(P, O, A, d);
+}
+
+/* out = in, converted where the dtypes differ (nvFuser's cast spelling "__bfloat2float") */
+static hir_stmt *cast_or_set(hir_program *p, hir_tensor *out, hir_tensor *in)
+{
+    if (out->dtype == in->dtype)
+        return pu_set(p, out, in);
+    const char *a = hir_dtype_name(in->dtype), *b = hir_dtype_name(out->dtype);
+    a += a[0] == '_' && a[1] == '_' ? 2 : 0;
+    b += b[0] == '_' && b[1] == '_' ? 2 : 0;
+    size_t n = strlen(a) + strlen(b) + 4;
+    char *fn = hir_arena_alloc(p->arena, n);
+    snprintf(fn, n, "__%s2%s", a, b);
+    hir_stmt *s = hir_stmt_new(p, HIR_OP_UNARY);
+    s->out = out;
+    s->u.ew.op = -1;
+    s->u.ew.infix = false;
+    s->u.ew.fn = fn;
+    hir_value *v[1] = {&in->head};
+    hir_stmt_set_inputs(p, s, 1, v);
+    return s;
+}
+
+typedef struct rs {
+    hir_program *p;
+    hir_diag *d;
+    hir_backend_kind backend;
+    bool put;
+    int64_t next_stream;
+} rs;
+
+/* the slice of t without logical axis `axis`, and its HirAliasSelect appended to b */
+static hir_tensor *select_into(hir_program *p, hir_block *b, hir_tensor *t, int axis, hir_scalar *index)
+{
+    hir_iterdomain *ids[64];
+    int n = 0;
+    for (int i = 0; i < t->nloop && n < 64; i++)
+        if (i != axis)
+            ids[n++] = hir_iterdomain_clone(p, t->shape.ids[i]);
+    hir_tensor *s = hir_tensor_new(p, HIR_MEM_LOCAL, t->dtype, n, ids, t->mesh);
+    hir_block_append(p, b, pu_alias_select(p, s, t, t->shape.ids[axis], index));
+    return s;
+}
+
+/* one pair being lowered */
+typedef struct pair {
+    hir_stmt *g, *r;             /* the GEMM and the reduction */
+    hir_tensor *P, *O, *A;
+    hir_tensor *Acc, *Rcv;       /* the CUDA ring's float buffers */
+    hir_block *b;                /* the main loop's body */
+    hir_scalar *idx, *rank, *stop, *chunk;
+    hir_tensor *Ps;              /* the partial of this step */
+} pair;
+
+/* a float buffer [d slots, DID{d}, rows, n] shaped like O with its reduced axis iterated */
+static hir_tensor *ring_buffer(hir_program *p, const hir_tensor *O)
+{
+    hir_iterdomain *ids[64];
+    int n = 0;
+    ids[n++] = hir_iterdomain_clone(p, O->shape.ids[0]);
+    ids[0]->itype = HIR_IT_ITER;
+    for (int k = 1; k < O->nloop && n < 64; k++)
+        ids[n++] = hir_iterdomain_clone(p, O->shape.ids[k]);
+    return hir_tensor_new(p, HIR_MEM_GLOBAL, HIR_DT_FLOAT, n, ids, O->mesh);
+}
+
+/* the GEMM on slices: inputs with an axis 1 of the stream extent (A's chunk axis, B's
+ * broadcast axis as nvFuser selects it), the output's stream axis */
+static void emit_gemm(hir_program *p, pair *x)
+{
+    hir_stmt *ng = pu_stmt_clone(p, x->g);
+    for (int i = 0; i < x->g->nin; i++) {
+        hir_tensor *t = hir_value_tensor(x->g->in[i]);
+        if (!t || t->nloop < 2 || t->shape.naxes != t->nloop)
+            continue;
+        hir_iterdomain *a1 = t->shape.ids[1];
+        if (t == x->A || (a1->itype == HIR_IT_BROADCAST && t->nloop == x->P->nloop - 1))
+            ng->in[i] = &select_into(p, x->b, t, 1, x->chunk)->head;
+    }
+    x->Ps = select_into(p, x->b, x->P, 1, x->chunk);
+    ng->out = x->Ps;
+    hir_block_append(p, x->b, ng);
+}
+
+/* nvFuser's form: the Reduce's input view again, the output's view on its reduced device
+ * axis, Reduce onto root streamIdx (a team position), Wait */
+static void emit_reduce(hir_program *p, pair *x)
+{
+    hir_block_append(p, x->b, pu_alias_select(p, x->Ps, x->P, x->P->shape.ids[1], x->chunk));
+    hir_tensor *Os = select_into(p, x->b, x->O, 0, x->chunk);
+    hir_comm *m = hir_comm_new(p, HIR_OP_COMMUNICATION);
+    m->type = HIR_COMM_REDUCE;
+    m->nteam = (int)x->P->mesh->ndevices;
+    m->team = x->P->mesh->devices;
+    m->root = x->idx;
+    m->input = x->Ps;
+    m->output = Os;
+    m->backend = HIR_BK_NCCL;
+    m->red_op = HIR_RED_SUM;
+    m->loc = x->r->loc;
+    hir_stmt *cs = pu_comm_stmt(p, m);
+    cs->loc = x->r->loc;
+    hir_block_append(p, x->b, cs);
+    hir_block_append(p, x->b, pu_wait(p, m));
+}
+
+static hir_comm *p2p(hir_program *p, bool send, hir_tensor *buf, hir_scalar *peer)
+{
+    hir_comm *m = hir_comm_new(p, HIR_OP_P2P);
+    m->is_send = send;
+    m->buffer = buf;
+    m->peer = peer;
+    m->backend = HIR_BK_CUDA;
+    return m;
+}
+
+/* The ring's step: step 0 starts chunk c's sum with this rank's partial; step i > 0 waits for
+ * step i - 1 (its stream wrote the sum it passes on), sends the previous chunk's sum to the
+ * rank before, receives this chunk's sum from the rank after, and adds its partial. */
+static void emit_ring_step(hir_program *p, pair *x, bool put)
+{
+    hir_scalar *one = hir_scalar_int(p, 1), *nstreams = hir_scalar_named(p, "numberOfStreams");
+    hir_tensor *As = select_into(p, x->b, x->Acc, 0, x->chunk);
+    /* the exchange's views come before the IF (as the all-gather's receive slot does), so
+     * --hoist-handle-exchange can make them in its loop */
+    hir_scalar *prev_chunk = pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_ADD, x->rank, x->idx), x->stop);
+    hir_tensor *Prev = select_into(p, x->b, x->Acc, 0, prev_chunk);
+    hir_tensor *Rs = select_into(p, x->b, x->Rcv, 0, x->chunk);
+    hir_stmt *cond = pu_if(p, pu_anon(p, HIR_BIN_EQ, x->idx, hir_scalar_int(p, 0)));
+    cond->loc = x->r->loc;
+    hir_block_append(p, &cond->body, cast_or_set(p, As, x->Ps));
+    hir_block *e = &cond->else_body;
+    hir_scalar *prev_stream = pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_SUB, x->idx, one), nstreams);
+    hir_block_append(p, e, pu_stream_stmt(p, HIR_OP_SYNC_STREAM, -1, prev_stream));
+    hir_scalar *to = pu_index(p, HIR_BIN_MOD,
+                              pu_index(p, HIR_BIN_ADD, x->stop, pu_index(p, HIR_BIN_SUB, x->rank, one)),
+                              x->stop);
+    hir_scalar *from = pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_ADD, x->rank, one), x->stop);
+    hir_comm *recv = p2p(p, false, Rs, from), *send = p2p(p, true, Prev, to);
+    hir_comm *pair2[2] = {recv, send};
+    hir_block_append(p, e, pu_share(p, 2, pair2));
+    /* the non-blocking half first, as in the all-gather ring: Get posts the send (it raises
+     * flags, the receive pulls), Put posts the receive (it signals ready) */
+    hir_block_append(p, e, pu_comm_stmt(p, put ? recv : send));
+    hir_block_append(p, e, pu_comm_stmt(p, put ? send : recv));
+    hir_block_append(p, e, pu_wait(p, send));
+    hir_block_append(p, e, pu_wait(p, recv));
+    hir_stmt *add = hir_stmt_new(p, HIR_OP_BINARY);
+    add->out = As;
+    add->u.ew.op = HIR_BIN_ADD;
+    add->u.ew.infix = true;
+    hir_value *v[2] = {&Rs->head, &x->Ps->head};
+    hir_stmt_set_inputs(p, add, 2, v);
+    hir_block_append(p, e, add);
+    cond->u.cond.has_else = true;
+    hir_block_append(p, x->b, cond);
+}
+
+/* after the ring: the last step summed this rank's own chunk; into the output, rounded once */
+static int emit_ring_result(rs *c, pair *x, hir_ptrvec *out)
+{
+    hir_program *p = c->p;
+    hir_stmt *a = pu_allocate(p, x->O, false, pu_loc(p, x->r), c->d);
+    if (!a)
+        return -1;
+    a->loc = x->r->loc;
+    hir_ptrvec_push(p->arena, out, a);
+    hir_iterdomain *ids[64];
+    int n = 0;
+    for (int k = 1; k < x->Acc->nloop && n < 64; k++)
+        ids[n++] = hir_iterdomain_clone(p, x->Acc->shape.ids[k]);
+    hir_tensor *mine = hir_tensor_new(p, HIR_MEM_LOCAL, HIR_DT_FLOAT, n, ids, x->Acc->mesh);
+    hir_ptrvec_push(p->arena, out, pu_alias_select(p, mine, x->Acc, x->Acc->shape.ids[0], x->rank));
+    hir_stmt *cp = cast_or_set(p, x->O, mine);
+    cp->loc = x->r->loc;
+    hir_ptrvec_push(p->arena, out, cp);
+    return 0;
+}
+
+static int lower_pair(rs *c, hir_stmt *g, hir_stmt *r, hir_ptrvec *out)
+{
+    hir_program *p = c->p;
+    bool cuda = c->backend == HIR_BK_CUDA;
+    pair x = {g, r, g->out, r->out, hir_value_tensor(g->in[0]), NULL, NULL, NULL,
+              NULL, NULL, NULL, NULL, NULL};
+    hir_iterdomain *sid = x.P->shape.ids[1];
+    /* the CUDA ring's buffers: the running sums (slot c holds chunk c's sum so far) and the
+     * sums received from the next rank */
+    if (cuda) {
+        x.Acc = ring_buffer(p, x.O);
+        x.Rcv = ring_buffer(p, x.O);
+    }
+    hir_tensor *alloc[3] = {x.P, cuda ? x.Acc : x.O, cuda ? x.Rcv : NULL};
+    for (int k = 0; k < 3 && alloc[k]; k++) {
+        hir_stmt *a = pu_allocate(p, alloc[k], false, pu_loc(p, g), c->d);
+        if (!a)
+            return -1;
+        a->loc = g->loc;
+        hir_ptrvec_push(p->arena, out, a);
+    }
+
+    x.idx = hir_scalar_named(p, "streamIdx");
+    x.rank = hir_scalar_named(p, "rank");
+    x.stop = sid->extent;
+    hir_scalar *worker = pu_index(p, HIR_BIN_MOD, x.idx, hir_scalar_named(p, "numberOfStreams"));
+    int64_t main_stream = c->next_stream++;
+    hir_ptrvec_push(p->arena, out, pu_stream_stmt(p, HIR_OP_GET_STREAM, main_stream, NULL));
+    hir_stmt *sync = pu_kfor(p, x.idx, sid);
+    sync->loc = g->loc;
+    hir_block_append(p, &sync->body, pu_stream_stmt(p, HIR_OP_SET_STREAM, -1, worker));
+    hir_block_append(p, &sync->body, pu_stream_stmt(p, HIR_OP_SYNC_STREAM, main_stream, NULL));
+    hir_ptrvec_push(p->arena, out, sync);
+
+    hir_stmt *loop = pu_kfor(p, x.idx, sid);
+    loop->loc = g->loc;
+    x.b = &loop->body;
+    hir_block_append(p, x.b, pu_stream_stmt(p, HIR_OP_SET_STREAM, -1, worker));
+    /* chunk of this step: streamIdx (NCCL, uniform over ranks for the collective) or
+     * (rank + streamIdx + 1) % d (CUDA ring: every rank on a different chunk, its own last) */
+    x.chunk = cuda ? pu_index(p, HIR_BIN_MOD,
+                              pu_index(p, HIR_BIN_ADD, pu_index(p, HIR_BIN_ADD, x.rank, x.idx),
+                                       hir_scalar_int(p, 1)),
+                              x.stop)
+                   : x.idx;
+    emit_gemm(p, &x);
+    if (cuda)
+        emit_ring_step(p, &x, c->put);
+    else
+        emit_reduce(p, &x);
+    hir_block_append(p, x.b, pu_stream_stmt(p, HIR_OP_SET_STREAM, main_stream, NULL));
+    hir_block_append(p, x.b, pu_stream_stmt(p, HIR_OP_SYNC_STREAM, -1, worker));
+    hir_ptrvec_push(p->arena, out, loop);
+    return cuda ? emit_ring_result(c, &x, out) : 0;
+}
+
+int hir_stream_parallel_rs(hir_program *p, hir_backend_kind backend, bool put, hir_diag *d)
+{
+    hir_block *body = &p->body;
+    bool any = false;
+    for (int i = 0; i < hir_block_size(body) && !any; i++)
+        any = rs_pair(body, i);
+    if (!any)
+        return 0;
+    rs c = {p, d, backend, put, pu_next_stream(p)};
+    hir_ptrvec out = {0};
+    for (int i = 0; i < hir_block_size(body); i++) {
+        hir_stmt *s = hir_block_at(body, i);
+        if (rs_pair(body, i)) {
+            if (lower_pair(&c, s, hir_block_at(body, i + 1), &out))
+                return -1;
+            i++;
+            continue;
+        }
+        hir_ptrvec_push(p->arena, &out, s);
+    }
+    body->stmts = out;
+    if (p->next_stream < c.next_stream)
+        p->next_stream = c.next_stream;
+    return 0;
+}
