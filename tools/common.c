@@ -75,7 +75,7 @@ int hir_tool_usage_error(const char *tool, const char *fmt, ...)
     snprintf(tail, sizeof tail, " (see %s --help)", tool);
     va_list ap;
     va_start(ap, fmt);
-    vline(tool, "", tail, fmt, ap);
+    vline(tool, "error: ", tail, fmt, ap);
     va_end(ap);
     return 2;
 }

@@ -17,7 +17,7 @@ int hir_tool_color_parse(const char *when, hir_color_mode *mode);
  * and not "dumb", and NO_COLOR is unset (https://no-color.org). */
 bool hir_tool_use_color(hir_color_mode mode, FILE *f);
 
-/* A usage error: prints "TOOL: MESSAGE (see TOOL --help)" as one line on stderr and returns 2,
+/* A usage error: prints "TOOL: error: MESSAGE (see TOOL --help)" as one line on stderr and returns 2,
  * the exit status of a bad command line. Whatever the user typed that the message quotes is
  * made printable: control bytes (a newline in an argument) are escaped as \xNN, and a message
  * longer than 300 bytes is cut with "...", so the error stays one line. */
