@@ -35,21 +35,27 @@ static const hir_cli_option *lookup(const hir_cli_option *opts, const char *s, s
     return NULL;
 }
 
-/* "unknown option 'w'", with the closest spelling of the table when it is close */
-static int unknown(const hir_cli *c, const char *w)
+const char *hir_cli_suggest(const hir_cli_option *opts, const char *w)
 {
     const char *eq = strchr(w, '=');
     char name[128];
     snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - w) : (int)strlen(w), w);
     const char *best = NULL;
     size_t bestd = 3;    /* at most two edits away */
-    for (const hir_cli_option *o = c->opts; o->name; o++) {
+    for (const hir_cli_option *o = opts; o->name; o++) {
         size_t d = hir_edit_distance(name, o->name);
         if (d < bestd && strlen(o->name) > 2) {
             bestd = d;
             best = o->name;
         }
     }
+    return best;
+}
+
+/* "unknown option 'w'", with the closest spelling of the table when it is close */
+static int unknown(const hir_cli *c, const char *w)
+{
+    const char *best = hir_cli_suggest(c->opts, w);
     if (best)
         return hir_tool_usage_error(c->tool, "unknown option '%s'; did you mean '%s'?", w, best);
     return hir_tool_usage_error(c->tool, "unknown option '%s'", w);

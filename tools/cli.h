@@ -59,6 +59,9 @@ void hir_cli_init(hir_cli *c, const char *tool, const hir_cli_option *opts, int 
  * (*value the whole word), HIR_CLI_END, or HIR_CLI_USAGE after printing a one-line usage error
  * ("TOOL: error: unknown option '--x'; did you mean '--y'? (see TOOL --help)"). */
 int hir_cli_next(hir_cli *c, const char **value);
+/* The spelling of the table closest to the option word w ("--word" or "--word=value"), at
+ * most two edits away, or NULL: the did-you-mean of an unknown option. */
+const char *hir_cli_suggest(const hir_cli_option *opts, const char *w);
 /* The option of `id` in the table (its name for messages), or NULL. */
 const hir_cli_option *hir_cli_find(const hir_cli_option *opts, int id);
 

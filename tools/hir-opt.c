@@ -304,6 +304,11 @@ static int parse_pass_flag(hir_pipeline *pl, const char *a, hir_diag *tool)
     memcpy(name, a + 2, n);
     name[n] = 0;
     const hir_pass_info *p = hir_pass_find(name);
+    const char *close = p ? NULL : hir_cli_suggest(opt_opts, a);
+    if (close) {           /* a misspelt option of the table rather than of a pass */
+        hir_tool_usage_error("hir-opt", "unknown option '%s'; did you mean '%s'?", a, close);
+        return ARGS_USAGE;
+    }
     if (!p) {
         hir_opt_unknown_option(a, tool);
         return ARGS_USAGE;

@@ -23,7 +23,10 @@ static const char usage[] =
     "usage: hir-run [options] PROGRAM.hir\n"
     "       mpirun -np N hir-run [options] PROGRAM.hir\n"
     "\n"
-    "Runs a %HostIrContainer program, one rank per process (see docs/runner.md).\n"
+    "Runs a %HostIrContainer program, one rank per process (see docs/runner.md), and on\n"
+    "success ends with one summary line on stderr (backend, ranks, devices, runs, wall time,\n"
+    "outputs saved and checked). Options take their value as --opt=V or --opt V (--check and\n"
+    "--bench only after '='); -- ends the options.\n"
     "\n"
     "  -np N                  start N ranks through the system mpirun\n"
     "  --device=cpu|cuda      backend (default: cuda when a GPU is visible, else cpu)\n"
@@ -78,14 +81,16 @@ static const char usage[] =
     "                         CUDA backend otherwise keeps each one's launch; for measuring)\n"
     "  --trace=FILE.json      Chrome/Perfetto trace of the last run: one track per (rank,\n"
     "                         stream); open in ui.perfetto.dev or chrome://tracing\n"
-    "  --verbose              trace every statement to stderr: each rank's lines together,\n"
+    "  --verbose, -v          trace every statement to stderr: each rank's lines together,\n"
     "                         in rank order, at the end of the run\n"
     "  --progress=auto|always|never  a progress line on stderr (ranks, iteration, elapsed)\n"
     "                         once a run has taken 2 s (auto: when stderr is a terminal)\n"
     "  --progress-after=SEC   show it after SEC seconds instead of 2\n"
     "  --color=auto|always|never  colour diagnostics (auto: stderr is a terminal, TERM is\n"
     "                         not 'dumb' and NO_COLOR is unset)\n"
-    "  --version, --help\n";
+    "  --quiet, -q            no summary line at the end of a run that went well\n"
+    "  --completion=bash|zsh  print a shell completion script for hir-run\n"
+    "  --version, --help, -h\n";
 
 #ifndef HIR_BENCH_PLOT_SCRIPT
 #define HIR_BENCH_PLOT_SCRIPT "bench/plot_bench.py"

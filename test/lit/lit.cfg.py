@@ -52,6 +52,9 @@ if importlib.util.find_spec("matplotlib"):
     config.available_features.add("matplotlib")
 if shutil.which("vim"):
     config.available_features.add("vim")
+# the tools' zsh completion is exercised in zsh itself where it is installed (tools/completion-zsh.test)
+if shutil.which("zsh"):
+    config.available_features.add("zsh")
 if config.hir_have_cuda:
     config.available_features.add("cuda-build")
 # ASan/UBSan builds (scripts/ci-asan, ci-fuzz): tests that limit the address space cannot run
