@@ -36,6 +36,7 @@ os.makedirs(os.path.join(_tmp, "ompi.%s.%d" % (socket.gethostname().split(".")[0
 config.environment["TMPDIR"] = _tmp
 
 config.substitutions.append(("%corpus", config.hir_corpus_dir))
+config.substitutions.append(("%builddir", config.hir_binary_dir))
 config.substitutions.append(("%inputs", os.path.join(os.path.dirname(__file__), "Inputs")))
 config.substitutions.append(("%mpirun", config.hir_mpiexec + " --oversubscribe"))
 if config.hir_not:
