@@ -9,13 +9,13 @@
 
 #include "dialect/hir.h"
 
-#ifndef HIR_GIT_HASH
-#define HIR_GIT_HASH "unknown"
+#ifndef HIR_GIT_DESCRIBE
+#define HIR_GIT_DESCRIBE "unknown"
 #endif
 
 void hir_tool_version(FILE *f, const char *tool)
 {
-    fprintf(f, "%s %s (git %s)\n", tool, HIR_VERSION, HIR_GIT_HASH);
+    fprintf(f, "%s %s (git %s)\n", tool, HIR_VERSION, HIR_GIT_DESCRIBE);
 }
 
 int hir_tool_color_parse(const char *when, hir_color_mode *mode)

@@ -5,8 +5,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* "NAME VERSION (git HASH)\n": the version of dialect/hir.h and the commit the build was
- * configured from (HIR_GIT_HASH, top-level CMakeLists.txt; "-dirty" with local changes). */
+/* "NAME VERSION (git DESCRIBE)\n": project(VERSION) of the top-level CMakeLists.txt and
+ * `git describe` of the commit the build was configured from: the release tag ("v0.1.0"), how
+ * far past it ("v0.1.0-4-g<hash>"), or the hash before the first tag; "-dirty" with local
+ * changes (HIR_GIT_DESCRIBE, top-level CMakeLists.txt). */
 void hir_tool_version(FILE *f, const char *tool);
 
 typedef enum hir_color_mode { HIR_COLOR_AUTO, HIR_COLOR_ALWAYS, HIR_COLOR_NEVER } hir_color_mode;
