@@ -16,7 +16,11 @@
 #include "support/diag.h"
 #include "support/support.h"
 
-#define HIR_VERSION "0.1.0"
+/* HIR_VERSION ("0.1.0") is the top-level CMakeLists.txt's project(VERSION), given to every
+ * file by the compiler */
+#ifndef HIR_VERSION
+#error "HIR_VERSION comes from CMake: project(VERSION) in the top-level CMakeLists.txt"
+#endif
 #define HIR_MAX_NESTING 256          /* deeper bodies are refused with a diagnostic */
 /* hir-run refuses a loop of more iterations (docs/runner.md): a host loop runs over streams,
  * devices or chunks, and an extent near 2^63 would otherwise run for ever. */

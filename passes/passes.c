@@ -399,6 +399,18 @@ int hir_pipeline_check(const hir_pipeline *pl, hir_diag *d)
     return 0;
 }
 
+void hir_pipeline_print(const hir_pipeline *pl, FILE *f)
+{
+    for (int i = 0; i < pl->n; i++) {
+        fprintf(f, "%s%s", i ? "," : "", pl->pass[i]->name);
+        for (int k = 0; k < pl->args[i].n; k++)
+            fprintf(f, "%s%s=%s", k ? " " : "{", pl->args[i].key[k], pl->args[i].val[k]);
+        if (pl->args[i].n)
+            fputc('}', f);
+    }
+    fputc('\n', f);
+}
+
 int hir_pipeline_lint(const hir_pipeline *pl, void (*warn)(const char *msg, void *ctx), void *ctx)
 {
     int n = 0;

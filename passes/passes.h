@@ -84,6 +84,10 @@ int  hir_pipeline_parse(hir_pipeline *pl, const char *text, hir_diag *d);
 int  hir_pipeline_add(hir_pipeline *pl, const hir_pass_info *pass, const char *value,
                       hir_diag *d);
 void hir_pipeline_fini(hir_pipeline *pl);
+/* The pipeline in its one canonical spelling, the form --pass-pipeline reads back:
+ * "stream-parallel{backend=cuda},canonicalize" (options in braces, as given), then a newline.
+ * hir-opt --print-pipeline shows what a command line's --PASS flags and texts add up to. */
+void hir_pipeline_print(const hir_pipeline *pl, FILE *f);
 /* Checks what only the whole pipeline shows: every required option is set. Returns 0, or -1
  * with a message. */
 int hir_pipeline_check(const hir_pipeline *pl, hir_diag *d);

@@ -9,13 +9,13 @@
 
 #include "dialect/hir.h"
 
-#ifndef HIR_GIT_HASH
-#define HIR_GIT_HASH "unknown"
+#ifndef HIR_GIT_DESCRIBE
+#define HIR_GIT_DESCRIBE "unknown"
 #endif
 
 void hir_tool_version(FILE *f, const char *tool)
 {
-    fprintf(f, "%s %s (git %s)\n", tool, HIR_VERSION, HIR_GIT_HASH);
+    fprintf(f, "%s %s (git %s)\n", tool, HIR_VERSION, HIR_GIT_DESCRIBE);
 }
 
 int hir_tool_color_parse(const char *when, hir_color_mode *mode)
@@ -75,7 +75,7 @@ int hir_tool_usage_error(const char *tool, const char *fmt, ...)
     snprintf(tail, sizeof tail, " (see %s --help)", tool);
     va_list ap;
     va_start(ap, fmt);
-    vline(tool, "", tail, fmt, ap);
+    vline(tool, "error: ", tail, fmt, ap);
     va_end(ap);
     return 2;
 }

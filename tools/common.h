@@ -5,8 +5,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* "NAME VERSION (git HASH)\n": the version of dialect/hir.h and the commit the build was
- * configured from (HIR_GIT_HASH, top-level CMakeLists.txt; "-dirty" with local changes). */
+/* "NAME VERSION (git DESCRIBE)\n": project(VERSION) of the top-level CMakeLists.txt and
+ * `git describe` of the commit the build was configured from: the release tag ("v0.1.0"), how
+ * far past it ("v0.1.0-4-g<hash>"), or the hash before the first tag; "-dirty" with local
+ * changes (HIR_GIT_DESCRIBE, top-level CMakeLists.txt). */
 void hir_tool_version(FILE *f, const char *tool);
 
 typedef enum hir_color_mode { HIR_COLOR_AUTO, HIR_COLOR_ALWAYS, HIR_COLOR_NEVER } hir_color_mode;
@@ -17,7 +19,7 @@ int hir_tool_color_parse(const char *when, hir_color_mode *mode);
  * and not "dumb", and NO_COLOR is unset (https://no-color.org). */
 bool hir_tool_use_color(hir_color_mode mode, FILE *f);
 
-/* A usage error: prints "TOOL: MESSAGE (see TOOL --help)" as one line on stderr and returns 2,
+/* A usage error: prints "TOOL: error: MESSAGE (see TOOL --help)" as one line on stderr and returns 2,
  * the exit status of a bad command line. Whatever the user typed that the message quotes is
  * made printable: control bytes (a newline in an argument) are escaped as \xNN, and a message
  * longer than 300 bytes is cut with "...", so the error stays one line. */

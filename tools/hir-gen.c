@@ -8,6 +8,7 @@
 
 #include "dialect/hir.h"
 #include "passes/gen.h"
+#include "tools/cli.h"
 #include "tools/common.h"
 #include "tools/opts.h"
 #include "tools/outfile.h"
@@ -42,87 +43,120 @@ static void usage(FILE *f)
           "  --d             number of devices (default 1)\n"
           "  --dtype         element type: bf16 (default), fp16 or fp32\n"
           "  --no-bias       ag-linear and linear without the bias input (the -rs kinds have none)\n"
-          "  -o FILE         write to FILE instead of stdout\n",
+          "  -o FILE         write to FILE instead of stdout\n"
+          "  --completion=bash|zsh  print a shell completion script for hir-gen\n"
+          "  --help, -h\n"
+          "\n"
+          "Options take their value as --opt=V or --opt V; -- ends the options.\n",
           f);
 }
+
+enum { OPT_M = 1, OPT_K, OPT_N, OPT_D, OPT_DTYPE, OPT_NO_BIAS, OPT_OUTPUT, OPT_HELP, OPT_VERSION,
+       OPT_COMPLETION };
+
+/* hir-gen's options (tools/cli.h: --opt=V or --opt V, -- ends them) */
+static const hir_cli_option gen_opts[] = {
+    {"--m", NULL, HIR_CLI_VALUE, OPT_M, NULL},
+    {"--k", NULL, HIR_CLI_VALUE, OPT_K, NULL},
+    {"--n", NULL, HIR_CLI_VALUE, OPT_N, NULL},
+    {"--d", NULL, HIR_CLI_VALUE, OPT_D, NULL},
+    {"--dtype", NULL, HIR_CLI_VALUE, OPT_DTYPE, "bf16 fp16 fp32"},
+    {"--no-bias", NULL, HIR_CLI_FLAG, OPT_NO_BIAS, NULL},
+    {"-o", NULL, HIR_CLI_VALUE, OPT_OUTPUT, "@file"},
+    {"--help", "-h", HIR_CLI_FLAG, OPT_HELP, NULL},
+    {"--version", NULL, HIR_CLI_FLAG, OPT_VERSION, NULL},
+    {"--completion", NULL, HIR_CLI_VALUE, OPT_COMPLETION, "bash zsh"},
+    {NULL, NULL, 0, 0, NULL},
+};
+static const char gen_kinds[] = "ag-linear ag-matmul linear matmul linear-rs matmul-rs linear-rs-ref matmul-rs-ref tp-mlp";
 
 static int parse_int(const char *opt, const char *s, int64_t *v)
 {
     char why[128];
     long long x;
     if (hir_opt_int(s, INT64_MIN, INT64_MAX, &x, why, sizeof why)) {
-        hir_tool_error("hir-gen", "%s needs an integer, not '%s' (%s)", opt, s, why);
+        hir_tool_usage_error("hir-gen", "%s needs an integer, not '%s' (%s)", opt, s, why);
         return -1;
     }
     *v = x;
     return 0;
 }
 
-int main(int argc, char **argv)
+/* One option of the table with its value; -1 to go on, else the exit status. */
+static int gen_option(int id, const char *v, hir_gen_params *g, bool have[3],
+                      const char **output)
 {
-    if (argc < 2) {
-        hir_tool_error("hir-gen", "no kind given (see hir-gen --help)");
-        return 2;
-    }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    int64_t *dst = id == OPT_M ? &g->m : id == OPT_K ? &g->k : id == OPT_N ? &g->n
+                 : id == OPT_D ? &g->d : NULL;
+    if (dst) {
+        if (parse_int(hir_cli_find(gen_opts, id)->name, v, dst))
+            return 2;
+        if (id != OPT_D)
+            have[id - OPT_M] = true;
+    } else if (id == OPT_OUTPUT) {
+        *output = v;
+    } else if (id == OPT_DTYPE) {
+        if (!strcmp(v, "bf16"))
+            g->dtype = HIR_DT_BFLOAT;
+        else if (!strcmp(v, "fp16"))
+            g->dtype = HIR_DT_HALF;
+        else if (!strcmp(v, "fp32"))
+            g->dtype = HIR_DT_FLOAT;
+        else
+            return hir_tool_usage_error("hir-gen", "unknown --dtype '%s' (expected bf16, fp16 or fp32)", v);
+    } else if (id == OPT_NO_BIAS) {
+        g->bias = false;
+    } else if (id == OPT_HELP) {
         usage(stdout);
         return 0;
-    }
-    if (!strcmp(argv[1], "--version")) {
+    } else if (id == OPT_VERSION) {
         hir_tool_version(stdout, "hir-gen");
         return 0;
+    } else if (id == OPT_COMPLETION) {
+        if (hir_cli_completion(stdout, "hir-gen", gen_opts, NULL, gen_kinds, v))
+            return hir_tool_usage_error("hir-gen", "--completion takes bash or zsh, not '%s'", v);
+        return 0;
     }
+    return -1;
+}
+
+/* The command line into g: -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, hir_gen_params *g, bool have[3], const char **output)
+{
+    hir_cli cl;
+    hir_cli_init(&cl, "hir-gen", gen_opts, argc, argv);
+    const char *kind = NULL, *v;
+    int id, rc;
+    while ((id = hir_cli_next(&cl, &v)) != HIR_CLI_END) {
+        if (id == HIR_CLI_USAGE)
+            return 2;
+        if (id == HIR_CLI_OPERAND && kind)
+            return hir_tool_usage_error("hir-gen", "more than one kind given ('%s' and '%s')", kind, v);
+        if (id == HIR_CLI_OPERAND)
+            kind = v;
+        else if ((rc = gen_option(id, v, g, have, output)) >= 0)
+            return rc;
+    }
+    if (!kind)
+        return hir_tool_usage_error("hir-gen", "no kind given");
+    if (hir_gen_kind_parse(kind, &g->kind))
+        return hir_tool_usage_error("hir-gen", "unknown kind '%s' (expected ag-linear, ag-matmul, linear, matmul, linear-rs, matmul-rs, linear-rs-ref, matmul-rs-ref or tp-mlp)", kind);
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
     hir_gen_params g = {0};
     g.d = 1;
     g.dtype = HIR_DT_BFLOAT;
     g.bias = true;
-    if (hir_gen_kind_parse(argv[1], &g.kind)) {
-        hir_tool_error("hir-gen", "unknown kind '%s' (expected ag-linear, ag-matmul, linear, matmul, linear-rs, matmul-rs, linear-rs-ref, matmul-rs-ref or tp-mlp)", argv[1]);
-        return 2;
-    }
     bool have[3] = {false, false, false};
     const char *output = NULL;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        int64_t *dst = !strcmp(a, "--m") ? &g.m : !strcmp(a, "--k") ? &g.k : !strcmp(a, "--n") ? &g.n
-                     : !strcmp(a, "--d") ? &g.d : NULL;
-        if (dst || !strcmp(a, "--dtype") || !strcmp(a, "-o")) {
-            if (i + 1 == argc) {
-                hir_tool_error("hir-gen", "%s needs a value", a);
-                return 2;
-            }
-            const char *v = argv[++i];
-            if (dst) {
-                if (parse_int(a, v, dst))
-                    return 2;   /* a usage error */
-                if (dst == &g.m) have[0] = true;
-                if (dst == &g.k) have[1] = true;
-                if (dst == &g.n) have[2] = true;
-            } else if (!strcmp(a, "-o")) {
-                output = v;
-            } else if (!strcmp(v, "bf16")) {
-                g.dtype = HIR_DT_BFLOAT;
-            } else if (!strcmp(v, "fp16")) {
-                g.dtype = HIR_DT_HALF;
-            } else if (!strcmp(v, "fp32")) {
-                g.dtype = HIR_DT_FLOAT;
-            } else {
-                hir_tool_error("hir-gen", "unknown --dtype '%s' (expected bf16, fp16 or fp32)", v);
-                return 2;
-            }
-        } else if (!strcmp(a, "--no-bias")) {
-            g.bias = false;
-        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else {
-            hir_tool_error("hir-gen", "unknown option '%s' (see --help)", a);
-            return 2;
-        }
-    }
+    int code = parse_args(argc, argv, &g, have, &output);
+    if (code >= 0)
+        return code;
     if (!have[0] || !have[1] || !have[2]) {
-        hir_tool_error("hir-gen", "--m, --k and --n are required");
-        return 2;
+        return hir_tool_usage_error("hir-gen", "--m, --k and --n are required");
     }
     /* matmul has no bias; a row-parallel linear adds its bias once, after the reduction, so
      * its partial GEMMs take none */

@@ -7,12 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dialect/hir.h"
 #include "parser/log.h"
 #include "parser/parser.h"
 #include "passes/passes.h"
 #include "passes/schedule_explain.h"
+#include "tools/cli.h"
 #include "tools/common.h"
 #include "tools/opt_report.h"
 #include "tools/opts.h"
@@ -33,6 +35,7 @@ typedef struct options {
     int nbound;
     const char *logical[64];     /* --logical T1=2,11*12: the user's readings (hir_program_shapes) */
     int nlogical;
+    bool print_pipeline;         /* --print-pipeline: the pipeline's canonical text, then exit */
     bool print_shapes;           /* --print-shapes: each tensor's logical view, not the program */
     bool explain;                /* --explain-schedule[=...]: the model's report, not the program */
     hir_explain_opts xo;
@@ -43,17 +46,22 @@ typedef struct options {
 
 static void usage(FILE *f)
 {
-    fputs("usage: hir-opt [options] FILE|-\n"
+    fputs("usage: hir-opt [options] [FILE|-]\n"
           "\n"
-          "Reads a %HostIrContainer program (as nvFuser prints it), verifies it, runs the\n"
-          "requested passes in command-line order and prints the result.\n"
+          "Reads a %HostIrContainer program (as nvFuser prints it; standard input when FILE is\n"
+          "'-' or not given), verifies it, runs the requested passes in command-line order and\n"
+          "prints the result.\n"
           "\n"
-          "options:\n"
+          "options (--opt=V and --opt V alike; -- ends the options):\n"
           "  -o FILE                   write the output to FILE (default: stdout)\n"
-          "  --PASS[=VALUE]            run pass PASS (see --list-passes); VALUE sets its main option\n"
-          "  --pass-pipeline=TEXT      run passes given as text: 'stream-parallel{backend=cuda protocol=put},\n"
-          "                            canonicalize', or the short form 'stream-parallel,backend=cuda' (a\n"
-          "                            key=value item sets an option of the pass before it)\n"
+          "  --PASS[=VALUE]            run pass PASS (see --list-passes); VALUE (only after '=')\n"
+          "                            sets its main option: --stream-parallel=cuda\n"
+          "  --pass-pipeline=TEXT      run passes given as text, options in braces after their pass:\n"
+          "                            'stream-parallel{backend=cuda protocol=put},canonicalize'\n"
+          "                            (the short form 'stream-parallel,backend=cuda' is an alias:\n"
+          "                            a key=value item sets an option of the pass before it)\n"
+          "  --print-pipeline          print the pipeline the command line adds up to, in the\n"
+          "                            braces form, and exit (no input is read)\n"
           "  --list-passes             list every pass with its options\n"
           "  --no-verify-each          do not run the verifier after every pass\n"
           "  --print-ir-before=PASS    print the program before PASS ('*' for all)\n"
@@ -84,7 +92,8 @@ static void usage(FILE *f)
           "                            a statement the generation cannot express is an error\n"
           "  --container=N             the input is a log: read only its N-th %HostIrContainer\n"
           "                            (1-based; default: every one, printed one after another)\n"
-          "  --help, --version\n",
+          "  --completion=bash|zsh     print a shell completion script for hir-opt\n"
+          "  --help, -h, --version\n",
           f);
 }
 
@@ -177,23 +186,75 @@ static bool is_split_line(const char *s, size_t n)
 /* What parse_args tells main: go on, stop with status 0 (--help, --version), or a usage error. */
 enum { ARGS_RUN, ARGS_DONE, ARGS_USAGE };
 
-/* --bind NAME=V (or --bind=NAME=V); *i moves past a separate value. */
-static int parse_bind(options *o, int argc, char **argv, int *i)
+enum {
+    OPT_OUTPUT = 1, OPT_PIPELINE, OPT_LIST, OPT_NO_VERIFY, OPT_BEFORE, OPT_AFTER, OPT_BEFORE_ALL,
+    OPT_AFTER_ALL, OPT_TIMING, OPT_STATISTICS, OPT_COLOR, OPT_VERIFY_DIAG, OPT_SPLIT, OPT_BIND,
+    OPT_SHAPES, OPT_LOGICAL, OPT_FORM, OPT_CONTAINER, OPT_PRINT_PIPELINE, OPT_HELP, OPT_VERSION,
+    OPT_COMPLETION, OPT_EXPLAIN,
+};
+
+/* hir-opt's options (tools/cli.h: --opt=V or --opt V, -- ends them); a --PASS[=VALUE] of the
+ * pass registry is any other --word, its value (optional) only after '=' */
+static const hir_cli_option opt_opts[] = {
+    {"-o", NULL, HIR_CLI_VALUE, OPT_OUTPUT, "@file"},
+    {"--pass-pipeline", NULL, HIR_CLI_VALUE, OPT_PIPELINE, NULL},
+    {"--print-pipeline", NULL, HIR_CLI_FLAG, OPT_PRINT_PIPELINE, NULL},
+    {"--list-passes", NULL, HIR_CLI_FLAG, OPT_LIST, NULL},
+    {"--no-verify-each", NULL, HIR_CLI_FLAG, OPT_NO_VERIFY, NULL},
+    {"--print-ir-before", NULL, HIR_CLI_VALUE, OPT_BEFORE, NULL},
+    {"--print-ir-after", NULL, HIR_CLI_VALUE, OPT_AFTER, NULL},
+    {"--print-ir-before-all", NULL, HIR_CLI_FLAG, OPT_BEFORE_ALL, NULL},
+    {"--print-ir-after-all", NULL, HIR_CLI_FLAG, OPT_AFTER_ALL, NULL},
+    {"--timing", NULL, HIR_CLI_FLAG, OPT_TIMING, NULL},
+    {"--pass-statistics", NULL, HIR_CLI_FLAG, OPT_STATISTICS, NULL},
+    {"--color", NULL, HIR_CLI_VALUE, OPT_COLOR, "auto always never"},
+    {"--verify-diagnostics", NULL, HIR_CLI_FLAG, OPT_VERIFY_DIAG, NULL},
+    {"--split-input-file", NULL, HIR_CLI_FLAG, OPT_SPLIT, NULL},
+    {"--bind", NULL, HIR_CLI_VALUE, OPT_BIND, NULL},
+    {"--print-shapes", NULL, HIR_CLI_FLAG, OPT_SHAPES, NULL},
+    {"--logical", NULL, HIR_CLI_VALUE, OPT_LOGICAL, NULL},
+    {"--print-form", NULL, HIR_CLI_VALUE, OPT_FORM, "2025 2026"},
+    {"--container", NULL, HIR_CLI_VALUE, OPT_CONTAINER, NULL},
+    {"--explain-schedule", NULL, HIR_CLI_OPTIONAL, OPT_EXPLAIN, NULL},
+    {"--help", "-h", HIR_CLI_FLAG, OPT_HELP, NULL},
+    {"--version", NULL, HIR_CLI_FLAG, OPT_VERSION, NULL},
+    {"--completion", NULL, HIR_CLI_VALUE, OPT_COMPLETION, "bash zsh"},
+    {NULL, NULL, 0, 0, NULL},
+};
+
+/* --completion=SHELL: the table's options and a --PASS of every registered pass */
+static int print_completion(const char *shell)
 {
-    const char *a = argv[*i];
-    const char *x = a[6] == '=' ? a + 7 : (*i + 1 < argc ? argv[++*i] : NULL);
-    const char *eq = x ? strchr(x, '=') : NULL;
+    char names[64][72];
+    const char *extra[65];
+    int n = 0;
+    for (const hir_pass_info *p = hir_pass_table; p->name && n < 64; p++, n++) {
+        snprintf(names[n], sizeof names[n], "--%s", p->name);
+        extra[n] = names[n];
+    }
+    extra[n] = NULL;
+    if (hir_cli_completion(stdout, "hir-opt", opt_opts, extra, "@file", shell)) {
+        hir_tool_usage_error("hir-opt", "--completion takes bash or zsh, not '%s'", shell);
+        return ARGS_USAGE;
+    }
+    return ARGS_DONE;
+}
+
+/* --bind NAME=V */
+static int parse_bind(options *o, const char *x)
+{
+    const char *eq = strchr(x, '=');
     long long val;
     char why[128];
     if (!eq || eq == x || hir_opt_int(eq + 1, LLONG_MIN, LLONG_MAX, &val, why, sizeof why) ||
         o->nbound == 64 || eq - x >= (ptrdiff_t)sizeof o->bound_names[0]) {
-        hir_tool_error("hir-opt", "--bind needs NAME=INTEGER, not '%s'", x ? x : "");
+        hir_tool_usage_error("hir-opt", "--bind needs NAME=INTEGER, not '%s'", x);
         return ARGS_USAGE;
     }
     snprintf(o->bound_names[o->nbound], sizeof o->bound_names[0], "%.*s", (int)(eq - x), x);
     for (int k = 0; k < o->nbound; k++)
         if (!strcmp(o->bound_names[k], o->bound_names[o->nbound])) {
-            hir_tool_error("hir-opt", "--bind gives '%s' a second value", o->bound_names[k]);
+            hir_tool_usage_error("hir-opt", "--bind gives '%s' a second value", o->bound_names[k]);
             return ARGS_USAGE;
         }
     o->bound[o->nbound] = o->bound_names[o->nbound];
@@ -203,53 +264,43 @@ static int parse_bind(options *o, int argc, char **argv, int *i)
     return ARGS_RUN;
 }
 
-/* --print-form=2025|2026 and --container=N, either with '=' or a separate value. */
-static int parse_form_or_container(options *o, int argc, char **argv, int *i)
+/* --print-form=2025|2026 and --container=N */
+static int parse_form_or_container(options *o, int id, const char *x)
 {
-    const char *a = argv[*i];
-    if (!strncmp(a, "--print-form", 12)) {
-        const char *x = a[12] == '=' ? a + 13 : (*i + 1 < argc ? argv[++*i] : "");
+    if (id == OPT_FORM) {
         if (!strcmp(x, "2025") || !strcmp(x, "2026")) {
             o->print_form = x[3] == '5' ? HIR_FORM_2025 : HIR_FORM_2026;
             return ARGS_RUN;
         }
-        hir_tool_error("hir-opt", "--print-form takes 2025 or 2026, not '%s'", x);
+        hir_tool_usage_error("hir-opt", "--print-form takes 2025 or 2026, not '%s'", x);
         return ARGS_USAGE;
     }
-    const char *x = a[11] == '=' ? a + 12 : (*i + 1 < argc ? argv[++*i] : "");
     char *end = NULL;
     long v = *x >= '0' && *x <= '9' ? strtol(x, &end, 10) : 0;
     if (v < 1 || !end || *end || v > 1000000000L) {
-        hir_tool_error("hir-opt", "--container takes a program number from 1, not '%s'", x);
+        hir_tool_usage_error("hir-opt", "--container takes a program number from 1, not '%s'", x);
         return ARGS_USAGE;
     }
     o->container = v;
     return ARGS_RUN;
 }
 
-/* The flags without a value; false when `a` is none of them. */
-static bool simple_flag(options *o, const char *a, bool *list)
+/* The flags without a value; false when `id` is none of them. */
+static bool simple_flag(options *o, int id, bool *list)
 {
-    if (!strcmp(a, "--verify-diagnostics"))
-        o->verify_diagnostics = true;
-    else if (!strcmp(a, "--split-input-file"))
-        o->split = true;
-    else if (!strcmp(a, "--list-passes"))
-        *list = true;
-    else if (!strcmp(a, "--no-verify-each"))
-        o->popts.verify_each = 0;
-    else if (!strcmp(a, "--timing"))
-        o->timing = true;
-    else if (!strcmp(a, "--print-shapes"))
-        o->print_shapes = true;
-    else if (!strcmp(a, "--pass-statistics"))
-        o->statistics = true;
-    else if (!strcmp(a, "--print-ir-after-all"))
-        o->popts.print_after = "*";
-    else if (!strcmp(a, "--print-ir-before-all"))
-        o->popts.print_before = "*";
-    else
-        return false;
+    switch (id) {
+    case OPT_VERIFY_DIAG: o->verify_diagnostics = true; break;
+    case OPT_SPLIT: o->split = true; break;
+    case OPT_LIST: *list = true; break;
+    case OPT_NO_VERIFY: o->popts.verify_each = 0; break;
+    case OPT_TIMING: o->timing = true; break;
+    case OPT_SHAPES: o->print_shapes = true; break;
+    case OPT_STATISTICS: o->statistics = true; break;
+    case OPT_AFTER_ALL: o->popts.print_after = "*"; break;
+    case OPT_BEFORE_ALL: o->popts.print_before = "*"; break;
+    case OPT_PRINT_PIPELINE: o->print_pipeline = true; break;
+    default: return false;
+    }
     return true;
 }
 
@@ -260,12 +311,17 @@ static int parse_pass_flag(hir_pipeline *pl, const char *a, hir_diag *tool)
     const char *eq = strchr(a + 2, '=');
     size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
     if (n >= sizeof name) {
-        hir_tool_error("hir-opt", "unknown option '%s'", a);
+        hir_tool_usage_error("hir-opt", "unknown option '%s'", a);
         return ARGS_USAGE;
     }
     memcpy(name, a + 2, n);
     name[n] = 0;
     const hir_pass_info *p = hir_pass_find(name);
+    const char *close = p ? NULL : hir_cli_suggest(opt_opts, a);
+    if (close) {           /* a misspelt option of the table rather than of a pass */
+        hir_tool_usage_error("hir-opt", "unknown option '%s'; did you mean '%s'?", a, close);
+        return ARGS_USAGE;
+    }
     if (!p) {
         hir_opt_unknown_option(a, tool);
         return ARGS_USAGE;
@@ -292,21 +348,21 @@ static int parse_explain(options *o, const char *spec)
     hir_sm_defaults(&o->xo.model);
     char buf[512];
     if (strlen(spec) >= sizeof buf) {
-        hir_tool_error("hir-opt", "--explain-schedule: the settings are too long");
+        hir_tool_usage_error("hir-opt", "--explain-schedule: the settings are too long");
         return ARGS_USAGE;
     }
     strcpy(buf, spec);
     for (char *save = NULL, *item = strtok_r(buf, ", ", &save); item; item = strtok_r(NULL, ", ", &save)) {
         char *eq = strchr(item, '='), *end;
         if (!eq) {
-            hir_tool_error("hir-opt", "--explain-schedule takes KEY=VALUE items, not '%s'", item);
+            hir_tool_usage_error("hir-opt", "--explain-schedule takes KEY=VALUE items, not '%s'", item);
             return ARGS_USAGE;
         }
         *eq = 0;
         double v = strtod(eq + 1, &end);
         bool whole = !strcmp(item, "nodes") || !strcmp(item, "streams");
         if (!eq[1] || *end || !(v >= 0) || v > 1e12 || (whole && (v < 1 || v > 1e6 || v != (double)(int64_t)v))) {
-            hir_tool_error("hir-opt", "--explain-schedule: %s=%s is not a %s", item, eq + 1,
+            hir_tool_usage_error("hir-opt", "--explain-schedule: %s=%s is not a %s", item, eq + 1,
                            whole ? "whole number from 1" : "number >= 0");
             return ARGS_USAGE;
         }
@@ -319,12 +375,12 @@ static int parse_explain(options *o, const char *spec)
             while (k < sizeof keys / sizeof keys[0] && strcmp(keys[k].key, item))
                 k++;
             if (k == sizeof keys / sizeof keys[0]) {
-                hir_tool_error("hir-opt", "--explain-schedule has no setting '%s' (nodes, streams, tflops, "
+                hir_tool_usage_error("hir-opt", "--explain-schedule has no setting '%s' (nodes, streams, tflops, "
                                "gemm-fixed-us, nvlink-gbs, ib-gbs, hbm-gbs, nvlink-latency-us, ib-latency-us)", item);
                 return ARGS_USAGE;
             }
             if (v <= 0 && !strstr(item, "-us")) {
-                hir_tool_error("hir-opt", "--explain-schedule: %s must be positive", item);
+                hir_tool_usage_error("hir-opt", "--explain-schedule: %s must be positive", item);
                 return ARGS_USAGE;
             }
             *(double *)((char *)&o->xo.model + keys[k].off) = v * keys[k].scale;
@@ -333,74 +389,77 @@ static int parse_explain(options *o, const char *spec)
     return ARGS_RUN;
 }
 
-/* The options that take a value (--print-ir-*, --pass-pipeline, --color, -o) and the input. */
-static int valued_flag(options *o, hir_pipeline *pl, int argc, char **argv, int *i)
+/* The options that take a value, and the input. */
+static int valued_flag(options *o, hir_pipeline *pl, int id, const char *x)
 {
-    const char *a = argv[*i];
-    if (!strcmp(a, "-o")) {
-        if (++*i == argc) {
-            hir_tool_error("hir-opt", "-o needs a file name");
+    switch (id) {
+    case OPT_OUTPUT:
+        o->output = x;
+        return ARGS_RUN;
+    case OPT_COLOR:
+        if (hir_tool_color_parse(x, &o->color)) {
+            hir_tool_usage_error("hir-opt", "--color takes auto, always or never, not '%s'", x);
             return ARGS_USAGE;
         }
-        o->output = argv[*i];
-    } else if (!strncmp(a, "--color=", 8)) {
-        if (hir_tool_color_parse(a + 8, &o->color)) {
-            hir_tool_error("hir-opt", "--color takes auto, always or never, not '%s'", a + 8);
+        return ARGS_RUN;
+    case OPT_BEFORE:
+    case OPT_AFTER: {
+        bool before = id == OPT_BEFORE;
+        if (hir_opt_check_selector(before ? "--print-ir-before" : "--print-ir-after", x, &o->tool))
             return ARGS_USAGE;
-        }
-    } else if (!strncmp(a, "--print-ir-before=", 18) || !strncmp(a, "--print-ir-after=", 17)) {
-        bool before = a[11] == 'b';
-        const char *sel = a + (before ? 18 : 17);
-        if (hir_opt_check_selector(before ? "--print-ir-before" : "--print-ir-after", sel, &o->tool))
-            return ARGS_USAGE;
-        *(before ? &o->popts.print_before : &o->popts.print_after) = sel;
-    } else if (!strcmp(a, "--explain-schedule") || !strncmp(a, "--explain-schedule=", 19)) {
-        return parse_explain(o, a[18] ? a + 19 : "");
-    } else if (!strncmp(a, "--pass-pipeline", 15) && (a[15] == '=' || a[15] == 0)) {
-        const char *text = a[15] == '=' ? a + 16 : (*i + 1 < argc ? argv[++*i] : "");
-        if (hir_pipeline_parse(pl, text, &o->tool))
-            return ARGS_USAGE;
-    } else if (!strncmp(a, "--", 2) && a[2]) {
-        return parse_pass_flag(pl, a, &o->tool);
-    } else if (a[0] == '-' && a[1]) {
-        hir_tool_error("hir-opt", "unknown option '%s' (see --help)", a);
-        return ARGS_USAGE;
-    } else if (o->input) {
-        hir_tool_error("hir-opt", "more than one input file ('%s' and '%s')", o->input, a);
-        return ARGS_USAGE;
-    } else {
-        o->input = a;
+        *(before ? &o->popts.print_before : &o->popts.print_after) = x;
+        return ARGS_RUN;
     }
-    return ARGS_RUN;
+    case OPT_PIPELINE:
+        return hir_pipeline_parse(pl, x, &o->tool) ? ARGS_USAGE : ARGS_RUN;
+    case OPT_BIND:
+        return parse_bind(o, x);
+    case OPT_LOGICAL:
+        if (*x != 'T' || !strchr(x, '=') || o->nlogical == 64) {
+            hir_tool_usage_error("hir-opt", "--logical needs T<number>=<axes> (e.g. T1=2,11*12), not '%s'", x);
+            return ARGS_USAGE;
+        }
+        o->logical[o->nlogical++] = x;
+        return ARGS_RUN;
+    case OPT_FORM:
+    case OPT_CONTAINER:
+        return parse_form_or_container(o, id, x);
+    case OPT_EXPLAIN:
+        return parse_explain(o, x ? x : "");
+    case HIR_CLI_OTHER:
+        return parse_pass_flag(pl, x, &o->tool);
+    default:           /* HIR_CLI_OPERAND: the input */
+        if (o->input) {
+            hir_tool_usage_error("hir-opt", "more than one input file ('%s' and '%s')", o->input, x);
+            return ARGS_USAGE;
+        }
+        o->input = x;
+        return ARGS_RUN;
+    }
 }
 
 /* The command line, in order (passes run in the order given). */
 static int parse_args(options *o, hir_pipeline *pl, int argc, char **argv, bool *list)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+    hir_cli cl;
+    hir_cli_init(&cl, "hir-opt", opt_opts, argc, argv);
+    cl.pass_other = true;
+    const char *x;
+    int id;
+    while ((id = hir_cli_next(&cl, &x)) != HIR_CLI_END) {
         int rc = ARGS_RUN;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        if (id == HIR_CLI_USAGE) {
+            return ARGS_USAGE;
+        } else if (id == OPT_HELP) {
             usage(stdout);
             return ARGS_DONE;
-        } else if (!strcmp(a, "--version")) {
+        } else if (id == OPT_VERSION) {
             hir_tool_version(stdout, "hir-opt");
             return ARGS_DONE;
-        } else if (!strcmp(a, "--bind") || !strncmp(a, "--bind=", 7)) {
-            rc = parse_bind(o, argc, argv, &i);
-        } else if (!strcmp(a, "--logical") || !strncmp(a, "--logical=", 10)) {
-            const char *x = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!x || *x != 'T' || !strchr(x, '=') || o->nlogical == 64) {
-                hir_tool_error("hir-opt", "--logical needs T<number>=<axes> (e.g. T1=2,11*12), not '%s'",
-                               x ? x : "");
-                return ARGS_USAGE;
-            }
-            o->logical[o->nlogical++] = x;
-        } else if (!strncmp(a, "--print-form=", 13) || !strcmp(a, "--print-form") ||
-                   !strncmp(a, "--container=", 12) || !strcmp(a, "--container")) {
-            rc = parse_form_or_container(o, argc, argv, &i);
-        } else if (!simple_flag(o, a, list)) {
-            rc = valued_flag(o, pl, argc, argv, &i);
+        } else if (id == OPT_COMPLETION) {
+            return print_completion(x);
+        } else if (!simple_flag(o, id, list)) {
+            rc = valued_flag(o, pl, id, x);
         }
         if (rc != ARGS_RUN)
             return rc;
@@ -411,15 +470,20 @@ static int parse_args(options *o, hir_pipeline *pl, int argc, char **argv, bool 
 /* What is left once the flags are read: the input named, the pipeline checked. */
 static int check_args(options *o, hir_pipeline *pl)
 {
-    if (!o->input) {
-        hir_tool_error("hir-opt", "no input file (use '-' for stdin; see --help)");
-        return ARGS_USAGE;
-    }
     if (hir_pipeline_check(pl, &o->tool))
         return ARGS_USAGE;
+    if (o->print_pipeline) {      /* the pipeline's canonical text; no input is read */
+        hir_pipeline_print(pl, stdout);
+        return ARGS_DONE;
+    }
+    if (!o->input || !strcmp(o->input, "-")) {   /* no file, or '-': standard input */
+        o->input = "-";
+        if (isatty(0))
+            fputs("hir-opt: reading the program from standard input (end it with Ctrl-D)\n", stderr);
+    }
     hir_pipeline_lint(pl, warn_pipeline, &o->tool);
     if (o->container && o->split) {
-        hir_tool_error("hir-opt", "--container and --split-input-file do not go together");
+        hir_tool_usage_error("hir-opt", "--container and --split-input-file do not go together");
         return ARGS_USAGE;
     }
     return ARGS_RUN;

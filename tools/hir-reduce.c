@@ -25,6 +25,7 @@
 
 #include "dialect/hir.h"
 #include "parser/parser.h"
+#include "tools/cli.h"
 #include "tools/common.h"
 #include "tools/opts.h"
 #include "tools/outfile.h"
@@ -43,7 +44,11 @@ static const char usage_text[] =
     "  --bind NAME=V    treat the free scalar NAME as bound when verifying (as hir-opt --bind)\n"
     "  --max-tests=N    stop after N runs of COMMAND (default: no limit)\n"
     "  --verbose, -v    say on stderr which edit each accepted candidate made\n"
-    "  --help, --version\n";
+    "  --completion=bash|zsh  print a shell completion script for hir-reduce\n"
+    "  --help, -h, --version\n"
+    "\n"
+    "Options take their value as --opt=V or --opt V; -- ends the options (for a PROGRAM\n"
+    "whose name starts with '-'). Every word after PROGRAM belongs to COMMAND.\n";
 
 typedef struct reducer {
     char *cur;                   /* the current (smallest interesting) program's text */
@@ -606,15 +611,6 @@ static int reduce_folds(reducer *r)
 
 /* ------------------------------------------------------------------ command line */
 
-/* one printable line (tools/common.c: control bytes escaped, long text cut), exit status 2 */
-static int usage_error(const char *fmt, const char *arg)
-{
-    char msg[512];
-    snprintf(msg, sizeof msg, fmt, arg);
-    hir_tool_error("hir-reduce", "%s (see --help)", msg);
-    return 2;
-}
-
 static void cleanup(reducer *r)
 {
     if (r->path[0])
@@ -631,11 +627,64 @@ static int add_bind(reducer *r, const char *x)
     const char *eq = strchr(x, '=');
     if (!eq || eq == x || hir_opt_int(eq + 1, LLONG_MIN, LLONG_MAX, &v, why, sizeof why) ||
         r->nbound == 64 || eq - x >= (ptrdiff_t)sizeof r->bound_names[0])
-        return usage_error("--bind needs NAME=INTEGER, not '%s'", x);
+        return hir_tool_usage_error("hir-reduce", "--bind needs NAME=INTEGER, not '%s'", x);
     snprintf(r->bound_names[r->nbound], sizeof r->bound_names[0], "%.*s", (int)(eq - x), x);
     r->bound[r->nbound] = r->bound_names[r->nbound];
     r->nbound++;
     return 0;
+}
+
+enum { OPT_OUTPUT = 1, OPT_TIMEOUT, OPT_MAX_TESTS, OPT_BIND, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
+       OPT_COMPLETION };
+
+/* hir-reduce's options (tools/cli.h: --opt=V or --opt V, -- ends them); they come before
+ * PROGRAM, and every word after PROGRAM belongs to COMMAND */
+static const hir_cli_option reduce_opts[] = {
+    {"-o", NULL, HIR_CLI_VALUE, OPT_OUTPUT, "@file"},
+    {"--timeout", NULL, HIR_CLI_VALUE, OPT_TIMEOUT, NULL},
+    {"--max-tests", NULL, HIR_CLI_VALUE, OPT_MAX_TESTS, NULL},
+    {"--bind", NULL, HIR_CLI_VALUE, OPT_BIND, NULL},
+    {"--verbose", "-v", HIR_CLI_FLAG, OPT_VERBOSE, NULL},
+    {"--help", "-h", HIR_CLI_FLAG, OPT_HELP, NULL},
+    {"--version", NULL, HIR_CLI_FLAG, OPT_VERSION, NULL},
+    {"--completion", NULL, HIR_CLI_VALUE, OPT_COMPLETION, "bash zsh"},
+    {NULL, NULL, 0, 0, NULL},
+};
+
+/* One option with its value: -1 to go on, else the exit status. */
+static int reduce_option(reducer *r, int id, const char *x, const char **output)
+{
+    char why[128];
+    long long v;
+    switch (id) {
+    case OPT_HELP:
+        fputs(usage_text, stdout);
+        return 0;
+    case OPT_VERSION:
+        hir_tool_version(stdout, "hir-reduce");
+        return 0;
+    case OPT_COMPLETION:
+        if (hir_cli_completion(stdout, "hir-reduce", reduce_opts, NULL, "@file", x))
+            return hir_tool_usage_error("hir-reduce", "--completion takes bash or zsh, not '%s'", x);
+        return 0;
+    case OPT_OUTPUT:
+        *output = x;
+        return -1;
+    case OPT_TIMEOUT:
+        if (hir_opt_double(x, 0, 1e7, &r->timeout, why, sizeof why))
+            return hir_tool_usage_error("hir-reduce", "--timeout needs %s", why);
+        return -1;
+    case OPT_MAX_TESTS:
+        if (hir_opt_int(x, 1, LLONG_MAX, &v, why, sizeof why))
+            return hir_tool_usage_error("hir-reduce", "--max-tests needs %s", why);
+        r->max_tests = v;
+        return -1;
+    case OPT_BIND:
+        return add_bind(r, x) ? 2 : -1;
+    default:           /* OPT_VERBOSE */
+        r->verbose = true;
+        return -1;
+    }
 }
 
 /* The options before PROGRAM, PROGRAM (*input) and where COMMAND starts (*cmd_at). Returns
@@ -643,44 +692,23 @@ static int add_bind(reducer *r, const char *x)
 static int parse_args(int argc, char **argv, reducer *r, const char **output,
                       const char **input, int *cmd_at)
 {
-    char why[128];
-    long long v;
-    int i = 1;
-    for (; i < argc && !*input; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage_text, stdout);
-            return 0;
-        } else if (!strcmp(a, "--version")) {
-            hir_tool_version(stdout, "hir-reduce");
-            return 0;
-        } else if (!strcmp(a, "-o")) {
-            if (++i == argc)
-                return usage_error("-o needs a file name%s", "");
-            *output = argv[i];
-        } else if (!strncmp(a, "--timeout=", 10)) {
-            if (hir_opt_double(a + 10, 0, 1e7, &r->timeout, why, sizeof why))
-                return usage_error("--timeout needs %s", why);
-        } else if (!strncmp(a, "--max-tests=", 12)) {
-            if (hir_opt_int(a + 12, 1, LLONG_MAX, &v, why, sizeof why))
-                return usage_error("--max-tests needs %s", why);
-            r->max_tests = v;
-        } else if (!strcmp(a, "--bind") || !strncmp(a, "--bind=", 7)) {
-            if (add_bind(r, a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : "")))
-                return 2;
-        } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
-            r->verbose = true;
-        } else if (a[0] == '-' && a[1]) {
-            return usage_error("unknown option '%s'", a);
-        } else {
-            *input = a;
-        }
+    hir_cli cl;
+    hir_cli_init(&cl, "hir-reduce", reduce_opts, argc, argv);
+    const char *x;
+    int id, rc;
+    while (!*input && (id = hir_cli_next(&cl, &x)) != HIR_CLI_END) {
+        if (id == HIR_CLI_USAGE)
+            return 2;
+        if (id == HIR_CLI_OPERAND)
+            *input = x;
+        else if ((rc = reduce_option(r, id, x, output)) >= 0)
+            return rc;
     }
     if (!*input)
-        return usage_error("no program given%s", "");
-    if (i == argc)
-        return usage_error("no interestingness command given after %s", *input);
-    *cmd_at = i;
+        return hir_tool_usage_error("hir-reduce", "no program given");
+    if (cl.next == argc)
+        return hir_tool_usage_error("hir-reduce", "no interestingness command given after %s", *input);
+    *cmd_at = cl.next;
     return -1;
 }
 

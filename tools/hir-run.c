@@ -8,12 +8,14 @@
 #include <string.h>
 #include <errno.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dialect/hir.h"
 #include "runner/boot/boot.h"
 #include "runner/job/job.h"
 #include "runner/registry/registry.h"
+#include "tools/cli.h"
 #include "tools/common.h"
 #include "tools/opts.h"
 #include "tools/share.h"
@@ -22,7 +24,10 @@ static const char usage[] =
     "usage: hir-run [options] PROGRAM.hir\n"
     "       mpirun -np N hir-run [options] PROGRAM.hir\n"
     "\n"
-    "Runs a %HostIrContainer program, one rank per process (see docs/runner.md).\n"
+    "Runs a %HostIrContainer program, one rank per process (see docs/runner.md), and on\n"
+    "success ends with one summary line on stderr (backend, ranks, devices, runs, wall time,\n"
+    "outputs saved and checked). Options take their value as --opt=V or --opt V (--check and\n"
+    "--bench only after '='); -- ends the options.\n"
     "\n"
     "  -np N                  start N ranks through the system mpirun\n"
     "  --device=cpu|cuda      backend (default: cuda when a GPU is visible, else cpu)\n"
@@ -80,14 +85,16 @@ static const char usage[] =
     "                         CUDA backend otherwise keeps each one's launch; for measuring)\n"
     "  --trace=FILE.json      Chrome/Perfetto trace of the last run: one track per (rank,\n"
     "                         stream); open in ui.perfetto.dev or chrome://tracing\n"
-    "  --verbose              trace every statement to stderr: each rank's lines together,\n"
+    "  --verbose, -v          trace every statement to stderr: each rank's lines together,\n"
     "                         in rank order, at the end of the run\n"
     "  --progress=auto|always|never  a progress line on stderr (ranks, iteration, elapsed)\n"
     "                         once a run has taken 2 s (auto: when stderr is a terminal)\n"
     "  --progress-after=SEC   show it after SEC seconds instead of 2\n"
     "  --color=auto|always|never  colour diagnostics (auto: stderr is a terminal, TERM is\n"
     "                         not 'dumb' and NO_COLOR is unset)\n"
-    "  --version, --help\n";
+    "  --quiet, -q            no summary line at the end of a run that went well\n"
+    "  --completion=bash|zsh  print a shell completion script for hir-run\n"
+    "  --version, --help, -h\n";
 
 /* --bench-plot: python3 share/hir/plot_bench.py JSON -o FILE (rank 0, after the run; the
  * script is found next to this executable, tools/share.h). 0, or -1 after saying why on
@@ -164,25 +171,58 @@ static int bad_num(const char *opt, const char *arg, const char *why)
     return hir_tool_usage_error("hir-run", "%s needs %s: '%s'", opt, why, arg);
 }
 
-/* the options that take a value (value_of below): one given last, without it, is named */
-static const char *const valued[] = {
-    "--simulate-nodes", "--device", "--streams", "--timeout", "--seed", "--inputs", "--bind",
-    "--container", "--save-outputs", "--iters", "--p2p-protocol", "--nccl-p2p", "--gemm-tune", "--comm-priority", "--check-mode",
-    "--check-vectors", "--kernel", "--bench-json", "--bench-plot", "--warmup", "--trace",
-    "--progress-after", NULL};
+enum {
+    OPT_NP = 1, OPT_TOPOLOGY, OPT_SIM_NODES, OPT_DEVICE, OPT_TIMEOUT, OPT_VERBOSE, OPT_STREAMS,
+    OPT_SEED, OPT_INPUTS, OPT_BIND, OPT_CONTAINER, OPT_SAVE, OPT_RAW_BF16, OPT_ITERS, OPT_KERNEL,
+    OPT_CHECK, OPT_P2P, OPT_NCCL_P2P, OPT_GEMM_TUNE, OPT_CHECK_MODE, OPT_CHECK_VECTORS,
+    OPT_VARY, OPT_BENCH_JSON, OPT_BENCH_PLOT, OPT_BENCH, OPT_GRAPH, OPT_BENCH_BARE,
+    OPT_NO_RESOLVE, OPT_WARMUP, OPT_TRACE, OPT_COLOR, OPT_PROGRESS, OPT_PROGRESS_AFTER,
+    OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_COMPLETION, OPT_COMM_PRIORITY,
+};
 
-/* the value of "--name=V" or "--name V" (advancing *i) */
-static const char *value_of(int argc, char **argv, int *i, const char *name)
-{
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n))
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n] == 0 && *i + 1 < argc)
-        return argv[++*i];
-    return NULL;
-}
+/* hir-run's options (tools/cli.h: --opt=V or --opt V, -- ends them; --check and --bench take
+ * their optional value only after '='). -np N is mpirun's spelling, kept with --np. */
+static const hir_cli_option run_opts[] = {
+    {"-np", "--np", HIR_CLI_VALUE, OPT_NP, NULL},
+    {"--device", NULL, HIR_CLI_VALUE, OPT_DEVICE, "cpu cuda"},
+    {"--streams", NULL, HIR_CLI_VALUE, OPT_STREAMS, NULL},
+    {"--topology", NULL, HIR_CLI_FLAG, OPT_TOPOLOGY, NULL},
+    {"--simulate-nodes", NULL, HIR_CLI_VALUE, OPT_SIM_NODES, NULL},
+    {"--timeout", NULL, HIR_CLI_VALUE, OPT_TIMEOUT, NULL},
+    {"--inputs", NULL, HIR_CLI_VALUE, OPT_INPUTS, "random zeros ones arange"},
+    {"--seed", NULL, HIR_CLI_VALUE, OPT_SEED, NULL},
+    {"--bind", NULL, HIR_CLI_VALUE, OPT_BIND, NULL},
+    {"--container", NULL, HIR_CLI_VALUE, OPT_CONTAINER, NULL},
+    {"--save-outputs", NULL, HIR_CLI_VALUE, OPT_SAVE, "@dir"},
+    {"--raw-bf16", NULL, HIR_CLI_FLAG, OPT_RAW_BF16, NULL},
+    {"--check", NULL, HIR_CLI_OPTIONAL, OPT_CHECK, "@file"},
+    {"--check-mode", NULL, HIR_CLI_VALUE, OPT_CHECK_MODE, "auto full randomized"},
+    {"--check-vectors", NULL, HIR_CLI_VALUE, OPT_CHECK_VECTORS, NULL},
+    {"--vary-inputs", NULL, HIR_CLI_FLAG, OPT_VARY, NULL},
+    {"--iters", NULL, HIR_CLI_VALUE, OPT_ITERS, NULL},
+    {"--p2p-protocol", NULL, HIR_CLI_VALUE, OPT_P2P, "get put"},
+    {"--nccl-p2p", NULL, HIR_CLI_VALUE, OPT_NCCL_P2P, "nccl host-staged"},
+    {"--gemm-tune", NULL, HIR_CLI_VALUE, OPT_GEMM_TUNE, "off on"},
+    {"--comm-priority", NULL, HIR_CLI_VALUE, OPT_COMM_PRIORITY, "default high"},
+    {"--kernel", NULL, HIR_CLI_VALUE, OPT_KERNEL, NULL},
+    {"--bench", NULL, HIR_CLI_OPTIONAL, OPT_BENCH, NULL},
+    {"--warmup", NULL, HIR_CLI_VALUE, OPT_WARMUP, NULL},
+    {"--bench-json", NULL, HIR_CLI_VALUE, OPT_BENCH_JSON, "@file"},
+    {"--bench-plot", NULL, HIR_CLI_VALUE, OPT_BENCH_PLOT, "@file"},
+    {"--graph", NULL, HIR_CLI_FLAG, OPT_GRAPH, NULL},
+    {"--bench-bare", NULL, HIR_CLI_FLAG, OPT_BENCH_BARE, NULL},
+    {"--no-preresolve", NULL, HIR_CLI_FLAG, OPT_NO_RESOLVE, NULL},
+    {"--trace", NULL, HIR_CLI_VALUE, OPT_TRACE, "@file"},
+    {"--verbose", "-v", HIR_CLI_FLAG, OPT_VERBOSE, NULL},
+    {"--quiet", "-q", HIR_CLI_FLAG, OPT_QUIET, NULL},
+    {"--progress", NULL, HIR_CLI_VALUE, OPT_PROGRESS, "auto always never"},
+    {"--progress-after", NULL, HIR_CLI_VALUE, OPT_PROGRESS_AFTER, NULL},
+    {"--color", NULL, HIR_CLI_VALUE, OPT_COLOR, "auto always never"},
+    {"--help", "-h", HIR_CLI_FLAG, OPT_HELP, NULL},
+    {"--version", NULL, HIR_CLI_FLAG, OPT_VERSION, NULL},
+    {"--completion", NULL, HIR_CLI_VALUE, OPT_COMPLETION, "bash zsh"},
+    {NULL, NULL, 0, 0, NULL},
+};
 
 /* What the command line asked for, beyond hir_run_options (which points into it). */
 typedef struct cli {
@@ -191,37 +231,40 @@ typedef struct cli {
     char bind_names[64][128];   /* the names of --bind, owned here: nothing to free */
     const char *kernels[64];
     long long np, sim_nodes;
-    int bench, iters_given, warmup_given, topology, progress;
+    int bench, iters_given, warmup_given, topology, progress, quiet;
     const char *bench_plot;
     hir_color_mode color;
 } cli;
 
-/* The flags of one option family each: -1 when `a` is not theirs, 0 when taken, else the exit
- * code of a usage error. */
-static int flag_launch(cli *c, int argc, char **argv, int *i)
+/* The options of one family each: -1 when `id` is not theirs, 0 when taken, else the exit
+ * code of a usage error. x is the option's value (NULL for a flag). */
+static int flag_launch(cli *c, int id, const char *x)
 {
-    const char *a = argv[*i], *x;
     char why[128];
-    if (!strcmp(a, "-np") || !strcmp(a, "--np") || !strncmp(a, "-np=", 4) ||
-        !strncmp(a, "--np=", 5)) {
-        const char *s = strchr(a, '=') ? strchr(a, '=') + 1 : *i + 1 < argc ? argv[++*i] : "";
-        return hir_opt_int(s, 1, 1 << 20, &c->np, why, sizeof why) ? bad_num("-np", s, why) : 0;
-    } else if (!strcmp(a, "--topology")) {
+    switch (id) {
+    case OPT_NP:
+        return hir_opt_int(x, 1, 1 << 20, &c->np, why, sizeof why) ? bad_num("-np", x, why) : 0;
+    case OPT_TOPOLOGY:
         c->topology = 1;
-    } else if ((x = value_of(argc, argv, i, "--simulate-nodes"))) {
-        if (hir_opt_int(x, 1, 1 << 20, &c->sim_nodes, why, sizeof why))
-            return bad_num("--simulate-nodes", x, why);
-    } else if ((x = value_of(argc, argv, i, "--device"))) {
+        return 0;
+    case OPT_SIM_NODES:
+        return hir_opt_int(x, 1, 1 << 20, &c->sim_nodes, why, sizeof why)
+                   ? bad_num("--simulate-nodes", x, why) : 0;
+    case OPT_DEVICE:
         c->o.device = x;
-    } else if ((x = value_of(argc, argv, i, "--timeout"))) {
-        if (hir_opt_double(x, 0, 1e7, &c->o.timeout, why, sizeof why))
-            return bad_num("--timeout", x, why);
-    } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
+        return 0;
+    case OPT_TIMEOUT:
+        return hir_opt_double(x, 0, 1e7, &c->o.timeout, why, sizeof why)
+                   ? bad_num("--timeout", x, why) : 0;
+    case OPT_VERBOSE:
         c->o.verbose = 1;
-    } else {
+        return 0;
+    case OPT_QUIET:
+        c->quiet = 1;
+        return 0;
+    default:
         return -1;
     }
-    return 0;
 }
 
 static int flag_bind(cli *c, const char *x)
@@ -242,193 +285,233 @@ static int flag_bind(cli *c, const char *x)
     return 0;
 }
 
-static int flag_program(cli *c, int argc, char **argv, int *i)
+/* an integer option in lo..hi into *out (the name for the message from the table) */
+static int int_opt(int id, const char *x, long long lo, long long hi, long long *out)
+{
+    char why[128];
+    if (hir_opt_int(x, lo, hi, out, why, sizeof why))
+        return bad_num(hir_cli_find(run_opts, id)->name, x, why);
+    return 0;
+}
+
+static int flag_program(cli *c, int id, const char *x)
 {
     hir_run_options *o = &c->o;
-    const char *a = argv[*i], *x;
     long long v;
-    char why[128];
-    if ((x = value_of(argc, argv, i, "--streams"))) {
-        if (hir_opt_int(x, 1, INT_MAX, &v, why, sizeof why))
-            return bad_num("--streams", x, why);
+    switch (id) {
+    case OPT_STREAMS:
+        if (int_opt(id, x, 1, INT_MAX, &v))
+            return 2;
         o->num_streams = (int)v;
-    } else if ((x = value_of(argc, argv, i, "--seed"))) {
-        if (hir_opt_int(x, 0, LLONG_MAX, &v, why, sizeof why))
-            return bad_num("--seed", x, why);
+        return 0;
+    case OPT_SEED:
+        if (int_opt(id, x, 0, LLONG_MAX, &v))
+            return 2;
         o->seed = (uint64_t)v;
-    } else if ((x = value_of(argc, argv, i, "--inputs"))) {
+        return 0;
+    case OPT_INPUTS:
         if (hir_data_kind_lookup(x, &o->data) == 0) {
             o->inputs = HIR_INPUTS_GENERATED;
         } else {
             o->inputs = HIR_INPUTS_DIR;
             o->inputs_dir = x;
         }
-    } else if ((x = value_of(argc, argv, i, "--bind"))) {
+        return 0;
+    case OPT_BIND:
         return flag_bind(c, x);
-    } else if ((x = value_of(argc, argv, i, "--container"))) {
-        if (hir_opt_int(x, 1, INT_MAX, &v, why, sizeof why))
-            return bad_num("--container", x, why);
+    case OPT_CONTAINER:
+        if (int_opt(id, x, 1, INT_MAX, &v))
+            return 2;
         o->container = (int)v;
-    } else if ((x = value_of(argc, argv, i, "--save-outputs"))) {
+        return 0;
+    case OPT_SAVE:
         o->save_dir = x;
-    } else if (!strcmp(a, "--raw-bf16")) {
+        return 0;
+    case OPT_RAW_BF16:
         o->raw_bf16 = 1;
-    } else if ((x = value_of(argc, argv, i, "--iters"))) {
-        if (hir_opt_int(x, 1, INT_MAX, &v, why, sizeof why))
-            return bad_num("--iters", x, why);
+        return 0;
+    case OPT_ITERS:
+        if (int_opt(id, x, 1, INT_MAX, &v))
+            return 2;
         o->iters = (int)v;
         c->iters_given = 1;
-    } else if ((x = value_of(argc, argv, i, "--kernel"))) {
+        return 0;
+    case OPT_KERNEL:
         if (o->nkernels == 64)
             return bad("too many --kernel", x);
         c->kernels[o->nkernels++] = x;
-    } else {
+        return 0;
+    default:
         return -1;
     }
+}
+
+/* --gemm-tune=off|on|FILE */
+static int flag_gemm_tune(cli *c, const char *x)
+{
+    hir_diag ge = {0};
+    if (hir_gemm_tune_check(x, &ge)) {
+        int rc = hir_tool_usage_error("hir-run", "%s", hir_diag_last_error(&ge));
+        hir_diag_fini(&ge);
+        return rc;
+    }
+    c->o.gemm_tune = x;
     return 0;
 }
 
-static int flag_check(cli *c, int argc, char **argv, int *i)
+static int flag_check(cli *c, int id, const char *x)
 {
     hir_run_options *o = &c->o;
-    const char *a = argv[*i], *x;
     long long v;
     char why[128];
     int k;
-    if (!strcmp(a, "--check")) {
+    switch (id) {
+    case OPT_CHECK:
         o->check = 1;
-    } else if (!strncmp(a, "--check=", 8)) {
-        o->check = 1;
-        o->check_ref = a + 8;
-    } else if ((x = value_of(argc, argv, i, "--p2p-protocol"))) {
+        o->check_ref = x;     /* NULL: the program itself */
+        return 0;
+    case OPT_P2P:
         if ((k = word_index(x, (const char *const[]){"get", "put", NULL})) < 0)
             return bad("--p2p-protocol is get or put", x);
         o->p2p_protocol = k ? HIR_P2P_PUT : HIR_P2P_GET;
-    } else if ((x = value_of(argc, argv, i, "--nccl-p2p"))) {
+        return 0;
+    case OPT_NCCL_P2P:
         if ((o->p2p_host_staged = word_index(x, (const char *const[]){"nccl", "host-staged",
                                                                        NULL})) < 0)
             return bad("--nccl-p2p is nccl or host-staged", x);
-    } else if ((x = value_of(argc, argv, i, "--gemm-tune"))) {
-        hir_diag ge = {0};
-        if (hir_gemm_tune_check(x, &ge)) {
-            int rc = hir_tool_usage_error("hir-run", "%s", hir_diag_last_error(&ge));
-            hir_diag_fini(&ge);
-            return rc;
-        }
-        o->gemm_tune = x;
-    } else if ((x = value_of(argc, argv, i, "--comm-priority"))) {
+        return 0;
+    case OPT_GEMM_TUNE:
+        return flag_gemm_tune(c, x);
+    case OPT_COMM_PRIORITY:
         if ((o->comm_priority = word_index(x, (const char *const[]){"default", "high",
                                                                     NULL})) < 0)
             return bad("--comm-priority is default or high", x);
-    } else if ((x = value_of(argc, argv, i, "--check-mode"))) {
+        return 0;
+    case OPT_CHECK_MODE:
         /* in the order of hir_run_options.check_mode: auto, full, randomized */
         if ((k = word_index(x, (const char *const[]){"auto", "full", "randomized", NULL})) < 0)
             return bad("--check-mode is auto, full or randomized", x);
         o->check_mode = k;
-    } else if ((x = value_of(argc, argv, i, "--check-vectors"))) {
+        return 0;
+    case OPT_CHECK_VECTORS:
         if (hir_opt_int(x, 1, 8, &v, why, sizeof why))
             return bad("--check-vectors needs a count from 1 to 8", x);
         o->check_vectors = (int)v;
-    } else if (!strcmp(a, "--vary-inputs")) {
+        return 0;
+    case OPT_VARY:
         o->vary_inputs = 1;
-    } else {
+        return 0;
+    default:
         return -1;
     }
-    return 0;
 }
 
-static int flag_bench(cli *c, int argc, char **argv, int *i)
+static int flag_bench(cli *c, int id, const char *x)
 {
     hir_run_options *o = &c->o;
-    const char *a = argv[*i], *x;
     long long v;
-    char why[128];
-    if ((x = value_of(argc, argv, i, "--bench-json"))) {
+    switch (id) {
+    case OPT_BENCH_JSON:
         o->bench_json = x;
-    } else if ((x = value_of(argc, argv, i, "--bench-plot"))) {
+        return 0;
+    case OPT_BENCH_PLOT: {
         size_t n = strlen(x);
         if (n < 5 || (strcmp(x + n - 4, ".png") && strcmp(x + n - 4, ".svg")))
             return bad("--bench-plot needs a FILE.png or FILE.svg", x);
         c->bench_plot = x;
-    } else if (!strncmp(a, "--bench=", 8)) {   /* --bench=N: N timed iterations */
-        if (hir_opt_int(a + 8, 1, INT_MAX, &v, why, sizeof why))
-            return bad_num("--bench", a + 8, why);
+        return 0;
+    }
+    case OPT_BENCH:         /* --bench=N: N timed iterations */
+        if (!x) {
+            c->bench = 1;
+            return 0;
+        }
+        if (int_opt(id, x, 1, INT_MAX, &v))
+            return 2;
         o->bench = (int)v;
-    } else if (!strcmp(a, "--bench")) {
-        c->bench = 1;
-    } else if (!strcmp(a, "--graph")) {
+        return 0;
+    case OPT_GRAPH:
         o->graph = 1;
-    } else if (!strcmp(a, "--bench-bare")) {
+        return 0;
+    case OPT_BENCH_BARE:
         o->bench_bare = 1;
-    } else if (!strcmp(a, "--no-preresolve")) {
+        return 0;
+    case OPT_NO_RESOLVE:
         o->no_resolve = 1;
-    } else if ((x = value_of(argc, argv, i, "--warmup"))) {
-        if (hir_opt_int(x, 0, INT_MAX, &v, why, sizeof why))
-            return bad_num("--warmup", x, why);
+        return 0;
+    case OPT_WARMUP:
+        if (int_opt(id, x, 0, INT_MAX, &v))
+            return 2;
         o->warmup = (int)v;
         c->warmup_given = 1;
-    } else if ((x = value_of(argc, argv, i, "--trace"))) {
+        return 0;
+    case OPT_TRACE:
         o->trace_json = x;
-    } else {
+        return 0;
+    default:
         return -1;
     }
-    return 0;
 }
 
-static int flag_output(cli *c, int argc, char **argv, int *i)
+static int flag_output(cli *c, int id, const char *x)
 {
-    const char *a = argv[*i], *x;
     char why[128];
-    if (!strncmp(a, "--color=", 8)) {
-        hir_color_mode m;
-        if (hir_tool_color_parse(a + 8, &m))
-            return bad("--color takes auto, always or never", a);
+    hir_color_mode m;
+    int k;
+    switch (id) {
+    case OPT_COLOR:
+        if (hir_tool_color_parse(x, &m))
+            return bad("--color takes auto, always or never", x);
         c->color = m;
-    } else if (!strncmp(a, "--progress=", 11)) {
-        int k = word_index(a + 11, (const char *const[]){"never", "always", "auto", NULL});
-        if (k < 0)
-            return bad("--progress takes auto, always or never", a);
+        return 0;
+    case OPT_PROGRESS:
+        if ((k = word_index(x, (const char *const[]){"never", "always", "auto", NULL})) < 0)
+            return bad("--progress takes auto, always or never", x);
         c->progress = k == 2 ? -1 : k;
-    } else if ((x = value_of(argc, argv, i, "--progress-after"))) {
-        if (hir_opt_double(x, 0, 1e7, &c->o.progress_after, why, sizeof why))
-            return bad_num("--progress-after", x, why);
-    } else {
+        return 0;
+    case OPT_PROGRESS_AFTER:
+        return hir_opt_double(x, 0, 1e7, &c->o.progress_after, why, sizeof why)
+                   ? bad_num("--progress-after", x, why) : 0;
+    case OPT_HELP:
+        fputs(usage, stdout);
+        return 0;
+    case OPT_VERSION:
+        hir_tool_version(stdout, "hir-run");
+        return 0;
+    case OPT_COMPLETION:
+        if (hir_cli_completion(stdout, "hir-run", run_opts, NULL, "@file", x))
+            return bad("--completion takes bash or zsh", x);
+        return 0;
+    default:
         return -1;
     }
-    return 0;
 }
 
-/* The command line into c: -1 to go on, else the exit code (0 after --help or --version). */
+/* The command line into c: -1 to go on, else the exit code (0 after --help, --version or
+ * --completion). */
 static int parse_args(cli *c, int argc, char **argv)
 {
-    static int (*const families[])(cli *, int, char **, int *) = {
+    static int (*const families[])(cli *, int, const char *) = {
         flag_launch, flag_program, flag_check, flag_bench, flag_output,
     };
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (!strcmp(a, "--version")) {
-            hir_tool_version(stdout, "hir-run");
-            return 0;
+    hir_cli cl;
+    hir_cli_init(&cl, "hir-run", run_opts, argc, argv);
+    const char *x;
+    int id;
+    while ((id = hir_cli_next(&cl, &x)) != HIR_CLI_END) {
+        if (id == HIR_CLI_USAGE)
+            return 2;
+        if (id == HIR_CLI_OPERAND) {
+            if (c->o.program)
+                return bad("more than one program given", x);
+            c->o.program = x;
+            continue;
         }
         int rc = -1;
         for (size_t f = 0; rc < 0 && f < sizeof families / sizeof families[0]; f++)
-            rc = families[f](c, argc, argv, &i);
-        if (rc >= 0) {
-            if (rc > 0)
-                return rc;
-        } else if (a[0] == '-' && a[1]) {
-            for (int k = 0; valued[k]; k++)
-                if (!strcmp(a, valued[k]))
-                    return bad("a value must follow", a);
-            return bad("unknown option", a);
-        } else if (c->o.program) {
-            return bad("more than one program given", a);
-        } else {
-            c->o.program = a;
-        }
+            rc = families[f](c, id, x);
+        if (rc > 0 || id == OPT_HELP || id == OPT_VERSION || id == OPT_COMPLETION)
+            return rc;
     }
     return -1;
 }
@@ -472,8 +555,15 @@ static int start_ranks(cli *c, int *argc, char ***argv, hir_boot **boot, hir_dia
     if (c->np) {
         int code = 0;
         int rc = hir_launch_local((int)c->np, *argc, *argv, &code, e);
-        if (rc == 0)
+        if (rc == 0) {
+            /* 1: a rank said why; else what mpirun's report (hidden by --quiet) would say */
+            if (code > 128)
+                hir_tool_error("hir-run", "a rank was killed by signal %d (%s)", code - 128,
+                               strsignal(code - 128));
+            else if (code > 1)
+                hir_tool_error("hir-run", "a rank ended with exit status %d", code);
             return code;
+        }
         if (rc < 0) {
             hir_diag_flush(e);
             return 1;
@@ -558,13 +648,52 @@ static int job_exit(hir_run_status st, hir_boot *boot)
     }
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The summary of a job that ended well, one line on rank 0's stderr (stdout holds the report
+ * that scripts read: check:, bench:, --topology): backend, ranks, devices, runs, wall time
+ * and what became of the outputs. --quiet leaves it out. */
+static void print_summary(const cli *c, const hir_run_report *r, hir_boot *boot, double secs)
+{
+    const hir_run_options *o = &c->o;
+    int size = hir_boot_size(boot), nodes = hir_boot_node_count(boot);
+    char devices[64] = "host", runs[64], outputs[256];
+    if (!r->is_host) {
+        /* each rank takes GPU (local rank mod GPUs seen), so a node uses at most this many */
+        int ngpu = hir_registry_device_count(hir_registry_find(r->backend));
+        int used = ngpu < hir_boot_local_size(boot) ? ngpu : hir_boot_local_size(boot);
+        snprintf(devices, sizeof devices, "%d GPU%s%s", used, used == 1 ? "" : "s",
+                 nodes > 1 ? " a node" : "");
+    }
+    if (o->bench)
+        snprintf(runs, sizeof runs, "%d timed + %d warm-up runs", o->bench, o->warmup);
+    else
+        snprintf(runs, sizeof runs, "%d run%s", o->iters, o->iters == 1 ? "" : "s");
+    int n = snprintf(outputs, sizeof outputs, "%d output%s", r->outputs,
+                     r->outputs == 1 ? "" : "s");
+    if (o->save_dir && n < (int)sizeof outputs)
+        n += snprintf(outputs + n, sizeof outputs - (size_t)n, ", saved to %s", o->save_dir);
+    if (r->checked && n < (int)sizeof outputs)
+        snprintf(outputs + n, sizeof outputs - (size_t)n, ", %d checked: PASS", r->checked);
+    fprintf(stderr, "hir-run: done: %s backend, %d rank%s%s, %s, %s, %.3f s; %s\n", r->backend,
+            size, size == 1 ? "" : "s", nodes > 1 ? " on several nodes" : "", devices, runs,
+            secs, outputs);
+}
+
 /* The job on this rank, --bench-plot after it; the exit code. */
-static int run(cli *c, hir_boot *boot, hir_diag *e)
+static int run(cli *c, hir_boot *boot, hir_diag *e, double t0)
 {
     int rank = hir_boot_rank(boot);
     char plot_json[64] = "";   /* --bench-plot without --bench-json: a temporary file */
     if (c->bench_plot && !c->o.bench_json && rank == 0)
         plot_tempfile(c, plot_json, sizeof plot_json);
+    hir_run_report report = {0};
+    c->o.report = &report;
     hir_run_status st = hir_run_job(&c->o, boot, e);
     fflush(stdout);
     if (c->bench_plot && rank == 0 && (st == HIR_RUN_OK || st == HIR_RUN_CHECK_FAILED) &&
@@ -572,11 +701,16 @@ static int run(cli *c, hir_boot *boot, hir_diag *e)
         st = st == HIR_RUN_OK ? HIR_RUN_CHECK_FAILED : st;   /* exit 1, the job ended cleanly */
     if (plot_json[0])
         unlink(plot_json);
+    if (st == HIR_RUN_OK && rank == 0 && !c->quiet && report.backend) {
+        fflush(stdout);
+        print_summary(c, &report, boot, mono_s() - t0);
+    }
     return job_exit(st, boot);
 }
 
 int main(int argc, char **argv)
 {
+    double t0 = mono_s();
     cli c;
     memset(&c, 0, sizeof c);
     hir_run_options_init(&c.o);
@@ -596,7 +730,7 @@ int main(int argc, char **argv)
     e.color = c.o.color;
     hir_boot *boot = NULL;
     if ((code = start_ranks(&c, &argc, &argv, &boot, &e)) < 0)
-        code = c.topology ? print_topology(&c, boot, &e) : run(&c, boot, &e);
+        code = c.topology ? print_topology(&c, boot, &e) : run(&c, boot, &e, t0);
     hir_diag_fini(&e);
     return code;
 }

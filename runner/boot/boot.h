@@ -74,7 +74,10 @@ int  hir_boot_print_topology(hir_boot *b, int gpu, FILE *out, hir_diag *e);
 #define HIR_LAUNCH_TTY "HIR_LAUNCHED_STDERR_TTY"
 
 /* `hir-run -np N ...`: when this process is not already a rank of a launcher, run
- * `mpirun -np N <this binary> <argv minus -np N>` and wait for it.
+ * `mpirun -np N <this binary> <argv minus -np N>` and wait for it (words after "--" are kept
+ * as they are). Open MPI's mpirun gets --oversubscribe and --quiet: its banners after a rank
+ * exits non-zero or calls MPI_Abort would only repeat what hir-run reported; the caller says
+ * what they would have when a rank ends otherwise (*exit_code neither 0 nor 1).
  * Returns 0 with *exit_code set when the job ran (exit status, 128+signal if killed);
  * 1 when the caller should run in-process (already under a launcher, or np <= 1);
  * -1 on error (no mpirun on PATH, fork/exec failure). */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,13 +110,23 @@ int hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_diag *e)
     if (ompi) {
         /* more ranks than cores is the normal case for a functional check on a workstation */
         args[k++] = "--oversubscribe";
+        /* hir-run reports its own failures, rank by rank, before it exits 1 or aborts: Open
+         * MPI's banners after them ("Primary job terminated normally, but 1 process returned a
+         * non-zero exit code", "MPI_ABORT was invoked ...") only repeat that. The tool says
+         * what --quiet hides when a rank ends without a report (another exit status, a signal). */
+        args[k++] = "--quiet";
         if (geteuid() == 0)
             args[k++] = "--allow-run-as-root";
     }
     args[k++] = "-np";
     args[k++] = npbuf;
     args[k++] = self;
+    bool operands = false;      /* past "--": every word is the program's, kept as it is */
     for (int i = 1; i < argc; i++) {
+        if (operands || (operands = !strcmp(argv[i], "--"))) {
+            args[k++] = argv[i];
+            continue;
+        }
         if (!strcmp(argv[i], "-np") || !strcmp(argv[i], "--np")) {
             i++;          /* and its value */
             continue;

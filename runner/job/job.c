@@ -88,5 +88,9 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_diag *e
     hir_boot_set_timeout(boot, 2 * hir_boot_timeout(boot) + 1);
     if ((st = job_outputs(&j, e)))
         return job_end(&j, st, e);
-    return job_end(&j, job_bench_json(&j, job_compare(&j, e), e), e);
+    st = job_bench_json(&j, job_compare(&j, e), e);
+    if (st == HIR_RUN_OK && o->report)
+        *o->report = (hir_run_report){.backend = j.dev->name, .is_host = j.is_cpu,
+                                      .outputs = j.out.n, .checked = o->check ? j.out.n : 0};
+    return job_end(&j, st, e);
 }

@@ -23,6 +23,14 @@
 
 typedef enum hir_inputs_kind { HIR_INPUTS_GENERATED, HIR_INPUTS_DIR } hir_inputs_kind;
 
+/* What a job that ended well did, for the tool's summary line (hir-run prints it on rank 0). */
+typedef struct hir_run_report {
+    const char *backend;             /* the device's backend ("cpu", "cuda") */
+    int is_host;                     /* the backend runs on the host (no GPU) */
+    int outputs;                     /* the program's outputs */
+    int checked;                     /* outputs compared with the reference run (--check) */
+} hir_run_report;
+
 typedef struct hir_run_options {
     const char *program;             /* path of the program (or of a log holding it) */
     int container;                   /* --container=N: the N-th program of the log (1-based);
@@ -73,6 +81,7 @@ typedef struct hir_run_options {
                                       * lines; diagnostics, the --verbose trace and the progress
                                       * line go to the job's hir_diag and its stream */
     bool color;                      /* colour the diagnostics of parsing and verifying */
+    hir_run_report *report;          /* filled in when the job ends well, or NULL */
 } hir_run_options;
 
 void hir_run_options_init(hir_run_options *o);

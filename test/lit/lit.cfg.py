@@ -37,6 +37,7 @@ config.environment["TMPDIR"] = _tmp
 
 config.substitutions.append(("%corpus", config.hir_corpus_dir))
 config.substitutions.append(("%hir_bin", config.hir_tools_dir))
+config.substitutions.append(("%builddir", config.hir_binary_dir))
 config.substitutions.append(("%inputs", os.path.join(os.path.dirname(__file__), "Inputs")))
 config.substitutions.append(("%mpirun", config.hir_mpiexec + " --oversubscribe"))
 if config.hir_not:
@@ -53,6 +54,9 @@ if importlib.util.find_spec("matplotlib"):
     config.available_features.add("matplotlib")
 if shutil.which("vim"):
     config.available_features.add("vim")
+# the tools' zsh completion is exercised in zsh itself where it is installed (tools/completion-zsh.test)
+if shutil.which("zsh"):
+    config.available_features.add("zsh")
 if config.hir_have_cuda:
     config.available_features.add("cuda-build")
 # ASan/UBSan builds (scripts/ci-asan, ci-fuzz): tests that limit the address space cannot run
