@@ -572,6 +572,34 @@ static int device_part(hir_interp *it, const hir_tensor *t, const hir_iterdomain
     return 0;
 }
 
+/* Inside a stream loop, the length of this iteration's chunk of an axis of X elements split
+ * by the stream part `stream` (k chunks of ceilDiv(X, k), *len on entry): the last one is
+ * shorter when k does not divide X, as ShardByStream's chunk is. The chunk's index is the
+ * iteration of the innermost loop that runs k times (the loop over the chunks); where no loop
+ * does, *len stays ceilDiv(X, k). nvFuser allocates ceilDiv(X, k) every iteration and its
+ * ATen out= calls shrink the last one; allocating the chunk's own length gives the same
+ * tensors, and a Set of the last chunk fits too. */
+static int chunk_of_loop(hir_interp *it, const hir_iterdomain *stream, int64_t *len, int64_t x,
+                         hir_diag *e)
+{
+    int64_t k;
+    if (interp_extent(it, stream, &k, e))
+        return -1;
+    int top = it->loops < INTERP_LOOP_DEPTH ? it->loops : INTERP_LOOP_DEPTH;
+    for (int l = top - 1; l >= 0; l--) {
+        if (it->loop_trips[l] != k)
+            continue;
+        int64_t start, left;
+        if (hir_iop_mul(it->loop_at[l], *len, &start))
+            return interp_fail(it, e, "integer overflow in a stream chunk's offset");
+        left = x > start ? x - start : 0;
+        if (left < *len)
+            *len = left;
+        return 0;
+    }
+    return 0;
+}
+
 /* One runtime dimension d of s from the view's axis a: an unsplit axis as its IterDomain (a
  * device axis of size 1 locally), a split one as one dimension whose global extent is X of
  * its ( ceilDiv(X, k) ) or the product of its parts, and whose local extent leaves out the
@@ -613,6 +641,8 @@ static int shard_axis(hir_interp *it, const hir_tensor *t, const hir_shape_axis 
         global = x;
         if (!split_device && !(chunk && hir_ptype_is_stream(a->outer->ptype)))
             local = x;
+        else if (!split_device && a->nparts == 2 && chunk_of_loop(it, a->outer, &local, x, e))
+            return -1;
     }
     s->global[d] = global;
     s->local[d] = local;

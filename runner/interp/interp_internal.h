@@ -33,6 +33,8 @@ typedef struct rt_scalar {
 
 #define WORK_SKIPPED ((hir_work *)(uintptr_t)1)   /* this rank was outside the team */
 
+#define INTERP_LOOP_DEPTH 16
+
 struct hir_interp {
     hir_program *p;
     hir_backend *be;
@@ -61,6 +63,9 @@ struct hir_interp {
     hir_map moe;            /* Dispatch hir_stmt* -> rt_moe*: its unprinted outputs */
     hir_map ew_plans;       /* element-wise hir_stmt* -> rt_ew*: its pre-resolved launch */
     int loops;              /* FOR loops being executed (nesting) */
+    /* the innermost INTERP_LOOP_DEPTH of them: iterations done and trip count (a stream
+     * chunk's index in the loop that runs over its chunks: interp_shard_here) */
+    int64_t loop_at[INTERP_LOOP_DEPTH], loop_trips[INTERP_LOOP_DEPTH];
     hir_interp_hook hooks[HIR_INTERP_MAX_HOOKS];   /* run around every statement, in order */
     int nhooks;
 };
