@@ -53,6 +53,35 @@ def nested(x):
     return {"T2": (x["T0"], 0, (2, 4))}
 
 
+# test/lit/shapes/{permute,reshape,alltoall}.hir: each print's outputs from its inputs
+def perm2(x):
+    return {"T1": x["T0"].T}
+
+
+def perm3(x):
+    return {"T1": np.transpose(x["T0"], (2, 0, 1))}
+
+
+def perm4_matmul(x):
+    return {"T3": np.matmul(np.transpose(x["T0"], (1, 3, 0, 2)), x["T2"])}
+
+
+def reshape_first(x):
+    return {"T3": np.matmul(x["T0"].reshape(8, 16, 8), x["T2"])}
+
+
+def reshape_middle(x):
+    return {"T1": x["T0"].reshape(4, 2, 16, 8)}
+
+
+def reshape_last(x):
+    return {"T2": x["T0"].reshape(4, 16)}
+
+
+def alltoall_set(x):
+    return {"T1": (x["T0"], 1), "T2": x["T0"]}
+
+
 CASES = {
     "permute": ({"T0": (4, 3, 2)}, permute),
     "permute-square": ({"T0": (4, 4, 4)}, permute),
@@ -65,6 +94,13 @@ CASES = {
     "alltoall": ({"T0": (4, 12)}, alltoall),
     "alltoall-square": ({"T0": (4, 4)}, alltoall),
     "nested": ({"T0": (12, 4)}, nested),
+    "print-permute-2": ({"T0": (5, 16)}, perm2),
+    "print-permute-3": ({"T0": (2, 3, 5)}, perm3),
+    "print-permute-4": ({"T0": (2, 3, 5, 7), "T2": (5, 4)}, perm4_matmul),
+    "print-reshape-first": ({"T0": (2, 4, 16, 8), "T2": (8, 32)}, reshape_first),
+    "print-reshape-middle": ({"T0": (4, 32, 8)}, reshape_middle),
+    "print-reshape-last": ({"T0": (4, 8, 2)}, reshape_last),
+    "print-alltoall": ({"T0": (4, 12)}, alltoall_set),
 }
 
 
