@@ -560,6 +560,21 @@ static void host_made(shctx *c, hir_tensor *out, const hir_tensor *in, const hir
     }
 }
 
+/* The device axes of t of their own marked rf (a rank's part of a reduction, which the rank of
+ * a reading leaves out: rank_of). An rf part is never a split's, so these are t's whatever
+ * its reading. A ShardByStream output (newValLike) and a HirAliasSelect output
+ * (cloneWithoutRFactor) make each of them an ordinary axis, which a rank counts. */
+static int rf_device_axes(const hir_tensor *t, const hir_iterdomain *except)
+{
+    int n = 0;
+    for (int i = 0; t && i < t->nloop; i++) {
+        const hir_iterdomain *id = t->loop[i];
+        n += id != except && hir_ptype_is_device(id->ptype) && (id->flags & HIR_ID_RFACTOR) &&
+             !reductionlike(id);
+    }
+    return n;
+}
+
 static bool collect(hir_stmt *s, int depth, void *ctx)
 {
     shctx *c = ctx;
@@ -579,7 +594,9 @@ static bool collect(hir_stmt *s, int depth, void *ctx)
                 add_rel(c, s->out, hir_value_tensor(s->in[i]), 0, s);
         break;
     case HIR_OP_SHARD_BY_STREAM:
-        add_rel(c, s->out, in0, 0, s);
+        /* the output is newValLike(input): one axis per logical axis of the input but its
+         * reductions, rf dropped */
+        add_rel(c, s->out, in0, rf_device_axes(in0, NULL), s);
         for (int side = 0; side < 2; side++) {
             hir_tensor *t = side ? s->out : in0;
             if (t && hir_tensor_stream_axis(t) >= 0)
@@ -591,7 +608,11 @@ static bool collect(hir_stmt *s, int depth, void *ctx)
         /* nvFuser keeps the input's reduction axes in the output (cloneWithoutRFactor of every
          * logical axis but the selected one), and a rank here leaves reductions out: selecting
          * a reduction axis leaves the rank as it is */
-        add_rel(c, s->out, in0, s->u.sel.axis && reductionlike(s->u.sel.axis) ? 0 : -1, s);
+        add_rel(c, s->out, in0,
+                (s->u.sel.axis && (reductionlike(s->u.sel.axis) ||
+                                   rf_device_axes(in0, NULL) != rf_device_axes(in0, s->u.sel.axis))
+                     ? 0 : -1) +
+                rf_device_axes(in0, s->u.sel.axis), s);
         op_evidence(c, in0, s->u.sel.axis, G_NOT, s, "HirAliasSelect selects it: a logical axis");
         host_made(c, s->out, in0, s);
         if (s->out)
