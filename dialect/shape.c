@@ -35,7 +35,6 @@ typedef struct group {
     bool direct;                 /* decided by the text itself (not by ranks or convention) */
     int64_t low;                 /* the smallest number the split made */
     bool by_rf;                  /* decided by an rf part */
-    bool host;                   /* a HirAliasSelect output's: no evidence of a convention */
     const char *why;             /* the evidence for the status (in the program's arena) */
 } group;
 
@@ -553,8 +552,7 @@ static void host_made(shctx *c, hir_tensor *out, const hir_tensor *in, const hir
         group *g = &r->g[k];
         if (g->status != G_CAND)
             continue;
-        g->status = G_NOT;
-        g->host = true;
+        g->status = G_NOT;   /* not `direct`: no evidence of the program's convention */
         set_why(r, g, "HirAliasSelect%s makes T%lld's IterDomains, one for each logical axis of T%lld but the selected one: no split",
                 at, (long long)out->number, (long long)in->number);
     }
@@ -573,6 +571,16 @@ static int rf_device_axes(const hir_tensor *t, const hir_iterdomain *except)
              !reductionlike(id);
     }
     return n;
+}
+
+/* rank(HirAliasSelect output) - rank(input): one axis less, but none where the selected axis
+ * is one a rank leaves out (a reduction, an rf device axis of its own), plus the input's rf
+ * device axes of their own, which the output counts (rf_device_axes) */
+static int select_offset(const hir_tensor *in, const hir_iterdomain *axis)
+{
+    int rf = rf_device_axes(in, axis);
+    bool uncounted = axis && (reductionlike(axis) || rf != rf_device_axes(in, NULL));
+    return (uncounted ? 0 : -1) + rf;
 }
 
 static bool collect(hir_stmt *s, int depth, void *ctx)
@@ -608,11 +616,7 @@ static bool collect(hir_stmt *s, int depth, void *ctx)
         /* nvFuser keeps the input's reduction axes in the output (cloneWithoutRFactor of every
          * logical axis but the selected one), and a rank here leaves reductions out: selecting
          * a reduction axis leaves the rank as it is */
-        add_rel(c, s->out, in0,
-                (s->u.sel.axis && (reductionlike(s->u.sel.axis) ||
-                                   rf_device_axes(in0, NULL) != rf_device_axes(in0, s->u.sel.axis))
-                     ? 0 : -1) +
-                rf_device_axes(in0, s->u.sel.axis), s);
+        add_rel(c, s->out, in0, select_offset(in0, s->u.sel.axis), s);
         op_evidence(c, in0, s->u.sel.axis, G_NOT, s, "HirAliasSelect selects it: a logical axis");
         host_made(c, s->out, in0, s);
         if (s->out)
