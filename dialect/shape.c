@@ -488,6 +488,9 @@ typedef struct shctx {
     hir_map at;                  /* tensor number -> 1 + index in rd */
     rel *rels;
     int nrel, caprel;
+    hir_map host;                /* tensor number -> 1: a HirAliasSelect output (host-made) */
+    const char *older;           /* set when host-made IterDomains are numbered below the
+                                    fusion's (the older host lowering): what shows it */
 } shctx;
 
 static reading *open_of(shctx *c, const hir_tensor *t)
@@ -539,6 +542,59 @@ static bool chunks_whole_axis(const hir_stmt *s, const hir_tensor *in)
            x != y;
 }
 
+/* A HirAliasSelect output: the host lowering makes its IterDomains itself, one clone for each
+ * logical axis of the input but the selected one, in order (nvFuser host_ir/pass/
+ * stream_parallel_type.cpp), so none of its pairs is a split. This holds whatever the numbers
+ * say; the older lowering (HostIrLower::lower) numbers these IterDomains from its own counter,
+ * which may put them below the fusion's numbers or repeat one (see hir_program_shapes). A pair
+ * the print itself proves a split (a ceilDiv inner: a select hir's own passes made of a split
+ * tensor) stays one. */
+static void host_made(shctx *c, hir_tensor *out, const hir_tensor *in, const hir_stmt *s)
+{
+    reading *r = open_of(c, out);
+    if (!r || !in)
+        return;
+    int line = 0, col = 0;
+    char at[32] = "";
+    if (s->loc.src)
+        hir_source_linecol((hir_source *)s->loc.src, s->loc.begin, &line, &col);
+    if (line)
+        snprintf(at, sizeof at, " at line %d", line);
+    for (int k = 0; k < r->ng; k++) {
+        group *g = &r->g[k];
+        if (g->status != G_CAND)
+            continue;
+        g->status = G_NOT;   /* not `direct`: no evidence of the program's convention */
+        set_why(r, g, "HirAliasSelect%s makes T%lld's IterDomains, one for each logical axis of T%lld but the selected one: no split",
+                at, (long long)out->number, (long long)in->number);
+    }
+}
+
+/* The device axes of t of their own marked rf (a rank's part of a reduction, which the rank of
+ * a reading leaves out: rank_of). An rf part is never a split's, so these are t's whatever
+ * its reading. A ShardByStream output (newValLike) and a HirAliasSelect output
+ * (cloneWithoutRFactor) make each of them an ordinary axis, which a rank counts. */
+static int rf_device_axes(const hir_tensor *t, const hir_iterdomain *except)
+{
+    int n = 0;
+    for (int i = 0; t && i < t->nloop; i++) {
+        const hir_iterdomain *id = t->loop[i];
+        n += id != except && hir_ptype_is_device(id->ptype) && (id->flags & HIR_ID_RFACTOR) &&
+             !reductionlike(id);
+    }
+    return n;
+}
+
+/* rank(HirAliasSelect output) - rank(input): one axis less, but none where the selected axis
+ * is one a rank leaves out (a reduction, an rf device axis of its own), plus the input's rf
+ * device axes of their own, which the output counts (rf_device_axes) */
+static int select_offset(const hir_tensor *in, const hir_iterdomain *axis)
+{
+    int rf = rf_device_axes(in, axis);
+    bool uncounted = axis && (reductionlike(axis) || rf != rf_device_axes(in, NULL));
+    return (uncounted ? 0 : -1) + rf;
+}
+
 static bool collect(hir_stmt *s, int depth, void *ctx)
 {
     shctx *c = ctx;
@@ -558,7 +614,9 @@ static bool collect(hir_stmt *s, int depth, void *ctx)
                 add_rel(c, s->out, hir_value_tensor(s->in[i]), 0, s);
         break;
     case HIR_OP_SHARD_BY_STREAM:
-        add_rel(c, s->out, in0, 0, s);
+        /* the output is newValLike(input): one axis per logical axis of the input but its
+         * reductions, rf dropped */
+        add_rel(c, s->out, in0, rf_device_axes(in0, NULL), s);
         if (chunks_whole_axis(s, in0)) {
             op_evidence(c, in0, in0->loop[hir_tensor_stream_axis(in0)], G_NOT, s,
                         "ShardByStream into another number of chunks than its extent: a logical axis");
@@ -572,8 +630,14 @@ static bool collect(hir_stmt *s, int depth, void *ctx)
         }
         break;
     case HIR_OP_ALIAS_SELECT:
-        add_rel(c, s->out, in0, -1, s);
+        /* nvFuser keeps the input's reduction axes in the output (cloneWithoutRFactor of every
+         * logical axis but the selected one), and a rank here leaves reductions out: selecting
+         * a reduction axis leaves the rank as it is */
+        add_rel(c, s->out, in0, select_offset(in0, s->u.sel.axis), s);
         op_evidence(c, in0, s->u.sel.axis, G_NOT, s, "HirAliasSelect selects it: a logical axis");
+        host_made(c, s->out, in0, s);
+        if (s->out)
+            hir_map_put(&c->host, (uint64_t)s->out->number, (void *)1);
         break;
     case HIR_OP_LINEAR:
         add_rel(c, s->out, in0, 0, s);
@@ -837,6 +901,8 @@ static void refuse(shctx *c, reading *r, hir_diag *d)
         hir_diag_note(d, e, r->t->loc, "say which with --logical %s (IterDomain numbers of each logical axis, '*' between the parts of a split)",
                       eq + 1);
     }
+    if (c->older)
+        hir_diag_note(d, e, r->t->loc, "%s", c->older);
     set_view(c->p, r, HIR_SHAPE_REFUSED, NULL);
 }
 
@@ -863,6 +929,42 @@ static int64_t first_hole(const hir_program *p)
     }
 }
 
+/* Whether the host lowering numbered the IterDomains it made (HirAliasSelect outputs) below the
+ * fusion's. nvFuser's older lowering (HostIrLower::lower) clones the fusion's values one by one
+ * into a new container: a clone keeps its number, but the container's counter only counts the
+ * clones, so what the host makes afterwards is numbered from the number of IterDomains cloned,
+ * below the fusion's largest numbers, and may repeat one (the newer lowering copies the
+ * counters). Such numbers say nothing about splits; host_made decides those tensors from the
+ * operation instead, and the explanation says why. The number rules for the fusion's tensors
+ * still hold: their numbers are the fusion's, and the lowest number the fusion's print leaves
+ * out stays out (the counter has counted at least every IterDomain below it, and the axis a
+ * split consumed, before it makes one). */
+static void find_older(shctx *c)
+{
+    int64_t fmax = -1, hmin = INT64_MAX;
+    const hir_tensor *ft = NULL, *ht = NULL;
+    const hir_iterdomain *fid = NULL, *hid = NULL;
+    size_t at;
+    for (hir_tensor *t = hir_tensor_next(c->p, NULL, &at); t; t = hir_tensor_next(c->p, t, &at)) {
+        bool host = hir_map_get(&c->host, (uint64_t)t->number) != NULL;
+        for (int i = 0; i < t->nloop; i++) {
+            int64_t n = t->loop[i]->number;
+            if (host && n < hmin)
+                hmin = n, ht = t, hid = t->loop[i];
+            else if (!host && n > fmax)
+                fmax = n, ft = t, fid = t->loop[i];
+        }
+    }
+    if (!ht || !ft || hmin > fmax)
+        return;
+    char a[64], b[64], buf[320];
+    int n = snprintf(buf, sizeof buf,
+                     "%s of the HirAliasSelect output T%lld is numbered below %s of T%lld: the older host lowering (HostIrLower::lower) numbers what it makes from its own counter, so these numbers are no evidence",
+                     id_name(hid, a, sizeof a), (long long)ht->number, id_name(fid, b, sizeof b),
+                     (long long)ft->number);
+    c->older = hir_arena_strndup(c->p->arena, buf, n < 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
 int hir_program_shapes(hir_program *p, const char *const *logical, int nlogical, hir_diag *d)
 {
     shctx *c = calloc(1, sizeof *c);
@@ -870,11 +972,13 @@ int hir_program_shapes(hir_program *p, const char *const *logical, int nlogical,
         return HIR_ENOMEM;
     c->p = p;
     hir_map_init_in(&c->at, p->arena);
+    hir_map_init_in(&c->host, p->arena);
     jmp_buf oom;
     jmp_buf *outer = hir_arena_on_oom(p->arena, &oom);
     if (setjmp(oom)) {
         hir_arena_on_oom(p->arena, outer);
         hir_map_fini(&c->at);
+        hir_map_fini(&c->host);
         free(c->rd);
         free(c);
         return HIR_ENOMEM;
@@ -885,6 +989,7 @@ int hir_program_shapes(hir_program *p, const char *const *logical, int nlogical,
     if (errors) {   /* the user's readings first: nothing is decided around a wrong one */
         hir_arena_on_oom(p->arena, outer);
         hir_map_fini(&c->at);
+        hir_map_fini(&c->host);
         free(c->rd);
         free(c);
         return errors;
@@ -908,6 +1013,7 @@ int hir_program_shapes(hir_program *p, const char *const *logical, int nlogical,
     }
     if (c->nrd) {
         hir_block_walk(&p->body, 0, collect, c);
+        find_older(c);
         for (int i = 0; i < c->nrd; i++)
             while (decide_by_numbers(&c->rd[i], hole))
                 ;
@@ -921,11 +1027,13 @@ int hir_program_shapes(hir_program *p, const char *const *logical, int nlogical,
             refuse(c, r, d);
             errors++;
         } else {
-            set_view(p, r, HIR_SHAPE_DECIDED, NULL);
+            set_view(p, r, HIR_SHAPE_DECIDED,
+                     c->older && hir_map_get(&c->host, (uint64_t)r->t->number) ? c->older : NULL);
         }
     }
     hir_arena_on_oom(p->arena, outer);
     hir_map_fini(&c->at);
+    hir_map_fini(&c->host);
     free(c->rd);
     free(c);
     return errors;

@@ -1632,6 +1632,15 @@ int hir_program_verify(hir_program *p, const hir_verify_opts *o, hir_diag *d)
                     if (ex[j] && ex[j]->kind == HIR_SC_SYMBOL && !ex[j]->def)
                         define(v, ex[j], id->loc);
             }
+            /* a split axis's logical extent, X of its ( ceilDiv(X, k) ), is the input's size
+             * along that axis (the run takes it from --inputs files): defined by the input too,
+             * though printed only inside the ceilDiv */
+            for (int k = 0; k < t->shape.naxes; k++) {
+                hir_shape_axis a;
+                hir_shape_axis_get(t, k, &a);
+                if (a.nparts > 1 && a.extent && a.extent->kind == HIR_SC_SYMBOL && !a.extent->def)
+                    define(v, a.extent, a.inner->loc);
+            }
         } else
             define(v, val, ((hir_scalar *)val)->loc);
     }

@@ -104,12 +104,36 @@ int hir_interp_bind_run_scalars(hir_interp *it, hir_diag *e);
  * at its logical extent) and the local block's offset in it (along a device axis: the rank's
  * coordinate in the mesh times the extent of what follows the device part, i.e. the inner
  * extent). on_rank is 0 when the tensor has a mesh that does not contain the rank. A
- * stream-split axis counts whole here (a tensor outside a stream loop). */
+ * stream-split axis counts whole here (a tensor outside a stream loop).
+ *
+ * A split whose device part is not its outermost part (a stream split, then its inner split by
+ * device: [istreamIdx*ideviceIdx.x*iS]) gives a rank one block of `block` elements in every
+ * `period` of the axis (block = the extent inside the device part, period = the device part's
+ * extent times block), starting at `offset`: local index l is global index
+ * (l / block) * period + offset + l % block (hir_shard_global). block 0: one block, local index
+ * l is offset + l. */
 typedef struct hir_shard {
     int ndim;
     int64_t local[HIR_MAX_DIMS], global[HIR_MAX_DIMS], offset[HIR_MAX_DIMS];
+    int64_t block[HIR_MAX_DIMS], period[HIR_MAX_DIMS];
     int on_rank;
 } hir_shard;
+/* Along dimension d: the global index of local index l, and the local index of global index g
+ * (-1 when this rank does not hold it). */
+static inline int64_t hir_shard_global(const hir_shard *s, int d, int64_t l)
+{
+    if (!s->block[d])
+        return s->offset[d] + l;
+    return l / s->block[d] * s->period[d] + s->offset[d] + l % s->block[d];
+}
+static inline int64_t hir_shard_local(const hir_shard *s, int d, int64_t g)
+{
+    if (!s->block[d])
+        return g >= s->offset[d] && g < s->offset[d] + s->local[d] ? g - s->offset[d] : -1;
+    int64_t q = g / s->period[d], r = g % s->period[d] - s->offset[d];
+    int64_t l = q * s->block[d] + r;
+    return r >= 0 && r < s->block[d] && l < s->local[d] ? l : -1;
+}
 int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_diag *e);
 /* The loop IterDomains of t in logical order (t->nloop entries, t->shape.ids). */
 const hir_iterdomain *const *hir_interp_axes(const hir_interp *it, const hir_tensor *t);

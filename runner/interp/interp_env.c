@@ -572,6 +572,34 @@ static int device_part(hir_interp *it, const hir_tensor *t, const hir_iterdomain
     return 0;
 }
 
+/* Inside a stream loop, the length of this iteration's chunk of an axis of X elements split
+ * by the stream part `stream` (k chunks of ceilDiv(X, k), *len on entry): the last one is
+ * shorter when k does not divide X, as ShardByStream's chunk is. The chunk's index is the
+ * iteration of the innermost loop that runs k times (the loop over the chunks); where no loop
+ * does, *len stays ceilDiv(X, k). nvFuser allocates ceilDiv(X, k) every iteration and its
+ * ATen out= calls shrink the last one; allocating the chunk's own length gives the same
+ * tensors, and a Set of the last chunk fits too. */
+static int chunk_of_loop(hir_interp *it, const hir_iterdomain *stream, int64_t *len, int64_t x,
+                         hir_diag *e)
+{
+    int64_t k;
+    if (interp_extent(it, stream, &k, e))
+        return -1;
+    int top = it->loops < INTERP_LOOP_DEPTH ? it->loops : INTERP_LOOP_DEPTH;
+    for (int l = top - 1; l >= 0; l--) {
+        if (it->loop_trips[l] != k)
+            continue;
+        int64_t start, left;
+        if (hir_iop_mul(it->loop_at[l], *len, &start))
+            return interp_fail(it, e, "integer overflow in a stream chunk's offset");
+        left = x > start ? x - start : 0;
+        if (left < *len)
+            *len = left;
+        return 0;
+    }
+    return 0;
+}
+
 /* One runtime dimension d of s from the view's axis a: an unsplit axis as its IterDomain (a
  * device axis of size 1 locally), a split one as one dimension whose global extent is X of
  * its ( ceilDiv(X, k) ) or the product of its parts, and whose local extent leaves out the
@@ -580,7 +608,7 @@ static int shard_axis(hir_interp *it, const hir_tensor *t, const hir_shape_axis 
                       bool chunk, hir_shard *s, int d, hir_diag *e)
 {
     char tn[32];
-    int64_t global = 1, local = 1, after = 1, offset = 0;
+    int64_t global = 1, local = 1, after = 1, offset = 0, block = 0, period = 0;
     for (int k = a->nparts - 1; k >= 0; k--) {
         const hir_iterdomain *id = t->shape.ids[a->first + k];
         int64_t ext;
@@ -589,6 +617,11 @@ static int shard_axis(hir_interp *it, const hir_tensor *t, const hir_shape_axis 
             if (device_part(it, t, id, idx, &ext, &coord, e))
                 return -1;
             offset += coord * after;
+            if (k > 0 && !block) {   /* parts outside the device part: one block a period */
+                block = after;
+                if (hir_iop_mul(after, ext, &period))
+                    return interp_fail(it, e, "%s: its extent overflows", interp_tname(t, tn, sizeof tn));
+            }
         } else if (id->itype == HIR_IT_BROADCAST && !hir_id_expanded(id)) {
             ext = 1;
         } else if (interp_extent(it, id, &ext, e)) {
@@ -603,6 +636,7 @@ static int shard_axis(hir_interp *it, const hir_tensor *t, const hir_shape_axis 
             local *= ext;
     }
     bool split_device = a->device && a->nparts > 1;
+    int64_t prod = global;   /* the product of the parts */
     if (a->nparts > 1 && a->extent) {   /* X of ( ceilDiv(X, k) ): the exact extent */
         int64_t x;
         if (interp_eval(it, a->extent, &x, e))
@@ -613,9 +647,26 @@ static int shard_axis(hir_interp *it, const hir_tensor *t, const hir_shape_axis 
         global = x;
         if (!split_device && !(chunk && hir_ptype_is_stream(a->outer->ptype)))
             local = x;
+        else if (!split_device && a->nparts == 2 && chunk_of_loop(it, a->outer, &local, x, e))
+            return -1;
+    }
+    if (block && !(chunk && hir_ptype_is_stream(a->outer->ptype))) {
+        /* the blocks tile the axis only where every split of it is even (the axis is the
+         * product of its parts): else the ranks would hold blocks cut short at different
+         * places */
+        if (!period || global != prod)
+            return interp_fail(it, e, "%s: an axis of %" PRId64 " elements whose split parts "
+                               "make %" PRId64 ", with the device part inside the split: only "
+                               "splits that divide the axis evenly are supported there",
+                               interp_tname(t, tn, sizeof tn), global, prod);
+        local = global / period * block;
+    } else {
+        block = period = 0;   /* one block (inside a stream loop: this chunk's) */
     }
     s->global[d] = global;
     s->local[d] = local;
+    s->block[d] = block;
+    s->period[d] = period;
     /* a split device axis's block starts at coordinate x inner extent; an unsplit one is the
      * coordinate itself (local extent 1) */
     s->offset[d] = a->device ? offset : 0;
@@ -656,6 +707,30 @@ int hir_interp_shard(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_diag
 int interp_shard_here(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_diag *e)
 {
     return interp_shard(it, t, it->loops > 0, s, e);
+}
+
+int interp_refuse_blocks(hir_interp *it, const hir_tensor *t, const char *what, hir_diag *e)
+{
+    bool inside = false;   /* cheap test first: a device part after a split's first part */
+    for (int i = 0; t && i < t->shape.naxes && !inside; i++) {
+        hir_shape_axis a;
+        hir_shape_axis_get(t, i, &a);
+        for (int k = 1; k < a.nparts; k++)
+            inside |= hir_ptype_is_device(t->shape.ids[a.first + k]->ptype);
+    }
+    if (!inside)
+        return 0;
+    hir_shard s;
+    if (interp_shard_here(it, t, &s, e))
+        return -1;
+    char tn[32];
+    for (int d = 0; d < s.ndim; d++)
+        if (s.block[d])
+            return interp_fail(it, e, "dimension %d of %s holds a block of %" PRId64 " in every %"
+                               PRId64 " on each rank (its device part is inside a split): %s of "
+                               "such a layout is not supported", d, interp_tname(t, tn, sizeof tn),
+                               s.block[d], s.period[d], what);
+    return 0;
 }
 
 int interp_rt_shape(hir_interp *it, const hir_tensor *t, int *ndim, int64_t *shape,

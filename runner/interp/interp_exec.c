@@ -19,7 +19,7 @@ static int exec_block(hir_interp *it, const hir_block *b, hir_diag *e);
 static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64_t stop,
                      const hir_block *body, hir_diag *e)
 {
-    int64_t trips;
+    int64_t trips = 0;
     if (stop > start && (hir_sub_overflow(stop, start, &trips) || trips > HIR_MAX_LOOP_TRIPS))
         return interp_fail(it, e, "the loop from %" PRId64 " to %" PRId64 " would run more than %" PRId64
                            " iterations (HIR_MAX_LOOP_TRIPS), refused before its first",
@@ -29,11 +29,15 @@ static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64
     if (!slot)
         return interp_oom(it, e, "binding", interp_scalar_name(idx, sn, sizeof sn));
     rt_scalar saved = *slot;
-    it->loops++;
+    int level = it->loops++;
+    if (level < INTERP_LOOP_DEPTH)
+        it->loop_trips[level] = stop > start ? trips : 0;
     for (int64_t i = start; i < stop; i++) {
         slot = interp_scalar_slot(&it->scalars, idx);   /* the body may have grown the table */
         slot->v = i;
         slot->bound = 1;
+        if (level < INTERP_LOOP_DEPTH)
+            it->loop_at[level] = i - start;
         if (exec_block(it, body, e)) {
             it->loops--;
             return -1;

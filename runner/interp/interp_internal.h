@@ -33,6 +33,8 @@ typedef struct rt_scalar {
 
 #define WORK_SKIPPED ((hir_work *)(uintptr_t)1)   /* this rank was outside the team */
 
+#define INTERP_LOOP_DEPTH 16
+
 struct hir_interp {
     hir_program *p;
     hir_backend *be;
@@ -61,6 +63,9 @@ struct hir_interp {
     hir_map moe;            /* Dispatch hir_stmt* -> rt_moe*: its unprinted outputs */
     hir_map ew_plans;       /* element-wise hir_stmt* -> rt_ew*: its pre-resolved launch */
     int loops;              /* FOR loops being executed (nesting) */
+    /* the innermost INTERP_LOOP_DEPTH of them: iterations done and trip count (a stream
+     * chunk's index in the loop that runs over its chunks: interp_shard_here) */
+    int64_t loop_at[INTERP_LOOP_DEPTH], loop_trips[INTERP_LOOP_DEPTH];
     hir_interp_hook hooks[HIR_INTERP_MAX_HOOKS];   /* run around every statement, in order */
     int nhooks;
 };
@@ -127,6 +132,10 @@ int  interp_rt_shape(hir_interp *it, const hir_tensor *t, int *ndim, int64_t *sh
 /* hir_interp_shard, but inside a loop a stream-parallel axis is one chunk (ALLOCATE and the
  * results made inside a stream loop; at top level the axis counts whole) */
 int  interp_shard_here(hir_interp *it, const hir_tensor *t, hir_shard *s, hir_diag *e);
+/* -1 with a message when t (here) has a device part inside a split (a rank holds a block in
+ * every period of the axis: hir_shard), which `what` (a statement that moves whole blocks
+ * between ranks) does not handle; else 0 */
+int  interp_refuse_blocks(hir_interp *it, const hir_tensor *t, const char *what, hir_diag *e);
 /* The loop IterDomains of t in logical order (t->shape.ids), each split axis's parts together. */
 const hir_iterdomain *const *interp_axes(const hir_interp *it, const hir_tensor *t);
 /* the view axis of t that id is (a part of), -1 when absent */

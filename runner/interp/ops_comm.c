@@ -178,6 +178,9 @@ int ops_communication(hir_interp *it, const hir_stmt *s, hir_diag *e)
         return interp_fail(it, e, "the team was printed truncated (\" ...\"): members unknown");
     if (my < 0)
         return interp_record_work(it, c->number, WORK_SKIPPED, e);
+    if (interp_refuse_blocks(it, c->input, "a communication", e) ||
+        interp_refuse_blocks(it, c->output, "a communication", e))
+        return -1;
     int team[1024];
     hir_collective col = {0};
     if (comm_team(it, c, team, e) || comm_root(it, c, &col.root_index, e))

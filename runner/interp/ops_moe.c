@@ -37,20 +37,22 @@ static rt_buf *buf_adopt(hir_interp *it, void *ptr, const hir_view *v)
     return b;
 }
 
-/* Outputs with data-dependent sizes: free symbols among t's extents take the runtime sizes. */
+/* Outputs with data-dependent sizes: free symbols among t's extents take the runtime sizes.
+ * Dimension d is t's runtime axis d (its view's logical axes without reductions); a split axis
+ * binds the X of its ( ceilDiv(X, k) ) where its runtime extent is X, that is where no device
+ * part divides it on this rank and no stream loop chunks it. */
 static int bind_extents(hir_interp *it, const hir_tensor *t, const hir_view *v, hir_diag *e)
 {
-    int d = 0;
-    for (int k = 0; k < t->nloop && d < v->ndim; k++) {
-        const hir_iterdomain *id = interp_axes(it, t)[k];
-        if (!interp_axis_runtime(id))
+    hir_shape_axis ax[HIR_MAX_DIMS];
+    int n = hir_interp_rt_axes(t, ax);
+    for (int d = 0; d < n && d < v->ndim; d++) {
+        const hir_scalar *x = ax[d].nparts == 1 ? ax[d].inner->extent : ax[d].extent;
+        if (ax[d].nparts > 1 && (ax[d].device || it->loops > 0))
             continue;
         int64_t cur;
-        if (id->extent && id->extent->kind == HIR_SC_SYMBOL && !id->extent->def &&
-            interp_lookup(it, id->extent, &cur) != 0 &&
-            interp_bind_scalar(it, id->extent, v->shape[d], e))
+        if (x && x->kind == HIR_SC_SYMBOL && !x->def && interp_lookup(it, x, &cur) != 0 &&
+            interp_bind_scalar(it, x, v->shape[d], e))
             return -1;
-        d++;
     }
     return 0;
 }
@@ -60,10 +62,12 @@ static int bind_routed(hir_interp *it, const hir_tensor *t, const rt_moe *m, int
 {
     if (!t)
         return 0;
-    int nd = 0;
-    for (int i = 0; i < t->nloop; i++)
-        nd += interp_axis_runtime(interp_axes(it, t)[i]);
+    hir_shape_axis ax[HIR_MAX_DIMS];
+    int nd = hir_interp_rt_axes(t, ax);
     char tn[32];
+    if (nd < 0)
+        return interp_fail(it, e, "%s has more than %d dimensions", interp_tname(t, tn, sizeof tn),
+                           HIR_MAX_DIMS);
     if (nd != m->v[k].ndim)
         return interp_fail(it, e, "%s has %d axes; the Dispatch's %s have %d",
                            interp_tname(t, tn, sizeof tn), nd, what, m->v[k].ndim);

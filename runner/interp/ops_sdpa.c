@@ -24,22 +24,22 @@ static int sdpa_scalar(hir_interp *it, const hir_value *v, double *out, hir_diag
     return 0;
 }
 
-/* Device-parallel axes of t (extent 1 on this rank) leave v: the verifier does not count them,
- * and a head- or batch-sharded attention has them. 1 when t has such an axis. */
-static int drop_device_axes(hir_interp *it, const hir_tensor *t, hir_view *v)
+/* Unsplit device-parallel axes of t (extent 1 on this rank) leave v: the verifier does not
+ * count them, and a head- or batch-sharded attention has them. A split axis with a device part
+ * (ideviceIdx.x*iS) is one dimension at its local extent and stays. v's dimensions are t's
+ * runtime axes (its view's logical axes without reductions: hir_interp_rt_axes). 1 when t has
+ * such an axis. */
+static int drop_device_axes(const hir_tensor *t, hir_view *v)
 {
-    const hir_iterdomain *const *ax = interp_axes(it, t);
-    int k = 0, m = 0, dropped = 0;
-    for (int i = 0; i < t->nloop && k < v->ndim; i++) {
-        if (ax[i]->itype == HIR_IT_REDUCTION || ax[i]->itype == HIR_IT_STRIDE)
-            continue;
-        if (hir_ptype_is_device(ax[i]->ptype) && v->shape[k] == 1) {
+    hir_shape_axis ax[HIR_MAX_DIMS];
+    int n = hir_interp_rt_axes(t, ax), m = 0, dropped = 0, k = 0;
+    for (; k < v->ndim && k < n; k++) {
+        if (ax[k].nparts == 1 && ax[k].device && v->shape[k] == 1) {
             dropped = 1;
-        } else {
-            v->shape[m] = v->shape[k];
-            v->stride[m++] = v->stride[k];
+            continue;
         }
-        k++;
+        v->shape[m] = v->shape[k];
+        v->stride[m++] = v->stride[k];
     }
     for (; k < v->ndim; k++) {
         v->shape[m] = v->shape[k];
@@ -54,7 +54,7 @@ static int get_operand(hir_interp *it, const hir_value *val, hir_view *v, hir_di
     const hir_tensor *t = hir_value_tensor((hir_value *)val);
     if (interp_get(it, t, v, e))
         return -1;
-    drop_device_axes(it, t, v);
+    drop_device_axes(t, v);
     return 0;
 }
 
@@ -67,14 +67,16 @@ static int bind_output(hir_interp *it, const hir_tensor *t, int nd, const int64_
     int64_t shape[HIR_MAX_DIMS];
     hir_view probe;
     memset(&probe, 0, sizeof probe);
-    probe.ndim = t->nloop < HIR_MAX_DIMS ? t->nloop : HIR_MAX_DIMS;
+    hir_shape_axis ax[HIR_MAX_DIMS];
+    int n = hir_interp_rt_axes(t, ax);
+    probe.ndim = n < 0 ? 0 : n;
     for (int d = 0; d < probe.ndim; d++)
         probe.shape[d] = 1;
-    if (!drop_device_axes(it, t, &probe))
+    if (!drop_device_axes(t, &probe))
         return interp_bind_new(it, t, nd, want, v, e);
     if (interp_rt_shape(it, t, &rnd, shape, e) || interp_bind_new(it, t, rnd, shape, v, e))
         return -1;
-    drop_device_axes(it, t, v);
+    drop_device_axes(t, v);
     bool same = v->ndim == nd;
     for (int d = 0; same && d < nd; d++)
         same = v->shape[d] == want[d];

@@ -151,6 +151,10 @@ int ops_set(hir_interp *it, const hir_stmt *s, hir_diag *e)
     }
     if (gather == -2 || scatter == -2 || (gather >= 0 && scatter >= 0))
         return interp_fail(it, e, "a Set that reshards more than one axis is not supported");
+    if ((gather >= 0 || scatter >= 0) &&
+        (interp_refuse_blocks(it, tin, "a resharding Set", e) ||
+         interp_refuse_blocks(it, tout, "a resharding Set", e)))
+        return -1;
     if (gather >= 0 && tin->mesh && tin->mesh->ndevices > 1)
         return set_allgather(it, s, &v, gather, e);
     if (scatter >= 0 && tout->mesh) {

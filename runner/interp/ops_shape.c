@@ -189,14 +189,16 @@ int ops_reduction(hir_interp *it, const hir_stmt *s, hir_diag *e)
     hir_view v;
     if (interp_get(it, tin, &v, e))
         return -1;
-    /* the output's logical axes (reductions included) line up with the input's runtime dims */
+    /* the output's logical axes (reductions included, a split axis one axis: its view,
+     * dialect/shape.c) line up with the input's runtime dims */
     uint32_t mask = 0;
     int k = 0;
-    for (int i = 0; i < tout->nloop; i++) {
-        const hir_iterdomain *id = interp_axes(it, tout)[i];
-        if (id->itype == HIR_IT_STRIDE)
+    for (int i = 0; i < tout->shape.naxes; i++) {
+        hir_shape_axis a;
+        hir_shape_axis_get(tout, i, &a);
+        if (a.inner->itype == HIR_IT_STRIDE)
             continue;
-        if (id->itype == HIR_IT_REDUCTION)
+        if (a.reduction && k < 32)
             mask |= 1u << k;
         k++;
     }

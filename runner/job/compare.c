@@ -12,30 +12,30 @@
 
 /* ---------------------------------------------------------------- comparing a region */
 
-/* copy region [lo, hi) of a contiguous local block (at `off` in the global tensor, `shape`
- * locally) into dst, contiguous */
+/* Gather the elements both blocks hold into dst, contiguous: per dimension, pos[d][j] is the
+ * local index (into a row-major block of `shape`) of the j-th global index both hold, cnt[d]
+ * of them. */
 static void extract(char *dst, const char *src, size_t es, int nd, const int64_t *shape,
-                    const int64_t *off, const int64_t *lo, const int64_t *hi)
+                    int64_t *const *pos, const int64_t *cnt)
 {
-    int64_t idx[HIR_MAX_DIMS], stride[HIR_MAX_DIMS];
+    int64_t idx[HIR_MAX_DIMS] = {0}, stride[HIR_MAX_DIMS];
     int64_t s = 1;
     for (int d = nd - 1; d >= 0; d--) {
         stride[d] = s;
         s *= shape[d];
-        idx[d] = lo[d];
     }
     for (int d = 0; d < nd; d++)
-        if (hi[d] <= lo[d])
+        if (cnt[d] <= 0)
             return;
     for (;;) {
         int64_t lin = 0;
         for (int d = 0; d < nd; d++)
-            lin += (idx[d] - off[d]) * stride[d];
+            lin += pos[d][idx[d]] * stride[d];
         memcpy(dst, src + (size_t)lin * es, es);
         dst += es;
         int d = nd - 1;
-        while (d >= 0 && ++idx[d] == hi[d]) {
-            idx[d] = lo[d];
+        while (d >= 0 && ++idx[d] == cnt[d]) {
+            idx[d] = 0;
             d--;
         }
         if (d < 0)
@@ -44,8 +44,10 @@ static void extract(char *dst, const char *src, size_t es, int nd, const int64_t
 }
 
 /* Compare one output: got (the program's local data) against want (the reference's local
- * data), both host copies of dtype dt described by their shards; only the global region both
- * ranks hold is compared. *compared is the number of elements compared. */
+ * data), both host copies of dtype dt described by their shards; only the global elements both
+ * ranks hold are compared (a shard holds one block of each dimension, or a block every period
+ * where a device part sits inside a split: hir_shard_global). *compared is the number of
+ * elements compared. */
 static int compare_region(const void *got, const hir_shard *gs, const void *want,
                           const hir_shard *ws, hir_dtype dt, hir_compare_result *r,
                           int64_t *compared, hir_diag *e)
@@ -57,29 +59,46 @@ static int compare_region(const void *got, const hir_shard *gs, const void *want
         return hir_fail(e, "the output has %d dimensions, the reference's %d", gs->ndim,
                              ws->ndim);
     int nd = gs->ndim;
-    int64_t lo[HIR_MAX_DIMS], hi[HIR_MAX_DIMS], n = 1;
+    int64_t n = 1, cnt[HIR_MAX_DIMS] = {0}, total = 0;
     for (int d = 0; d < nd; d++) {
         if (gs->global[d] != ws->global[d])
             return hir_fail(e, "global dimension %d is %" PRId64 " in the program and %"
                                  PRId64 " in the reference", d, gs->global[d], ws->global[d]);
-        int64_t a = gs->offset[d] > ws->offset[d] ? gs->offset[d] : ws->offset[d];
-        int64_t ge = gs->offset[d] + gs->local[d], we = ws->offset[d] + ws->local[d];
-        int64_t b = ge < we ? ge : we;
-        lo[d] = a;
-        hi[d] = b > a ? b : a;
-        n *= hi[d] - lo[d];
+        total += gs->local[d];
     }
-    if (n == 0)
+    /* the global indices both hold, per dimension, as local indices of each */
+    int64_t *buf = malloc(sizeof(int64_t) * (size_t)(2 * total + 1));
+    if (!buf)
+        return hir_fail(e, "out of host memory comparing an output");
+    int64_t *gp[HIR_MAX_DIMS], *wp[HIR_MAX_DIMS], *at = buf;
+    for (int d = 0; d < nd; d++) {
+        gp[d] = at;
+        wp[d] = at + gs->local[d];
+        at += 2 * gs->local[d];
+        for (int64_t l = 0; l < gs->local[d]; l++) {
+            int64_t w = hir_shard_local(ws, d, hir_shard_global(gs, d, l));
+            if (w >= 0) {
+                gp[d][cnt[d]] = l;
+                wp[d][cnt[d]++] = w;
+            }
+        }
+        n *= cnt[d];
+    }
+    if (n == 0) {
+        free(buf);
         return 0;
+    }
     size_t es = hir_dtype_size(dt);
     char *g = malloc((size_t)n * es), *w = malloc((size_t)n * es);
     if (!g || !w) {
         free(g);
         free(w);
+        free(buf);
         return hir_fail(e, "out of host memory comparing %" PRId64 " elements", n);
     }
-    extract(g, got, es, nd, gs->local, gs->offset, lo, hi);
-    extract(w, want, es, nd, ws->local, ws->offset, lo, hi);
+    extract(g, got, es, nd, gs->local, gp, cnt);
+    extract(w, want, es, nd, ws->local, wp, cnt);
+    free(buf);
     int rc = hir_compare(g, w, dt, n, r);
     free(g);
     free(w);
@@ -126,7 +145,8 @@ static int same_shard(const hir_shard *a, const hir_shard *b)
     if (a->ndim != b->ndim) return 0;
     for (int d = 0; d < a->ndim; d++)
         if (a->local[d] != b->local[d] || a->offset[d] != b->offset[d] ||
-            a->global[d] != b->global[d])
+            a->global[d] != b->global[d] || a->block[d] != b->block[d] ||
+            a->period[d] != b->period[d])
             return 0;
     return 1;
 }

@@ -84,6 +84,25 @@ int job_bind_dir_extents(hir_interp *it, hir_program *p, const hir_run_options *
     return 0;
 }
 
+/* This rank's elements of the global array g (row-major, sh->global) into host (row-major,
+ * sh->local, the view hv): each local index goes to its global one (hir_shard_global: one
+ * block, or a block every period where a device part sits inside a split). */
+static void copy_blocks(void *host, const char *g, const hir_shard *sh, const hir_view *hv,
+                        size_t es)
+{
+    int64_t idx[HIR_MAX_DIMS] = {0}, n = hir_view_numel(hv);
+    for (int64_t k = 0; k < n; k++) {
+        int64_t lin = 0, rem = k;
+        for (int d = sh->ndim - 1; d >= 0; d--) {
+            idx[d] = rem % sh->local[d];
+            rem /= sh->local[d];
+        }
+        for (int d = 0; d < sh->ndim; d++)
+            lin = lin * sh->global[d] + hir_shard_global(sh, d, idx[d]);
+        memcpy((char *)host + (size_t)k * es, g + (size_t)lin * es, es);
+    }
+}
+
 int job_make_inputs(hir_interp *it, hir_program *p, hir_backend *be, const hir_run_options *o,
                     hir_program *names, int rank, inputs *in, hir_diag *e)
 {
@@ -141,9 +160,21 @@ int job_make_inputs(hir_interp *it, hir_program *p, hir_backend *be, const hir_r
         if (!host)
             return hir_fail(e, "out of host memory for input %s", nm);
         int rc = 0;
-        if (o->inputs == HIR_INPUTS_GENERATED) {
+        bool blocks = false;   /* a device part inside a split: one block every period */
+        for (int d = 0; d < sh.ndim; d++)
+            blocks |= sh.block[d] != 0;
+        if (o->inputs == HIR_INPUTS_GENERATED && !blocks) {
             rc = hir_data_fill(host, t->dtype, sh.ndim, sh.local, sh.global, sh.offset, o->data,
                                o->seed, hir_data_key(nm), e);
+        } else if (o->inputs == HIR_INPUTS_GENERATED) {
+            /* the global tensor's data, then this rank's blocks of it */
+            char *g = malloc(gbytes + 1);
+            if (!g)
+                rc = hir_fail(e, "out of host memory making input %s", nm);
+            else if (!(rc = hir_data_fill(g, t->dtype, sh.ndim, sh.global, NULL, NULL, o->data,
+                                          o->seed, hir_data_key(nm), e)))
+                copy_blocks(host, g, &sh, &hv, hir_dtype_size(t->dtype));
+            free(g);
         } else {
             char path[4096];
             snprintf(path, sizeof path, "%s/%s.rank%d.npy", o->inputs_dir, nm, rank);
@@ -159,25 +190,8 @@ int job_make_inputs(hir_interp *it, hir_program *p, hir_backend *be, const hir_r
                     char *g = malloc(gbytes + 1);
                     if (!g)
                         rc = hir_fail(e, "out of host memory reading %s", path);
-                    else if (!(rc = hir_npy_read(path, g, t->dtype, sh.ndim, sh.global, e))) {
-                        hir_shard whole = sh;
-                        memcpy(whole.local, sh.global, sizeof whole.local);
-                        memset(whole.offset, 0, sizeof whole.offset);
-                        /* copy the block by hand (compare.c's region extractor compares;
-                         * nothing to compare here) */
-                        size_t es = hir_dtype_size(t->dtype);
-                        int64_t idx[HIR_MAX_DIMS] = {0}, n = hir_view_numel(&hv);
-                        for (int64_t k = 0; k < n; k++) {
-                            int64_t lin = 0, rem = k;
-                            for (int d = sh.ndim - 1; d >= 0; d--) {
-                                idx[d] = rem % sh.local[d];
-                                rem /= sh.local[d];
-                            }
-                            for (int d = 0; d < sh.ndim; d++)
-                                lin = lin * sh.global[d] + idx[d] + sh.offset[d];
-                            memcpy((char *)host + (size_t)k * es, g + (size_t)lin * es, es);
-                        }
-                    }
+                    else if (!(rc = hir_npy_read(path, g, t->dtype, sh.ndim, sh.global, e)))
+                        copy_blocks(host, g, &sh, &hv, hir_dtype_size(t->dtype));
                     free(g);
                 }
             }

@@ -15,10 +15,13 @@ import argparse
 
 
 def tensor(name, dt, dims, mesh=None, sharded=False):
-    # sharded: a leading device axis of extent mesh, so that each rank holds dims with N = 1
-    ax = ['ideviceIdx.x%d{%d}' % (name * 10 + 9, mesh)] if sharded else []
+    # sharded: a leading device axis of extent mesh, so that each rank holds dims with N = 1.
+    # It is a logical axis of its own, the first: numbered first, as nvFuser numbers a
+    # tensor's logical IterDomains in logical order (docs/language.md §12); a device axis
+    # numbered after the others would be the last logical axis.
+    ax = ['ideviceIdx.x%d{%d}' % (name * 10, mesh)] if sharded else []
     for i, d in enumerate(dims):
-        ax.append('iS%d{%d}' % (name * 10 + i, 1 if sharded and i == 0 else d))
+        ax.append('iS%d{%d}' % (name * 10 + i + (1 if sharded else 0), 1 if sharded and i == 0 else d))
     s = 'T%d_g_%s[%s]' % (name, dt, ', '.join(ax))
     if mesh:
         s += ' (DeviceMesh{%s})' % ' '.join(str(r) for r in range(mesh))

@@ -47,6 +47,41 @@ def alltoall(x):
     return {"T1": (x["T0"], 1), "T8": (x["T0"], 0)}
 
 
+def nested(x):
+    # T0 [12, 4] split by stream (3 chunks of 4 rows), each chunk split by device (2 blocks of
+    # 2 rows): rank r holds rows 4 s + 2 r + j (s < 3, j < 2), and the program copies them
+    return {"T2": (x["T0"], 0, (2, 4))}
+
+
+# test/lit/shapes/{permute,reshape,alltoall}.hir: each print's outputs from its inputs
+def perm2(x):
+    return {"T1": x["T0"].T}
+
+
+def perm3(x):
+    return {"T1": np.transpose(x["T0"], (2, 0, 1))}
+
+
+def perm4_matmul(x):
+    return {"T3": np.matmul(np.transpose(x["T0"], (1, 3, 0, 2)), x["T2"])}
+
+
+def reshape_first(x):
+    return {"T3": np.matmul(x["T0"].reshape(8, 16, 8), x["T2"])}
+
+
+def reshape_middle(x):
+    return {"T1": x["T0"].reshape(4, 2, 16, 8)}
+
+
+def reshape_last(x):
+    return {"T2": x["T0"].reshape(4, 16)}
+
+
+def alltoall_set(x):
+    return {"T1": (x["T0"], 1), "T2": x["T0"]}
+
+
 CASES = {
     "permute": ({"T0": (4, 3, 2)}, permute),
     "permute-square": ({"T0": (4, 4, 4)}, permute),
@@ -58,6 +93,14 @@ CASES = {
     "fec-rows-square": ({"T0": (6, 6), "T1": (6, 6)}, fec_rows),
     "alltoall": ({"T0": (4, 12)}, alltoall),
     "alltoall-square": ({"T0": (4, 4)}, alltoall),
+    "nested": ({"T0": (12, 4)}, nested),
+    "print-permute-2": ({"T0": (5, 16)}, perm2),
+    "print-permute-3": ({"T0": (2, 3, 5)}, perm3),
+    "print-permute-4": ({"T0": (2, 3, 5, 7), "T2": (5, 4)}, perm4_matmul),
+    "print-reshape-first": ({"T0": (2, 4, 16, 8), "T2": (8, 32)}, reshape_first),
+    "print-reshape-middle": ({"T0": (4, 32, 8)}, reshape_middle),
+    "print-reshape-last": ({"T0": (4, 8, 2)}, reshape_last),
+    "print-alltoall": ({"T0": (4, 12)}, alltoall_set),
 }
 
 
@@ -72,12 +115,17 @@ def main():
     out, ranks = sys.argv[4], int(sys.argv[5])
     x = {name: np.load("%s/%s.npy" % (d, name)) for name in shapes}
     for name, want in fn(x).items():
-        axis = None
+        axis, blocks = None, None
         if isinstance(want, tuple):
-            want, axis = want
+            blocks = want[2] if len(want) > 2 else None
+            want, axis = want[0], want[1]
         glob = want
         for r in range(ranks):
-            if axis is not None:   # rank r's block of a device-split axis
+            if blocks is not None:   # a block of b in every period p, the rank's at r * b
+                b, p = blocks
+                rows = [q * p + r * b + j for q in range(glob.shape[axis] // p) for j in range(b)]
+                want = np.take(glob, rows, axis=axis)
+            elif axis is not None:   # rank r's block of a device-split axis
                 w = glob.shape[axis] // ranks
                 want = np.take(glob, range(r * w, (r + 1) * w), axis=axis)
             got = np.load("%s/%s.rank%d.npy" % (out, name, r))
