@@ -190,6 +190,9 @@ hir_run_status job_interp(job *j, hir_diag *e)
     if (j->o->inputs == HIR_INPUTS_DIR &&
         job_bind_dir_extents(j->it, j->main.p, j->o, j->main.p, j->rank, e))
         return HIR_RUN_FAILED;
+    int agree = job_agree_extents(j, e);
+    if (agree)
+        return agree > 0 ? HIR_RUN_REFUSED : HIR_RUN_FAILED;
     int limits = hir_limits_check(j->it, j->main.p, j->be, j->boot, e);
     return limits > 0 ? HIR_RUN_REFUSED : limits < 0 ? HIR_RUN_FAILED : HIR_RUN_OK;
 }
