@@ -424,6 +424,26 @@ int hir_boot_team_bcast(hir_boot *b, const int *team, int team_size, int root_in
     return hir_mpi_poll(&r, NULL, 1, b->timeout, what, e);
 }
 
+int hir_boot_team_allgather(hir_boot *b, const int *team, int team_size, const void *mine,
+                            void *all, size_t bytes, hir_diag *e)
+{
+    if (team_size <= 1 || bytes == 0) {
+        memmove(all, mine, bytes);
+        return 0;
+    }
+    if (bytes > INT_MAX / (size_t)team_size)
+        return hir_fail(e, "hir_boot_team_allgather: %zu bytes from %d members is more than "
+                           "one message", bytes, team_size);
+    MPI_Comm comm;
+    if (hir_mpi_team_comm(&b->teams, b->world, team, team_size, b->timeout, &comm, e))
+        return -1;
+    MPI_Request r;
+    int rc = MPI_Iallgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, comm, &r);
+    if (rc != MPI_SUCCESS)
+        return hir_mpi_error(e, "MPI_Iallgather", rc);
+    return hir_mpi_poll(&r, NULL, 1, b->timeout, "team exchange", e);
+}
+
 int hir_boot_exchange(hir_boot *b, int peer, int tag, const void *mine, void *theirs,
                       size_t bytes, hir_diag *e)
 {

@@ -40,6 +40,11 @@ int  hir_boot_barrier(hir_boot *b, hir_diag *e);
  * ascending positions as in the program's team=(...)); every member must call it. */
 int  hir_boot_team_bcast(hir_boot *b, const int *team, int team_size, int root_index,
                          void *data, size_t bytes, hir_diag *e);
+/* Every member of `team` gets every member's `bytes` (all: team_size slots in team order);
+ * every member must call it. On a communicator of the bootstrap's own, never the one a
+ * backend moves data on. */
+int  hir_boot_team_allgather(hir_boot *b, const int *team, int team_size, const void *mine,
+                             void *all, size_t bytes, hir_diag *e);
 /* Exchange `bytes` with one peer: send `mine`, receive into `theirs`. Only the two ranks take
  * part (no barrier); `tag` separates concurrent exchanges. */
 int  hir_boot_exchange(hir_boot *b, int peer, int tag, const void *mine, void *theirs,

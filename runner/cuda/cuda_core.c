@@ -133,6 +133,33 @@ int hir_cu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work *
            -1;
 }
 
+/* Before a collective is posted its team agrees on its signature (agree.h): one allgather of
+ * HIR_SIG_N int64 per member over the bootstrap, made only when this rank's signature is not
+ * the one its statement agreed on before (a loop's steady state exchanges nothing). NCCL
+ * checks none of it: a Broadcast whose root differs between ranks, or counts that differ,
+ * hang or leave each rank with its own data. */
+static int cu_agree(hir_cu_backend *cb, const hir_collective *c, hir_diag *e)
+{
+    hir_boot *boot = cb->base.cfg.boot;
+    if (c->team_size <= 1 || !boot)
+        return 0;
+    int64_t mine[HIR_SIG_N], stack[8 * HIR_SIG_N], *all = stack;
+    hir_coll_signature(c, mine);
+    if (hir_sig_cache_hit(&cb->agreed, c->stmt_id, mine))
+        return 0;
+    if (c->team_size > 8 && !(all = malloc(sizeof *all * HIR_SIG_N * (size_t)c->team_size)))
+        return hir_fail(e, "%s: out of host memory", hir_comm_type_name(c->kind)), -1;
+    cb->agree_exchanges++;
+    int rc = hir_boot_team_allgather(boot, c->team, c->team_size, mine, all, sizeof mine, e);
+    if (!rc)
+        rc = hir_coll_sig_compare(c, all, e);
+    if (!rc)
+        hir_sig_cache_put(&cb->agreed, c->stmt_id, mine);   /* no memory: no cache, still right */
+    if (all != stack)
+        free(all);
+    return rc ? -1 : 0;
+}
+
 /* An Allgather over the CUDA transport runs over CUDA IPC; every other collective over NCCL. */
 int hir_cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **w,
                       hir_diag *e)
@@ -143,6 +170,8 @@ int hir_cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, h
     if (cb->staged_group)
         return hir_fail(e, "%s inside a coalescing group: with --nccl-p2p=host-staged a "
                                 "group holds P2P only", hir_comm_type_name(c->kind)), -1;
+    if (cu_agree(cb, c, e))
+        return -1;
     if (c->transport == HIR_BK_CUDA && c->kind == HIR_COMM_ALLGATHER && !cb->in_group)
         return hir_cu_ipc_allgather(cb, s, c, w, e);
     return hir_cu_nccl_collective(be, s, c, w, e);

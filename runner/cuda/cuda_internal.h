@@ -13,6 +13,7 @@
 
 #include "support/support.h"
 
+#include "runner/backend/agree.h"
 #include "runner/backend/backend.h"
 #include "runner/boot/boot.h"
 #include "runner/cuda/cuda_backend.h"
@@ -226,6 +227,10 @@ typedef struct hir_cu_backend {
     hir_cu_launch_rec *recs;
     int nrecs, cap_recs;
     int64_t rec_other;           /* device work recorded that is not a cuLaunchKernel */
+
+    /* collective signatures the team agreed on, by statement (cuda_core.c, agree.h) */
+    hir_sig_cache agreed;
+    int64_t agree_exchanges;     /* exchanges made (a cache miss each) */
 } hir_cu_backend;
 
 static inline hir_cu_backend *hir_cu(hir_backend *be) { return (hir_cu_backend *)be; }
