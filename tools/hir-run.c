@@ -30,7 +30,10 @@ static const char usage[] =
     "                         (no PROGRAM needed)\n"
     "  --simulate-nodes=N     count N blocks of consecutive ranks as N nodes (testing on one\n"
     "                         node; N must divide the number of ranks)\n"
-    "  --timeout=SEC          longest wait on a peer before the job fails (default 300)\n"
+    "  --timeout=SEC          longest wait on a peer before the job fails (default 300);\n"
+    "                         it does not bound a rank computing on its own\n"
+    "  --max-loop-work=N      refuse a loop whose trips times those of the loops around it\n"
+    "                         exceed N, before its first iteration (default 2^30)\n"
     "  --inputs=KIND|DIR      random (default), zeros, ones, arange, or a directory of .npy\n"
     "                         files T0.npy (global) or T0.rank<r>.npy (this rank's shard)\n"
     "  --seed=S               seed of --inputs=random (default 0)\n"
@@ -158,7 +161,7 @@ static int bad_num(const char *opt, const char *arg, const char *why)
 
 /* the options that take a value (value_of below): one given last, without it, is named */
 static const char *const valued[] = {
-    "--simulate-nodes", "--device", "--streams", "--timeout", "--seed", "--inputs", "--bind",
+    "--simulate-nodes", "--device", "--streams", "--timeout", "--max-loop-work", "--seed", "--inputs", "--bind",
     "--container", "--save-outputs", "--iters", "--p2p-protocol", "--nccl-p2p", "--gemm-tune", "--check-mode",
     "--check-vectors", "--kernel", "--bench-json", "--bench-plot", "--warmup", "--trace",
     "--progress-after", NULL};
@@ -244,6 +247,10 @@ static int flag_program(cli *c, int argc, char **argv, int *i)
         if (hir_opt_int(x, 1, INT_MAX, &v, why, sizeof why))
             return bad_num("--streams", x, why);
         o->num_streams = (int)v;
+    } else if ((x = value_of(argc, argv, i, "--max-loop-work"))) {
+        if (hir_opt_int(x, 1, LLONG_MAX, &v, why, sizeof why))
+            return bad_num("--max-loop-work", x, why);
+        o->max_loop_work = (int64_t)v;
     } else if ((x = value_of(argc, argv, i, "--seed"))) {
         if (hir_opt_int(x, 0, LLONG_MAX, &v, why, sizeof why))
             return bad_num("--seed", x, why);

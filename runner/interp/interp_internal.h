@@ -61,6 +61,7 @@ struct hir_interp {
     hir_map moe;            /* Dispatch hir_stmt* -> rt_moe*: its unprinted outputs */
     hir_map ew_plans;       /* element-wise hir_stmt* -> rt_ew*: its pre-resolved launch */
     int loops;              /* FOR loops being executed (nesting) */
+    int64_t nest_work;      /* product of the trip counts of the loops being executed (1 outside) */
     hir_interp_hook hooks[HIR_INTERP_MAX_HOOKS];   /* run around every statement, in order */
     int nhooks;
 };

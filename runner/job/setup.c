@@ -135,6 +135,7 @@ hir_run_status job_backends(job *j, hir_diag *e)
     j->cfg.nbinds = o->nbinds;
     j->cfg.terms = o->terms;
     j->cfg.no_resolve = o->no_resolve;
+    j->cfg.max_loop_work = o->max_loop_work;
     if (o->verbose) {
         j->vlog.f = j->size > 1 ? open_memstream(&j->vlog.buf, &j->vlog.len) : NULL;
         j->cfg.trace = j->vlog.f ? j->vlog.f : e->out;  /* one rank: straight to the diag's stream */
