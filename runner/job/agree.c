@@ -452,7 +452,13 @@ int job_agree_extents(job *j, hir_diag *e)
     /* a rank that ran out of memory still takes part, with a record nobody else can match */
     if (w->oom)
         w->rec.hash = ~w->rec.hash, w->rec.n = -1;
-    int rc = job_allgather(j->boot, &w->rec, all, sizeof *all, e);
+    int *world = malloc(sizeof(int) * (size_t)j->size);
+    int rc = world ? 0 : hir_fail(e, "rank %d: out of host memory", j->rank);
+    for (int r = 0; world && r < j->size; r++)
+        world[r] = r;
+    if (!rc)
+        rc = hir_boot_team_allgather(j->boot, world, j->size, &w->rec, all, sizeof *all, e);
+    free(world);
     for (int r = 1; r < j->size && !rc; r++) {
         const extent_rec *a = &all[0], *b = &all[r];
         if (a->n == b->n && a->hash == b->hash)
