@@ -9,7 +9,8 @@
 #include "support/support.h"
 
 static const char *const sig_field[HIR_SIG_N] = {"the kind", "the team", "root", "elements",
-                                                  "dtype", "the statement"};
+                                                  "dtype", NULL};
+_Static_assert(HIR_SIG_WHERE == HIR_SIG_N - 1, "the place comes last");
 
 /* The buffer whose element count every member has in common: the input where members each
  * give one part, else the output. */
@@ -52,8 +53,6 @@ static void sig_text(char *b, size_t n, int field, int64_t v)
         snprintf(b, n, "team hash %016llx", (unsigned long long)v);
     else if (field == HIR_SIG_COUNT)
         snprintf(b, n, "%lld elements", (long long)v);
-    else if (field == HIR_SIG_WHERE)
-        snprintf(b, n, "the statement at byte %lld of the program", (long long)v);
     else
         snprintf(b, n, "root %lld", (long long)v);
 }
@@ -61,7 +60,7 @@ static void sig_text(char *b, size_t n, int field, int64_t v)
 int hir_coll_sig_compare(const hir_collective *c, const int64_t *all, hir_diag *e)
 {
     for (int j = 1; j < c->team_size; j++)
-        for (int f = 0; f < HIR_SIG_N; f++) {
+        for (int f = 0; f < HIR_SIG_WHERE; f++) {
             int64_t a = all[f], b = all[j * HIR_SIG_N + f];
             if (a == b)
                 continue;
@@ -73,6 +72,33 @@ int hir_coll_sig_compare(const hir_collective *c, const int64_t *all, hir_diag *
                                c->team[0], ta, c->team[j], tb);
         }
     return 0;
+}
+
+int hir_p2p_header_compare(int sender, int receiver, int64_t send_dtype, int64_t send_count,
+                           int64_t recv_dtype, int64_t recv_count, int peer, hir_diag *e)
+{
+    if (send_dtype == recv_dtype && send_count == recv_count)
+        return 0;
+    int sok = send_dtype >= 0 && send_dtype < HIR_DT_COUNT;
+    int rok = recv_dtype >= 0 && recv_dtype < HIR_DT_COUNT;
+    int64_t ssz = sok ? (int64_t)hir_dtype_size((hir_dtype)send_dtype) : 0;
+    int64_t rsz = rok ? (int64_t)hir_dtype_size((hir_dtype)recv_dtype) : 0;
+    return hir_fail_peer(e, peer, "P2P from rank %d to rank %d: rank %d sends %lld elements of "
+                         "%s (%lld bytes), rank %d receives into %lld elements of %s (%lld "
+                         "bytes); a send and its receive must have the same size and dtype",
+                         sender, receiver, sender, (long long)send_count,
+                         sok ? hir_dtype_name((hir_dtype)send_dtype) : "?",
+                         (long long)(send_count * ssz), receiver, (long long)recv_count,
+                         rok ? hir_dtype_name((hir_dtype)recv_dtype) : "?",
+                         (long long)(recv_count * rsz));
+}
+
+int hir_coll_sig_same_place(const hir_collective *c, const int64_t *all)
+{
+    for (int j = 1; j < c->team_size; j++)
+        if (all[j * HIR_SIG_N + HIR_SIG_WHERE] != all[HIR_SIG_WHERE])
+            return 0;
+    return 1;
 }
 
 typedef struct hir_sig_entry {

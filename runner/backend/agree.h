@@ -14,8 +14,17 @@ enum { HIR_SIG_KIND, HIR_SIG_TEAM, HIR_SIG_ROOT, HIR_SIG_COUNT, HIR_SIG_DTYPE, H
 /* c's signature on this rank */
 void hir_coll_signature(const hir_collective *c, int64_t sig[HIR_SIG_N]);
 /* all: the team's signatures in team order; -1 with e set (the same text on every member)
- * when a member's differs from member 0's, else 0 */
+ * when a member's differs from member 0's in kind, team, root, elements or dtype, else 0.
+ * HIR_SIG_WHERE is not compared: members may reach one collective through different
+ * statements (IF branches); hir_coll_sig_same_place says whether they did. */
 int hir_coll_sig_compare(const hir_collective *c, const int64_t *all, hir_diag *e);
+int hir_coll_sig_same_place(const hir_collective *c, const int64_t *all);
+
+/* A P2P transfer's two sides: the sender's dtype and element count (as its header says; a
+ * dtype outside the table is printed "?") against the receiver's. -1 with e set (its peer
+ * `peer`) naming both ranks, both sizes and both dtypes when they differ, else 0. */
+int hir_p2p_header_compare(int sender, int receiver, int64_t send_dtype, int64_t send_count,
+                           int64_t recv_dtype, int64_t recv_count, int peer, hir_diag *e);
 
 /* Signatures agreed so far, one per statement (stmt_id). A member whose signature equals its
  * statement's agreed one skips the exchange. Sound: the members had agreed on that value, so
