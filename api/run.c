@@ -3,6 +3,7 @@
  * caller owns. No MPI bootstrap is made: the CPU backend without one runs every
  * communication whose team is this rank alone, and hir_check_meshes refuses programs that
  * name other devices, so MPI is linked (through the runner) but never initialised. */
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,11 +129,13 @@ static hirc_status check_buffer(run_ctx *c, const char *what, const char *name,
     return HIRC_OK;
 }
 
-/* Bind the extents an input spells as a bare symbol to the caller's shape. */
-static void auto_bind(run_ctx *c, const hir_tensor *t, const hirc_tensor *b)
+/* Bind the extents an input spells as a bare symbol to the caller's shape. A binding the
+ * caller gave for the same symbol must say the same: neither wins silently (issue 31). */
+static hirc_status auto_bind(run_ctx *c, const char *input, const hir_tensor *t,
+                             const hirc_tensor *b)
 {
     if (b->ndim != hirc__tensor_ndim(t))
-        return;   /* reported by check_buffer */
+        return HIRC_OK;   /* reported by check_buffer */
     int d = 0;
     for (int k = 0; k < t->shape.naxes; k++) {
         hir_shape_axis a;
@@ -141,6 +144,17 @@ static void auto_bind(run_ctx *c, const hir_tensor *t, const hirc_tensor *b)
             continue;
         const hir_scalar *s = a.extent;   /* the logical extent (X of a ceilDiv) */
         if (s && s->kind == HIR_SC_SYMBOL && !s->def && !a.device) {
+            char sym[64];
+            hirc__value_name(&s->head, sym, sizeof sym);
+            for (int j = 0; j < c->nbinds; j++)
+                if (!strcmp(c->binds[j].name, sym) && c->binds[j].value != b->shape[d]) {
+                    char msg[400];
+                    snprintf(msg, sizeof msg, "input %s: binding '%s' is %" PRId64 ", but the "
+                             "buffer's shape gives %" PRId64 " (axis %d); give the same value "
+                             "or leave the binding out", input, sym, c->binds[j].value,
+                             b->shape[d], d);
+                    return fail(c, HIRC_ERR_MISMATCH, "%s%s", msg, "");
+                }
             int known = 0;
             for (int j = 0; j < c->nauto; j++)
                 known |= c->auto_s[j] == s;
@@ -153,6 +167,7 @@ static void auto_bind(run_ctx *c, const hir_tensor *t, const hirc_tensor *b)
         }
         d++;
     }
+    return HIRC_OK;
 }
 
 /* The counts of inputs and bindings checked, and the caller's bindings copied. */
@@ -206,8 +221,9 @@ static hirc_status check_dims(run_ctx *c, const hirc_tensor *in, size_t nin)
             if (in[i].shape[d] < 0)
                 return fail(c, HIRC_ERR_MISMATCH, "input %s: negative extent in its shape%s", nm,
                             "");
-        if (t)
-            auto_bind(c, t, &in[i]);
+        hirc_status st = t ? auto_bind(c, nm, t, &in[i]) : HIRC_OK;
+        if (st != HIRC_OK)
+            return st;
     }
     return HIRC_OK;
 }

@@ -36,7 +36,10 @@ static const char usage[] =
     "                         (no PROGRAM needed)\n"
     "  --simulate-nodes=N     count N blocks of consecutive ranks as N nodes (testing on one\n"
     "                         node; N must divide the number of ranks)\n"
-    "  --timeout=SEC          longest wait on a peer before the job fails (default 300)\n"
+    "  --timeout=SEC          longest wait on a peer before the job fails (default 300);\n"
+    "                         it does not bound a rank computing on its own\n"
+    "  --max-loop-work=N      refuse a loop whose trips times those of the loops around it\n"
+    "                         exceed N, before its first iteration (default 2^30)\n"
     "  --inputs=KIND|DIR      random (default), zeros, ones, arange, or a directory of .npy\n"
     "                         files T0.npy (global) or T0.rank<r>.npy (this rank's shard)\n"
     "  --seed=S               seed of --inputs=random (default 0)\n"
@@ -177,7 +180,7 @@ enum {
     OPT_CHECK, OPT_P2P, OPT_NCCL_P2P, OPT_GEMM_TUNE, OPT_CHECK_MODE, OPT_CHECK_VECTORS,
     OPT_VARY, OPT_BENCH_JSON, OPT_BENCH_PLOT, OPT_BENCH, OPT_GRAPH, OPT_BENCH_BARE,
     OPT_NO_RESOLVE, OPT_WARMUP, OPT_TRACE, OPT_COLOR, OPT_PROGRESS, OPT_PROGRESS_AFTER,
-    OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_COMPLETION, OPT_COMM_PRIORITY,
+    OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_COMPLETION, OPT_COMM_PRIORITY, OPT_MAX_LOOP_WORK,
 };
 
 /* hir-run's options (tools/cli.h: --opt=V or --opt V, -- ends them; --check and --bench take
@@ -189,6 +192,7 @@ static const hir_cli_option run_opts[] = {
     {"--topology", NULL, HIR_CLI_FLAG, OPT_TOPOLOGY, NULL},
     {"--simulate-nodes", NULL, HIR_CLI_VALUE, OPT_SIM_NODES, NULL},
     {"--timeout", NULL, HIR_CLI_VALUE, OPT_TIMEOUT, NULL},
+    {"--max-loop-work", NULL, HIR_CLI_VALUE, OPT_MAX_LOOP_WORK, NULL},
     {"--inputs", NULL, HIR_CLI_VALUE, OPT_INPUTS, "random zeros ones arange"},
     {"--seed", NULL, HIR_CLI_VALUE, OPT_SEED, NULL},
     {"--bind", NULL, HIR_CLI_VALUE, OPT_BIND, NULL},
@@ -303,6 +307,11 @@ static int flag_program(cli *c, int id, const char *x)
         if (int_opt(id, x, 1, INT_MAX, &v))
             return 2;
         o->num_streams = (int)v;
+        return 0;
+    case OPT_MAX_LOOP_WORK:
+        if (int_opt(id, x, 1, LLONG_MAX, &v))
+            return 2;
+        o->max_loop_work = (int64_t)v;
         return 0;
     case OPT_SEED:
         if (int_opt(id, x, 0, LLONG_MAX, &v))

@@ -388,6 +388,17 @@ def test_run_integers_are_range_checked():
     np.testing.assert_array_equal(c, a)
 
 
+def test_binding_against_shape_is_refused():
+    # a binding and the array's shape disagree on i0 (before: the array's 3 was used silently)
+    p = hir.parse(COPY_SYMBOLIC)
+    a = np.ones((3, 4), dtype=np.float32)
+    with pytest.raises(hir.MismatchError, match=r"input T0: binding 'i0' is 5, but the "
+                       r"buffer's shape gives 3 \(axis 0\)"):
+        p.run(a, bindings={"i0": 5})
+    (c,) = p.run(a, bindings={"i0": 3})
+    np.testing.assert_array_equal(c, a)
+
+
 def test_released_program_raises_value_error():
     p = hir.parse(MATMUL)
     p.release()

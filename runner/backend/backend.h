@@ -66,6 +66,8 @@ typedef struct hir_collective {
     const hir_view *input;     /* may be NULL where the kind allows (e.g. non-root gather) */
     const hir_view *output;    /* may be NULL likewise */
     uintptr_t stmt_id;         /* identity of the statement, for caches and messages */
+    int64_t where;             /* the statement's byte offset in the program's text: the same
+                                * on every rank (agree.h); -1 when unknown */
 } hir_collective;
 
 typedef struct hir_p2p {

@@ -424,6 +424,102 @@ int hir_boot_team_bcast(hir_boot *b, const int *team, int team_size, int root_in
     return hir_mpi_poll(&r, NULL, 1, b->timeout, what, e);
 }
 
+int hir_boot_team_allgather(hir_boot *b, const int *team, int team_size, const void *mine,
+                            void *all, size_t bytes, hir_diag *e)
+{
+    if (team_size <= 1 || bytes == 0) {
+        memmove(all, mine, bytes);
+        return 0;
+    }
+    if (bytes > INT_MAX / (size_t)team_size)
+        return hir_fail(e, "hir_boot_team_allgather: %zu bytes from %d members is more than "
+                           "one message", bytes, team_size);
+    MPI_Comm comm;
+    if (hir_mpi_team_comm(&b->teams, b->world, team, team_size, b->timeout, &comm, e))
+        return -1;
+    MPI_Request r;
+    int rc = MPI_Iallgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, comm, &r);
+    if (rc != MPI_SUCCESS)
+        return hir_mpi_error(e, "MPI_Iallgather", rc);
+    return hir_mpi_poll(&r, NULL, 1, b->timeout, "team exchange", e);
+}
+
+struct hir_boot_msg {
+    MPI_Request r;
+    int peer, is_recv;
+    size_t bytes;
+    unsigned char buf[HIR_BOOT_MSG_MAX];
+};
+
+int hir_boot_msg_post(hir_boot *b, int peer, int tag, int is_recv, const void *data,
+                      size_t bytes, hir_boot_msg **out, hir_diag *e)
+{
+    *out = NULL;
+    if (peer < 0 || peer >= b->size)
+        return hir_fail(e, "hir_boot_msg_post: peer %d outside a world of %d", peer, b->size);
+    if (bytes > HIR_BOOT_MSG_MAX)
+        return hir_fail(e, "hir_boot_msg_post: %zu bytes is more than %d", bytes,
+                        HIR_BOOT_MSG_MAX);
+    hir_boot_msg *m = calloc(1, sizeof *m);
+    if (!m)
+        return hir_fail(e, "out of host memory");
+    m->peer = peer;
+    m->is_recv = is_recv;
+    m->bytes = bytes;
+    int rc;
+    if (is_recv) {
+        rc = MPI_Irecv(m->buf, (int)bytes, MPI_BYTE, peer, tag, b->world, &m->r);
+    } else {
+        memcpy(m->buf, data, bytes);
+        rc = MPI_Isend(m->buf, (int)bytes, MPI_BYTE, peer, tag, b->world, &m->r);
+    }
+    if (rc != MPI_SUCCESS) {
+        free(m);
+        return hir_mpi_error(e, is_recv ? "MPI_Irecv" : "MPI_Isend", rc);
+    }
+    *out = m;
+    return 0;
+}
+
+int hir_boot_msg_complete(hir_boot *b, hir_boot_msg *m, int wait, void *out, const char *what,
+                          hir_diag *e)
+{
+    int rc;
+    if (wait) {
+        rc = hir_mpi_poll(&m->r, &m->peer, 1, b->timeout, what, e);
+    } else {
+        int flag = 0;
+        rc = MPI_Test(&m->r, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            rc = hir_mpi_error(e, "MPI_Test", rc);
+        else if (!flag)
+            return 0;
+    }
+    if (rc) {
+        hir_boot_msg_drop(m);
+        return -1;
+    }
+    if (m->is_recv && out)
+        memcpy(out, m->buf, m->bytes);
+    free(m);
+    return 1;
+}
+
+void hir_boot_msg_drop(hir_boot_msg *m)
+{
+    if (!m)
+        return;
+    int done = 0;
+    if (m->r != MPI_REQUEST_NULL && !m->is_recv)   /* a small send is usually gone already */
+        MPI_Test(&m->r, &done, MPI_STATUS_IGNORE);
+    if (m->r != MPI_REQUEST_NULL && !done) {
+        hir_mpi_drop_pending(&m->r, 1);
+        if (!m->is_recv)
+            return;   /* a detached send still reads m->buf: leaked rather than freed early */
+    }
+    free(m);
+}
+
 int hir_boot_exchange(hir_boot *b, int peer, int tag, const void *mine, void *theirs,
                       size_t bytes, hir_diag *e)
 {

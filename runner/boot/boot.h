@@ -40,10 +40,30 @@ int  hir_boot_barrier(hir_boot *b, hir_diag *e);
  * ascending positions as in the program's team=(...)); every member must call it. */
 int  hir_boot_team_bcast(hir_boot *b, const int *team, int team_size, int root_index,
                          void *data, size_t bytes, hir_diag *e);
+/* Every member of `team` gets every member's `bytes` (all: team_size slots in team order);
+ * every member must call it. On a communicator of the bootstrap's own, never the one a
+ * backend moves data on. */
+int  hir_boot_team_allgather(hir_boot *b, const int *team, int team_size, const void *mine,
+                             void *all, size_t bytes, hir_diag *e);
 /* Exchange `bytes` with one peer: send `mine`, receive into `theirs`. Only the two ranks take
  * part (no barrier); `tag` separates concurrent exchanges. */
 int  hir_boot_exchange(hir_boot *b, int peer, int tag, const void *mine, void *theirs,
                        size_t bytes, hir_diag *e);
+
+/* A small message posted without waiting (a P2P header, agree.h): its bytes (at most
+ * HIR_BOOT_MSG_MAX) are copied into the message, so the caller's buffer may go at once. */
+#define HIR_BOOT_MSG_MAX 64
+typedef struct hir_boot_msg hir_boot_msg;
+/* Post a send of `bytes` of data to peer on tag, or (is_recv) a receive of `bytes` from it. */
+int  hir_boot_msg_post(hir_boot *b, int peer, int tag, int is_recv, const void *data,
+                       size_t bytes, hir_boot_msg **out, hir_diag *e);
+/* Complete m: with wait, polled up to the timeout (a located failure naming the peer and
+ * `what`); without, only tested. Returns 1 when complete (a receive's bytes copied to out; m
+ * freed), 0 when not yet (never with wait), -1 on failure (m freed). */
+int  hir_boot_msg_complete(hir_boot *b, hir_boot_msg *m, int wait, void *out, const char *what,
+                           hir_diag *e);
+/* Give m up: a receive is cancelled, a send left to MPI; m freed. */
+void hir_boot_msg_drop(hir_boot_msg *m);
 
 /* Initialise MPI (unless the caller already did; MPI_THREAD_FUNNELED at least) and discover
  * rank, size, local rank/size and node indices (from MPI_COMM_TYPE_SHARED, not host

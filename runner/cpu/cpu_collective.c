@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runner/backend/agree.h"
 #include "runner/backend/convert.h"
 #include "runner/cpu/cpu_comm_internal.h"
 #include "support/support.h"
@@ -267,84 +268,29 @@ static const coll_fn coll_handlers[HIR_COMM_COUNT] = {
 
 /* ---------------------------------------------------------------- agreement across the team */
 
-/* What every member of a collective's team must agree on before it runs, one int64 each. */
-enum { SIG_KIND, SIG_TEAM, SIG_ROOT, SIG_COUNT, SIG_DTYPE, SIG_N };
-static const char *const sig_field[SIG_N] = {"the kind", "the team", "root", "elements",
-                                              "dtype"};
-
-/* The buffer whose element count and dtype every member has in common (the count each
- * handler passes to MPI): the input where members each give one part, else the output. */
-static const hir_view *coll_unit(const coll_post *p)
-{
-    switch (p->c->kind) {
-    case HIR_COMM_ALLGATHER: case HIR_COMM_GATHER: case HIR_COMM_REDUCE:
-    case HIR_COMM_ALLTOALL:
-        return p->in;
-    case HIR_COMM_BROADCAST: return p->out ? p->out : p->in;
-    case HIR_COMM_SENDRECV: return p->is_root ? p->in : p->out;
-    default: return p->out;
-    }
-}
-
-static void coll_signature(const coll_post *p, int64_t *sig)
-{
-    const hir_collective *c = p->c;
-    const hir_view *u = coll_unit(p);
-    sig[SIG_KIND] = c->kind;
-    sig[SIG_TEAM] = (int64_t)hir_fnv1a(c->team, sizeof *c->team * (size_t)c->team_size,
-                                       HIR_FNV1A_INIT);
-    sig[SIG_ROOT] = hir_comm_type_has_root(c->kind) ? c->team[p->root] : -1;
-    sig[SIG_COUNT] = u ? hir_view_numel(u) : -1;
-    sig[SIG_DTYPE] = u ? (int64_t)u->dtype : -1;
-}
-
-static int sig_text(char *b, size_t n, int field, int64_t v)
-{
-    if (field == SIG_KIND)
-        return snprintf(b, n, "%s", v >= 0 && v < HIR_COMM_COUNT
-                                        ? hir_comm_type_name((hir_comm_type)v) : "?");
-    if (field == SIG_DTYPE)
-        return snprintf(b, n, "dtype %s", v >= 0 && v < HIR_DT_COUNT
-                                              ? hir_dtype_name((hir_dtype)v) : "(none)");
-    if (field == SIG_TEAM)
-        return snprintf(b, n, "team hash %016llx", (unsigned long long)v);
-    if (field == SIG_COUNT)
-        return snprintf(b, n, "%lld elements", (long long)v);
-    return snprintf(b, n, "root %lld", (long long)v);
-}
-
 /* Before a collective is posted (after this rank's own checks, so a refusal of its buffers
- * stays local and nothing reaches MPI), its team agrees on its signature (kind, team, root, element
- * count, dtype): one MPI_Iallgather of SIG_N int64 per member on the team's communicator.
+ * stays local and nothing reaches MPI), its team agrees on its signature (agree.h: kind, team,
+ * root, element count, dtype, statement): one MPI_Iallgather of HIR_SIG_N int64 per member on
+ * the team's communicator, on every execution (the reference pays for the plainest check).
  * MPI itself checks none of it: a Broadcast whose root differs between ranks completes and
  * every rank keeps its own data. Every member compares every signature with member 0's, so
  * all of them stop with the same message. */
 static int coll_agree(const coll_post *p, hir_diag *e)
 {
     hir_cpu_comm *cc = p->cc;
-    int64_t mine[SIG_N], stack[8 * SIG_N], *all = stack;
-    coll_signature(p, mine);
-    if (p->ts > 8 && !(all = malloc(sizeof *all * SIG_N * (size_t)p->ts)))
+    int64_t mine[HIR_SIG_N], stack[8 * HIR_SIG_N], *all = stack;
+    hir_coll_signature(p->c, mine);
+    if (p->ts > 8 && !(all = malloc(sizeof *all * HIR_SIG_N * (size_t)p->ts)))
         return hir_fail(e, "%s: out of host memory", p->name);
     MPI_Request r;
-    int rc = MPI_Iallgather(mine, SIG_N, MPI_INT64_T, all, SIG_N, MPI_INT64_T, p->comm, &r);
+    int rc = MPI_Iallgather(mine, HIR_SIG_N, MPI_INT64_T, all, HIR_SIG_N, MPI_INT64_T, p->comm,
+                            &r);
     if (rc != MPI_SUCCESS)
         rc = hir_mpi_error(e, "MPI_Iallgather", rc);
     else
         rc = hir_mpi_poll(&r, NULL, 1, cc->timeout, "agreeing on a collective", e);
-    for (int j = 1; j < p->ts && !rc; j++)
-        for (int f = 0; f < SIG_N; f++) {
-            int64_t a = all[f], b = all[j * SIG_N + f];
-            if (a == b)
-                continue;
-            char ta[64], tb[64];
-            sig_text(ta, sizeof ta, f, a);
-            sig_text(tb, sizeof tb, f, b);
-            rc = hir_fail(e, "the team disagrees on %s: rank %d says %s, rank %d says %s "
-                          "(every member must evaluate it the same)", sig_field[f],
-                          p->c->team[0], ta, p->c->team[j], tb);
-            break;
-        }
+    if (!rc)
+        rc = hir_coll_sig_compare(p->c, all, e);
     if (all != stack)
         free(all);
     return rc;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runner/backend/agree.h"
 #include "runner/backend/convert.h"
 #include "runner/cpu/cpu_comm_internal.h"
 
@@ -360,19 +361,9 @@ static int p2p_headers_check(hir_cpu_comm *cc, hir_work *w, hir_diag *e)
         return -1;
     for (int i = 0; i < w->nh; i++) {
         const hdr_check *c = &w->h[i];
-        int64_t dt = c->got[0], cnt = c->got[1];
-        if (dt == c->dtype && cnt == c->count)
-            continue;
-        const char *sname = dt >= 0 && dt < HIR_DT_COUNT ? hir_dtype_name((hir_dtype)dt) : "?";
-        int64_t ssz = dt >= 0 && dt < HIR_DT_COUNT ? hir_dtype_size((hir_dtype)dt) : 0;
-        int64_t rsz = hir_dtype_size((hir_dtype)c->dtype);
-        return hir_fail_peer(e, w->hpeer[i], "P2P from rank %d to rank %d: rank %d sends %lld "
-                             "elements of %s (%lld bytes), rank %d receives into %lld elements "
-                             "of %s (%lld bytes); a send and its receive must have the same "
-                             "size and dtype", w->hpeer[i], cc->rank, w->hpeer[i],
-                             (long long)cnt, sname, (long long)(cnt * ssz), cc->rank,
-                             (long long)c->count, hir_dtype_name((hir_dtype)c->dtype),
-                             (long long)(c->count * rsz));
+        if (hir_p2p_header_compare(w->hpeer[i], cc->rank, c->got[0], c->got[1], c->dtype,
+                                   c->count, w->hpeer[i], e))
+            return -1;
     }
     return 0;
 }

@@ -21,6 +21,7 @@ static void cu_destroy(hir_backend *be)
     free(cb->staged);
     hir_cu_ipc_destroy(cb);
     hir_cu_nccl_destroy(cb);
+    hir_cu_agree_destroy(cb);
     hir_cu_gemm_destroy(cb);
     hir_cu_launch_recs_free(cb);
     free(cb->recs);

@@ -62,6 +62,8 @@ void hir_cu_work_free(hir_cu_backend *cb, hir_work *w)
 {
     if (!w) return;
     if (w->ev) hir_cu_event_put(cb, w->ev);
+    hir_cu_headers_drop(w->hdr, w->nhdr);
+    free(w->hdr);
     free(w);
 }
 
@@ -93,6 +95,7 @@ int hir_cu_coalesce_end(hir_backend *be, hir_stream *s, hir_work **w, hir_diag *
         rc = hir_cu_group_end(be, s, &nw, e);
         hir_cu_work_free(cb, nw);
     }
+    hir_work *hw = NULL;          /* the group's NCCL P2P headers go to its work */
     /* the waits of the group's CUDA-IPC transfers, then one event for the whole group */
     for (int i = 0; i < cb->ngroup_ipc; i++) {
         hir_work *iw = cb->group_ipc[i];
@@ -100,8 +103,13 @@ int hir_cu_coalesce_end(hir_backend *be, hir_stream *s, hir_work **w, hir_diag *
         hir_cu_work_free(cb, iw);
     }
     cb->ngroup_ipc = 0;
-    if (rc) return -1;
-    return hir_cu_work_event(cb, s, w, e);
+    if (rc || hir_cu_work_event(cb, s, &hw, e) < 0) {
+        hir_cu_group_headers(cb, NULL, e);
+        return -1;
+    }
+    hir_cu_group_headers(cb, hw, e);
+    *w = hw;
+    return 0;
 }
 
 /* A P2P or collective outside a group on s's high-priority companion (--comm-priority=high;
@@ -122,10 +130,17 @@ int hir_cu_p2p_post(hir_backend *be, hir_stream *s, const hir_p2p *p, hir_work *
     hir_cu_rec_other(cb);
     *w = NULL;
     if (p->transport == HIR_BK_NCCL) {
-        if (cb->base.cfg.p2p_host_staged) return hir_cu_staged_p2p(cb, s, p, w, e);
+        if (cb->base.cfg.p2p_host_staged)
+            return hir_cu_staged_p2p(cb, s, p, w, e);   /* its exchange carries the header */
         hir_stream *c;
         if (hir_cu_comm_fork(cb, s, &c, e) < 0) return -1;
-        return comm_join(cb, s, c, hir_cu_nccl_p2p(cb, c, p, w, e), w, e);
+        if (comm_join(cb, s, c, hir_cu_nccl_p2p(cb, c, p, w, e), w, e) < 0) return -1;
+        if (hir_cu_p2p_header(cb, p, *w, e) < 0) {
+            hir_cu_work_free(cb, *w);
+            *w = NULL;
+            return -1;
+        }
+        return 0;
     }
     if (p->transport == HIR_BK_CUDA) {
         hir_stream *c;
@@ -159,6 +174,8 @@ int hir_cu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, h
     if (cb->staged_group)
         return hir_fail(e, "%s inside a coalescing group: with --nccl-p2p=host-staged a "
                                 "group holds P2P only", hir_comm_type_name(c->kind)), -1;
+    if (hir_cu_coll_agree(cb, c, e))
+        return -1;
     hir_stream *cs;
     if (hir_cu_comm_fork(cb, s, &cs, e) < 0) return -1;
     if (c->transport == HIR_BK_CUDA && c->kind == HIR_COMM_ALLGATHER && !cb->in_group)
@@ -170,7 +187,12 @@ int hir_cu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
     if (!w) return hir_fail(e, "wait: no work recorded"), -1;
-    int rc = 0;
+    /* the senders' headers first: a mismatch is refused before the device waits on it */
+    int rc = hir_cu_headers_at_wait(cb, w, e);
+    if (rc) {
+        hir_cu_work_free(cb, w);
+        return -1;
+    }
     if (w->kind == HIR_CU_WORK_IPC) {
         rc = hir_cu_ipc_wait(cb, s, w, e);
     } else {
@@ -185,9 +207,7 @@ int hir_cu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_diag *e)
 
 void hir_cu_work_release(hir_backend *be, hir_work *w)
 {
-    if (!w) return;
-    if (w->ev) hir_cu_event_put(hir_cu(be), w->ev);
-    free(w);
+    hir_cu_work_free(hir_cu(be), w);
 }
 
 /* ---------------------------------------------------------------- the device */

@@ -13,6 +13,7 @@
 
 #include "support/support.h"
 
+#include "runner/backend/agree.h"
 #include "runner/backend/backend.h"
 #include "runner/boot/boot.h"
 #include "runner/cuda/cuda_backend.h"
@@ -70,12 +71,22 @@ struct hir_event { cudaEvent_t ev; };
 typedef enum { HIR_CU_WORK_EVENT, HIR_CU_WORK_IPC } hir_cu_work_kind;
 typedef struct hir_cu_ipc hir_cu_ipc;
 
+/* One side of an NCCL P2P transfer's header (cuda_agree.c): this rank's dtype and element
+ * count, and the bootstrap message that carries ours to the receiver or theirs to us. */
+typedef struct hir_cu_hdr {
+    hir_boot_msg *m;
+    int peer, is_recv;
+    int64_t dtype, count;
+} hir_cu_hdr;
+
 struct hir_work {
     hir_cu_work_kind kind;
     cudaEvent_t ev;              /* EVENT: recorded after the operation; IPC: after the post */
     hir_cu_ipc *ipc;             /* IPC: the handle pair the post used */
     uint32_t seq;                /* IPC: the post's sequence number on that pair */
     hir_stream *posted_on;
+    hir_cu_hdr *hdr;             /* NCCL P2P headers of this work (cuda_agree.c) */
+    int nhdr;
 };
 
 /* One cached cuBLASLt plan: descriptors and the algorithm chosen by the heuristic, or with
@@ -229,12 +240,31 @@ typedef struct hir_cu_backend {
     hir_cu_launch_rec *recs;
     int nrecs, cap_recs;
     int64_t rec_other;           /* device work recorded that is not a cuLaunchKernel */
+
+    /* collective signatures the team agreed on, by statement (cuda_agree.c, agree.h) */
+    hir_sig_cache agreed;
+    int64_t agree_exchanges;     /* exchanges made (a cache miss each) */
+    hir_cu_hdr *ghdr;            /* headers of the coalescing group being posted */
+    int nghdr, cap_ghdr;
+    hir_cu_hdr *late;            /* headers not complete at their Wait: settled at synchronize */
+    int nlate, cap_late;
 } hir_cu_backend;
 
 static inline hir_cu_backend *hir_cu(hir_backend *be) { return (hir_cu_backend *)be; }
 
 /* Grow *arr (elements of size sz) so that index n fits. */
 int hir_cu_grow(void **arr, int *cap, int n, size_t sz, hir_diag *e);
+
+/* cuda_agree.c: a collective's team agrees on its signature before it is posted; an NCCL P2P
+ * sends its header (dtype, element count) with the data, checked at the receive's Wait or, if
+ * it has not arrived by then, at the next synchronize, before anything waits on the device. */
+int  hir_cu_coll_agree(hir_cu_backend *cb, const hir_collective *c, hir_diag *e);
+int  hir_cu_p2p_header(hir_cu_backend *cb, const hir_p2p *p, hir_work *w, hir_diag *e);
+int  hir_cu_group_headers(hir_cu_backend *cb, hir_work *w, hir_diag *e);
+int  hir_cu_headers_at_wait(hir_cu_backend *cb, hir_work *w, hir_diag *e);
+int  hir_cu_headers_settle(hir_cu_backend *cb, hir_diag *e);
+void hir_cu_headers_drop(hir_cu_hdr *h, int n);
+void hir_cu_agree_destroy(hir_cu_backend *cb);
 
 /* cuda_staged.c: NCCL-transport P2P through host memory (hir-run --nccl-p2p=host-staged) */
 int  hir_cu_staged_p2p(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_work **w,

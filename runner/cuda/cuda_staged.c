@@ -11,7 +11,9 @@
  * blocking pairwise exchanges cannot wait on each other in a cycle. With one peer, my k-th send
  * and my k-th receive travel in one exchange of max(their sizes) bytes each way: the peer's
  * k-th receive from me is my k-th send, and its k-th send my k-th receive, so both sides
- * compute the same size; a missing half sends or drops padding. */
+ * compute the same size; a missing half sends or drops padding. Before the data, the two
+ * exchange headers (dtype and element count of each half), and a send whose size or dtype is
+ * not its receive's is refused on both sides (issue 31). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +81,21 @@ static int run_staged(hir_cu_backend *cb, hir_stream *s, const hir_p2p *list, in
         for (int k = 0;; k++) {
             const hir_p2p *snd = nth(list, n, peers[j], 1, k), *rcv = nth(list, n, peers[j], 0, k);
             if (!snd && !rcv) break;
+            /* both sides' headers first (dtype and element count of my send and my receive;
+             * -1 and 0 for a missing half): each side checks both directions, so a size or
+             * dtype mismatch stops both before any byte is padded or dropped */
+            int64_t hm[4] = {snd ? snd->buf.dtype : -1, snd ? hir_cu_numel(&snd->buf) : 0,
+                             rcv ? rcv->buf.dtype : -1, rcv ? hir_cu_numel(&rcv->buf) : 0};
+            int64_t ht[4];
+            if (hir_boot_exchange(cb->base.cfg.boot, peers[j], TAG_STAGED, hm, ht, sizeof hm,
+                                  e) < 0)
+                goto done;
+            int me = cb->base.cfg.rank;
+            if ((rcv && hir_p2p_header_compare(peers[j], me, ht[0], ht[1], hm[2], hm[3],
+                                               peers[j], e)) ||
+                (snd && hir_p2p_header_compare(me, peers[j], hm[0], hm[1], ht[2], ht[3],
+                                               peers[j], e)))
+                goto done;
             size_t sb = snd ? view_bytes(snd) : 0, rb = rcv ? view_bytes(rcv) : 0;
             size_t bytes = sb > rb ? sb : rb;
             if (bytes > cap) {

@@ -153,6 +153,9 @@ int hir_cu_stream_drain(hir_cu_backend *cb, hir_stream *s, const char *what, dou
 int hir_cu_synchronize(hir_backend *be, hir_diag *e)
 {
     hir_cu_backend *cb = hir_cu(be);
+    /* P2P headers that had not arrived at their Wait: a size or dtype mismatch would leave a
+     * stream blocked for ever, so they are settled before any stream is drained */
+    if (hir_cu_headers_settle(cb, e) < 0) return -1;
     double t0 = hir_cu_now_s();
     for (int i = -1; i < cb->nstreams; i++) {
         hir_stream *s = i < 0 ? &cb->main : cb->streams[i];

@@ -41,6 +41,9 @@ const hir_interp_terms *hir_interp_terms_or_default(const hir_interp_terms *term
 /* numberOfStreams when nobody chose one: hir-run's --streams, the C API's num_streams and the
  * interpreter's configuration (num_streams <= 0) all default to it. */
 #define HIR_INTERP_DEFAULT_STREAMS 4
+/* The bound on a loop nest's work when nobody chose one (hir-run --max-loop-work, the
+ * configuration's max_loop_work <= 0): 2^30 iterations of the innermost loop in all. */
+#define HIR_INTERP_DEFAULT_LOOP_WORK (INT64_C(1) << 30)
 
 typedef struct hir_interp_config {
     int rank, size;
@@ -52,6 +55,9 @@ typedef struct hir_interp_config {
     int no_resolve;                  /* 1: never keep pre-resolved element-wise launches
                                       * (hir-run --no-preresolve, to measure what they save) */
     const hir_interp_terms *terms;   /* the wording of binding errors; NULL: hir-run's */
+    int64_t max_loop_work;           /* a loop whose trip count times those of the loops around
+                                      * it exceeds this is refused before its first iteration;
+                                      * <= 0: HIR_INTERP_DEFAULT_LOOP_WORK */
 } hir_interp_config;
 
 /* The interpreter keeps, across runs: the allocation cache (ALLOCATE statement -> buffer),

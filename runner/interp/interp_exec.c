@@ -24,11 +24,27 @@ static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64
         return interp_fail(it, e, "the loop from %" PRId64 " to %" PRId64 " would run more than %" PRId64
                            " iterations (HIR_MAX_LOOP_TRIPS), refused before its first",
                            start, stop, (int64_t)HIR_MAX_LOOP_TRIPS);
+    /* the loops around this one multiply its trips: a nest of loops each under the limit
+     * above can still never end (2^24 x 2^24), so the product is bounded too */
+    int64_t outer = it->nest_work > 0 ? it->nest_work : 1, work = outer;
+    int64_t bound = it->cfg.max_loop_work > 0 ? it->cfg.max_loop_work
+                                              : HIR_INTERP_DEFAULT_LOOP_WORK;
+    if (stop > start && (__builtin_mul_overflow(outer, trips, &work) || work > bound)) {
+        return interp_fail(it, e, "the loop from %" PRId64 " to %" PRId64 " (%" PRId64
+                           " iterations) inside loops of %" PRId64 " iterations in all would "
+                           "run its body %s%" PRId64 " times, more than the bound on a loop "
+                           "nest's work (%" PRId64 "; hir-run --max-loop-work=N); refused "
+                           "before its first iteration", start, stop, trips, outer,
+                           work == outer ? "more than " : "", work == outer ? INT64_MAX : work,
+                           bound);
+    }
     rt_scalar *slot = interp_scalar_slot(&it->scalars, idx);
     char sn[96];
     if (!slot)
         return interp_oom(it, e, "binding", interp_scalar_name(idx, sn, sizeof sn));
     rt_scalar saved = *slot;
+    int64_t saved_work = it->nest_work;
+    it->nest_work = stop > start ? work : outer;
     int level = it->loops++;
     if (level < INTERP_LOOP_DEPTH)
         it->loop_trips[level] = stop > start ? trips : 0;
@@ -40,10 +56,12 @@ static int exec_loop(hir_interp *it, const hir_scalar *idx, int64_t start, int64
             it->loop_at[level] = i - start;
         if (exec_block(it, body, e)) {
             it->loops--;
+            it->nest_work = saved_work;
             return -1;
         }
     }
     it->loops--;
+    it->nest_work = saved_work;
     *interp_scalar_slot(&it->scalars, idx) = saved;
     return 0;
 }
@@ -463,6 +481,7 @@ int hir_interp_run(hir_interp *it, const hir_view *inputs, hir_diag *e)
     it->cur = it->be->ops->stream_main(it->be);
     it->in_group = 0;
     it->loops = 0;
+    it->nest_work = 1;
     if (interp_bind_scalar(it, it->sc_rank, it->cfg.rank, e) ||
         interp_bind_scalar(it, it->sc_nstreams, it->cfg.num_streams, e) ||
         bind_inputs(it, inputs, e))

@@ -66,6 +66,7 @@ struct hir_interp {
     /* the innermost INTERP_LOOP_DEPTH of them: iterations done and trip count (a stream
      * chunk's index in the loop that runs over its chunks: interp_shard_here) */
     int64_t loop_at[INTERP_LOOP_DEPTH], loop_trips[INTERP_LOOP_DEPTH];
+    int64_t nest_work;      /* product of the trip counts of the loops being executed (1 outside) */
     hir_interp_hook hooks[HIR_INTERP_MAX_HOOKS];   /* run around every statement, in order */
     int nhooks;
 };

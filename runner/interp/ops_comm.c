@@ -192,6 +192,7 @@ int ops_communication(hir_interp *it, const hir_stmt *s, hir_diag *e)
     col.my_index = my;
     col.op = c->red_op;
     col.stmt_id = (uintptr_t)s;
+    col.where = s->loc.src ? (int64_t)s->loc.begin : -1;
     hir_view in, out;
     if (comm_buffers(it, c, col.root_index == my, &in, &out, &col, e))
         return -1;

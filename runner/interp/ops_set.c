@@ -59,6 +59,7 @@ static int set_allgather(hir_interp *it, const hir_stmt *s, const hir_view *in, 
     c.input = in;
     c.output = &tmp;
     c.stmt_id = (uintptr_t)s;
+    c.where = s->loc.src ? (int64_t)s->loc.begin : -1;
     hir_work *w = NULL;
     int rc = 0;
     if (it->be->ops->collective(it->be, it->cur, &c, &w, e) ||

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/job/job.h"
+#include "runner/job/job_internal.h"
 #include "runner/boot/boot.h"
 #include "support/support.h"
 
@@ -326,4 +326,180 @@ int hir_check_node_assignment(hir_program *p, const hir_boot *boot, hir_diag *e)
     hir_block_walk(&p->body, 0, walk_node_tests, &w);
     free(w.owner);
     return w.rc;
+}
+
+/* ---------------------------------------------------------------- bound extents */
+
+/* Every free symbol the program's tensors use as an extent (inputs first, then the outputs of
+ * statements, in program order) and every scalar input: what each rank bound it to (--bind,
+ * the shapes of --inputs=DIR files, per-rank files included). Every rank holds the same
+ * program (job_load compared the texts), so the k-th entry names the same symbol everywhere
+ * and only the values travel. */
+enum { AGREE_MAX = 64 };
+#define AGREE_UNBOUND INT64_MIN
+
+typedef struct extent_entry {
+    const hir_scalar *sym;       /* NULL for a scalar input (then name holds it) */
+    char where[80];              /* "input T0, axis 1" / "T7, axis 0" / "scalar input i2" */
+    char name[64];
+} extent_entry;
+
+typedef struct extent_rec {
+    int64_t n;                   /* entries (may exceed AGREE_MAX: the rest only in the hash) */
+    uint64_t hash;               /* FNV-1a of every value in order */
+    int64_t v[AGREE_MAX];
+} extent_rec;
+
+typedef struct extent_walk {
+    job *j;
+    hir_map seen;                /* symbols already listed */
+    extent_entry list[AGREE_MAX];
+    extent_rec rec;
+    int oom;
+} extent_walk;
+
+static void extent_add(extent_walk *w, const hir_scalar *sym, const char *name, int64_t v,
+                       const char *where)
+{
+    if (w->rec.n < AGREE_MAX) {
+        extent_entry *x = &w->list[w->rec.n];
+        x->sym = sym;
+        snprintf(x->name, sizeof x->name, "%s", name);
+        snprintf(x->where, sizeof x->where, "%s", where);
+        w->rec.v[w->rec.n] = v;
+    }
+    w->rec.hash = hir_fnv1a(&v, sizeof v, w->rec.hash);
+    w->rec.n++;
+}
+
+static void extent_tensor(extent_walk *w, const hir_tensor *t, const char *what)
+{
+    hir_shape_axis ax[HIR_MAX_DIMS];
+    int n = t ? hir_interp_rt_axes(t, ax) : 0;
+    for (int d = 0; d < n; d++) {
+        const hir_scalar *x = ax[d].extent;
+        if (!x || x->kind != HIR_SC_SYMBOL || x->def || hir_map_get(&w->seen, (uintptr_t)x))
+            continue;
+        if (hir_map_try_put(&w->seen, (uintptr_t)x, (void *)x)) {
+            w->oom = 1;
+            return;
+        }
+        hir_diag scratch;
+        hir_diag_init(&scratch, NULL);
+        int64_t v;
+        if (hir_interp_eval(w->j->it, x, &v, &scratch))
+            v = AGREE_UNBOUND;
+        hir_diag_fini(&scratch);
+        char name[64], where[80];
+        snprintf(name, sizeof name, "%s%" PRId64, x->name, x->number);
+        snprintf(where, sizeof where, "%sT%" PRId64 ", axis %d", what, t->number, d);
+        extent_add(w, x, name, v, where);
+    }
+}
+
+static bool extent_stmt(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    extent_walk *w = ctx;
+    if (s->out)
+        extent_tensor(w, s->out, "");
+    return !w->oom;
+}
+
+static void extent_value(char *b, size_t n, int64_t v)
+{
+    if (v == AGREE_UNBOUND)
+        snprintf(b, n, "nothing (unbound)");
+    else
+        snprintf(b, n, "%" PRId64, v);
+}
+
+int job_agree_extents(job *j, hir_diag *e)
+{
+    if (j->size == 1)
+        return 0;
+    extent_walk *w = calloc(1, sizeof *w);
+    extent_rec *all = calloc((size_t)j->size, sizeof *all);
+    if (!w || !all) {
+        free(w);
+        free(all);
+        return hir_fail(e, "rank %d: out of host memory", j->rank);
+    }
+    w->j = j;
+    w->rec.hash = HIR_FNV1A_INIT;
+    hir_map_init(&w->seen);
+    hir_program *p = j->main.p;
+    const hir_run_options *o = j->o;
+    for (int i = 0; i < p->inputs.n; i++) {
+        hir_value *v = p->inputs.items[i];
+        const hir_scalar *s = hir_value_scalar(v);
+        if (s) {
+            char nm[64], where[80];
+            job_value_name(v, nm, sizeof nm);
+            int64_t val = AGREE_UNBOUND;
+            for (int k = 0; k < o->nbinds; k++)
+                if (!strcmp(o->binds[k].name, nm))
+                    val = o->binds[k].value;
+            snprintf(where, sizeof where, "scalar input %s", nm);
+            extent_add(w, NULL, nm, val, where);
+        } else {
+            extent_tensor(w, hir_value_tensor(v), "input ");
+        }
+    }
+    if (!w->oom)
+        hir_block_walk(&p->body, 0, extent_stmt, w);
+    hir_map_fini(&w->seen);
+    /* a rank that ran out of memory still takes part, with a record nobody else can match */
+    if (w->oom)
+        w->rec.hash = ~w->rec.hash, w->rec.n = -1;
+    int *world = malloc(sizeof(int) * (size_t)j->size);
+    int rc = world ? 0 : hir_fail(e, "rank %d: out of host memory", j->rank);
+    for (int r = 0; world && r < j->size; r++)
+        world[r] = r;
+    if (!rc)
+        rc = hir_boot_team_allgather(j->boot, world, j->size, &w->rec, all, sizeof *all, e);
+    free(world);
+    for (int r = 1; r < j->size && !rc; r++) {
+        const extent_rec *a = &all[0], *b = &all[r];
+        if (a->n == b->n && a->hash == b->hash)
+            continue;
+        if (a->n < 0 || b->n < 0) {
+            rc = hir_fail(e, "rank %d: out of host memory listing the program's extents",
+                          a->n < 0 ? 0 : r);
+            break;
+        }
+        int k = 0;
+        int64_t lim = a->n < AGREE_MAX ? a->n : AGREE_MAX;
+        while (k < lim && a->v[k] == b->v[k])
+            k++;
+        if (k == lim) {
+            rc = hir_fail(e, "ranks 0 and %d disagree on an extent past the first %d the "
+                          "program names; every rank must bind its extents the same", r,
+                          AGREE_MAX);
+            break;
+        }
+        const extent_entry *x = &w->list[k];
+        char va[40], vb[40];
+        extent_value(va, sizeof va, a->v[k]);
+        extent_value(vb, sizeof vb, b->v[k]);
+        const hir_interp_terms *tm = hir_interp_terms_or_default(o->terms);
+        char how[200];
+        if (o->inputs == HIR_INPUTS_DIR)
+            snprintf(how, sizeof how, "%s%s%s=N or from the shapes of the .npy files "
+                     "under %s, a rank's own NAME.rankR.npy included", tm->bind_open, x->name,
+                     tm->bind_close, o->inputs_dir);
+        else
+            snprintf(how, sizeof how, "%s%s%s=N", tm->bind_open, x->name, tm->bind_close);
+        if (x->sym)
+            rc = hir_fail(e, "the ranks disagree on extent %s (%s): rank 0 has %s, rank %d "
+                          "has %s; every rank must bind it to the same value (it comes from %s)", x->name,
+                          x->where, va, r, vb, how);
+        else
+            rc = hir_fail(e, "the ranks disagree on %s: rank 0 has %s, rank %d has %s; every "
+                          "rank must bind it to the same value (it comes from %s)", x->where, va, r, vb, how);
+        rc = 1;
+    }
+    free(w);
+    free(all);
+    return rc;
 }

@@ -38,6 +38,8 @@ typedef struct hir_run_options {
     const char *device;              /* "cpu", "cuda", or NULL for the default */
     int num_streams;                 /* default HIR_INTERP_DEFAULT_STREAMS (4) */
     double timeout;                  /* seconds, default 300 */
+    int64_t max_loop_work;           /* bound on a loop nest's trips (<= 0: the interpreter's
+                                      * default, HIR_INTERP_DEFAULT_LOOP_WORK) */
     uint64_t seed;
     hir_inputs_kind inputs;
     hir_data_kind data;              /* for HIR_INPUTS_GENERATED */

@@ -125,6 +125,15 @@ int job_scale_inputs(hir_backend *be, inputs *in, double f, hir_diag *e);
 /* --vary-inputs: the step before each run (ctx a vary), a hir_bench_run_fn. */
 int job_vary_prepare(void *ctx, int iter, hir_diag *e);
 
+/* ---------------------------------------------------------------- checks across ranks
+ * (agree.c; the others are job.h's) */
+
+/* Every rank's bound extents (free symbols used as extents, from --bind or --inputs=DIR
+ * shapes, per-rank files included) and scalar inputs, compared across the world before any
+ * input is made: 0, 1 when the ranks disagree (every rank has the same message in e: the
+ * symbol, the tensor and axis, both ranks and both values), -1 when they cannot compare. */
+int job_agree_extents(job *j, hir_diag *e);
+
 /* ---------------------------------------------------------------- the runs (run.c) */
 
 int job_run(job *j, hir_diag *e);

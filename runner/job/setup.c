@@ -136,6 +136,7 @@ hir_run_status job_backends(job *j, hir_diag *e)
     j->cfg.nbinds = o->nbinds;
     j->cfg.terms = o->terms;
     j->cfg.no_resolve = o->no_resolve;
+    j->cfg.max_loop_work = o->max_loop_work;
     if (o->verbose) {
         j->vlog.f = j->size > 1 ? open_memstream(&j->vlog.buf, &j->vlog.len) : NULL;
         j->cfg.trace = j->vlog.f ? j->vlog.f : e->out;  /* one rank: straight to the diag's stream */
@@ -191,6 +192,9 @@ hir_run_status job_interp(job *j, hir_diag *e)
     if (j->o->inputs == HIR_INPUTS_DIR &&
         job_bind_dir_extents(j->it, j->main.p, j->o, j->main.p, j->rank, e))
         return HIR_RUN_FAILED;
+    int agree = job_agree_extents(j, e);
+    if (agree)
+        return agree > 0 ? HIR_RUN_REFUSED : HIR_RUN_FAILED;
     int limits = hir_limits_check(j->it, j->main.p, j->be, j->boot, e);
     return limits > 0 ? HIR_RUN_REFUSED : limits < 0 ? HIR_RUN_FAILED : HIR_RUN_OK;
 }

@@ -328,6 +328,36 @@ static void run_logical_shapes(void **state)
     hirc_diagnostics_destroy(d);
 }
 
+/* Issue 31: a binding that disagrees with the extent an input's shape gives is refused (before:
+ * the array's extent was used silently); the same value is accepted. */
+static void run_binding_against_shape(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "%HostIrContainer { (T0_g_float[iS0{i0}, iS1{4}]) -> (T1_g_float[iS2{i0}, iS3{4}]) :\n"
+        "  T1_g_float[iS2{i0}, iS3{4}]\n"
+        "     = Set( T0_g_float[iS0{i0}, iS1{4}], cache_op=Streaming )\n"
+        "} // %HostIrContainer\n";
+    hirc_diagnostics *d;
+    assert_int_equal(hirc_diagnostics_create(&d), HIRC_OK);
+    hirc_program *p = parse_ok(text, d);
+    float a[12] = {1, 2, 3}, c[12] = {0};
+    hirc_tensor in = {a, HIRC_FLOAT32, 2, {3, 4}}, out = {c, HIRC_FLOAT32, 2, {3, 4}};
+    hirc_binding five = {"i0", 5}, three = {"i0", 3};
+    hirc_run_options o = {0, &five, 1, NULL};
+    assert_int_equal(hirc_run(p, &in, 1, &out, 1, &o, d), HIRC_ERR_MISMATCH);
+    hirc_diagnostic x;
+    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
+    assert_string_equal(x.message, "input T0: binding 'i0' is 5, but the buffer's shape gives 3 "
+                                   "(axis 0); give the same value or leave the binding out");
+    hirc_diagnostics_clear(d);
+    o.bindings = &three;
+    assert_int_equal(hirc_run(p, &in, 1, &out, 1, &o, d), HIRC_OK);
+    assert_memory_equal(a, c, sizeof a);
+    hirc_program_destroy(p);
+    hirc_diagnostics_destroy(d);
+}
+
 static void run_refuses_other_ranks(void **state)
 {
     (void)state;
@@ -430,6 +460,7 @@ int main(void)
         cmocka_unit_test(run_matmul),
         cmocka_unit_test(run_symbolic_extent),
         cmocka_unit_test(run_logical_shapes),
+        cmocka_unit_test(run_binding_against_shape),
         cmocka_unit_test(run_refuses_other_ranks),
         cmocka_unit_test(run_arguments_and_scalar_inputs),
     };

@@ -5,8 +5,10 @@ programs (issue 14: fuzzing beyond the parser).
 Seeds are the small programs of test/corpus and of the Inputs folders under test/lit. Each input
 is one seed changed by 1 to 4 mutations (mostly one), token-level (a number replaced by a boundary
 value, the number in a name changed, a name replaced by another name of the file, a keyword by
-another keyword, a token deleted, doubled or swapped with its neighbour) or structural (a line deleted, doubled, moved, swapped, indented
-deeper or shallower, a line spliced in from another seed, the file cut after a line). Input i
+another keyword, a token deleted, doubled or swapped with its neighbour), structural (a line deleted, doubled, moved, swapped, indented
+deeper or shallower, a line spliced in from another seed, the file cut after a line) or a rank
+disagreement (issue 31: a root or peer that depends on the rank, a communication under
+IF Manual ( rank == R ), a communication's buffer replaced by another tensor of the file). Input i
 comes from random.Random("SEED:i") alone, so a seed and an index name one input on any machine.
 
 Every input goes through hir-opt with a random pipeline of passes, and hir-opt's output (when
@@ -137,11 +139,47 @@ def mutate_lines(rng, text, seeds):
     return "\n".join(lines)
 
 
+COMM_LINE = re.compile(r"^(\s*)((?:P2P)?Communication \d+ \(.*)$", re.M)
+TENSOR = re.compile(r"T\d+_[gl]_\w+\[[^\]]*\](?: \(DeviceMesh\{[^}]*\}\))?")
+
+
+def mutate_ranks(rng, text):
+    """Rank disagreement (issue 31): the ranks evaluate one communication differently -- a root
+    or a peer that depends on the rank, a communication only some ranks post, a receive into
+    another buffer than its send's (size, dtype). hir-run must stop every rank with an error
+    (the agreement, a P2P header, a timeout naming the peer), never finish with each rank's
+    own data."""
+    comms = list(COMM_LINE.finditer(text))
+    if not comms:
+        return text
+    m = rng.choice(comms)
+    ind, line = m.group(1), m.group(2)
+    op = rng.randrange(4)
+    if op == 0 and "root=" in line:
+        line = re.sub(r"root=[^,)]+", rng.choice(["root=rank", "root=( rank % 2 )",
+                                                   "root=( 1 - rank )"]), line, count=1)
+    elif op == 1 and "peer=" in line:
+        line = re.sub(r"peer=[^,)]+", rng.choice(["peer=rank", "peer=( rank + 1 )",
+                                                   "peer=( 1 - rank )"]), line, count=1)
+    elif op == 2:
+        line = "IF Manual ( rank == %d ):\n%s  %s" % (rng.randrange(2), ind, line)
+    else:
+        tensors = sorted(set(TENSOR.findall(text)))
+        bufs = list(TENSOR.finditer(line))
+        if tensors and bufs:
+            b = rng.choice(bufs)
+            line = line[:b.start()] + rng.choice(tensors) + line[b.end():]
+    return text[:m.start(2)] + line + text[m.end(2):]
+
+
 def make_input(seed, i, seeds, words):
     rng = random.Random("%d:%d" % (seed, i))
     name, text = rng.choice(seeds)
     for _ in range(rng.choices([1, 2, 3, 4], [55, 25, 12, 8])[0]):
-        if rng.random() < 0.7:
+        r = rng.random()
+        if r < 0.15:
+            text = mutate_ranks(rng, text)
+        elif r < 0.7:
             text = mutate_tokens(rng, text, words)
         else:
             text = mutate_lines(rng, text, seeds)

@@ -653,7 +653,7 @@ static void test_nccl(tctx *t, int shared_gpu)
     if (shared_gpu) {
         /* several ranks on one GPU: NCCL must be refused with a clear message, not hang */
         hir_collective c = {HIR_COMM_ALLREDUCE, HIR_BK_NCCL, team, n, me, -1, HIR_RED_SUM,
-                            &vin1, &vout1, 1};
+                            &vin1, &vout1, 1, 0};
         hir_work *w = NULL;
         int rc = t->be->ops->collective(t->be, t->main, &c, &w, &e);
         int ok = rc < 0 && strstr(hir_diag_last_error(&e), "two ranks on one GPU");
@@ -676,7 +676,7 @@ static void test_nccl(tctx *t, int shared_gpu)
         char name[64];
         snprintf(name, sizeof name, "nccl %s (%d ranks)", cs[k].name, n);
         hir_collective c = {cs[k].k, HIR_BK_NCCL, team, n, me, cs[k].root, HIR_RED_SUM,
-                            cs[k].i, cs[k].o, 100 + k};
+                            cs[k].i, cs[k].o, 100 + k, 0};
         hir_work *w = NULL;
         int ok = !poison(t, &out, &e) && !t->be->ops->collective(t->be, t->main, &c, &w, &e) &&
                  !t->be->ops->wait(t->be, t->main, w, &e) && !down(t, &out, &e);

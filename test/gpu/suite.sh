@@ -2,7 +2,7 @@
 # The GPU test suite (ctest label `gpu`; test/gpu/ctest-gpu.sh runs it where a GPU is visible).
 #   test/gpu/suite.sh BIN_DIR OUT_DIR [TIER...]     TIER: headline shapes endurance evidence
 #                                                    nvfuser2026 topology sdpa sdpa-cuda moe-cuda
-#                                                    rs rs-quick (not in the default list)
+#                                                    rs rs-quick agree (not in the default list)
 # BIN_DIR holds hir-gen, hir-opt, hir-run (and optionally lib/ or blas.tar.xz with OpenBLAS for
 # the CPU reference). Every case runs with --check; at the headline shape (AG+linear, m=32768,
 # k=16384, n=8192, bf16) the check is the randomized product check (--check-mode=auto), and
@@ -340,6 +340,28 @@ for tier in $tiers; do
       case_ rsq-nccl-d2-two-gpus 2 pass "${Q[@]}" -- $work/q2-nccl.hir $work/q2.hir
     else
       case_ rsq-nccl-two-ranks-one-gpu 2 "error:GPU" -- $work/q2-nccl.hir
+  agree)
+    # issue 31 on the CUDA backend: ranks that disagree are stopped before the GPU moves data
+    # (docs/reliability.md). Host-staged P2P runs on one GPU; NCCL needs one GPU per rank.
+    R=$here/../lit/reliability/Inputs
+    ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    sed 's/iS1{8}/iS1{4}/g' $R/p2p-size-mismatch.hir > $work/p2p-match.hir
+    case_ agree-staged-p2p-size 2 "error:rank 0 sends 4 elements of float (16 bytes), rank 1 receives into 8 elements of float" --nccl-p2p=host-staged -- $R/p2p-size-mismatch.hir
+    case_ agree-staged-p2p-dtype 2 "error:rank 1 receives into 4 elements of int" --nccl-p2p=host-staged -- $R/p2p-dtype-mismatch.hir
+    case_ agree-staged-p2p-match 2 pass --nccl-p2p=host-staged -- $work/p2p-match.hir $work/p2p-match.hir
+    mkdir -p $work/ext
+    python3 $R/make-npy.py $work/ext/T0.rank0.npy '(3, 4)' 48
+    python3 $R/make-npy.py $work/ext/T0.rank1.npy '(5, 4)' 80
+    case_ agree-extents-per-rank-npy 2 "error:the ranks disagree on extent i0 (input T0, axis 0): rank 0 has 3, rank 1 has 5" --inputs=$work/ext -- $R/replicated-symbolic.hir
+    printf '%%HostIrContainer { () -> () :\n  FOR i5 from 0 to 16777216:\n    FOR i6 from 0 to 16777216:\n      SetCurrentStream to Stream 0\n} // %%HostIrContainer\n' > $work/nest.hir
+    case_ agree-loop-nest-bound 1 "error:more than the bound on a loop nest's work" -- $work/nest.hir
+    if [ "$ngpu" -ge 2 ]; then
+      case_ agree-nccl-broadcast-root 2 "error:the team disagrees on root: rank 0 says root 0, rank 1 says root 1" -- $R/broadcast-root-rank.hir
+      case_ agree-nccl-p2p-size 2 "error:rank 0 sends 4 elements of float (16 bytes), rank 1 receives into 8 elements of float" -- $R/p2p-size-mismatch.hir
+      case_ agree-nccl-p2p-dtype 2 "error:rank 1 receives into 4 elements of int" -- $R/p2p-dtype-mismatch.hir
+      case_ agree-nccl-p2p-match 2 pass -- $work/p2p-match.hir $work/p2p-match.hir
+      gen $work/a2.hir ag-linear 1024 1024 1024 2; hir-opt --stream-parallel --backend=nccl $work/a2.hir -o $work/a2-nccl.hir
+      case_ agree-nccl-pipeline-d2-iters3 2 pass --iters=3 --vary-inputs -- $work/a2-nccl.hir $work/a2.hir
     fi
     ;;
   *) echo "unknown tier $tier"; fail=$((fail+1)) ;;

@@ -454,7 +454,7 @@ static void test_misc(void **state)
     hir_view_init(&vo, out, HIR_DT_FLOAT, 1, &n);
     int team[1] = {0};
     hir_collective c = {HIR_COMM_ALLREDUCE, HIR_BK_NCCL, team, 1, 0, -1, HIR_RED_SUM,
-                        &vi, &vo, 1};
+                        &vi, &vo, 1, 0};
     hir_work *w;
     assert_int_equal(be->ops->collective(be, NULL, &c, &w, &e), 0);
     assert_int_equal(be->ops->wait(be, NULL, w, &e), 0);

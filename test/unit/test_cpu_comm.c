@@ -63,7 +63,7 @@ static void test_allgather(void)
     int64_t shp[2] = {2 * N, 3};
     hir_view_init(&vo, out, HIR_DT_FLOAT, 2, shp);
     hir_collective c = {HIR_COMM_ALLGATHER, HIR_BK_NCCL, team, N, idx_of(R), -1,
-                        HIR_RED_SUM, &vi, &vo, 1};
+                        HIR_RED_SUM, &vi, &vo, 1, 0};
     OK(run(&c));
     for (int j = 0; j < N; j++)
         for (int i = 0; i < 6; i++)
@@ -88,7 +88,7 @@ static void test_reduce_scatter_allreduce(void)
         in[i] = (float)(R + i);
     hir_view vi = vec(in, HIR_DT_FLOAT, N * n), vo = vec(out, HIR_DT_FLOAT, n);
     hir_collective c = {HIR_COMM_REDUCESCATTER, HIR_BK_NCCL, team, N, idx_of(R), -1,
-                        HIR_RED_SUM, &vi, &vo, 2};
+                        HIR_RED_SUM, &vi, &vo, 2, 0};
     OK(run(&c));
     int sum_r = N * (N - 1) / 2;
     for (int i = 0; i < n; i++)
@@ -100,7 +100,7 @@ static void test_reduce_scatter_allreduce(void)
         bin[i] = hir_f32_to_bf16(i == 0 ? 1.0f / 3 : (float)(R + i));
     hir_view vbi = vec(bin, HIR_DT_BFLOAT, 5), vbo = vec(bout, HIR_DT_BFLOAT, 5);
     hir_collective a = {HIR_COMM_ALLREDUCE, HIR_BK_NCCL, team, N, idx_of(R), -1,
-                        HIR_RED_SUM, &vbi, &vbo, 3};
+                        HIR_RED_SUM, &vbi, &vbo, 3, 0};
     OK(run(&a));
     CHECK(bout[0] == hir_f64_to_bf16(N * (double)hir_bf16_to_f32(bin[0])), "bf16 allreduce %g",
           hir_bf16_to_f32(bout[0]));
@@ -142,7 +142,7 @@ static void test_rooted(void)
     }
     hir_view vi = vec(in, HIR_DT_FLOAT, 3), vo = vec(out, HIR_DT_FLOAT, 3);
     hir_collective c = {HIR_COMM_BROADCAST, HIR_BK_NCCL, team, N, idx_of(R), root,
-                        HIR_RED_SUM, &vi, &vo, 4};
+                        HIR_RED_SUM, &vi, &vo, 4, 0};
     OK(run(&c));
     for (int i = 0; i < 3; i++)
         CHECK(out[i] == team[root] * 10 + i, "broadcast [%d] = %g", i, out[i]);
@@ -150,7 +150,7 @@ static void test_rooted(void)
     int groot = 2 % N;
     hir_view vg = vec(out, HIR_DT_FLOAT, 3 * N);
     hir_collective g = {HIR_COMM_GATHER, HIR_BK_NCCL, team, N, idx_of(R), groot,
-                        HIR_RED_SUM, &vi, idx_of(R) == groot ? &vg : NULL, 5};
+                        HIR_RED_SUM, &vi, idx_of(R) == groot ? &vg : NULL, 5, 0};
     OK(run(&g));
     if (idx_of(R) == groot)
         for (int j = 0; j < N; j++)
@@ -161,14 +161,14 @@ static void test_rooted(void)
         src[i] = (float)(1000 + i);
     hir_view vsrc = vec(src, HIR_DT_FLOAT, 3 * N), vgot = vec(got, HIR_DT_FLOAT, 3);
     hir_collective s = {HIR_COMM_SCATTER, HIR_BK_NCCL, team, N, idx_of(R), 0,
-                        HIR_RED_SUM, idx_of(R) == 0 ? &vsrc : NULL, &vgot, 6};
+                        HIR_RED_SUM, idx_of(R) == 0 ? &vsrc : NULL, &vgot, 6, 0};
     OK(run(&s));
     CHECK(got[1] == 1000 + idx_of(R) * 3 + 1, "scatter %g", got[1]);
     /* Reduce (sum) to root index N-1, bf16 */
     uint16_t b = hir_f32_to_bf16((float)(R + 1)), bo = 0;
     hir_view vb = vec(&b, HIR_DT_BFLOAT, 1), vbo = vec(&bo, HIR_DT_BFLOAT, 1);
     hir_collective r = {HIR_COMM_REDUCE, HIR_BK_NCCL, team, N, idx_of(R), N - 1,
-                        HIR_RED_SUM, &vb, idx_of(R) == N - 1 ? &vbo : NULL, 7};
+                        HIR_RED_SUM, &vb, idx_of(R) == N - 1 ? &vbo : NULL, 7, 0};
     OK(run(&r));
     if (idx_of(R) == N - 1)
         CHECK(hir_bf16_to_f32(bo) == N * (N + 1) / 2, "reduce %g", hir_bf16_to_f32(bo));
@@ -184,7 +184,7 @@ static void test_subteam_and_sendrecv(void)
         double v = R + 0.5, o;
         hir_view vv = vec(&v, HIR_DT_DOUBLE, 1), vo = vec(&o, HIR_DT_DOUBLE, 1);
         hir_collective c = {HIR_COMM_ALLREDUCE, HIR_BK_NCCL, sub, 2, R == 2 ? 0 : 1, -1,
-                            HIR_RED_SUM, &vv, &vo, 8};
+                            HIR_RED_SUM, &vv, &vo, 8, 0};
         OK(run(&c));
         CHECK(o == 3.0, "subteam allreduce %g", o);
     }
@@ -194,7 +194,7 @@ static void test_subteam_and_sendrecv(void)
         int32_t d[4] = {R, R, R, R}, o[4] = {0};
         hir_view vd = vec(d, HIR_DT_INT32, 4), vo = vec(o, HIR_DT_INT32, 4);
         hir_collective c = {HIR_COMM_SENDRECV, HIR_BK_NCCL, pair, 2, R == 1 ? 0 : 1, 0,
-                            HIR_RED_SUM, R == 1 ? &vd : NULL, R == 3 ? &vo : NULL, 9};
+                            HIR_RED_SUM, R == 1 ? &vd : NULL, R == 3 ? &vo : NULL, 9, 0};
         OK(run(&c));
         if (R == 3)
             CHECK(o[3] == 1, "sendrecv got %d", o[3]);
@@ -262,7 +262,7 @@ static void test_alltoall(void)
         for (int k = 0; k < 2; k++)
             in[j * 2 + k] = (float)(me * 1000 + j * 10 + k);
     hir_view vi = vec(in, HIR_DT_FLOAT, 2 * N), vo = vec(out, HIR_DT_FLOAT, 2 * N);
-    hir_collective c = {HIR_COMM_ALLTOALL, HIR_BK_NCCL, team, N, me, -1, HIR_RED_SUM, &vi, &vo, 7};
+    hir_collective c = {HIR_COMM_ALLTOALL, HIR_BK_NCCL, team, N, me, -1, HIR_RED_SUM, &vi, &vo, 7, 0};
     OK(run(&c));
     for (int i = 0; i < N; i++)
         for (int k = 0; k < 2; k++)
@@ -362,7 +362,7 @@ static void test_collective_checks(void)
     hir_view v4 = vec(a, HIR_DT_FLOAT, 4), o4 = vec(b, HIR_DT_FLOAT, 4), o3 = vec(b, HIR_DT_FLOAT, 3);
     hir_view v8 = vec(f8, HIR_DT_E4M3, 4);
     hir_collective c = {HIR_COMM_BROADCAST, HIR_BK_NCCL, team, N, me, N, HIR_RED_SUM, &v4, &o4,
-                        30};
+                        30, 0};
     REFUSED(&c, "Broadcast: root index");
     c.root_index = 0;
     c.my_index = N;
@@ -380,7 +380,7 @@ static void test_collective_checks(void)
     /* a team of one copies (counts must agree) or, with one buffer, does nothing */
     int solo[1] = {R};
     hir_collective one = {HIR_COMM_ALLREDUCE, HIR_BK_NCCL, solo, 1, 0, -1, HIR_RED_SUM, &v4, &o3,
-                          31};
+                          31, 0};
     REFUSED(&one, "team of one with 4 input and 3 output elements");
     one.output = NULL;
     OK(run(&one));
@@ -392,7 +392,7 @@ static void test_collective_checks(void)
     OK(hir_backend_cpu_create(&cfg, &alone, &e));
     int two[2] = {0, 1};
     hir_collective pair = {HIR_COMM_ALLREDUCE, HIR_BK_NCCL, two, 2, 0, -1, HIR_RED_SUM, &v4,
-                           &o4, 32};
+                           &o4, 32, 0};
     hir_work *w = NULL;
     CHECK(alone->ops->collective(alone, NULL, &pair, &w, &e) != 0 &&
               strstr(hir_diag_last_error(&e), "Allreduce: a team of 2 needs the MPI bootstrap"), "%s", hir_diag_last_error(&e));
@@ -413,7 +413,7 @@ static void test_collective_refusals(void)
     hir_view on = vec(b, HIR_DT_FLOAT, 4 * N), huge = vec(b, HIR_DT_FLOAT, big);
     hir_view hugen = vec(b, HIR_DT_FLOAT, big * N);
     hir_collective c = {HIR_COMM_ALLGATHER, HIR_BK_NCCL, team, N, me, -1, HIR_RED_SUM, NULL, &on,
-                        33};
+                        33, 0};
     REFUSED(&c, "Allgather: missing input");
     c.input = &v4;
     c.output = &o3;
@@ -512,7 +512,7 @@ static void test_sendrecv_refusals_reduce_in_place(void)
     int pair[2] = {1, 3};
     if (N >= 4 && (R == 1 || R == 3)) {
         hir_collective c = {HIR_COMM_SENDRECV, HIR_BK_NCCL, pair, 2, R == 1 ? 0 : 1, 0,
-                            HIR_RED_SUM, NULL, NULL, 34};
+                            HIR_RED_SUM, NULL, NULL, 34, 0};
         hir_view v = vec(b, HIR_DT_FLOAT, 4);
         c.output = R == 1 ? &v : NULL;
         c.input = R == 3 ? &v : NULL;
@@ -527,7 +527,7 @@ static void test_sendrecv_refusals_reduce_in_place(void)
     hir_view vx = vec(x, HIR_DT_DOUBLE, 3);
     int root = 1 % N;
     hir_collective r = {HIR_COMM_REDUCE, HIR_BK_NCCL, team, N, idx_of(R), root, HIR_RED_SUM,
-                        &vx, idx_of(R) == root ? &vx : NULL, 35};
+                        &vx, idx_of(R) == root ? &vx : NULL, 35, 0};
     OK(run(&r));
     if (idx_of(R) == root)
         for (int i = 0; i < 3; i++)
@@ -670,7 +670,7 @@ static void test_timeouts(hir_boot *b)
         float v = 1, o;
         hir_view vv = vec(&v, HIR_DT_FLOAT, 1), vo = vec(&o, HIR_DT_FLOAT, 1);
         hir_collective c = {HIR_COMM_ALLREDUCE, HIR_BK_NCCL, t, 2, 0, -1, HIR_RED_SUM,
-                            &vv, &vo, 21};
+                            &vv, &vo, 21, 0};
         hir_work *w;
         CHECK(quick->ops->collective(quick, NULL, &c, &w, &e) == -1, "collective without peer");
         CHECK(strstr(hir_diag_last_error(&e), "creating team communicator") && strstr(hir_diag_last_error(&e), "peer rank 1"), "%s",
