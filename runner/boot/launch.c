@@ -1,6 +1,8 @@
 /* launch.c — the local launcher behind `hir-run -np N` (boot.h): re-executes hir-run under
  * the system's mpirun or mpiexec. */
+#define _XOPEN_SOURCE 700   /* nftw */
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -83,6 +85,30 @@ static int launcher_is_openmpi(const char *launcher)
     return strstr(buf, "Open MPI") || strstr(buf, "OpenRTE") || strstr(buf, "Open RTE");
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* Open MPI 4 makes its session directory <base>/ompi.<host>.<uid> with a check-then-mkdir that
+ * two mpiruns starting at once can race ("mkdir ... File exists", orte_init fails), and removes
+ * it when the last job leaves. Unless the user chose the base (OMPI_MCA_orte_tmpdir_base), each
+ * hir-run -np gives its mpirun a base of its own under TMPDIR, removed when mpirun has ended.
+ * "" when none was made (the default base is used). */
+static void private_session_base(char *dir, size_t n)
+{
+    dir[0] = 0;
+    if (getenv("OMPI_MCA_orte_tmpdir_base"))
+        return;
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    if ((size_t)snprintf(dir, n, "%s/hir-ompi.XXXXXX", tmp) >= n || !mkdtemp(dir))
+        dir[0] = 0;
+}
+
 int hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_diag *e)
 {
     *exit_code = 0;
@@ -99,8 +125,9 @@ int hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_diag *e)
     else
         snprintf(self, sizeof self, "%s", argv[0]);
     int ompi = launcher_is_openmpi(launcher);
+    char session[PATH_MAX] = "";
 
-    char **args = calloc((size_t)argc + 8, sizeof *args);
+    char **args = calloc((size_t)argc + 11, sizeof *args);
     if (!args)
         return hir_fail(e, "hir_launch_local: out of memory");
     char npbuf[16];
@@ -117,6 +144,12 @@ int hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_diag *e)
         args[k++] = "--quiet";
         if (geteuid() == 0)
             args[k++] = "--allow-run-as-root";
+        private_session_base(session, sizeof session);
+        if (session[0]) {
+            args[k++] = "--mca";
+            args[k++] = "orte_tmpdir_base";
+            args[k++] = session;
+        }
     }
     args[k++] = "-np";
     args[k++] = npbuf;
@@ -143,6 +176,8 @@ int hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_diag *e)
     pid_t pid = fork();
     if (pid < 0) {
         free(args);
+        if (session[0])
+            nftw(session, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
         return hir_fail(e, "fork: %s", strerror(errno));
     }
     if (pid == 0) {
@@ -164,10 +199,13 @@ int hir_launch_local(int np, int argc, char **argv, int *exit_code, hir_diag *e)
         _exit(127);
     }
     free(args);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return hir_fail(e, "waitpid: %s", strerror(errno));
+    int st = 0, wrc;
+    while ((wrc = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+        ;
+    if (session[0])
+        nftw(session, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (wrc < 0)
+        return hir_fail(e, "waitpid: %s", strerror(errno));
     if (WIFEXITED(st))
         *exit_code = WEXITSTATUS(st);
     else if (WIFSIGNALED(st))
