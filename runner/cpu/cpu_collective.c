@@ -355,8 +355,6 @@ static int coll_issue(cpu_pending *base, hir_work *w, hir_diag *e)
 static void coll_drop(cpu_pending *base)
 {
     coll_pending *q = (coll_pending *)base;
-    if (q->base.agree != MPI_REQUEST_NULL)
-        return;   /* MPI may still write q->all: left (the run is ending with an error) */
     free(q->all);
     free(q->team);
     free(q);

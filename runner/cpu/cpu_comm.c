@@ -113,6 +113,12 @@ void cpu_comm_destroy(hir_cpu_backend *cb)
     MPI_Finalized(&fin);
     hir_mpi_team_cache_free(&c->teams);
     free(c->pending);               /* its works were released before (cpu_work_release) */
+    while (c->given_up) {
+        cpu_pending *p = c->given_up;
+        c->given_up = p->next;
+        p->agree = MPI_REQUEST_NULL;
+        p->drop(p);
+    }
     if (c->have_mpi && !fin) {
         MPI_Op_free(&c->op_max);
         MPI_Op_free(&c->op_min);
@@ -169,10 +175,21 @@ static int grow(void **v, int *cap, int need, size_t elem)
 
 /* ---------------------------------------------------------------- agreements in flight */
 
+/* p's exchange is given up: freed now when it has completed, else with the backend */
+static void give_up(hir_cpu_comm *cc, cpu_pending *p)
+{
+    if (p->agree == MPI_REQUEST_NULL) {
+        p->drop(p);
+        return;
+    }
+    p->next = cc->given_up;
+    cc->given_up = p;
+}
+
 int cpu_work_defer(hir_cpu_comm *cc, hir_work *w, cpu_pending *p, hir_diag *e)
 {
     if (grow((void **)&cc->pending, &cc->cappending, cc->npending + 1, sizeof *cc->pending)) {
-        p->drop(p);
+        give_up(cc, p);
         return hir_fail(e, "%s: out of host memory (while recording posted communication)",
                         w->what);
     }
@@ -240,8 +257,7 @@ static int poll(hir_cpu_comm *cc, MPI_Request *r, const int *peers, int n, const
     return hir_mpi_poll_progress(r, peers, n, cc->timeout, what, progress_any, cc, e);
 }
 
-/* w leaves the pending list; its agreement, still in flight, is given up (drop leaves the
- * buffers MPI may still write to) */
+/* w leaves the pending list; its agreement, still in flight, is given up */
 static void unpend(hir_cpu_comm *cc, hir_work *w)
 {
     if (!w->pend)
@@ -251,7 +267,7 @@ static void unpend(hir_cpu_comm *cc, hir_work *w)
         if (cc->pending[i] != w)
             cc->pending[k++] = cc->pending[i];
     cc->npending = k;
-    w->pend->drop(w->pend);
+    give_up(cc, w->pend);
     w->pend = NULL;
 }
 
