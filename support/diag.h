@@ -61,6 +61,9 @@ typedef struct hir_diag_entry {
     struct hir_diag_entry *notes;   /* linked notes */
     struct hir_diag_entry *next;
     int peer;                       /* the rank a failed exchange or wait was with, -1: none */
+    const void *at;                 /* the caller's statement the error belongs to when a
+                                     * library finds it during a later call (a backend's
+                                     * deferred work): its stmt_id; NULL: the current one */
     char *origin;                   /* who reports it ("rank 3", "rank 0 ref"), printed after
                                      * the hir_diag's prefix; NULL: none (hir_diag_set_origin) */
     bool printed;

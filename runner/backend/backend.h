@@ -65,7 +65,8 @@ typedef struct hir_collective {
     hir_reduce_op op;          /* for reducing kinds (sum unless the program says otherwise) */
     const hir_view *input;     /* may be NULL where the kind allows (e.g. non-root gather) */
     const hir_view *output;    /* may be NULL likewise */
-    uintptr_t stmt_id;         /* identity of the statement, for caches and messages */
+    uintptr_t stmt_id;         /* identity of the statement, for caches and messages (the
+                                * interpreter's hir_stmt: hir_diag_entry.at) */
     int64_t where;             /* the statement's byte offset in the program's text: the same
                                 * on every rank (agree.h); -1 when unknown */
 } hir_collective;
@@ -302,6 +303,12 @@ typedef struct hir_backend_ops {
     /* communication. Posting returns a work item that a later wait consumes. */
     int  (*collective)(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **w,
                        hir_diag *e);
+    /* Optional (NULL: teams are made on first use): make the communicator of team (world
+     * ranks, this rank among them) now. The interpreter calls it when it is made, for every
+     * team of the program's Communications that this rank is in, in program order — the same
+     * order on every rank, so the creations cannot wait for each other in a cycle, as they
+     * could in the middle of a run whose ranks post overlapping teams in different orders. */
+    int  (*team_prepare)(hir_backend *be, const int *team, int n, hir_diag *e);
     /* between group_begin and group_end, p2p posts are coalesced; group_end returns one work */
     int  (*group_begin)(hir_backend *be, hir_diag *e);
     int  (*group_end)(hir_backend *be, hir_stream *s, hir_work **w, hir_diag *e);

@@ -17,6 +17,7 @@ struct hir_mpi_team_entry {
     int n;
     int *team;
     MPI_Comm comm;
+    MPI_Comm agree;             /* a duplicate of comm made with it when asked, else NULL */
 };
 
 static double now_s(void)
@@ -38,10 +39,19 @@ int hir_mpi_error(hir_diag *e, const char *call, int rc)
 int hir_mpi_poll(MPI_Request *reqs, const int *peers, int n, double timeout_s,
                  const char *what, hir_diag *e)
 {
+    return hir_mpi_poll_progress(reqs, peers, n, timeout_s, what, NULL, NULL, e);
+}
+
+int hir_mpi_poll_progress(MPI_Request *reqs, const int *peers, int n, double timeout_s,
+                          const char *what, int (*progress)(void *arg, hir_diag *e), void *arg,
+                          hir_diag *e)
+{
     double t0 = now_s();
     long spins = 0;
     for (;;) {
-        int pending = -1;
+        int pending = -1, more = 0;
+        if (progress && (more = progress(arg, e)) < 0)
+            return -1;
         for (int i = 0; i < n; i++) {
             if (reqs[i] == MPI_REQUEST_NULL)
                 continue;
@@ -52,11 +62,11 @@ int hir_mpi_poll(MPI_Request *reqs, const int *peers, int n, double timeout_s,
             if (!flag && pending < 0)
                 pending = i;
         }
-        if (pending < 0)
+        if (pending < 0 && !more)
             return 0;
         double waited = now_s() - t0;
         if (waited > timeout_s) {
-            int peer = peers ? peers[pending] : -1;
+            int peer = peers && pending >= 0 ? peers[pending] : -1;
             if (peer >= 0)
                 return hir_fail_peer(e, peer, "%s: peer rank %d did not take part within %.1f s "
                                      "(timeout)", what, peer, timeout_s);
@@ -135,9 +145,19 @@ static int team_handshake(MPI_Comm parent, const int *team, int n, double timeou
 int hir_mpi_team_comm(hir_mpi_team_cache *c, MPI_Comm parent, const int *team, int n,
                       double timeout_s, MPI_Comm *out, hir_diag *e)
 {
+    return hir_mpi_team_comms(c, parent, team, n, timeout_s, out, NULL, e);
+}
+
+int hir_mpi_team_comms(hir_mpi_team_cache *c, MPI_Comm parent, const int *team, int n,
+                       double timeout_s, MPI_Comm *out, MPI_Comm *agree, hir_diag *e)
+{
     for (int i = 0; i < c->n; i++)
         if (c->v[i].n == n && !memcmp(c->v[i].team, team, (size_t)n * sizeof *team)) {
+            if (agree && c->v[i].agree == MPI_COMM_NULL)
+                return hir_fail(e, "team communicator: made without its agreement duplicate");
             *out = c->v[i].comm;
+            if (agree)
+                *agree = c->v[i].agree;
             return 0;
         }
     int me, member = 0;
@@ -176,7 +196,25 @@ int hir_mpi_team_comm(hir_mpi_team_cache *c, MPI_Comm parent, const int *team, i
     }
     MPI_Group_free(&group);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    c->v[c->n++] = (struct hir_mpi_team_entry){n, copy, comm};
+    MPI_Comm dup = MPI_COMM_NULL;
+    if (agree) {
+        /* made right after comm, by the same members in the same order: no other collective
+         * on comm can come between */
+        MPI_Request r;
+        rc = MPI_Comm_idup(comm, &dup, &r);
+        if (rc != MPI_SUCCESS) {
+            free(copy);
+            MPI_Comm_free(&comm);
+            return hir_mpi_error(e, "MPI_Comm_idup", rc);
+        }
+        if (hir_mpi_poll(&r, NULL, 1, timeout_s, "creating team communicator", e)) {
+            free(copy);   /* comm and the idup in flight are left to MPI_Finalize */
+            return -1;
+        }
+        MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+        *agree = dup;
+    }
+    c->v[c->n++] = (struct hir_mpi_team_entry){n, copy, comm, dup};
     *out = comm;
     return 0;
 }
@@ -188,6 +226,8 @@ void hir_mpi_team_cache_free(hir_mpi_team_cache *c)
     for (int i = 0; i < c->n; i++) {
         if (!fin)
             MPI_Comm_free(&c->v[i].comm);
+        if (!fin && c->v[i].agree != MPI_COMM_NULL)
+            MPI_Comm_free(&c->v[i].agree);
         free(c->v[i].team);
     }
     free(c->v);

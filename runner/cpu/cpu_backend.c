@@ -63,6 +63,7 @@ static const hir_backend_ops cpu_ops = {
     .ternary = cpu_ternary,
     .reduce = cpu_reduce,
     .collective = cpu_collective,
+    .team_prepare = cpu_team_prepare,
     .group_begin = cpu_group_begin,
     .group_end = cpu_group_end,
     .p2p_post = cpu_p2p_post,

@@ -17,9 +17,21 @@ static int need(const hir_view *v, const char *what, const char *coll, hir_diag 
     return cpu_check_view(v, coll, e);
 }
 
+/* The MPI call of one collective, whole: what issue() posts once the team has agreed, after
+ * the statement's own views are gone (the buffers are the tensors', held until the Wait, or
+ * the work's staging buffers). */
+typedef struct coll_args {
+    hir_comm_type kind;
+    void *sbuf, *rbuf;
+    int count, root, is_root, ts;
+    MPI_Datatype mt;
+    MPI_Op op;
+    MPI_Comm comm;
+} coll_args;
+
 /* One collective on its way to MPI: what the common checks found (the transfer dtype xt and
- * its MPI type, the op, the team's communicator), and what a kind's handler posts (r, with
- * the MPI status in rc and, for SendRecv, the peer and direction). */
+ * its MPI type, the op, the team's communicators), and what a kind's handler fills in (the
+ * call in a, and, for SendRecv, the peer and direction). */
 typedef struct coll_post {
     hir_work *w;
     const hir_collective *c;
@@ -29,14 +41,11 @@ typedef struct coll_post {
     hir_dtype xt;
     MPI_Datatype mt;
     MPI_Op op;
-    MPI_Comm comm;
-    MPI_Request r;
-    int rc, peer, is_recv;
+    MPI_Comm comm, agree;
+    coll_args a;
+    int peer, is_recv;
     hir_cpu_comm *cc;
 } coll_post;
-
-/* the team's agreement on the collective, after this rank's own checks, before MPI sees it */
-static int coll_agree(const coll_post *p, hir_diag *e);
 
 static int coll_allgather(coll_post *p, hir_diag *e)
 {
@@ -52,9 +61,9 @@ static int coll_allgather(coll_post *p, hir_diag *e)
     if (cpu_mpi_count_ok(n, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
         cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e))
         return -1;
-    if (coll_agree(p, e))
-        return -1;
-    p->rc = MPI_Iallgather(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->comm, &p->r);
+    p->a.sbuf = sbuf;
+    p->a.rbuf = rbuf;
+    p->a.count = (int)n;
     return 0;
 }
 
@@ -72,9 +81,9 @@ static int coll_reducescatter(coll_post *p, hir_diag *e)
     if (cpu_mpi_count_ok(n * p->ts, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
         cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e))
         return -1;
-    if (coll_agree(p, e))
-        return -1;
-    p->rc = MPI_Ireduce_scatter_block(sbuf, rbuf, (int)n, p->mt, p->op, p->comm, &p->r);
+    p->a.sbuf = sbuf;
+    p->a.rbuf = rbuf;
+    p->a.count = (int)n;
     return 0;
 }
 
@@ -96,9 +105,9 @@ static int coll_allreduce(coll_post *p, hir_diag *e)
     hir_view_init(&bv, rbuf, p->xt, out->ndim, out->shape);
     if (rbuf != in->data && cpu_work_flat_copy(p->w, &bv, in, e))
         return -1;
-    if (coll_agree(p, e))
-        return -1;
-    p->rc = MPI_Iallreduce(MPI_IN_PLACE, rbuf, (int)n, p->mt, p->op, p->comm, &p->r);
+    p->a.sbuf = MPI_IN_PLACE;
+    p->a.rbuf = rbuf;
+    p->a.count = (int)n;
     return 0;
 }
 
@@ -123,9 +132,9 @@ static int coll_broadcast(coll_post *p, hir_diag *e)
     } else if (cpu_work_stage(p->w, buf, p->xt, 0, 1, &rbuf, e)) {
         return -1;
     }
-    if (coll_agree(p, e))
-        return -1;
-    p->rc = MPI_Ibcast(rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
+    p->a.sbuf = NULL;
+    p->a.rbuf = rbuf;
+    p->a.count = (int)n;
     return 0;
 }
 
@@ -144,9 +153,9 @@ static int coll_gather(coll_post *p, hir_diag *e)
     if (cpu_mpi_count_ok(n * p->ts, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
         (is_root && cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e)))
         return -1;
-    if (coll_agree(p, e))
-        return -1;
-    p->rc = MPI_Igather(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
+    p->a.sbuf = sbuf;
+    p->a.rbuf = rbuf;
+    p->a.count = (int)n;
     return 0;
 }
 
@@ -165,9 +174,9 @@ static int coll_scatter(coll_post *p, hir_diag *e)
     if (cpu_mpi_count_ok(n * p->ts, name, e) || (is_root && cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e)) ||
         cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e))
         return -1;
-    if (coll_agree(p, e))
-        return -1;
-    p->rc = MPI_Iscatter(sbuf, (int)n, p->mt, rbuf, (int)n, p->mt, p->root, p->comm, &p->r);
+    p->a.sbuf = sbuf;
+    p->a.rbuf = rbuf;
+    p->a.count = (int)n;
     return 0;
 }
 
@@ -189,9 +198,9 @@ static int coll_reduce(coll_post *p, hir_diag *e)
         return -1;
     if (is_root && sbuf == rbuf)
         sbuf = MPI_IN_PLACE;
-    if (coll_agree(p, e))
-        return -1;
-    p->rc = MPI_Ireduce(sbuf, rbuf, (int)n, p->mt, p->op, p->root, p->comm, &p->r);
+    p->a.sbuf = sbuf;
+    p->a.rbuf = rbuf;
+    p->a.count = (int)n;
     return 0;
 }
 
@@ -210,9 +219,9 @@ static int coll_sendrecv(coll_post *p, hir_diag *e)
         n = hir_view_numel(p->in);
         if (cpu_mpi_count_ok(n, name, e) || cpu_work_stage(p->w, p->in, p->xt, 1, 0, &sbuf, e))
             return -1;
-        if (coll_agree(p, e))
-            return -1;
-        p->rc = MPI_Isend(sbuf, (int)n, p->mt, 1 - root, HIR_SENDRECV_TAG, p->comm, &p->r);
+        p->a.sbuf = sbuf;
+        p->a.rbuf = NULL;
+        p->a.count = (int)n;
     } else {
         p->peer = p->c->team[root];
         p->is_recv = 1;
@@ -221,9 +230,9 @@ static int coll_sendrecv(coll_post *p, hir_diag *e)
         n = hir_view_numel(p->out);
         if (cpu_mpi_count_ok(n, name, e) || cpu_work_stage(p->w, p->out, p->xt, 0, 1, &rbuf, e))
             return -1;
-        if (coll_agree(p, e))
-            return -1;
-        p->rc = MPI_Irecv(rbuf, (int)n, p->mt, root, HIR_SENDRECV_TAG, p->comm, &p->r);
+        p->a.sbuf = NULL;
+        p->a.rbuf = rbuf;
+        p->a.count = (int)n;
     }
     return 0;
 }
@@ -245,10 +254,9 @@ static int coll_alltoall(coll_post *p, hir_diag *e)
     if (cpu_mpi_count_ok(n, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
         cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e))
         return -1;
-    if (coll_agree(p, e))
-        return -1;
-    p->rc = MPI_Ialltoall(sbuf, (int)(n / ts), p->mt, rbuf, (int)(n / ts), p->mt, p->comm,
-                          &p->r);
+    p->a.sbuf = sbuf;
+    p->a.rbuf = rbuf;
+    p->a.count = (int)(n / ts);
     return 0;
 }
 
@@ -271,29 +279,127 @@ static const coll_fn coll_handlers[HIR_COMM_COUNT] = {
 /* Before a collective is posted (after this rank's own checks, so a refusal of its buffers
  * stays local and nothing reaches MPI), its team agrees on its signature (agree.h: kind, team,
  * root, element count, dtype, statement): one MPI_Iallgather of HIR_SIG_N int64 per member on
- * the team's communicator, on every execution (the reference pays for the plainest check).
- * MPI itself checks none of it: a Broadcast whose root differs between ranks completes and
- * every rank keeps its own data. Every member compares every signature with member 0's, so
- * all of them stop with the same message. */
-static int coll_agree(const coll_post *p, hir_diag *e)
+ * the team's agreement communicator (a duplicate of the team's, so the exchanges keep their
+ * own order), on every execution (the reference pays for the plainest check). MPI itself
+ * checks none of it: a Broadcast whose root differs between ranks completes and every rank
+ * keeps its own data. Every member compares every signature with member 0's, so all of them
+ * stop with the same message.
+ *
+ * The exchange is started at the post and never waited for there: the collective itself is
+ * posted (issue) when the exchange has completed, which the rank's next waits drive
+ * (cpu_comm.c). So no rank blocks at a post, and overlapping teams whose collectives are
+ * posted in different orders on different ranks (team (0 1) then (1 2) on one rank, the other
+ * order on another) complete, as MPI's nonblocking collectives do. */
+typedef struct coll_pending {
+    cpu_pending base;
+    coll_args a;
+    int team_size;
+    int *team;                      /* a copy: the statement's array is gone by the issue */
+    uintptr_t stmt_id;
+    int64_t mine[HIR_SIG_N];
+    int64_t *all;                   /* HIR_SIG_N per member, filled by the exchange */
+} coll_pending;
+
+static int coll_mpi(const coll_args *a, MPI_Request *r)
+{
+    switch (a->kind) {
+    case HIR_COMM_ALLGATHER:
+        return MPI_Iallgather(a->sbuf, a->count, a->mt, a->rbuf, a->count, a->mt, a->comm, r);
+    case HIR_COMM_REDUCESCATTER:
+        return MPI_Ireduce_scatter_block(a->sbuf, a->rbuf, a->count, a->mt, a->op, a->comm, r);
+    case HIR_COMM_ALLREDUCE:
+        return MPI_Iallreduce(a->sbuf, a->rbuf, a->count, a->mt, a->op, a->comm, r);
+    case HIR_COMM_BROADCAST:
+        return MPI_Ibcast(a->rbuf, a->count, a->mt, a->root, a->comm, r);
+    case HIR_COMM_GATHER:
+        return MPI_Igather(a->sbuf, a->count, a->mt, a->rbuf, a->count, a->mt, a->root, a->comm,
+                           r);
+    case HIR_COMM_SCATTER:
+        return MPI_Iscatter(a->sbuf, a->count, a->mt, a->rbuf, a->count, a->mt, a->root,
+                            a->comm, r);
+    case HIR_COMM_REDUCE:
+        return MPI_Ireduce(a->sbuf, a->rbuf, a->count, a->mt, a->op, a->root, a->comm, r);
+    case HIR_COMM_SENDRECV:
+        return a->is_root
+                   ? MPI_Isend(a->sbuf, a->count, a->mt, 1 - a->root, HIR_SENDRECV_TAG, a->comm, r)
+                   : MPI_Irecv(a->rbuf, a->count, a->mt, a->root, HIR_SENDRECV_TAG, a->comm, r);
+    case HIR_COMM_ALLTOALL:
+        return MPI_Ialltoall(a->sbuf, a->count, a->mt, a->rbuf, a->count, a->mt, a->comm, r);
+    default:
+        return MPI_ERR_OTHER;
+    }
+}
+
+/* the exchange has completed: compare, then post the collective on the team's communicator */
+static int coll_issue(cpu_pending *base, hir_work *w, hir_diag *e)
+{
+    coll_pending *q = (coll_pending *)base;
+    hir_collective c = {.team = q->team, .team_size = q->team_size};
+    int rc = hir_coll_sig_compare(&c, q->all, e);
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (!rc) {
+        int mrc = coll_mpi(&q->a, &r);
+        rc = mrc != MPI_SUCCESS ? hir_mpi_error(e, hir_comm_type_name(q->a.kind), mrc) : 0;
+    }
+    if (rc) {
+        /* the message belongs to the collective's statement, not to the wait that found it */
+        if (e && e->last && e->last->sev == HIR_ERROR && !e->last->loc.src)
+            e->last->at = (const void *)q->stmt_id;
+        return -1;
+    }
+    int peer = q->a.kind == HIR_COMM_SENDRECV ? q->team[q->a.is_root ? 1 - q->a.root : q->a.root]
+                                               : -1;
+    return cpu_work_add_req(w, r, peer, q->a.kind == HIR_COMM_SENDRECV && !q->a.is_root, e);
+}
+
+static void coll_drop(cpu_pending *base)
+{
+    coll_pending *q = (coll_pending *)base;
+    free(q->all);
+    free(q->team);
+    free(q);
+}
+
+static int coll_defer(coll_post *p, hir_diag *e)
 {
     hir_cpu_comm *cc = p->cc;
-    int64_t mine[HIR_SIG_N], stack[8 * HIR_SIG_N], *all = stack;
-    hir_coll_signature(p->c, mine);
-    if (p->ts > 8 && !(all = malloc(sizeof *all * HIR_SIG_N * (size_t)p->ts)))
+    coll_pending *q = calloc(1, sizeof *q);
+    if (q) {
+        q->team = malloc(sizeof *q->team * (size_t)p->ts);
+        q->all = malloc(sizeof *q->all * HIR_SIG_N * (size_t)p->ts);
+    }
+    if (!q || !q->team || !q->all) {
+        if (q) {
+            free(q->team);
+            free(q->all);
+        }
+        free(q);
         return hir_fail(e, "%s: out of host memory", p->name);
-    MPI_Request r;
-    int rc = MPI_Iallgather(mine, HIR_SIG_N, MPI_INT64_T, all, HIR_SIG_N, MPI_INT64_T, p->comm,
-                            &r);
-    if (rc != MPI_SUCCESS)
-        rc = hir_mpi_error(e, "MPI_Iallgather", rc);
-    else
-        rc = hir_mpi_poll(&r, NULL, 1, cc->timeout, "agreeing on a collective", e);
-    if (!rc)
-        rc = hir_coll_sig_compare(p->c, all, e);
-    if (all != stack)
-        free(all);
-    return rc;
+    }
+    memcpy(q->team, p->c->team, sizeof *q->team * (size_t)p->ts);
+    q->team_size = p->ts;
+    q->stmt_id = p->c->stmt_id;
+    q->a = p->a;
+    q->a.kind = p->c->kind;
+    q->a.root = p->root;
+    q->a.is_root = p->is_root;
+    q->a.ts = p->ts;
+    q->a.mt = p->mt;
+    q->a.op = p->op;
+    q->a.comm = p->comm;
+    q->base.comm = p->comm;
+    q->base.agree = MPI_REQUEST_NULL;
+    q->base.issue = coll_issue;
+    q->base.drop = coll_drop;
+    hir_coll_signature(p->c, q->mine);
+    int rc = MPI_Iallgather(q->mine, HIR_SIG_N, MPI_INT64_T, q->all, HIR_SIG_N, MPI_INT64_T,
+                            p->agree, &q->base.agree);
+    if (rc != MPI_SUCCESS) {
+        q->base.agree = MPI_REQUEST_NULL;
+        coll_drop(&q->base);
+        return hir_mpi_error(e, "MPI_Iallgather", rc);
+    }
+    return cpu_work_defer(cc, p->w, &q->base, e);
 }
 
 /* The checks every kind shares: root and team index in the team, a buffer, a dtype MPI can
@@ -326,8 +432,7 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
 {
     coll_post p = {.w = w, .c = c, .name = hir_comm_type_name(c->kind), .in = c->input,
                    .out = c->output, .ts = c->team_size, .me = c->my_index,
-                   .root = c->root_index, .r = MPI_REQUEST_NULL, .rc = MPI_SUCCESS, .peer = -1,
-                   .cc = cc};
+                   .root = c->root_index, .peer = -1, .cc = cc};
     const char *name = p.name;
     const hir_view *in = p.in, *out = p.out;
     int ts = p.ts;
@@ -348,16 +453,24 @@ static int post_collective(hir_cpu_comm *cc, hir_work *w, const hir_collective *
     if (!cc->have_mpi)
         return hir_fail(e, "%s: a team of %d needs the MPI bootstrap (no hir_boot given)",
                              name, ts);
-    if (hir_mpi_team_comm(&cc->teams, cc->world, c->team, ts, cc->timeout, &p.comm, e))
+    if (hir_mpi_team_comms(&cc->teams, cc->world, c->team, ts, cc->timeout, &p.comm, &p.agree,
+                           e))
         return -1;
     coll_fn post = (unsigned)c->kind < HIR_COMM_COUNT ? coll_handlers[c->kind] : NULL;
     if (!post)
         return hir_fail(e, "collective kind %d unknown", (int)c->kind);
     if (post(&p, e))
         return -1;
-    if (p.rc != MPI_SUCCESS)
-        return hir_mpi_error(e, name, p.rc);
-    return cpu_work_add_req(w, p.r, p.peer, p.is_recv, e);
+    return coll_defer(&p, e);
+}
+
+int cpu_team_prepare(hir_backend *be, const int *team, int n, hir_diag *e)
+{
+    hir_cpu_comm *cc = cpu_of(be)->comm;
+    MPI_Comm comm, agree;
+    if (!cc->have_mpi || n < 2)
+        return 0;
+    return hir_mpi_team_comms(&cc->teams, cc->world, team, n, cc->timeout, &comm, &agree, e);
 }
 
 int cpu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **wp,

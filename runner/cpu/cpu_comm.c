@@ -42,6 +42,8 @@ struct hir_work {
     unpack_step *un;
     int nbuf, capbuf;
     void **bufs;
+    cpu_pending *pend;              /* the collective, until its team has agreed on it */
+    int failed;                     /* its agreement failed (reported by the call that found it) */
 };
 
 /* ---------------------------------------------------------------- MPI reduction ops */
@@ -110,6 +112,13 @@ void cpu_comm_destroy(hir_cpu_backend *cb)
     int fin = 0;
     MPI_Finalized(&fin);
     hir_mpi_team_cache_free(&c->teams);
+    free(c->pending);               /* its works were released before (cpu_work_release) */
+    while (c->given_up) {
+        cpu_pending *p = c->given_up;
+        c->given_up = p->next;
+        p->agree = MPI_REQUEST_NULL;
+        p->drop(p);
+    }
     if (c->have_mpi && !fin) {
         MPI_Op_free(&c->op_max);
         MPI_Op_free(&c->op_min);
@@ -161,6 +170,117 @@ static int grow(void **v, int *cap, int need, size_t elem)
         return -1;
     *v = p;
     *cap = c;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- agreements in flight */
+
+/* p's exchange is given up: freed now when it has completed, else with the backend */
+static void give_up(hir_cpu_comm *cc, cpu_pending *p)
+{
+    if (p->agree == MPI_REQUEST_NULL) {
+        p->drop(p);
+        return;
+    }
+    p->next = cc->given_up;
+    cc->given_up = p;
+}
+
+int cpu_work_defer(hir_cpu_comm *cc, hir_work *w, cpu_pending *p, hir_diag *e)
+{
+    if (grow((void **)&cc->pending, &cc->cappending, cc->npending + 1, sizeof *cc->pending)) {
+        give_up(cc, p);
+        return hir_fail(e, "%s: out of host memory (while recording posted communication)",
+                        w->what);
+    }
+    w->pend = p;
+    cc->pending[cc->npending++] = w;
+    return 0;
+}
+
+/* Issue every pending collective whose agreement has completed, keeping the posting order of
+ * each communicator (one whose agreement is still in flight holds the later ones on its
+ * communicator back). -1: an issue failed (its error in e, located at its own statement);
+ * 1: some are still pending; 0: none is. */
+static int progress(hir_cpu_comm *cc, hir_diag *e)
+{
+    int k = 0, rc = 0;
+    for (int i = 0; i < cc->npending; i++) {
+        hir_work *w = cc->pending[i];
+        cpu_pending *p = w->pend;
+        int held = rc != 0, done = 0;
+        for (int j = 0; j < k && !held; j++)
+            held = cc->pending[j]->pend->comm == p->comm;
+        if (!held) {
+            int mrc = MPI_Test(&p->agree, &done, MPI_STATUS_IGNORE);
+            if (mrc != MPI_SUCCESS) {
+                rc = hir_mpi_error(e, "MPI_Test", mrc);
+                done = 0;
+            }
+        }
+        if (!done) {
+            cc->pending[k++] = w;
+            continue;
+        }
+        w->pend = NULL;
+        if (p->issue(p, w, e)) {
+            w->failed = 1;
+            rc = -1;
+        }
+        p->drop(p);
+    }
+    cc->npending = k;
+    return rc ? -1 : k > 0;
+}
+
+/* the poll's progress callbacks: drive the pending collectives while a wait polls (a rank
+ * that waits must still post the collectives its peers wait for), until w is issued */
+typedef struct until_issued {
+    hir_cpu_comm *cc;
+    const hir_work *w;
+} until_issued;
+
+static int progress_until_issued(void *arg, hir_diag *e)
+{
+    until_issued *u = arg;
+    return progress(u->cc, e) < 0 ? -1 : u->w->pend != NULL;
+}
+
+static int progress_any(void *arg, hir_diag *e)
+{
+    return progress(arg, e) < 0 ? -1 : 0;
+}
+
+static int poll(hir_cpu_comm *cc, MPI_Request *r, const int *peers, int n, const char *what,
+                hir_diag *e)
+{
+    return hir_mpi_poll_progress(r, peers, n, cc->timeout, what, progress_any, cc, e);
+}
+
+/* w leaves the pending list; its agreement, still in flight, is given up */
+static void unpend(hir_cpu_comm *cc, hir_work *w)
+{
+    if (!w->pend)
+        return;
+    int k = 0;
+    for (int i = 0; i < cc->npending; i++)
+        if (cc->pending[i] != w)
+            cc->pending[k++] = cc->pending[i];
+    cc->npending = k;
+    give_up(cc, w->pend);
+    w->pend = NULL;
+}
+
+/* Until w's collective is posted: its agreement, and the earlier ones on its communicator,
+ * complete while every other pending collective is driven too. */
+static int issue_now(hir_cpu_comm *cc, hir_work *w, hir_diag *e)
+{
+    until_issued u = {cc, w};
+    if (w->pend && hir_mpi_poll_progress(NULL, NULL, 0, cc->timeout, "agreeing on a collective",
+                                         progress_until_issued, &u, e))
+        return -1;
+    if (w->failed)
+        return hir_fail(e, "%s: its team did not agree on it (reported above)", w->what);
     return 0;
 }
 
@@ -357,7 +477,7 @@ static int p2p_headers_check(hir_cpu_comm *cc, hir_work *w, hir_diag *e)
 {
     if (!w->nh)
         return 0;
-    if (hir_mpi_poll(w->hreq, w->hpeer, w->nh, cc->timeout, w->what, e))
+    if (poll(cc, w->hreq, w->hpeer, w->nh, w->what, e))
         return -1;
     for (int i = 0; i < w->nh; i++) {
         const hdr_check *c = &w->h[i];
@@ -492,8 +612,9 @@ int cpu_wait(hir_backend *be, hir_stream *s, hir_work *w, hir_diag *e)
         return hir_fail(e, "wait: no work to wait for");
     if (w == cc->group)
         return hir_fail(e, "wait: the coalescing group is still open");
-    if (p2p_headers_check(cc, w, e) ||
-        (w->n && hir_mpi_poll(w->req, w->peer, w->n, cc->timeout, w->what, e))) {
+    if (issue_now(cc, w, e) || p2p_headers_check(cc, w, e) ||
+        (w->n && poll(cc, w->req, w->peer, w->n, w->what, e))) {
+        unpend(cc, w);
         work_abandon(w);
         return -1;
     }
@@ -512,6 +633,10 @@ void cpu_work_release(hir_backend *be, hir_work *w)
         return;
     hir_cpu_comm *cc = cpu_of(be)->comm;
     int sends = 0;
+    /* a collective still agreeing gets the timeout to be posted, as a send gets it to
+     * complete: its peers may be waiting for it */
+    if (w->pend && issue_now(cc, w, NULL))
+        unpend(cc, w);
     for (int i = 0; i < w->n; i++) {
         if (w->req[i] == MPI_REQUEST_NULL)
             continue;
@@ -523,7 +648,7 @@ void cpu_work_release(hir_backend *be, hir_work *w)
         }
     }
     if (sends) {
-        hir_mpi_poll(w->req, w->peer, w->n, cc->timeout, w->what, NULL);
+        poll(cc, w->req, w->peer, w->n, w->what, NULL);
     }
     work_abandon(w);
 }
@@ -584,7 +709,7 @@ int cpu_comm_alltoallv(hir_backend *be, int size, const char *sbuf, const int64_
     free(cnt);
     if (rc2 != MPI_SUCCESS)
         return hir_mpi_error(e, "MPI_Ialltoallv", rc2);
-    return hir_mpi_poll(&req, NULL, 1, cc->timeout, what, e);
+    return poll(cc, &req, NULL, 1, what, e);
 }
 
 int cpu_comm_alltoall_i64(hir_backend *be, int size, const int64_t *sc, int64_t *rc,
@@ -599,5 +724,5 @@ int cpu_comm_alltoall_i64(hir_backend *be, int size, const int64_t *sc, int64_t 
     int rc2 = MPI_Ialltoall(sc, 1, MPI_INT64_T, rc, 1, MPI_INT64_T, cc->world, &req);
     if (rc2 != MPI_SUCCESS)
         return hir_mpi_error(e, "MPI_Ialltoall", rc2);
-    return hir_mpi_poll(&req, NULL, 1, cc->timeout, "token counts", e);
+    return poll(cc, &req, NULL, 1, "token counts", e);
 }

@@ -30,7 +30,31 @@ struct hir_cpu_comm {
     /* NaN-aware max/min for f32/f64; MPI_MAX/MPI_MIN leave NaN handling unspecified */
     MPI_Op op_max, op_min, op_fmax, op_fmin;
     hir_work *group;                /* open coalescing group, or NULL */
+    hir_work **pending;             /* collectives waiting for their team's agreement, in
+                                     * posting order (cpu_work_defer) */
+    int npending, cappending;
+    struct cpu_pending *given_up;   /* agreements abandoned in flight: MPI may still write to
+                                     * them, so they are freed only with the backend */
 };
+
+/* A collective whose team is still agreeing on it (cpu_collective.c): the signatures are in
+ * flight on `agree` (the team's agreement communicator). Once that completes, issue() compares
+ * them and posts the collective on comm (adding its request to the work), or fails with the
+ * message located at the collective's statement; drop() frees it (never while the exchange
+ * is in flight: one given up then waits in given_up until the backend is destroyed). Posts
+ * on one communicator are issued in their posting order. */
+typedef struct cpu_pending {
+    MPI_Comm comm;
+    MPI_Request agree;
+    int (*issue)(struct cpu_pending *p, hir_work *w, hir_diag *e);
+    void (*drop)(struct cpu_pending *p);
+    struct cpu_pending *next;       /* in the backend's given-up list */
+} cpu_pending;
+
+/* Hand p to w: w's collective is posted when its agreement completes, which any later wait,
+ * or w's own, drives (so a rank never blocks at a post: overlapping teams may be posted in
+ * different orders on different ranks). On failure p is dropped. */
+int cpu_work_defer(hir_cpu_comm *cc, hir_work *w, cpu_pending *p, hir_diag *e);
 
 /* a new work item (NULL: out of memory), described by `what` in messages */
 hir_work *cpu_work_new(const char *what);

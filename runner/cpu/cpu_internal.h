@@ -103,6 +103,8 @@ int cpu_reduce(hir_backend *be, hir_stream *s, hir_reduce_op op, const hir_view 
 /* cpu_comm.c (cpu_collective: cpu_collective.c) */
 int  cpu_comm_create(hir_cpu_backend *cb, hir_diag *e);
 void cpu_comm_destroy(hir_cpu_backend *cb);
+/* the team's communicators made before the run (backend.h team_prepare) */
+int  cpu_team_prepare(hir_backend *be, const int *team, int n, hir_diag *e);
 int  cpu_collective(hir_backend *be, hir_stream *s, const hir_collective *c, hir_work **w,
                     hir_diag *e);
 int  cpu_group_begin(hir_backend *be, hir_diag *e);

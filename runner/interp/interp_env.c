@@ -77,10 +77,10 @@ static void loc_str(hir_interp *it, hir_loc loc, char *buf, size_t n)
 /* Where an error of the statement being run is: the statement in the program's source, else
  * the whole source (a statement made by a pass, an error about the program), else nothing
  * ("<unknown>": a program without a source). */
-static hir_loc fail_loc(hir_interp *it)
+static hir_loc fail_loc(hir_interp *it, const hir_stmt *stmt)
 {
     hir_source *src = it->p->src;
-    hir_loc loc = it->stmt ? it->stmt->loc : (hir_loc){0};
+    hir_loc loc = stmt ? stmt->loc : (hir_loc){0};
     if (src && loc.src == src && loc.end >= loc.begin)
         return loc;
     if (src)
@@ -96,8 +96,10 @@ static int locate(hir_interp *it, hir_diag_entry *x)
     char what[160];
     if (!x)
         return -1;
-    stmt_label(it->stmt, what, sizeof what);
-    x->loc = fail_loc(it);
+    /* a backend's deferred work names its own statement (hir_collective.stmt_id) */
+    const hir_stmt *stmt = x->at ? (const hir_stmt *)x->at : it->stmt;
+    stmt_label(stmt, what, sizeof what);
+    x->loc = fail_loc(it, stmt);
     hir_diag_prepend(x, what);
     hir_diag_set_origin(x, "rank %d%s%s", it->cfg.rank, it->cfg.label ? " " : "",
                         it->cfg.label ? it->cfg.label : "");

@@ -253,6 +253,40 @@ static bool not_loop_index(hir_stmt *s, int depth, void *ctx)
              (s->op == HIR_OP_HOST_FOR && s->u.hfor.index == ctx));
 }
 
+/* The backend makes the communicator of every team of the program's Communications that this
+ * rank is in, before the first statement and in program order (backend.h team_prepare). A
+ * team the statement itself would refuse (a member outside the job, truncated) is left to
+ * the statement. */
+typedef struct team_walk {
+    hir_interp *it;
+    hir_diag *e;
+    int rc;
+} team_walk;
+
+static bool prepare_team(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    team_walk *t = ctx;
+    hir_interp *it = t->it;
+    const hir_comm *c = s->op == HIR_OP_COMMUNICATION ? s->u.comm : NULL;
+    if (!c || c->team_truncated || c->nteam < 2 || c->nteam > 1024 ||
+        interp_team_index(c->team, c->nteam, it->cfg.rank) < 0)
+        return true;
+    int team[1024];
+    for (int i = 0; i < c->nteam; i++) {
+        if (c->team[i] < 0 || c->team[i] >= it->cfg.size)
+            return true;
+        team[i] = (int)c->team[i];
+    }
+    if (!it->be->ops->team_prepare(it->be, team, c->nteam, t->e)) 
+        return true;
+    hir_diag_entry *x = t->e ? t->e->last : NULL;
+    if (x && x->sev == HIR_ERROR && !x->loc.src && !x->origin)
+        x->at = s;
+    t->rc = interp_backend_fail(it, t->e);
+    return false;
+}
+
 const hir_interp_terms *hir_interp_terms_or_default(const hir_interp_terms *terms)
 {
     static const hir_interp_terms hir_run_terms = {"--bind ", "", "--bind", "--streams=N"};
@@ -335,6 +369,13 @@ int hir_interp_create(hir_program *p, hir_backend *be, const hir_interp_config *
             hir_interp_destroy(it);
             return -1;
         }
+    }
+    team_walk tw = {it, e, 0};
+    if (be->ops->team_prepare && it->cfg.size > 1)
+        hir_block_walk(&p->body, 0, prepare_team, &tw);
+    if (tw.rc) {
+        hir_interp_destroy(it);
+        return -1;
     }
     *out = it;
     return 0;
