@@ -330,17 +330,17 @@ static int64_t auto_nodes(const hir_pass_args *args, hir_diag *d)
 }
 
 /* the number of ranks of a ring loop, or -1: the constant extent of the axis its receive slot
- * selects (the gathered buffer's; a loop of stream-parallel{chunks=K} has K < d steps), else
+ * selects, directly or through the ShardByStream of a piece (the gathered buffer's; a loop of
+ * stream-parallel{chunks=K} has K steps), else
  * of the loop */
 static int64_t ring_size(const exchange *x)
 {
     int64_t n;
     hir_block *b = &x->loop->body;
-    for (int i = 0; i < hir_block_size(b); i++) {
-        hir_stmt *s = hir_block_at(b, i);
-        if (s->op == HIR_OP_ALIAS_SELECT && s->out == x->recv->buffer && s->u.sel.axis && s->u.sel.axis->extent)
-            return hir_scalar_const(s->u.sel.axis->extent, &n) && n > 0 ? n : -1;
-    }
+    int64_t pieces;
+    const hir_stmt *s = pu_slot_select(b, x->recv->buffer, &pieces);
+    if (s && s->u.sel.axis && s->u.sel.axis->extent)
+        return hir_scalar_const(s->u.sel.axis->extent, &n) && n > 0 ? n : -1;
     return hir_scalar_const(x->loop->u.kfor.id->extent, &n) && n > 0 ? n : -1;
 }
 
