@@ -28,6 +28,8 @@ CASES = [
     (16, 2, 16, 4, "ring"), (16, 2, 16, 8, "local-first"), (16, 2, 8, 3, "local-first"),
     (32, 4, 16, 8, "local-first"), (32, 4, 32, 4, "ring"), (32, 4, 4, 2, "local-first"),
     (64, 8, 16, 3, "local-first"), (64, 8, 64, 4, "ring"), (128, 16, 16, 2, "local-first"),
+    # chunks > d: every shard split into chunks/d pieces
+    (8, 1, 16, 2, "ring"), (16, 2, 32, 8, "local-first"), (16, 2, 64, 4, "ring"), (32, 4, 64, 8, "local-first"),
 ]
 # Not compared: the ring with several shards a step. The script's ring takes the interval of
 # shards after the rank's own; the lowering takes aligned blocks of shards (so that one GEMM

@@ -17,8 +17,10 @@ echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); $(nvidia-smi --query-gpu=name,driver_v
 fails=0
 for d in $DS; do
   hir-gen ag-linear --m $M --k $K --n $N --d $d --no-bias -o $work/in$d.hir
-  half=$((d / 2))
-  for v in "ring:$d:1" "ring:$half:1" "ring:1:1" "local-first:$d:2" "local-first:$half:2"; do
+  half=$((d / 2)); twice=$((2 * d))
+  # the last two: every shard in 2 pieces (chunks = 2d)
+  for v in "ring:$d:1" "ring:$half:1" "ring:1:1" "local-first:$d:2" "local-first:$half:2" \
+           "ring:$twice:1" "local-first:$twice:2"; do
     IFS=: read -r order chunks nodes <<< "$v"
     tag=d$d-$order-k$chunks-n$nodes
     hir-opt --pass-pipeline="stream-parallel{backend=cuda order=$order nodes=$nodes chunks=$chunks}" \

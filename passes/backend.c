@@ -330,17 +330,17 @@ static int64_t auto_nodes(const hir_pass_args *args, hir_diag *d)
 }
 
 /* the number of ranks of a ring loop, or -1: the constant extent of the axis its receive slot
- * selects (the gathered buffer's; a loop of stream-parallel{chunks=K} has K < d steps), else
+ * selects, directly or through the ShardByStream of a piece (the gathered buffer's; a loop of
+ * stream-parallel{chunks=K} has K steps), else
  * of the loop */
 static int64_t ring_size(const exchange *x)
 {
     int64_t n;
     hir_block *b = &x->loop->body;
-    for (int i = 0; i < hir_block_size(b); i++) {
-        hir_stmt *s = hir_block_at(b, i);
-        if (s->op == HIR_OP_ALIAS_SELECT && s->out == x->recv->buffer && s->u.sel.axis && s->u.sel.axis->extent)
-            return hir_scalar_const(s->u.sel.axis->extent, &n) && n > 0 ? n : -1;
-    }
+    int64_t pieces;
+    const hir_stmt *s = pu_slot_select(b, x->recv->buffer, &pieces);
+    if (s && s->u.sel.axis && s->u.sel.axis->extent)
+        return hir_scalar_const(s->u.sel.axis->extent, &n) && n > 0 ? n : -1;
     return hir_scalar_const(x->loop->u.kfor.id->extent, &n) && n > 0 ? n : -1;
 }
 
@@ -421,6 +421,113 @@ static int auto_fit(bk *c, int64_t nodes)
     return 0;
 }
 
+/* ---- a stream per transport (docs/passes.md, "Schedules past one node") */
+
+typedef struct step_env { int64_t rank, step; } step_env;
+
+static int step_lookup(void *ctx, const hir_scalar *s, int64_t *v)
+{
+    step_env *e = ctx;
+    if (s->kind != HIR_SC_NAMED)
+        return -1;
+    if (!strcmp(s->name, "rank"))
+        *v = e->rank;
+    else if (!strcmp(s->name, "streamIdx"))
+        *v = e->step;
+    else
+        return -1;
+    return 0;
+}
+
+/* Does every rank, at every step of x's loop, send and receive over the same transport (both
+ * peers on its node, or both off it)? Then the step's exchange can run on that transport's
+ * stream, and the two ends of every transfer sit on streams of the same transport, each
+ * taking its steps in loop order. A ring across nodes mixes them (false). */
+static bool uniform_steps(const exchange *x, int64_t d, int64_t per_node)
+{
+    int64_t K;
+    if (!hir_scalar_const(x->loop->u.kfor.id->extent, &K) || K < 1 || d < 1 || d * K > (int64_t)1 << 22)
+        return false;
+    for (int64_t r = 0; r < d; r++)
+        for (int64_t t = 0; t < K; t++) {
+            step_env e = {r, t};
+            hir_scalar_env en = {step_lookup, &e};
+            int64_t a, b;
+            char msg[128];
+            if (hir_scalar_eval(x->recv->peer, &en, &a, msg, sizeof msg) ||
+                hir_scalar_eval(x->send->peer, &en, &b, msg, sizeof msg))
+                return false;
+            if ((a / per_node == r / per_node) != (b / per_node == r / per_node))
+                return false;
+        }
+    return true;
+}
+
+static bool is_transport_pick(const hir_stmt *s, hir_op op)
+{
+    return s && s->op == HIR_OP_IF && hir_block_size(&s->body) == 1 && hir_block_size(&s->else_body) == 1 &&
+           hir_block_at(&s->body, 0)->op == op;
+}
+
+/* `IF Manual on_node: <op> Stream nvl ELSE: <op> Stream ib` */
+static hir_stmt *transport_pick(hir_program *p, hir_scalar *on_node, hir_op op, int64_t nvl, int64_t ib)
+{
+    hir_stmt *pick = pu_if(p, on_node);
+    hir_block_append(p, &pick->body, pu_stream_stmt(p, op, nvl, NULL));
+    hir_block_append(p, &pick->else_body, pu_stream_stmt(p, op, ib, NULL));
+    return pick;
+}
+
+/* The exchange x runs on the stream of its step's transport: before it, `IF on the node:
+ * SetCurrentStream to Stream nvl ELSE: ... Stream ib`; after it, back on the step's worker
+ * stream, which waits for that transport stream (its GEMM reads what was received). */
+static void on_transport_stream(bk *c, exchange *x, hir_scalar *per_node, hir_scalar *rank_node,
+                                int64_t nvl, int64_t ib)
+{
+    hir_program *p = c->p;
+    hir_block *b = &x->loop->body;
+    int at = -1;
+    for (int i = 0; i < hir_block_size(b) && at < 0; i++)
+        if (hir_block_at(b, i) == x->cond)
+            at = i;
+    if (at < 1 || is_transport_pick(hir_block_at(b, at - 1), HIR_OP_SET_STREAM))
+        return;                  /* already on its transport's stream (the pass ran before) */
+    hir_stmt *worker = hir_block_at(b, 0);
+    if (worker->op != HIR_OP_SET_STREAM)
+        return;
+    hir_scalar *on_node = pu_anon(p, HIR_BIN_EQ, pu_anon(p, HIR_BIN_DIV, expanded(p, x->recv->peer, 0), per_node),
+                                  rank_node);
+    hir_block_insert(p, b, at, transport_pick(p, on_node, HIR_OP_SET_STREAM, nvl, ib));
+    hir_block_insert(p, b, at + 2, pu_stream_stmt(p, HIR_OP_SET_STREAM, -1, worker->u.stream.index));
+    hir_block_insert(p, b, at + 3, transport_pick(p, on_node, HIR_OP_SYNC_STREAM, nvl, ib));
+}
+
+/* before the loop, the transport streams wait for the main stream (the program's inputs, and
+ * the previous run's readers of the receive slots): `SetCurrentStream to Stream nvl;
+ * Synchronize Stream main; ...; SetCurrentStream to Stream main` */
+static void transport_prologue(bk *c, hir_stmt *loop, int64_t nvl, int64_t ib)
+{
+    hir_program *p = c->p;
+    hir_block *top = &p->body;
+    int at = -1;
+    int64_t main_stream = -1;
+    for (int i = 0; i < hir_block_size(top) && at < 0; i++) {
+        hir_stmt *s = hir_block_at(top, i);
+        if (s->op == HIR_OP_GET_STREAM && !s->u.stream.index)
+            main_stream = s->u.stream.number;
+        if (s == loop)
+            at = i;
+    }
+    if (at < 0 || main_stream < 0)
+        return;
+    hir_stmt *seq[5] = {
+        pu_stream_stmt(p, HIR_OP_SET_STREAM, nvl, NULL), pu_stream_stmt(p, HIR_OP_SYNC_STREAM, main_stream, NULL),
+        pu_stream_stmt(p, HIR_OP_SET_STREAM, ib, NULL), pu_stream_stmt(p, HIR_OP_SYNC_STREAM, main_stream, NULL),
+        pu_stream_stmt(p, HIR_OP_SET_STREAM, main_stream, NULL)};
+    for (int i = 0; i < 5; i++)
+        hir_block_insert(p, top, at + i, seq[i]);
+}
+
 /* kind=auto with 1 < nodes < ranks: every exchange (now in the CUDA form) into to_mixed's */
 static void split_by_node(bk *c, int64_t nodes)
 {
@@ -436,6 +543,30 @@ static void split_by_node(bk *c, int64_t nodes)
             loop = x->loop;
         }
         to_mixed(c, x, per_node, rank_node);
+    }
+    /* a stream per transport where every step is wholly NVLink or wholly InfiniBand */
+    int64_t nvl = -1, ib = -1;
+    hir_stmt *prologue_done = NULL;
+    for (int i = 0; i < c->nex; i++) {
+        exchange *x = &c->ex[i];
+        int64_t d = ring_size(x), g = d / nodes;
+        if (!uniform_steps(x, d, g))
+            continue;
+        if (nvl < 0) {
+            nvl = pu_next_stream(p);
+            ib = nvl + 1;
+        }
+        hir_scalar *per = hir_scalar_int(p, g);
+        hir_block *b = &x->loop->body;
+        bool fresh = true;
+        for (int k = 0; k < hir_block_size(b); k++)
+            if (is_transport_pick(hir_block_at(b, k), HIR_OP_SET_STREAM))
+                fresh = false;
+        on_transport_stream(c, x, per, pu_anon(p, HIR_BIN_DIV, rank, per), nvl, ib);
+        if (fresh && x->loop != prologue_done) {
+            transport_prologue(c, x->loop, nvl, ib);
+            prologue_done = x->loop;
+        }
     }
     /* ShareMemHandles of these pairs (also hoisted ones) named both halves of a pair whose
      * halves now each run only where their peer shares the node */

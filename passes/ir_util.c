@@ -543,3 +543,29 @@ void pu_as_printed(hir_program *p)
     p->next_scalar = next;
     hir_map_fini(&used);
 }
+
+const hir_stmt *pu_slot_select(const hir_block *b, const hir_tensor *buf, int64_t *pieces)
+{
+    *pieces = 1;
+    for (int pass = 0; pass < 2 && buf; pass++) {
+        const hir_tensor *next = NULL;
+        for (int i = 0; i < hir_block_size(b); i++) {
+            const hir_stmt *s = hir_block_at(b, i);
+            if (s->out != buf)
+                continue;
+            if (s->op == HIR_OP_ALIAS_SELECT)
+                return s;
+            if (pass == 0 && s->op == HIR_OP_SHARD_BY_STREAM && s->nin == 1) {
+                int a = hir_tensor_stream_axis(s->out);
+                int64_t n;
+                if (a < 0 || !s->out->loop[a]->extent || !hir_scalar_const(s->out->loop[a]->extent, &n) || n < 1)
+                    return NULL;
+                *pieces = n;
+                next = hir_value_tensor(s->in[0]);
+                break;
+            }
+        }
+        buf = next;
+    }
+    return NULL;
+}

@@ -38,6 +38,10 @@ void pu_prune_index_defs(hir_program *p, const hir_map *only);
 /* ALLOCATE(t) located at `where`: in global memory (what OCT's stream pass emits) unless
  * own_mem, then in t's own memory type (what the communication lowering emits). */
 hir_stmt *pu_allocate(hir_program *p, hir_tensor *t, bool own_mem, hir_loc where, hir_diag *d);   /* NULL: error */
+/* The HirAliasSelect in b (top level) that makes the receive slot `buf`, or that makes the
+ * input of the ShardByStream in b that makes `buf` (a piece of a slot: stream-parallel{chunks=K}
+ * with K > d); *pieces gets 1, or that ShardByStream's stream extent. NULL when neither. */
+const hir_stmt *pu_slot_select(const hir_block *b, const hir_tensor *buf, int64_t *pieces);
 hir_stmt *pu_alias_select(hir_program *p, hir_tensor *out, hir_tensor *in, hir_iterdomain *axis,
                           hir_scalar *index);
 hir_stmt *pu_set(hir_program *p, hir_tensor *out, hir_tensor *in);

@@ -58,22 +58,21 @@ static int64_t extent(const hir_tensor *t, int i)
     return a.global;
 }
 
-/* the gathered axis extent: of the axis the receive slot's HirAliasSelect selects */
-static int64_t ranks_of(hir_stmt *loop, const hir_comm *recv)
+/* the gathered axis extent: of the axis the receive slot's HirAliasSelect selects (directly,
+ * or through the ShardByStream of a piece: *pieces the pieces a shard); *slot its output */
+static int64_t ranks_of(hir_stmt *loop, const hir_comm *recv, int64_t *pieces, const hir_tensor **slot)
 {
     int64_t n;
-    for (int i = 0; i < hir_block_size(&loop->body); i++) {
-        hir_stmt *s = hir_block_at(&loop->body, i);
-        if (s->op == HIR_OP_ALIAS_SELECT && s->out == recv->buffer && s->u.sel.axis &&
-            s->u.sel.axis->extent && hir_scalar_const(s->u.sel.axis->extent, &n))
-            return n;
-    }
+    const hir_stmt *s = pu_slot_select(&loop->body, recv->buffer, pieces);
+    *slot = s ? s->out : recv->buffer;
+    if (s && s->u.sel.axis && s->u.sel.axis->extent && hir_scalar_const(s->u.sel.axis->extent, &n))
+        return n;
     return -1;
 }
 
 /* what the report needs of one pipeline */
 typedef struct shape {
-    int64_t d, K, rows, k, n, g;
+    int64_t d, K, rows, k, n, g, pieces;   /* rows: of a received piece (a shard / pieces) */
     size_t esize;
     hir_loc where;
     int line;
@@ -86,7 +85,8 @@ static int loop_shape(const hir_program *p, hir_stmt *loop, const pipe *q, const
     if (!q->nrecv || !q->gemm)
         return 1;
     sh->where = pu_loc(p, loop);
-    sh->d = ranks_of(loop, q->recv[0]);
+    const hir_tensor *slot;
+    sh->d = ranks_of(loop, q->recv[0], &sh->pieces, &slot);
     if (!hir_scalar_const(loop->u.kfor.id->extent, &sh->K) || sh->K < 1 || sh->d < 1 || sh->d % o->nodes) {
         hir_diag_emit(d, HIR_ERROR, sh->where,
                       sh->d >= 1 && sh->d % o->nodes
@@ -95,9 +95,12 @@ static int loop_shape(const hir_program *p, hir_stmt *loop, const pipe *q, const
                       (long long)o->nodes, (long long)sh->d);
         return -1;
     }
-    const hir_tensor *slot = q->recv[0]->buffer;
     hir_tensor *w = q->gemm->nin > 1 ? hir_value_tensor(q->gemm->in[1]) : NULL;
     sh->rows = extent(slot, 0);
+    if (sh->rows > 0 && sh->rows % sh->pieces == 0)
+        sh->rows /= sh->pieces;
+    else if (sh->pieces > 1)
+        sh->rows = -1;
     sh->k = extent(slot, slot->shape.naxes - 1);
     sh->n = w ? extent(w, q->gemm->op == HIR_OP_LINEAR ? 0 : w->shape.naxes - 1) : -1;
     sh->esize = hir_dtype_size(slot->dtype);
@@ -142,10 +145,10 @@ static int count_rows(const shape *sh, const pipe *q, double *near, double *far,
                 nn[same ? 0 : 1] += r == 0;
             }
     /* the model's GEMM is of m/K rows: steps that do not cover every shard are not modelled */
-    if (*per_step * K != sh->d) {
+    if (*per_step * K != sh->d * sh->pieces) {
         hir_diag_emit(d, HIR_ERROR, sh->where,
-                      "explain-schedule: %lld steps of %lld received shards do not cover the %lld ranks' shards",
-                      (long long)K, (long long)*per_step, (long long)sh->d);
+                      "explain-schedule: %lld steps of %lld received %s do not cover the %lld ranks' shards",
+                      (long long)K, (long long)*per_step, sh->pieces > 1 ? "pieces" : "shards", (long long)sh->d);
         return -1;
     }
     return 0;
@@ -181,14 +184,20 @@ static void report(FILE *out, const hir_sm *mo, const shape *sh, const hir_expla
     double alone = hir_sm_gemm(mo, mo->m);
     fprintf(out, "PREDICTED by the scale model (bench/scale_model.py; its C port passes/schedule_model.c): "
                  "not a measurement\n");
-    fprintf(out, "pipeline: FOR at line %d: %lld ranks, %lld steps of %lld shard%s (m=%lld k=%lld n=%lld, "
-                 "%zu-byte elements)\n",
-            sh->line, (long long)sh->d, (long long)K, (long long)per_step, per_step == 1 ? "" : "s",
-            (long long)(sh->d * sh->rows), (long long)sh->k, (long long)sh->n, sh->esize);
+    if (sh->pieces > 1)
+        fprintf(out, "pipeline: FOR at line %d: %lld ranks, %lld steps of 1/%lld shard (m=%lld k=%lld n=%lld, "
+                     "%zu-byte elements)\n",
+                sh->line, (long long)sh->d, (long long)K, (long long)sh->pieces,
+                (long long)(sh->d * sh->rows * sh->pieces), (long long)sh->k, (long long)sh->n, sh->esize);
+    else
+        fprintf(out, "pipeline: FOR at line %d: %lld ranks, %lld steps of %lld shard%s (m=%lld k=%lld n=%lld, "
+                     "%zu-byte elements)\n",
+                sh->line, (long long)sh->d, (long long)K, (long long)per_step, per_step == 1 ? "" : "s",
+                (long long)(sh->d * sh->rows), (long long)sh->k, (long long)sh->n, sh->esize);
     fprintf(out, "topology: %lld node%s of %lld ranks (node j holds ranks j*%lld .. j*%lld+%lld); "
-                 "rank 0 receives %lld shards over NVLink, %lld over InfiniBand\n",
+                 "rank 0 receives %lld %s over NVLink, %lld over InfiniBand\n",
             (long long)o->nodes, o->nodes == 1 ? "" : "s", (long long)g, (long long)g, (long long)g,
-            (long long)(g - 1), (long long)nn[0], (long long)nn[1]);
+            (long long)(g - 1), (long long)nn[0], sh->pieces > 1 ? "pieces" : "shards", (long long)nn[1]);
     fprintf(out, "inputs: GEMM %.3f TFLOP/s + %.2f us per GEMM, NVLink %.0f GB/s + %.0f us, InfiniBand "
                  "%.0f GB/s + %.0f us, HBM %.0f GB/s\n",
             mo->R / 1e12, mo->t_fixed * 1e6, mo->B_nvl / 1e9, mo->lat_nvl * 1e6, mo->B_ib / 1e9,
@@ -231,7 +240,7 @@ static int explain_loop(const hir_program *p, hir_stmt *loop, const hir_explain_
         return rc > 0 ? 0 : rc;
     }
     hir_sm mo = o->model;
-    mo.m = (double)(sh.d * sh.rows);
+    mo.m = (double)(sh.d * sh.rows * sh.pieces);
     mo.k = (double)sh.k;
     mo.n = (double)sh.n;
     mo.elem = (double)sh.esize;

@@ -69,11 +69,11 @@ const char *hir_sched_invalid(const hir_sched *s)
         return "the rank, node and chunk counts must be positive";
     if (s->d % s->nodes)
         return "the nodes do not split the ranks into equal blocks";
-    if (s->chunks > s->d)
-        return "more chunks than ranks (a shard split into several chunks) is not supported yet";
-    if (s->d % s->chunks)
+    if (s->chunks > s->d && s->chunks % s->d)
+        return "a chunk count above the number of ranks must be a multiple of it (each shard split into the same number of pieces)";
+    if (s->chunks < s->d && s->d % s->chunks)
         return "the chunk count must divide the number of ranks";
-    int64_t g = s->d / s->nodes, G = s->d / s->chunks;
+    int64_t g = s->d / s->nodes, G = hir_sched_shards(s);
     if (s->local_first && G < g && g % G)
         return "local-first needs the shards of a chunk to divide the ranks of a node";
     if (s->local_first && G > g && G % g)
@@ -81,9 +81,13 @@ const char *hir_sched_invalid(const hir_sched *s)
     return NULL;
 }
 
+int64_t hir_sched_shards(const hir_sched *s) { return s->chunks >= s->d ? 1 : s->d / s->chunks; }
+
+int64_t hir_sched_pieces(const hir_sched *s) { return s->chunks > s->d ? s->chunks / s->d : 1; }
+
 void hir_sched_normalize(hir_sched *s)
 {
-    int64_t g = s->d / s->nodes, G = s->d / s->chunks;
+    int64_t g = s->d / s->nodes, G = hir_sched_shards(s);
     if (s->local_first && (s->nodes == 1 || G >= g))
         s->local_first = false;
 }
@@ -91,6 +95,12 @@ void hir_sched_normalize(hir_sched *s)
 /* the block of G shards rank r takes at step c (inv: the rank block whose step c is r's) */
 static int64_t block_of(const hir_sched *s, int64_t r, int64_t c, bool inv)
 {
+    if (s->chunks > s->d) {
+        /* a shard split into S pieces: steps c = j*S .. j*S+S-1 take the pieces of the shard
+         * of step j of the schedule of one shard a step */
+        hir_sched one = {s->d, s->nodes, s->d, s->local_first};
+        return block_of(&one, r, c / hir_sched_pieces(s), inv);
+    }
     int64_t K = s->chunks, G = s->d / s->chunks;
     if (!s->local_first)
         return inv ? (r / G + K - c) % K : (r / G + c) % K;
@@ -103,13 +113,13 @@ static int64_t block_of(const hir_sched *s, int64_t r, int64_t c, bool inv)
 
 int64_t hir_sched_recv(const hir_sched *s, int64_t r, int64_t c, int64_t t)
 {
-    int64_t G = s->d / s->chunks;
+    int64_t G = hir_sched_shards(s);
     return block_of(s, r, c, false) * G + (r % G + t) % G;
 }
 
 int64_t hir_sched_send(const hir_sched *s, int64_t r, int64_t c, int64_t t)
 {
-    int64_t G = s->d / s->chunks;
+    int64_t G = hir_sched_shards(s);
     return block_of(s, r, c, true) * G + (r % G + G - t) % G;
 }
 
@@ -119,12 +129,12 @@ double hir_sched_predict(const hir_sm *mo_in, const hir_sched *s, int streams_in
 {
     hir_sm mo = *mo_in;
     mo.g = s->d / s->nodes;
-    int64_t K = s->chunks, G = s->d / s->chunks, g = mo.g;
+    int64_t K = s->chunks, G = hir_sched_shards(s), g = mo.g;
     int npos = (int)g;
     double *near = calloc((size_t)(npos * K) * 2, sizeof(double));
     if (!near)
         return -1;
-    double *far = near + npos * K, rows = mo.m / (double)s->d;
+    double *far = near + npos * K, rows = mo.m / (double)s->d / (double)hir_sched_pieces(s);
     for (int pos = 0; pos < npos; pos++)
         for (int64_t c = 0; c < K; c++)
             for (int64_t t = 0; t < G; t++) {
@@ -162,12 +172,12 @@ int hir_sched_choose(int64_t d, int64_t nodes, int order_req, int64_t chunks_req
     for (int lf = 0; lf < 2; lf++) {
         if (order_req >= 0 && lf != order_req)
             continue;
-        /* candidates: powers of two below d, and d itself */
-        for (int64_t K = chunks_req ? chunks_req : 1; K <= d; K = K * 2 > d && K != d ? d : K * 2) {
+        /* candidates: powers of two below d, d itself, and 2d, 4d, 8d (shards split in 2, 4, 8) */
+        for (int64_t K = chunks_req ? chunks_req : 1; K <= (chunks_req ? chunks_req : 8 * d); K = K < d && K * 2 > d ? d : K * 2) {
             hir_sched s = {d, nodes, K, lf == 1};
             if (chunks_req && K != chunks_req)
                 break;
-            if ((!chunks_req && !pow2(K) && K != d) || hir_sched_invalid(&s))
+            if ((!chunks_req && !pow2(K) && K % d) || hir_sched_invalid(&s))
                 continue;
             hir_sched_normalize(&s);
             int st = 4;

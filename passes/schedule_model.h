@@ -46,6 +46,11 @@ typedef struct hir_sched {
     bool local_first;
 } hir_sched;
 
+/* shards a step (d/chunks, 1 when chunks >= d) and pieces a shard (chunks/d, 1 when chunks <= d):
+ * chunks > d (a multiple of d) splits every shard into chunks/d pieces, taken on consecutive
+ * steps in the order of the schedule of one shard a step */
+int64_t hir_sched_shards(const hir_sched *s);
+int64_t hir_sched_pieces(const hir_sched *s);
 /* NULL when the schedule can be lowered, else why not (a constant sentence) */
 const char *hir_sched_invalid(const hir_sched *s);
 /* local-first that is the ring (one node, or blocks of whole nodes) becomes the ring */
@@ -56,7 +61,8 @@ int64_t hir_sched_send(const hir_sched *s, int64_t r, int64_t c, int64_t t);
 
 /* The default schedule for d ranks on `nodes` nodes: the model at its headline shape picks the
  * order (order_req -1; else 0 ring, 1 local-first) and the chunk count (chunks_req 0; else
- * that count) among those that can be lowered (chunks a power of two dividing d, or d),
+ * that count) among those that can be lowered (chunks a power of two dividing d, d, or 2d, 4d,
+ * 8d),
  * ties to the ring, then to fewer chunks; *streams gets the stream count it assumed best and
  * *eff the predicted efficiency (GEMM alone / pipeline). Returns -1 when no candidate is
  * valid (the caller reports hir_sched_invalid of the requested one). */

@@ -186,6 +186,11 @@ typedef struct loopctx {
      * exchange work on ShardByStream views of the block, kept in views[]) */
     bool custom;
     hir_sched sched;
+    /* chunks > d: each shard in S pieces; step idx takes piece `piece` (idx % S) of the shard
+     * of step `step` (idx / S) of the schedule of one shard a step, and the statements work on
+     * ShardByStream views (S parts) of the slot tensor_index */
+    int64_t S, rows;             /* rows: the shard's (constant, a multiple of S) */
+    hir_scalar *step, *piece;
     chunk_view views[16];
     int nviews;
 } loopctx;
@@ -202,9 +207,10 @@ static hir_scalar *lit(hir_program *p, int64_t v) { return hir_scalar_int(p, v);
 /* the block of G shards this rank takes at step idx (inv: the block whose step idx is ours) */
 static hir_scalar *sched_block(hir_program *p, const loopctx *L, bool inv)
 {
-    const hir_sched *s = &L->sched;
+    hir_sched one = {L->sched.d, L->sched.nodes, L->sched.d, L->sched.local_first};
+    const hir_sched *s = L->S > 1 ? &one : &L->sched;   /* pieces: by the shard's step */
     int64_t K = s->chunks, G = s->d / s->chunks;
-    hir_scalar *rank = L->rank, *idx = L->idx;
+    hir_scalar *rank = L->rank, *idx = L->S > 1 ? L->step : L->idx;
     if (!s->local_first) {
         hir_scalar *rb = G == 1 ? rank : ix(p, HIR_BIN_DIV, rank, lit(p, G));
         hir_scalar *step = inv ? ix(p, HIR_BIN_SUB, lit(p, K), idx) : idx;
@@ -229,7 +235,7 @@ static hir_scalar *sched_block(hir_program *p, const loopctx *L, bool inv)
 static hir_scalar *sched_peer(hir_program *p, const loopctx *L, hir_scalar *block, hir_scalar *u,
                               int64_t t, bool send)
 {
-    int64_t G = L->sched.d / L->sched.chunks;
+    int64_t G = hir_sched_shards(&L->sched);
     if (G == 1)
         return block;
     hir_scalar *piece = t == 0 ? u
@@ -240,31 +246,45 @@ static hir_scalar *sched_peer(hir_program *p, const loopctx *L, hir_scalar *bloc
 /* a ShardByStream view of block L->tensor_index of t along its logical axis `axis` (one per
  * tensor and loop); emitted into b when new */
 static hir_tensor *shard_view(hir_program *p, hir_block *b, hir_tensor *t, int axis, int64_t parts,
-                              hir_scalar *index);
+                              hir_scalar *index, int64_t split);
+
+static hir_tensor *slice_into(sp *c, hir_block *b, hir_tensor *t, int axis, hir_scalar *index);
 
 static hir_tensor *chunk_into(sp *c, loopctx *L, hir_block *b, hir_tensor *t, int axis)
 {
     for (int i = 0; i < L->nviews; i++)
         if (L->views[i].t == t && L->views[i].axis == axis)
             return L->views[i].view;
-    hir_tensor *v = shard_view(c->p, b, t, axis, L->sched.chunks, L->tensor_index);
+    /* pieces: part `piece` of S of the slot (whose rows are the slot's axis `axis`) */
+    hir_tensor *v = L->S > 1 ? shard_view(c->p, b, slice_into(c, b, t, axis, L->tensor_index), axis, L->S, L->piece, L->rows)
+                             : shard_view(c->p, b, t, axis, L->sched.chunks, L->tensor_index, 0);
     if (L->nviews < (int)(sizeof L->views / sizeof L->views[0]))
         L->views[L->nviews++] = (chunk_view){t, axis, v};
     return v;
 }
 
 /* `T = ShardByStream(t, stream_index = index)` appended to b: part `index` of `parts` of t's
- * logical axis `axis` */
+ * logical axis `axis`. split 0: the view's stream axis stands for that whole axis (blocks of
+ * slots, the shape reader's "another number of chunks"); split X > 0: the axis, of extent X, is
+ * split (the stream axis of extent `parts`, then the inner of X / parts), as nvFuser prints a
+ * ShardByStream */
 static hir_tensor *shard_view(hir_program *p, hir_block *b, hir_tensor *t, int axis, int64_t parts,
-                              hir_scalar *index)
+                              hir_scalar *index, int64_t split)
 {
     hir_iterdomain *ids[64];
     int n = 0;
-    for (int i = 0; i < t->nloop && n < 64; i++) {
+    for (int i = 0; i < t->nloop && n < 63; i++) {
         ids[n] = hir_iterdomain_clone(p, t->shape.ids[i]);
         if (i == axis) {
             ids[n]->extent = lit(p, parts);
             ids[n]->ptype = HIR_PT_STREAM;
+            int64_t own;
+            if (split && t->shape.ids[i]->extent && hir_scalar_const(t->shape.ids[i]->extent, &own) && own > 0)
+                split = own;
+            if (split) {
+                ids[++n] = hir_iterdomain_clone(p, t->shape.ids[i]);
+                ids[n]->extent = lit(p, (split + parts - 1) / parts);
+            }
         }
         n++;
     }
@@ -278,7 +298,7 @@ static hir_tensor *shard_view(hir_program *p, hir_block *b, hir_tensor *t, int a
     return v;
 }
 
-static bool blocks(const loopctx *L) { return L->custom && L->sched.chunks < L->sched.d; }
+static bool blocks(const loopctx *L) { return L->custom && L->sched.chunks != L->sched.d; }
 
 /* One exchange of the local shard of `in` into out's slot at recv_peer: `IF send_peer ==
  * rank` the local copy, else the backend's transfer. `shifted` (the NCCL form of a scheduled
@@ -293,13 +313,21 @@ static void emit_exchange(sp *c, loopctx *L, hir_stmt *s, hir_tensor *in, hir_te
     /* the local shard without its size-1 device axis, then the receive slot; a scheduled loop
      * defines the local view in every exchange that may copy (only its first does) */
     bool fresh_local;
-    hir_tensor *local = slice_of(c, in, 0, hir_scalar_int(p, 0), &fresh_local);
-    hir_tensor *recvbuf = slice_into(c, b, out, 0, recv_peer);
-
+    hir_tensor *local, *recvbuf, *sent = in;
     hir_stmt *cond = pu_if(p, pred);
     cond->loc = s->loc;
-    if (fresh_local || L->custom)
-        hir_block_append(p, &cond->body, pu_alias_select(p, local, in, in->shape.ids[0], hir_scalar_int(p, 0)));
+    if (L->S > 1) {
+        /* pieces: the views of the local shard's piece and of the slot's piece come before the
+         * exchange (the send names the piece, the shard's other pieces go on other steps) */
+        local = shard_view(p, b, slice_into(c, b, in, 0, hir_scalar_int(p, 0)), 0, L->S, L->piece, L->rows);
+        recvbuf = chunk_into(c, L, b, out, 0);
+        sent = local;
+    } else {
+        local = slice_of(c, in, 0, hir_scalar_int(p, 0), &fresh_local);
+        recvbuf = slice_into(c, b, out, 0, recv_peer);
+        if (fresh_local || L->custom)
+            hir_block_append(p, &cond->body, pu_alias_select(p, local, in, in->shape.ids[0], hir_scalar_int(p, 0)));
+    }
     hir_block_append(p, &cond->body, pu_set(p, recvbuf, local));
 
     hir_comm *recv = hir_comm_new(p, HIR_OP_P2P);
@@ -310,7 +338,7 @@ static void emit_exchange(sp *c, loopctx *L, hir_stmt *s, hir_tensor *in, hir_te
     /* the whole local shard is sent: its device axis has local size 1 (3.7 (1)) */
     hir_comm *send = hir_comm_new(p, HIR_OP_P2P);
     send->is_send = true;
-    send->buffer = in;
+    send->buffer = sent;
     send->peer = shifted || cuda ? send_peer : recv_peer;
     send->backend = c->backend;
     hir_block *e = &cond->else_body;
@@ -362,7 +390,7 @@ static int lower_p2p(sp *c, loopctx *L, hir_stmt *s, hir_iterdomain *sid)
         emit_exchange(c, L, s, in, out, L->tensor_index, send_peer, false);
         return 0;
     }
-    int64_t G = L->sched.d / L->sched.chunks;
+    int64_t G = hir_sched_shards(&L->sched);
     hir_scalar *inv = sched_block(p, L, true);
     hir_scalar *u = G > 1 ? ix(p, HIR_BIN_MOD, L->rank, lit(p, G)) : NULL;   /* our place in a block */
     for (int64_t t = 0; t < G; t++) {
@@ -484,10 +512,32 @@ static int lower_group(sp *c, hir_stmt *group, hir_ptrvec *out)
     if (any_p2p && c->scheduled) {
         if (choose_schedule(c, group, sid, &L))
             return -1;
-        if (L.custom && L.sched.chunks < L.sched.d) {
+        if (L.custom && L.sched.chunks != L.sched.d) {
             loop_id = hir_iterdomain_clone(p, sid);      /* the loop over the steps */
             loop_id->extent = hir_scalar_int(p, L.sched.chunks);
         }
+    }
+    if (L.custom && L.sched.chunks > L.sched.d) {
+        L.S = L.sched.chunks / L.sched.d;
+        /* the shard's rows: axis 1 of the gathered buffer (the Set's output) */
+        for (int i = 0; i < hir_block_size(orig) && !L.rows; i++) {
+            hir_stmt *s = hir_block_at(orig, i);
+            bool yes;
+            if (needs_p2p(c, s, sid, &yes))
+                return -1;
+            if (yes && s->out && s->out->nloop > 1 && s->out->shape.ids[1]->extent &&
+                !(hir_scalar_const(s->out->shape.ids[1]->extent, &L.rows) && L.rows % L.S == 0 && L.rows > 0))
+                L.rows = -1;
+        }
+        if (L.rows <= 0) {
+            hir_diag_emit(c->d, HIR_ERROR, pu_loc(p, group),
+                          "stream-parallel: chunks=%lld splits each shard in %lld pieces, which needs the "
+                          "shard's rows (axis 1 of the gathered tensor) a constant multiple of %lld",
+                          (long long)L.sched.chunks, (long long)L.S, (long long)L.S);
+            return -1;
+        }
+        L.step = ix(p, HIR_BIN_DIV, L.idx, lit(p, L.S));
+        L.piece = ix(p, HIR_BIN_MOD, L.idx, lit(p, L.S));
     }
     /* The CUDA ring needs every rank on a different chunk per step (3.6.2); collectives
      * need uniform indexing, so only loops with a P2P exchange are offset by rank. */
@@ -673,7 +723,7 @@ const hir_pass_option hir_opts_stream_parallel[] = {
      "the node layout the schedule is for: node k holds the k-th block of d/nodes consecutive "
      "ranks, as backend{kind=auto} (default 1)", false},
     {"chunks", HIR_PASS_OPT_NUMBER, NULL, NULL,
-     "steps of the pipeline, each of d/chunks shards (a divisor of d; default: chosen by the "
+     "steps of the pipeline, each of d/chunks shards (a divisor of d) or of a 1/(chunks/d) piece of one (a multiple of d; default: chosen by the "
      "scale model; without order=, nodes=, chunks= the ring with one shard a step)", false},
     {NULL, 0, NULL, NULL, NULL, false},
 };

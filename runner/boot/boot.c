@@ -376,9 +376,19 @@ int hir_boot_print_topology(hir_boot *b, int gpu, FILE *out, hir_diag *e)
         return -1;
     }
     if (b->rank == 0) {
-        fprintf(out, "topology: %d rank%s on %d node%s (%s)\n", b->size, b->size == 1 ? "" : "s",
+        /* the layout hir-opt's nodes= describes (stream-parallel, backend{kind=auto}): node k
+         * the k-th block of size/nnodes consecutive ranks */
+        bool blocks = b->nnodes > 0 && b->size % b->nnodes == 0;
+        for (int q = 0; q < b->size && blocks; q++)
+            blocks = all[q].node == q / (b->size / b->nnodes);
+        fprintf(out, "topology: %d rank%s on %d node%s (%s); ", b->size, b->size == 1 ? "" : "s",
                 b->nnodes, b->nnodes == 1 ? "" : "s",
                 b->simulated ? "simulated: --simulate-nodes" : "MPI_COMM_TYPE_SHARED");
+        if (blocks)
+            fprintf(out, "for hir-opt: nodes=%d\n", b->nnodes);
+        else
+            fprintf(out, "for hir-opt: none (the nodes are not blocks of consecutive ranks of one "
+                         "size, which nodes= describes)\n");
         for (int q = 0; q < b->size; q++) {
             fprintf(out, "rank %d node %d local_rank %d local_size %d host %s gpu ", q,
                     all[q].node, all[q].local_rank, all[q].local_size, all[q].host);
