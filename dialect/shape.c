@@ -676,7 +676,7 @@ static int rank_known(shctx *c, const hir_tensor *t)
     int rank = 0;
     for (int i = 0; i < t->shape.naxes; i++) {
         hir_shape_axis_get(t, i, &a);
-        rank += !a.reduction && !(a.nparts == 1 && a.device && a.rf);
+        rank += a.dim;
     }
     return rank;
 }
@@ -1087,6 +1087,7 @@ void hir_shape_axis_get(const hir_tensor *t, int i, hir_shape_axis *a)
         a->local = x;
     else if (a->nparts > 1 && !a->device && a->extent)
         a->local = a->global;
+    a->dim = !a->reduction && !(a->nparts == 1 && a->device && a->rf);
 }
 
 static void print_extent(const hir_tensor *t, const hir_shape_axis *a, bool local, FILE *f)

@@ -447,7 +447,8 @@ static void use_tensor(vctx *v, const hir_stmt *s, const hir_tensor *t, hir_loc 
         v->errors++;
 }
 
-/* Runtime extents of a tensor: the axes of its logical view (shape.c) less reductions, at
+/* Runtime extents of a tensor: the axes of its logical view (shape.c) less reductions and
+ * device axes of their own marked rf (hir_shape_axis.dim), at
  * their local extent: an unsplit device axis as 1 (left out with squeeze_did), a split one as
  * its other parts. -1 = not constant. ids: each axis's innermost IterDomain. */
 static int runtime_shape(vctx *v, const hir_tensor *t, bool squeeze_did, int64_t *ext,
@@ -457,7 +458,7 @@ static int runtime_shape(vctx *v, const hir_tensor *t, bool squeeze_did, int64_t
     hir_shape_axis a;
     for (int i = 0; i < t->shape.naxes && n < max; i++) {
         hir_shape_axis_get(t, i, &a);
-        if (a.reduction)
+        if (!a.dim)
             continue;
         if (a.nparts == 1 && a.device) {
             if (squeeze_did)
@@ -547,7 +548,7 @@ static void check_linear(vctx *v, const hir_stmt *s)
     hir_shape_axis ax;
     for (int i = 0; i < o->shape.naxes && no < MAXR; i++) {
         hir_shape_axis_get(o, i, &ax);
-        if (ax.reduction || (ax.nparts == 1 && ax.device && ax.rf))
+        if (!ax.dim)
             continue;
         if (ax.nparts == 1 && ax.device)
             eo[no] = 1;
