@@ -523,23 +523,40 @@ static void check_linear(vctx *v, const hir_stmt *s)
     }
     int64_t ea[MAXR], ew[MAXR], eb[MAXR], eo[MAXR];
     const hir_iterdomain *ia[MAXR], *iw[MAXR], *ib[MAXR], *io[MAXR];
-    int na = runtime_shape(v, a, false, ea, ia, MAXR), nw = runtime_shape(v, w, true, ew, iw, MAXR);
+    int na = runtime_shape(v, a, false, ea, ia, MAXR), nw = runtime_shape(v, w, false, ew, iw, MAXR);
     if (na < 1) {
         verr(v, in_loc(s, 0), "linear: input T%lld has no axes, expected [..., M, K]", (long long)a->number);
         return;
     }
-    if (nw != 2) {
-        verr(v, in_loc(s, 1), "linear: weight T%lld has %d axes, expected 2 ([N, K])", (long long)w->number, nw);
+    /* nvFuser's linear (ops/composite.cpp, LinearOp::evaluate): a weight [*D, N, K] whose
+     * leading axes are device-parallel, size 1 on a rank (squeezed before at::linear); the
+     * output [*D, ..., M, N] puts them first, the bias is [*D, N] */
+    if (nw < 2) {
+        verr(v, in_loc(s, 1), "linear: weight T%lld has %d axes, expected 2 or more ([..., N, K])", (long long)w->number, nw);
         return;
     }
+    int nd = nw - 2;
+    for (int i = 0; i < nd; i++)
+        if (ew[i] >= 0 && ew[i] != 1) {
+            verr(v, in_loc(s, 1), "linear: axis %d of weight T%lld has extent %lld on a rank: the axes before [N, K] must be device-parallel (size 1 on a rank), as nvFuser's linear squeezes them",
+                 i, (long long)w->number, (long long)ew[i]);
+            return;
+        }
+    memmove(ew, ew + nd, 2 * sizeof *ew);
     if (both_const_differ(ea[na - 1], ew[1]))
         extent_mismatch(v, s, in_loc(s, 1), "K of the input and of the weight [N, K] differ", a, ea[na - 1], w, ew[1]);
     if (b) {
-        int nb = runtime_shape(v, b, true, eb, ib, MAXR);
-        if (nb != 1)
-            verr(v, in_loc(s, 2), "linear: bias T%lld has %d axes, expected 1 ([N])", (long long)b->number, nb);
-        else if (both_const_differ(eb[0], ew[0]))
-            extent_mismatch(v, s, in_loc(s, 2), "N of the bias and of the weight [N, K] differ", b, eb[0], w, ew[0]);
+        int nb = runtime_shape(v, b, false, eb, ib, MAXR), bad = -1;
+        for (int i = 0; i + 1 < nb && i < nd; i++)
+            if (eb[i] >= 0 && eb[i] != 1)
+                bad = i;
+        if (nb != nd + 1)
+            verr(v, in_loc(s, 2), "linear: bias T%lld has %d axes, expected %d (the weight's leading axes, then [N])", (long long)b->number, nb, nd + 1);
+        else if (bad >= 0)
+            verr(v, in_loc(s, 2), "linear: axis %d of bias T%lld has extent %lld on a rank: the axes before N must be device-parallel (size 1 on a rank), like the weight's",
+                 bad, (long long)b->number, (long long)eb[bad]);
+        else if (both_const_differ(eb[nd], ew[0]))
+            extent_mismatch(v, s, in_loc(s, 2), "N of the bias and of the weight [N, K] differ", b, eb[nd], w, ew[0]);
     }
     if (!o)
         return;
@@ -558,16 +575,26 @@ static void check_linear(vctx *v, const hir_stmt *s)
             eo[no] = -1;
         io[no++] = ax.inner;
     }
-    if (no != na) {
-        verr(v, out_loc(s), "linear: output T%lld has %d axes, expected %d ([..., M, N] for an input of %d axes)",
-             (long long)o->number, no, na, na);
+    if (no != na + nd) {
+        if (nd)
+            verr(v, out_loc(s), "linear: output T%lld has %d axes, expected %d (the weight's %d leading axes, then [..., M, N] for an input of %d axes)",
+                 (long long)o->number, no, na + nd, nd, na);
+        else
+            verr(v, out_loc(s), "linear: output T%lld has %d axes, expected %d ([..., M, N] for an input of %d axes)",
+                 (long long)o->number, no, na, na);
         return;
     }
+    for (int i = 0; i < nd; i++)
+        if (eo[i] >= 0 && eo[i] != 1) {
+            verr(v, out_loc(s), "linear: axis %d of output T%lld has extent %lld on a rank: it stands for a leading axis of the weight, size 1 on a rank",
+                 i, (long long)o->number, (long long)eo[i]);
+            return;
+        }
     for (int i = 0; i + 1 < na; i++)
-        if (both_const_differ(eo[i], ea[i]))
-            extent_mismatch(v, s, out_loc(s), "a leading axis of the output and of the input differ", o, eo[i], a, ea[i]);
-    if (both_const_differ(eo[na - 1], ew[0]))
-        extent_mismatch(v, s, out_loc(s), "N of the output and of the weight [N, K] differ", o, eo[na - 1], w, ew[0]);
+        if (both_const_differ(eo[nd + i], ea[i]))
+            extent_mismatch(v, s, out_loc(s), "a leading axis of the output and of the input differ", o, eo[nd + i], a, ea[i]);
+    if (both_const_differ(eo[nd + na - 1], ew[0]))
+        extent_mismatch(v, s, out_loc(s), "N of the output and of the weight [N, K] differ", o, eo[nd + na - 1], w, ew[0]);
     const hir_iterdomain *rk = reduction_axis(o);
     int64_t k;
     if (rk && rk->extent && vconst(v, rk->extent, &k) && both_const_differ(k, ew[1]))

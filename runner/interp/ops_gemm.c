@@ -252,6 +252,18 @@ int ops_linear(hir_interp *it, const hir_stmt *s, hir_diag *e)
         a2.stride[0] = 0;
     }
     int64_t K = a2.shape[a2.ndim - 1];
+    /* a weight [*D, N, K] of nvFuser's (its leading axes device-parallel, size 1 on a rank,
+     * squeezed as LinearOp::evaluate does): the output has them first, [*D, ..., M, N] */
+    int nd_lead = w.ndim > 2 ? w.ndim - 2 : 0;
+    for (int d = 0; d < nd_lead; d++)
+        if (w.shape[d] != 1) {
+            char x[96];
+            interp_shape_str(&w, x, sizeof x);
+            return interp_fail(it, e, "weight %s: the dimensions before [N, K] must be of size 1"
+                               " (device-parallel)", x);
+        }
+    if (nd_lead + a.ndim > HIR_MAX_DIMS)
+        return interp_fail(it, e, "too many dimensions");
     hir_view w2;
     int has_n;
     if (weight_2d(it, &w, K, &w2, &has_n, e))
@@ -277,6 +289,8 @@ int ops_linear(hir_interp *it, const hir_stmt *s, hir_diag *e)
         return -1;
     int keep_n = has_n || nd > (a.ndim - 1);
     int ond = 0;
+    for (int d = 0; d < nd_lead; d++)
+        oshape[ond++] = 1;
     for (int d = 0; d + 1 < a.ndim; d++)
         oshape[ond++] = a.shape[d];
     if (keep_n)
