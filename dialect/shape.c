@@ -598,6 +598,21 @@ static int select_offset(const hir_tensor *in, const hir_iterdomain *axis)
     return (uncounted ? 0 : -1) + rf;
 }
 
+/* nvFuser's linear: weight [*D, N, K] (its leading axes device-parallel), bias [*D, N],
+ * output [*D, ..., M, N]: rank(out) = rank(in) + rank(weight) - 2 and rank(bias) =
+ * rank(weight) - 1 (ops/composite.cpp, newForLinear) */
+static void linear_rels(shctx *c, hir_stmt *s, hir_tensor *in0)
+{
+    hir_tensor *w = s->nin > 1 ? hir_value_tensor(s->in[1]) : NULL;
+    if (s->out && in0 && w) {
+        add_rel(c, s->out, in0, 0, s);
+        c->rels[c->nrel - 1].c = w;
+        c->rels[c->nrel - 1].lin = true;
+    }
+    if (s->nin > 2 && w)
+        add_rel(c, hir_value_tensor(s->in[2]), w, -1, s);
+}
+
 static bool collect(hir_stmt *s, int depth, void *ctx)
 {
     shctx *c = ctx;
@@ -643,16 +658,7 @@ static bool collect(hir_stmt *s, int depth, void *ctx)
             hir_map_put(&c->host, (uint64_t)s->out->number, (void *)1);
         break;
     case HIR_OP_LINEAR:
-        /* nvFuser's linear: weight [*D, N, K] (its leading axes device-parallel), bias
-         * [*D, N], output [*D, ..., M, N]: rank(out) = rank(in) + rank(weight) - 2 and
-         * rank(bias) = rank(weight) - 1 (ops/composite.cpp, newForLinear) */
-        if (s->out && in0 && s->nin > 1 && hir_value_tensor(s->in[1])) {
-            add_rel(c, s->out, in0, 0, s);
-            c->rels[c->nrel - 1].c = hir_value_tensor(s->in[1]);
-            c->rels[c->nrel - 1].lin = true;
-        }
-        if (s->nin > 2 && hir_value_tensor(s->in[1]))
-            add_rel(c, hir_value_tensor(s->in[2]), hir_value_tensor(s->in[1]), -1, s);
+        linear_rels(c, s, in0);
         break;
     case HIR_OP_MATMUL:
         if (s->out && in0 && s->nin > 1 && hir_value_tensor(s->in[1])) {

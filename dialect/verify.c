@@ -513,6 +513,15 @@ static long long in_tensor_num(const hir_stmt *s, int i)
     return t ? (long long)t->number : -1;
 }
 
+/* the first of ext[0 .. n) known to be other than 1, or -1 */
+static int first_not_one(const int64_t *ext, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (ext[i] >= 0 && ext[i] != 1)
+            return i;
+    return -1;
+}
+
 static void check_linear(vctx *v, const hir_stmt *s)
 {
     const hir_tensor *a = hir_value_tensor(s->in[0]), *w = hir_value_tensor(s->in[1]);
@@ -535,21 +544,18 @@ static void check_linear(vctx *v, const hir_stmt *s)
         verr(v, in_loc(s, 1), "linear: weight T%lld has %d axes, expected 2 or more ([..., N, K])", (long long)w->number, nw);
         return;
     }
-    int nd = nw - 2;
-    for (int i = 0; i < nd; i++)
-        if (ew[i] >= 0 && ew[i] != 1) {
-            verr(v, in_loc(s, 1), "linear: axis %d of weight T%lld has extent %lld on a rank: the axes before [N, K] must be device-parallel (size 1 on a rank), as nvFuser's linear squeezes them",
-                 i, (long long)w->number, (long long)ew[i]);
-            return;
-        }
+    int nd = nw - 2, bad = first_not_one(ew, nd);
+    if (bad >= 0) {
+        verr(v, in_loc(s, 1), "linear: axis %d of weight T%lld has extent %lld on a rank: the axes before [N, K] must be device-parallel (size 1 on a rank), as nvFuser's linear squeezes them",
+             bad, (long long)w->number, (long long)ew[bad]);
+        return;
+    }
     memmove(ew, ew + nd, 2 * sizeof *ew);
     if (both_const_differ(ea[na - 1], ew[1]))
         extent_mismatch(v, s, in_loc(s, 1), "K of the input and of the weight [N, K] differ", a, ea[na - 1], w, ew[1]);
     if (b) {
-        int nb = runtime_shape(v, b, false, eb, ib, MAXR), bad = -1;
-        for (int i = 0; i + 1 < nb && i < nd; i++)
-            if (eb[i] >= 0 && eb[i] != 1)
-                bad = i;
+        int nb = runtime_shape(v, b, false, eb, ib, MAXR);
+        bad = nb == nd + 1 ? first_not_one(eb, nd) : -1;
         if (nb != nd + 1)
             verr(v, in_loc(s, 2), "linear: bias T%lld has %d axes, expected %d (the weight's leading axes, then [N])", (long long)b->number, nb, nd + 1);
         else if (bad >= 0)
@@ -584,12 +590,11 @@ static void check_linear(vctx *v, const hir_stmt *s)
                  (long long)o->number, no, na, na);
         return;
     }
-    for (int i = 0; i < nd; i++)
-        if (eo[i] >= 0 && eo[i] != 1) {
-            verr(v, out_loc(s), "linear: axis %d of output T%lld has extent %lld on a rank: it stands for a leading axis of the weight, size 1 on a rank",
-                 i, (long long)o->number, (long long)eo[i]);
-            return;
-        }
+    if ((bad = first_not_one(eo, nd)) >= 0) {
+        verr(v, out_loc(s), "linear: axis %d of output T%lld has extent %lld on a rank: it stands for a leading axis of the weight, size 1 on a rank",
+             bad, (long long)o->number, (long long)eo[bad]);
+        return;
+    }
     for (int i = 0; i + 1 < na; i++)
         if (both_const_differ(eo[nd + i], ea[i]))
             extent_mismatch(v, s, out_loc(s), "a leading axis of the output and of the input differ", o, eo[nd + i], a, ea[i]);
