@@ -581,6 +581,10 @@ static void check_linear(vctx *v, const hir_stmt *s)
             eo[no] = -1;
         io[no++] = ax.inner;
     }
+    /* hir's own generators (hir-gen linear-rs) print a weight [D, N, K] whose device axis
+     * matches one of the input's, and an output of the input's rank: taken as before */
+    if (no == na && nd > 0)
+        nd = 0;
     if (no != na + nd) {
         if (nd)
             verr(v, out_loc(s), "linear: output T%lld has %d axes, expected %d (the weight's %d leading axes, then [..., M, N] for an input of %d axes)",

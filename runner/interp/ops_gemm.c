@@ -297,6 +297,10 @@ int ops_linear(hir_interp *it, const hir_stmt *s, hir_diag *e)
     int64_t oshape[HIR_MAX_DIMS];
     if (interp_rt_shape(it, s->out, &nd, oshape, e))
         return -1;
+    /* an output of the input's rank (hir-gen linear-rs) has no dimensions of the weight's */
+    if (nd < a.ndim + nd_lead)
+        nd_lead = 0;
+    nd -= nd_lead;
     int keep_n = has_n || nd > (a.ndim - 1);
     int ond = 0;
     for (int d = 0; d < nd_lead; d++)
