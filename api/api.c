@@ -504,7 +504,7 @@ int hirc__tensor_ndim(const hir_tensor *t)
     for (int i = 0; i < t->shape.naxes; i++) {
         hir_shape_axis a;
         hir_shape_axis_get(t, i, &a);
-        n += !a.reduction;
+        n += a.dim;
     }
     return n;
 }

@@ -140,7 +140,7 @@ static hirc_status auto_bind(run_ctx *c, const char *input, const hir_tensor *t,
     for (int k = 0; k < t->shape.naxes; k++) {
         hir_shape_axis a;
         hir_shape_axis_get(t, k, &a);
-        if (a.reduction)
+        if (!a.dim)
             continue;
         const hir_scalar *s = a.extent;   /* the logical extent (X of a ceilDiv) */
         if (s && s->kind == HIR_SC_SYMBOL && !s->def && !a.device) {

@@ -523,6 +523,9 @@ typedef struct hir_shape_axis {
     bool reduction;              /* a reduction or stride axis (no runtime dimension) */
     bool device;                 /* an unsplit device axis, or a split with a device part */
     bool rf;                     /* an rfactor product (printed "rf") */
+    bool dim;                    /* a runtime dimension, which a rank counts: neither a reduction
+                                    nor a device axis of its own marked rf (a rank's part of a
+                                    reduction, size 1 on every rank) */
 } hir_shape_axis;
 
 /* The view's axis i (0 <= i < t->shape.naxes). */

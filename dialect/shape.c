@@ -475,9 +475,12 @@ int hir_shape_read_as(hir_program *p, const char *reading, hir_diag *d)
 /* ------------------------------------------------------------------ the operations */
 
 typedef struct rel {             /* rank(a) == rank(b) + off; b NULL: rank(a) == off; with c:
-                                    rank(a) == max(rank(b), rank(c)), both at least 2 (matmul) */
+                                    rank(a) == max(rank(b), rank(c)), both at least 2 (matmul),
+                                    or with lin: rank(a) == rank(b) + rank(c) - 2 (linear: the
+                                    weight c's leading axes come first in the output a) */
     hir_tensor *a, *b, *c;
     int off;
+    bool lin;
     const hir_stmt *s;
 } rel;
 
@@ -511,7 +514,7 @@ static void add_rel(shctx *c, hir_tensor *a, hir_tensor *b, int off, const hir_s
                                  sizeof *c->rels * (size_t)cap);
         c->caprel = cap;
     }
-    c->rels[c->nrel++] = (rel){a, b, NULL, off, s};
+    c->rels[c->nrel++] = (rel){a, b, NULL, off, false, s};
 }
 
 static void op_evidence(shctx *c, hir_tensor *t, const hir_iterdomain *id, int status,
@@ -595,6 +598,21 @@ static int select_offset(const hir_tensor *in, const hir_iterdomain *axis)
     return (uncounted ? 0 : -1) + rf;
 }
 
+/* nvFuser's linear: weight [*D, N, K] (its leading axes device-parallel), bias [*D, N],
+ * output [*D, ..., M, N]: rank(out) = rank(in) + rank(weight) - 2 and rank(bias) =
+ * rank(weight) - 1 (ops/composite.cpp, newForLinear) */
+static void linear_rels(shctx *c, hir_stmt *s, hir_tensor *in0)
+{
+    hir_tensor *w = s->nin > 1 ? hir_value_tensor(s->in[1]) : NULL;
+    if (s->out && in0 && w) {
+        add_rel(c, s->out, in0, 0, s);
+        c->rels[c->nrel - 1].c = w;
+        c->rels[c->nrel - 1].lin = true;
+    }
+    if (s->nin > 2 && w)
+        add_rel(c, hir_value_tensor(s->in[2]), w, -1, s);
+}
+
 static bool collect(hir_stmt *s, int depth, void *ctx)
 {
     shctx *c = ctx;
@@ -640,11 +658,7 @@ static bool collect(hir_stmt *s, int depth, void *ctx)
             hir_map_put(&c->host, (uint64_t)s->out->number, (void *)1);
         break;
     case HIR_OP_LINEAR:
-        add_rel(c, s->out, in0, 0, s);
-        if (s->nin > 1)
-            add_rel(c, hir_value_tensor(s->in[1]), NULL, 2, s);
-        if (s->nin > 2)
-            add_rel(c, hir_value_tensor(s->in[2]), NULL, 1, s);
+        linear_rels(c, s, in0);
         break;
     case HIR_OP_MATMUL:
         if (s->out && in0 && s->nin > 1 && hir_value_tensor(s->in[1])) {
@@ -676,7 +690,7 @@ static int rank_known(shctx *c, const hir_tensor *t)
     int rank = 0;
     for (int i = 0; i < t->shape.naxes; i++) {
         hir_shape_axis_get(t, i, &a);
-        rank += !a.reduction && !(a.nparts == 1 && a.device && a.rf);
+        rank += a.dim;
     }
     return rank;
 }
@@ -731,6 +745,16 @@ static reading *apply_rel(shctx *c, const rel *e)
 {
     int ra = rank_known(c, e->a), rb = e->b ? rank_known(c, e->b) : 0;
     reading *r;
+    if (e->lin) {   /* linear: a = b + c - 2 */
+        int rc = rank_known(c, e->c);
+        if (ra < 0 && rb >= 0 && rc >= 2 && (r = open_of(c, e->a)))
+            return narrow(r, rb + rc - 2, e->s) ? r : NULL;
+        if (rb < 0 && ra >= 0 && rc >= 2 && (r = open_of(c, e->b)))
+            return narrow(r, ra - rc + 2, e->s) ? r : NULL;
+        if (rc < 0 && ra >= 0 && rb >= 0 && (r = open_of(c, e->c)))
+            return narrow(r, ra - rb + 2, e->s) ? r : NULL;
+        return NULL;
+    }
     if (e->c) {   /* matmul: out = max(A, B) when both have 2 axes or more */
         int rc = rank_known(c, e->c);
         if (ra < 0 && rb >= 2 && rc >= 2 && (r = open_of(c, e->a)))
@@ -1087,6 +1111,7 @@ void hir_shape_axis_get(const hir_tensor *t, int i, hir_shape_axis *a)
         a->local = x;
     else if (a->nparts > 1 && !a->device && a->extent)
         a->local = a->global;
+    a->dim = !a->reduction && !(a->nparts == 1 && a->device && a->rf);
 }
 
 static void print_extent(const hir_tensor *t, const hir_shape_axis *a, bool local, FILE *f)

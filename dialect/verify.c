@@ -447,7 +447,8 @@ static void use_tensor(vctx *v, const hir_stmt *s, const hir_tensor *t, hir_loc 
         v->errors++;
 }
 
-/* Runtime extents of a tensor: the axes of its logical view (shape.c) less reductions, at
+/* Runtime extents of a tensor: the axes of its logical view (shape.c) less reductions and
+ * device axes of their own marked rf (hir_shape_axis.dim), at
  * their local extent: an unsplit device axis as 1 (left out with squeeze_did), a split one as
  * its other parts. -1 = not constant. ids: each axis's innermost IterDomain. */
 static int runtime_shape(vctx *v, const hir_tensor *t, bool squeeze_did, int64_t *ext,
@@ -457,7 +458,7 @@ static int runtime_shape(vctx *v, const hir_tensor *t, bool squeeze_did, int64_t
     hir_shape_axis a;
     for (int i = 0; i < t->shape.naxes && n < max; i++) {
         hir_shape_axis_get(t, i, &a);
-        if (a.reduction)
+        if (!a.dim)
             continue;
         if (a.nparts == 1 && a.device) {
             if (squeeze_did)
@@ -512,6 +513,15 @@ static long long in_tensor_num(const hir_stmt *s, int i)
     return t ? (long long)t->number : -1;
 }
 
+/* the first of ext[0 .. n) known to be other than 1, or -1 */
+static int first_not_one(const int64_t *ext, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (ext[i] >= 0 && ext[i] != 1)
+            return i;
+    return -1;
+}
+
 static void check_linear(vctx *v, const hir_stmt *s)
 {
     const hir_tensor *a = hir_value_tensor(s->in[0]), *w = hir_value_tensor(s->in[1]);
@@ -522,23 +532,37 @@ static void check_linear(vctx *v, const hir_stmt *s)
     }
     int64_t ea[MAXR], ew[MAXR], eb[MAXR], eo[MAXR];
     const hir_iterdomain *ia[MAXR], *iw[MAXR], *ib[MAXR], *io[MAXR];
-    int na = runtime_shape(v, a, false, ea, ia, MAXR), nw = runtime_shape(v, w, true, ew, iw, MAXR);
+    int na = runtime_shape(v, a, false, ea, ia, MAXR), nw = runtime_shape(v, w, false, ew, iw, MAXR);
     if (na < 1) {
         verr(v, in_loc(s, 0), "linear: input T%lld has no axes, expected [..., M, K]", (long long)a->number);
         return;
     }
-    if (nw != 2) {
-        verr(v, in_loc(s, 1), "linear: weight T%lld has %d axes, expected 2 ([N, K])", (long long)w->number, nw);
+    /* nvFuser's linear (ops/composite.cpp, LinearOp::evaluate): a weight [*D, N, K] whose
+     * leading axes are device-parallel, size 1 on a rank (squeezed before at::linear); the
+     * output [*D, ..., M, N] puts them first, the bias is [*D, N] */
+    if (nw < 2) {
+        verr(v, in_loc(s, 1), "linear: weight T%lld has %d axes, expected 2 or more ([..., N, K])", (long long)w->number, nw);
         return;
     }
+    int nd = nw - 2, bad = first_not_one(ew, nd);
+    if (bad >= 0) {
+        verr(v, in_loc(s, 1), "linear: axis %d of weight T%lld has extent %lld on a rank: the axes before [N, K] must be device-parallel (size 1 on a rank), as nvFuser's linear squeezes them",
+             bad, (long long)w->number, (long long)ew[bad]);
+        return;
+    }
+    memmove(ew, ew + nd, 2 * sizeof *ew);
     if (both_const_differ(ea[na - 1], ew[1]))
         extent_mismatch(v, s, in_loc(s, 1), "K of the input and of the weight [N, K] differ", a, ea[na - 1], w, ew[1]);
     if (b) {
-        int nb = runtime_shape(v, b, true, eb, ib, MAXR);
-        if (nb != 1)
-            verr(v, in_loc(s, 2), "linear: bias T%lld has %d axes, expected 1 ([N])", (long long)b->number, nb);
-        else if (both_const_differ(eb[0], ew[0]))
-            extent_mismatch(v, s, in_loc(s, 2), "N of the bias and of the weight [N, K] differ", b, eb[0], w, ew[0]);
+        int nb = runtime_shape(v, b, false, eb, ib, MAXR);
+        bad = nb == nd + 1 ? first_not_one(eb, nd) : -1;
+        if (nb != nd + 1)
+            verr(v, in_loc(s, 2), "linear: bias T%lld has %d axes, expected %d (the weight's leading axes, then [N])", (long long)b->number, nb, nd + 1);
+        else if (bad >= 0)
+            verr(v, in_loc(s, 2), "linear: axis %d of bias T%lld has extent %lld on a rank: the axes before N must be device-parallel (size 1 on a rank), like the weight's",
+                 bad, (long long)b->number, (long long)eb[bad]);
+        else if (both_const_differ(eb[nd], ew[0]))
+            extent_mismatch(v, s, in_loc(s, 2), "N of the bias and of the weight [N, K] differ", b, eb[nd], w, ew[0]);
     }
     if (!o)
         return;
@@ -547,7 +571,7 @@ static void check_linear(vctx *v, const hir_stmt *s)
     hir_shape_axis ax;
     for (int i = 0; i < o->shape.naxes && no < MAXR; i++) {
         hir_shape_axis_get(o, i, &ax);
-        if (ax.reduction || (ax.nparts == 1 && ax.device && ax.rf))
+        if (!ax.dim)
             continue;
         if (ax.nparts == 1 && ax.device)
             eo[no] = 1;
@@ -557,16 +581,29 @@ static void check_linear(vctx *v, const hir_stmt *s)
             eo[no] = -1;
         io[no++] = ax.inner;
     }
-    if (no != na) {
-        verr(v, out_loc(s), "linear: output T%lld has %d axes, expected %d ([..., M, N] for an input of %d axes)",
-             (long long)o->number, no, na, na);
+    /* hir's own generators (hir-gen linear-rs) print a weight [D, N, K] whose device axis
+     * matches one of the input's, and an output of the input's rank: taken as before */
+    if (no == na && nd > 0)
+        nd = 0;
+    if (no != na + nd) {
+        if (nd)
+            verr(v, out_loc(s), "linear: output T%lld has %d axes, expected %d (the weight's %d leading axes, then [..., M, N] for an input of %d axes)",
+                 (long long)o->number, no, na + nd, nd, na);
+        else
+            verr(v, out_loc(s), "linear: output T%lld has %d axes, expected %d ([..., M, N] for an input of %d axes)",
+                 (long long)o->number, no, na, na);
+        return;
+    }
+    if ((bad = first_not_one(eo, nd)) >= 0) {
+        verr(v, out_loc(s), "linear: axis %d of output T%lld has extent %lld on a rank: it stands for a leading axis of the weight, size 1 on a rank",
+             bad, (long long)o->number, (long long)eo[bad]);
         return;
     }
     for (int i = 0; i + 1 < na; i++)
-        if (both_const_differ(eo[i], ea[i]))
-            extent_mismatch(v, s, out_loc(s), "a leading axis of the output and of the input differ", o, eo[i], a, ea[i]);
-    if (both_const_differ(eo[na - 1], ew[0]))
-        extent_mismatch(v, s, out_loc(s), "N of the output and of the weight [N, K] differ", o, eo[na - 1], w, ew[0]);
+        if (both_const_differ(eo[nd + i], ea[i]))
+            extent_mismatch(v, s, out_loc(s), "a leading axis of the output and of the input differ", o, eo[nd + i], a, ea[i]);
+    if (both_const_differ(eo[nd + na - 1], ew[0]))
+        extent_mismatch(v, s, out_loc(s), "N of the output and of the weight [N, K] differ", o, eo[nd + na - 1], w, ew[0]);
     const hir_iterdomain *rk = reduction_axis(o);
     int64_t k;
     if (rk && rk->extent && vconst(v, rk->extent, &k) && both_const_differ(k, ew[1]))

@@ -46,6 +46,10 @@ typedef struct hir_parse_ctx {
     bool saw_2026;               /* a statement put in a block is in the 2026 form: the
                                   * program's form (hir_program_form, without its walk) */
     hir_map mismatches;          /* tensors/IterDomains already reported as respelled */
+    /* For the note on the older host lowering: IterDomain number -> the respelling error
+     * reported for it (hir_diag_entry *), and -> a HirAliasSelect output that spelled it first
+     * (hir_tensor *). */
+    hir_map respelled, select_ids;
     /* Unnamed expressions read so far, by a hash of their operator and operands: an
      * expression spelled again ("( streamIdx % numberOfStreams )" in every loop) is the same
      * value (parser.y, inline; parser_actions.c, anon_value). Freed by hir_parse. */

@@ -124,6 +124,17 @@ static bool first_mismatch(hir_parse_ctx *ctx, int kind, int64_t number)
     return true;
 }
 
+/* The note for a respelled IterDomain one of whose spellings is a HirAliasSelect output's. */
+static void older_lowering_note(hir_parse_ctx *ctx, hir_diag_entry *e, const hir_tensor *out)
+{
+    hir_diag_note(ctx->diag, e, out->loc,
+                  "T%lld is a HirAliasSelect output: nvFuser's older host lowering (HostIrLower::lower)"
+                  " numbers the IterDomains it makes for one from its own counter, which can repeat a"
+                  " number the fusion printed; hir keeps one IterDomain per number and cannot read such"
+                  " a print (give the output's IterDomains numbers of their own to run it)",
+                  (long long)out->number);
+}
+
 static bool ident_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -355,6 +366,11 @@ hir_iterdomain *hirp_iterdomain_ref(hir_parse_ctx *ctx, hir_yyltype loc, int64_t
                 "IterDomain %lld is spelled differently than before", (long long)number);
             hir_diag_note(ctx->diag, e, id->loc, "IterDomain %lld was first spelled here",
                           (long long)number);
+            const hir_tensor *sel = hir_map_get(&ctx->select_ids, (uint64_t)number);
+            if (sel)
+                older_lowering_note(ctx, e, sel);
+            else if (e)
+                hir_map_put(&ctx->respelled, (uint64_t)number, e);
             ctx->failed = true;
         }
         return id;
@@ -803,6 +819,18 @@ hir_stmt *hirp_alias_select_stmt(hir_parse_ctx *ctx, hir_yyltype loc, hir_tensor
                                  hir_iterdomain *axis, hir_scalar *index)
 {
     hir_stmt *s = hirp_stmt_new(ctx, HIR_OP_ALIAS_SELECT, loc);
+    /* an IterDomain of the output respelled here, or spelled here first and respelled later:
+     * the older host lowering's numbers (older_lowering_note) */
+    for (int i = 0; out && i < out->nloop; i++) {
+        uint64_t k = (uint64_t)out->loop[i]->number;
+        hir_diag_entry *e = hir_map_get(&ctx->respelled, k);
+        if (e) {
+            older_lowering_note(ctx, e, out);
+            hir_map_del(&ctx->respelled, k);
+        } else if (!hir_map_get(&ctx->select_ids, k)) {
+            hir_map_put(&ctx->select_ids, k, out);
+        }
+    }
     s->out = out;
     s->out_loc = hir_span_of(LOC(oloc));
     hir_value *v[1] = {(hir_value *)in};
@@ -1075,6 +1103,8 @@ int hir_parse(hir_source *src, hir_diag *d, hir_program **out)
     p->src = src;
     *ctx = (hir_parse_ctx){.prog = p, .diag = d, .src = src};
     hir_map_init_in(&ctx->mismatches, p->arena);
+    hir_map_init_in(&ctx->respelled, p->arena);
+    hir_map_init_in(&ctx->select_ids, p->arena);
     hir_map_init_in(&ctx->anon, p->arena);
     st->ctx = ctx;
     yyscan_t sc;
@@ -1088,6 +1118,8 @@ int hir_parse(hir_source *src, hir_diag *d, hir_program **out)
     if (setjmp(oom)) {
         hir_lex_fini(sc);
         hir_map_fini(&ctx->mismatches);
+        hir_map_fini(&ctx->respelled);
+        hir_map_fini(&ctx->select_ids);
         hir_map_fini(&ctx->anon);
         free(ctx->stk);
         free(st);
@@ -1104,6 +1136,8 @@ int hir_parse(hir_source *src, hir_diag *d, hir_program **out)
     /* every byte flex changed is back: the rest of a mapped input goes too (lexer.l) */
     hir_text_release(src->text, src->mapped, 0, src->len);
     hir_map_fini(&ctx->mismatches);
+    hir_map_fini(&ctx->respelled);
+    hir_map_fini(&ctx->select_ids);
     hir_map_fini(&ctx->anon);
     free(ctx->stk);
     free(st);

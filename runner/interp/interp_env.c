@@ -487,7 +487,7 @@ int hir_interp_rt_axes(const hir_tensor *t, hir_shape_axis *ax)
     for (int i = 0; i < t->shape.naxes; i++) {
         hir_shape_axis a;
         hir_shape_axis_get(t, i, &a);
-        if (a.reduction)
+        if (!a.dim)
             continue;
         if (n == HIR_MAX_DIMS)
             return -1;
@@ -509,6 +509,67 @@ int interp_axis_pos(const hir_interp *it, const hir_tensor *t, const hir_iterdom
     return -1;
 }
 
+/* The runtime dimensions of t (hir_shape_axis.dim) leave out its device axes of their own
+ * marked rf; a ShardByStream or HirAliasSelect output makes each of them an ordinary axis
+ * (one per logical axis of the input but its reductions). interp_rf_expand gives v, a view of
+ * t, a dimension of size 1 for each; interp_rf_squeeze takes those of t out again. */
+int interp_rf_expand(const hir_tensor *t, hir_view *v)
+{
+    for (int i = 0, d = 0; i < t->shape.naxes; i++) {
+        hir_shape_axis a;
+        hir_shape_axis_get(t, i, &a);
+        if (a.reduction)
+            continue;
+        if (!a.dim) {
+            if (v->ndim == HIR_MAX_DIMS || d > v->ndim)
+                return -1;
+            for (int k = v->ndim; k > d; k--) {
+                v->shape[k] = v->shape[k - 1];
+                v->stride[k] = v->stride[k - 1];
+            }
+            v->shape[d] = 1;
+            v->stride[d] = 0;
+            v->ndim++;
+        }
+        d++;
+    }
+    return 0;
+}
+
+int interp_rf_squeeze(const hir_tensor *t, hir_view *v)
+{
+    for (int i = 0, d = 0; i < t->shape.naxes; i++) {
+        hir_shape_axis a;
+        hir_shape_axis_get(t, i, &a);
+        if (a.reduction)
+            continue;
+        if (a.dim) {
+            d++;
+            continue;
+        }
+        if (d >= v->ndim || v->shape[d] != 1)
+            return -1;
+        for (int k = d; k + 1 < v->ndim; k++) {
+            v->shape[k] = v->shape[k + 1];
+            v->stride[k] = v->stride[k + 1];
+        }
+        v->ndim--;
+    }
+    return 0;
+}
+
+/* the index of t's view axis pos among its axes but the reductions (interp_rf_expand's) */
+int interp_unreduced_pos(const hir_tensor *t, int pos)
+{
+    int k = 0;
+    for (int i = 0; i < pos && i < t->shape.naxes; i++) {
+        hir_shape_axis a;
+        hir_shape_axis_get(t, i, &a);
+        k += !a.reduction;
+    }
+    return k;
+}
+
 int interp_rt_pos(const hir_interp *it, const hir_tensor *t, int pos)
 {
     (void)it;
@@ -516,7 +577,7 @@ int interp_rt_pos(const hir_interp *it, const hir_tensor *t, int pos)
     for (int i = 0; i < pos && i < t->shape.naxes; i++) {
         hir_shape_axis a;
         hir_shape_axis_get(t, i, &a);
-        k += !a.reduction;
+        k += a.dim;
     }
     return k;
 }

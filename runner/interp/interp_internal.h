@@ -143,6 +143,9 @@ const hir_iterdomain *const *interp_axes(const hir_interp *it, const hir_tensor 
 int  interp_axis_pos(const hir_interp *it, const hir_tensor *t, const hir_iterdomain *id);
 /* number of runtime dims before view axis pos of t (reduction/stride axes skipped) */
 int  interp_rt_pos(const hir_interp *it, const hir_tensor *t, int pos);
+int  interp_rf_expand(const hir_tensor *t, hir_view *v);
+int  interp_rf_squeeze(const hir_tensor *t, hir_view *v);
+int  interp_unreduced_pos(const hir_tensor *t, int pos);
 bool interp_axis_runtime(const hir_iterdomain *id);   /* not a reduction or stride axis */
 int  interp_extent(hir_interp *it, const hir_iterdomain *id, int64_t *v, hir_diag *e);
 

@@ -230,6 +230,23 @@ static int weight_2d(hir_interp *it, const hir_view *w, int64_t K, hir_view *r, 
     return interp_fail(it, e, "weight %s is not [N, K] with K = %" PRId64, x, K);
 }
 
+/* The leading dimensions of a weight [*D, N, K] (nvFuser's device-parallel ones): each must be
+ * of size 1; the output gets them first. */
+static int weight_lead(hir_interp *it, const hir_view *w, int andim, int *n, hir_diag *e)
+{
+    *n = w->ndim > 2 ? w->ndim - 2 : 0;
+    for (int d = 0; d < *n; d++)
+        if (w->shape[d] != 1) {
+            char x[96];
+            interp_shape_str(w, x, sizeof x);
+            return interp_fail(it, e, "weight %s: the dimensions before [N, K] must be of size 1"
+                               " (device-parallel)", x);
+        }
+    if (*n + andim > HIR_MAX_DIMS)
+        return interp_fail(it, e, "too many dimensions");
+    return 0;
+}
+
 int ops_linear(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_view a, w, bias;
@@ -252,6 +269,11 @@ int ops_linear(hir_interp *it, const hir_stmt *s, hir_diag *e)
         a2.stride[0] = 0;
     }
     int64_t K = a2.shape[a2.ndim - 1];
+    /* a weight [*D, N, K] of nvFuser's (its leading axes device-parallel, size 1 on a rank,
+     * squeezed as LinearOp::evaluate does): the output has them first, [*D, ..., M, N] */
+    int nd_lead;
+    if (weight_lead(it, &w, a.ndim, &nd_lead, e))
+        return -1;
     hir_view w2;
     int has_n;
     if (weight_2d(it, &w, K, &w2, &has_n, e))
@@ -275,8 +297,14 @@ int ops_linear(hir_interp *it, const hir_stmt *s, hir_diag *e)
     int64_t oshape[HIR_MAX_DIMS];
     if (interp_rt_shape(it, s->out, &nd, oshape, e))
         return -1;
+    /* an output of the input's rank (hir-gen linear-rs) has no dimensions of the weight's */
+    if (nd < a.ndim + nd_lead)
+        nd_lead = 0;
+    nd -= nd_lead;
     int keep_n = has_n || nd > (a.ndim - 1);
     int ond = 0;
+    for (int d = 0; d < nd_lead; d++)
+        oshape[ond++] = 1;
     for (int d = 0; d + 1 < a.ndim; d++)
         oshape[ond++] = a.shape[d];
     if (keep_n)

@@ -103,7 +103,7 @@ static int set_permute(hir_interp *it, const hir_stmt *s, const hir_view *v, hir
     for (int i = 0; i < tout->shape.naxes; i++) {
         hir_shape_axis a;
         hir_shape_axis_get(tout, i, &a);
-        if (a.reduction)
+        if (!a.dim)
             continue;
         int d = interp_rt_pos(it, tin, perm[i]);
         if (d >= v->ndim || r.ndim == HIR_MAX_DIMS)

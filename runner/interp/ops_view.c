@@ -18,7 +18,7 @@ static void view_drop_dim(hir_view *v, int dim)
 int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_diag *e)
 {
     hir_tensor *in = hir_value_tensor(s->in[0]);
-    char tn[32];
+    char tn[32], tn2[32];
     hir_view v;
     if (interp_get(it, in, &v, e))
         return -1;
@@ -31,7 +31,12 @@ int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_diag *e)
      * (hostir-2026.md §3.14, the MDE reduce-scatter's selection of the reduced buffer) */
     if (s->u.sel.axis->itype == HIR_IT_REDUCTION)
         return interp_bind(it, s->out, &v, interp_buf_of(it, in), e);
-    int a = interp_rt_pos(it, in, pos);
+    /* the output has an axis for each of the input's but the selected one and the reductions
+     * (device axes of their own marked rf included: interp_rf_expand) */
+    if (interp_rf_expand(in, &v))
+        return interp_fail(it, e, "%s has more than %d dimensions", interp_tname(in, tn, sizeof tn),
+                           HIR_MAX_DIMS);
+    int a = interp_unreduced_pos(in, pos);
     if (a >= v.ndim)
         return interp_fail(it, e, "axis position %d outside the %d dimensions of %s", a, v.ndim,
                            interp_tname(in, tn, sizeof tn));
@@ -46,6 +51,9 @@ int ops_alias_select(hir_interp *it, const hir_stmt *s, hir_diag *e)
                            idx, v.shape[a], a, interp_tname(in, tn, sizeof tn));
     v.data = interp_elem_ptr(&v, a, idx);
     view_drop_dim(&v, a);
+    if (interp_rf_squeeze(s->out, &v))
+        return interp_fail(it, e, "an rf device axis of %s is not one of size 1 in %s",
+                           interp_tname(s->out, tn, sizeof tn), interp_tname(in, tn2, sizeof tn2));
     return interp_bind(it, s->out, &v, interp_buf_of(it, in), e);
 }
 
@@ -71,7 +79,13 @@ int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_diag *e)
     }
     if (pos < 0)
         return interp_fail(it, e, "the output has no stream-parallel axis");
-    int a = interp_rt_pos(it, o, pos);
+    /* the output has an axis for each of the input's but the reductions (newValLike), device
+     * axes of their own marked rf included (interp_rf_expand) */
+    char tn[32], tn2[32];
+    if (interp_rf_expand(in, &v))
+        return interp_fail(it, e, "%s has more than %d dimensions", interp_tname(in, tn, sizeof tn),
+                           HIR_MAX_DIMS);
+    int a = interp_unreduced_pos(o, pos);
     if (a >= v.ndim)
         return interp_fail(it, e, "stream axis %d outside the input's %d dimensions", a, v.ndim);
     int64_t k, x;
@@ -91,6 +105,9 @@ int ops_shard_by_stream(hir_interp *it, const hir_stmt *s, hir_diag *e)
     int64_t start = x * cs < n ? x * cs : n, size = n - start < cs ? n - start : cs;
     v.data = interp_elem_ptr(&v, a, start);
     v.shape[a] = size;
+    if (interp_rf_squeeze(o, &v))
+        return interp_fail(it, e, "an rf device axis of %s is not one of size 1 in %s",
+                           interp_tname(o, tn, sizeof tn), interp_tname(in, tn2, sizeof tn2));
     return interp_bind(it, s->out, &v, interp_buf_of(it, in), e);
 }
 

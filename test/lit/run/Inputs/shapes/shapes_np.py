@@ -82,6 +82,14 @@ def alltoall_set(x):
     return {"T1": (x["T0"], 1), "T2": x["T0"]}
 
 
+def linear_3d(x):
+    # nvFuser's linear with a weight [D, N, K] whose leading axis is device-parallel: rank r
+    # computes T0 @ T1[r].T (+ T3[r]), the output [D, M, N] sharded on its leading axis
+    t1, t3 = x["T1"], x["T3"]
+    plain = np.stack([x["T0"] @ t1[r].T for r in range(t1.shape[0])])
+    return {"T2": (plain, 0), "T4": (plain + t3[:, None, :], 0)}
+
+
 CASES = {
     "permute": ({"T0": (4, 3, 2)}, permute),
     "permute-square": ({"T0": (4, 4, 4)}, permute),
@@ -101,6 +109,7 @@ CASES = {
     "print-reshape-middle": ({"T0": (4, 32, 8)}, reshape_middle),
     "print-reshape-last": ({"T0": (4, 8, 2)}, reshape_last),
     "print-alltoall": ({"T0": (4, 12)}, alltoall_set),
+    "linear-3d-weight": ({"T0": (3, 4), "T1": (2, 5, 4), "T3": (2, 5)}, linear_3d),
 }
 
 
