@@ -650,7 +650,7 @@ int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag 
     if (chunks && sched_number(chunks, "chunks", d, &c.chunks_req))
         return -1;
     /* GEMM + reduce-scatter pairs first (stream_parallel_rs.c), then the all-gather groups */
-    if (hir_stream_parallel_rs(p, c.backend, c.put, d))
+    if (hir_stream_parallel_rs(p, c.backend, c.put, c.scheduled, d))
         return -1;
 
     pu_axis_map_build(&c.map, p);

@@ -311,14 +311,23 @@ static int lower_pair(rs *c, hir_stmt *g, hir_stmt *r, hir_ptrvec *out)
     return cuda ? emit_ring_result(c, &x, out) : 0;
 }
 
-int hir_stream_parallel_rs(hir_program *p, hir_backend_kind backend, bool put, hir_diag *d)
+int hir_stream_parallel_rs(hir_program *p, hir_backend_kind backend, bool put, bool scheduled,
+                           hir_diag *d)
 {
     hir_block *body = &p->body;
-    bool any = false;
-    for (int i = 0; i < hir_block_size(body) && !any; i++)
-        any = rs_pair(body, i);
-    if (!any)
+    int first = -1;
+    for (int i = 0; i < hir_block_size(body) && first < 0; i++)
+        if (rs_pair(body, i))
+            first = i;
+    if (first < 0)
         return 0;
+    if (scheduled) {   /* the options are the all-gather's; this lowering has one schedule */
+        hir_diag_emit(d, HIR_ERROR, pu_loc(p, hir_block_at(body, first)),
+                      "order=, nodes= and chunks= schedule an all-gather pipeline; the GEMM + "
+                      "reduce-scatter lowering has one schedule (the ring of one chunk a rank): "
+                      "lower this program without them");
+        return -1;
+    }
     rs c = {p, d, backend, put, pu_next_stream(p)};
     hir_ptrvec out = {0};
     for (int i = 0; i < hir_block_size(body); i++) {

@@ -8,6 +8,7 @@
 /* Lowers every top-level (partial GEMM, reduction over its device axis) pair to a stream
  * pipeline of the given backend (put: CUDA exchanges post recv before send); 0 also when there
  * is none, -1 after a located error. */
-int hir_stream_parallel_rs(hir_program *p, hir_backend_kind backend, bool put, hir_diag *d);
+int hir_stream_parallel_rs(hir_program *p, hir_backend_kind backend, bool put, bool scheduled,
+                           hir_diag *d);
 
 #endif
