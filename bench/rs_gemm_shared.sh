@@ -17,9 +17,9 @@
 #   bash bench/rs_gemm_shared.sh BIN_DIR [OUT_DIR]     (on the GPU machine)
 set -u
 bin=$(cd "$1" && pwd); out=${2:-${OUT:-/tmp/rs-shared}}; mkdir -p "$out"
-export PATH="$bin:$PATH" NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export PYTHONUNBUFFERED=1
-if [ -d "$bin/lib" ]; then export LD_LIBRARY_PATH="$bin/lib:${LD_LIBRARY_PATH:-}"; fi
+# the environment of every GPU bench script (PATH, no NVLink multicast, OpenBLAS from blas.tar.xz
+# for --check's CPU reference, which the device image may lack)
+BIN=$bin; . "$(dirname "$0")/gpu_env.sh"; trap 'rm -rf "$GPU_ENV_TMP"' EXIT
 M=${M:-32768} K=${K:-16384} N=${N:-8192}
 DS=${DS:-2 4 8}; STREAMS=${STREAMS:-4}; WARM=${WARM:-3}; ITERS=${ITERS:-20}
 work=$(mktemp -d)
