@@ -36,26 +36,51 @@ static bool extent_is(const hir_iterdomain *id, int64_t v)
     return id->extent && hir_scalar_const(id->extent, &x) && x == v;
 }
 
-/* P [DID{d}, stream{d}, ...], O [r{d}, DID{d}, rest without device or stream axes], A [DID{d}
- * or b{1}, {d}, ...] */
-static bool rs_axes(const hir_tensor *P, const hir_tensor *O, const hir_tensor *A, int64_t d)
+/* P [DID{d}, stream{d}, ...] and A [DID{d} or b{1}, {d}, ...] on a 1-d mesh of d devices */
+static bool gemm_axes(const hir_tensor *P, const hir_tensor *A, int64_t d)
 {
-    hir_iterdomain *const *pi = P->shape.ids, *const *oi = O->shape.ids, *const *ai = A->shape.ids;
+    hir_iterdomain *const *pi = P->shape.ids, *const *ai = A->shape.ids;
     if (!is_dev(pi[0]) || !hir_ptype_is_stream(pi[1]->ptype) || pi[1]->itype != HIR_IT_ITER ||
         !extent_is(pi[1], d))
-        return false;
-    if (oi[0]->itype != HIR_IT_REDUCTION || !extent_is(oi[0], d) || !is_dev(oi[1]) ||
-        !extent_is(oi[1], d))
         return false;
     /* A's leading axis: the device axis of the K slices, or a size-1 axis standing for it (the
      * GELU output of a tensor-parallel MLP block, each rank's slice of the feed-forward axis) */
     if (!(is_dev(ai[0]) || (ai[0]->itype == HIR_IT_BROADCAST && extent_is(ai[0], 1))) ||
         ai[1]->itype != HIR_IT_ITER || !extent_is(ai[1], d))
         return false;
+    return P->mesh && P->mesh->ndims == 1 && (int64_t)P->mesh->ndevices == d;
+}
+
+/* O [r{d}, DID{d}, rest without device or stream axes]; `whole`: O [r{d}, {d}, rest] (the
+ * sum on every rank, an Allreduce) is accepted too */
+static bool summed(const hir_tensor *O, int64_t d, bool whole)
+{
+    if (!O || O->shape.naxes != O->nloop || O->nloop < 3)
+        return false;
+    hir_iterdomain *const *oi = O->shape.ids;
+    if (oi[0]->itype != HIR_IT_REDUCTION || !extent_is(oi[0], d) || !extent_is(oi[1], d) ||
+        hir_ptype_is_stream(oi[1]->ptype) || !(is_dev(oi[1]) || whole))
+        return false;
     for (int k = 2; k < O->nloop; k++)
         if (is_dev(oi[k]) || hir_ptype_is_stream(oi[k]->ptype))
             return false;
-    return P->mesh && P->mesh->ndims == 1 && (int64_t)P->mesh->ndevices == d;
+    return true;
+}
+
+/* g: a linear or matmul whose output P and first input A have the form of the header; *d gets
+ * the number of ranks */
+static bool gemm_form(const hir_stmt *g, int64_t *d)
+{
+    if ((g->op != HIR_OP_LINEAR && g->op != HIR_OP_MATMUL) || !g->out || !g->nin)
+        return false;
+    const hir_tensor *P = g->out, *A = hir_value_tensor(g->in[0]);
+    if (!A || P->shape.naxes != P->nloop || A->shape.naxes != A->nloop)
+        return false;   /* split axes: not this form */
+    if (P->nloop < 3 || A->nloop < 3)
+        return false;
+    if (!P->shape.ids[0]->extent || !hir_scalar_const(P->shape.ids[0]->extent, d) || *d < 1)
+        return false;
+    return gemm_axes(P, A, *d);
 }
 
 /* The pair (GEMM at i, reduction at i + 1) in the form of the header. */
@@ -64,18 +89,31 @@ static bool rs_pair(const hir_block *b, int i)
     if (i + 1 >= hir_block_size(b))
         return false;
     const hir_stmt *g = hir_block_at(b, i), *r = hir_block_at(b, i + 1);
-    if ((g->op != HIR_OP_LINEAR && g->op != HIR_OP_MATMUL) || r->op != HIR_OP_REDUCTION || !g->out ||
-        !r->out || r->nin != 1 || hir_value_tensor(r->in[0]) != g->out || r->u.red.op != HIR_RED_SUM)
-        return false;
-    const hir_tensor *P = g->out, *O = r->out, *A = g->nin ? hir_value_tensor(g->in[0]) : NULL;
-    if (!A || P->shape.naxes != P->nloop || O->shape.naxes != O->nloop || A->shape.naxes != A->nloop)
-        return false;   /* split axes: not this form */
-    if (P->nloop < 3 || O->nloop < 3 || A->nloop < 3)
-        return false;
     int64_t d;
-    if (!P->shape.ids[0]->extent || !hir_scalar_const(P->shape.ids[0]->extent, &d) || d < 1)
+    if (r->op != HIR_OP_REDUCTION || !r->out || r->nin != 1 || r->u.red.op != HIR_RED_SUM ||
+        !gemm_form(g, &d) || hir_value_tensor(r->in[0]) != g->out)
         return false;
-    return rs_axes(P, O, A, d);
+    return summed(r->out, d, false);
+}
+
+/* The pair after --convert-to-communication: the GEMM at i, then `ALLOCATE(O)`, the
+ * ReduceScatter (or Allreduce) of its output into O, and its Wait. */
+static bool rs_converted(const hir_block *b, int i)
+{
+    if (i + 3 >= hir_block_size(b))
+        return false;
+    const hir_stmt *g = hir_block_at(b, i), *a = hir_block_at(b, i + 1), *cs = hir_block_at(b, i + 2);
+    const hir_stmt *w = hir_block_at(b, i + 3);
+    int64_t d;
+    if (a->op != HIR_OP_ALLOCATE || cs->op != HIR_OP_COMMUNICATION || w->op != HIR_OP_WAIT ||
+        !gemm_form(g, &d))
+        return false;
+    const hir_comm *m = cs->u.comm;
+    bool rs = m->type == HIR_COMM_REDUCESCATTER;
+    if ((!rs && m->type != HIR_COMM_ALLREDUCE) || m->input != g->out || m->output != a->out ||
+        w->u.wait.number != m->number)
+        return false;
+    return summed(m->output, d, !rs);
 }
 
 /* out = in, converted where the dtypes differ (nvFuser's cast spelling "__bfloat2float") */
@@ -99,12 +137,17 @@ static hir_stmt *cast_or_set(hir_program *p, hir_tensor *out, hir_tensor *in)
     return s;
 }
 
+/* what lower_pair makes: nvFuser's form, the CUDA ring, or (after
+ * --convert-to-communication) the GEMM alone, its collective left as it is */
+typedef enum rs_form { RS_REDUCE, RS_RING, RS_GEMM_ONLY } rs_form;
+
 typedef struct rs {
     hir_program *p;
     hir_diag *d;
-    hir_backend_kind backend;
+    rs_form form;
     bool put;
     int64_t next_stream;
+    const hir_stream_ref *main_ref;  /* re-lowering: the main stream the old pipeline used */
 } rs;
 
 /* the slice of t without logical axis `axis`, and its HirAliasSelect appended to b */
@@ -122,7 +165,8 @@ static hir_tensor *select_into(hir_program *p, hir_block *b, hir_tensor *t, int 
 
 /* one pair being lowered */
 typedef struct pair {
-    hir_stmt *g, *r;             /* the GEMM and the reduction */
+    hir_stmt *g;                 /* the GEMM */
+    hir_loc rloc;                /* the reduction's place (the Reduce, the ring's add) */
     hir_tensor *P, *O, *A;
     hir_tensor *Acc, *Rcv;       /* the CUDA ring's float buffers */
     hir_block *b;                /* the main loop's body */
@@ -175,9 +219,9 @@ static void emit_reduce(hir_program *p, pair *x)
     m->output = Os;
     m->backend = HIR_BK_NCCL;
     m->red_op = HIR_RED_SUM;
-    m->loc = x->r->loc;
+    m->loc = x->rloc;
     hir_stmt *cs = pu_comm_stmt(p, m);
-    cs->loc = x->r->loc;
+    cs->loc = x->rloc;
     hir_block_append(p, x->b, cs);
     hir_block_append(p, x->b, pu_wait(p, m));
 }
@@ -205,7 +249,7 @@ static void emit_ring_step(hir_program *p, pair *x, bool put)
     hir_tensor *Prev = select_into(p, x->b, x->Acc, 0, prev_chunk);
     hir_tensor *Rs = select_into(p, x->b, x->Rcv, 0, x->chunk);
     hir_stmt *cond = pu_if(p, pu_anon(p, HIR_BIN_EQ, x->idx, hir_scalar_int(p, 0)));
-    cond->loc = x->r->loc;
+    cond->loc = x->rloc;
     hir_block_append(p, &cond->body, cast_or_set(p, As, x->Ps));
     hir_block *e = &cond->else_body;
     hir_scalar *prev_stream = pu_index(p, HIR_BIN_MOD, pu_index(p, HIR_BIN_SUB, x->idx, one), nstreams);
@@ -238,10 +282,10 @@ static void emit_ring_step(hir_program *p, pair *x, bool put)
 static int emit_ring_result(rs *c, pair *x, hir_ptrvec *out)
 {
     hir_program *p = c->p;
-    hir_stmt *a = pu_allocate(p, x->O, false, pu_loc(p, x->r), c->d);
+    hir_stmt *a = pu_allocate(p, x->O, false, x->rloc, c->d);
     if (!a)
         return -1;
-    a->loc = x->r->loc;
+    a->loc = x->rloc;
     hir_ptrvec_push(p->arena, out, a);
     hir_iterdomain *ids[64];
     int n = 0;
@@ -250,25 +294,36 @@ static int emit_ring_result(rs *c, pair *x, hir_ptrvec *out)
     hir_tensor *mine = hir_tensor_new(p, HIR_MEM_LOCAL, HIR_DT_FLOAT, n, ids, x->Acc->mesh);
     hir_ptrvec_push(p->arena, out, pu_alias_select(p, mine, x->Acc, x->Acc->shape.ids[0], x->rank));
     hir_stmt *cp = cast_or_set(p, x->O, mine);
-    cp->loc = x->r->loc;
+    cp->loc = x->rloc;
     hir_ptrvec_push(p->arena, out, cp);
     return 0;
 }
 
-static int lower_pair(rs *c, hir_stmt *g, hir_stmt *r, hir_ptrvec *out)
+/* a statement on the main stream (re-lowering: the old pipeline's, with its address) */
+static hir_stmt *main_stream_stmt(rs *c, hir_op op, int64_t number)
+{
+    hir_stmt *s = pu_stream_stmt(c->p, op, number, NULL);
+    if (c->main_ref)
+        s->u.stream.addr = c->main_ref->addr;
+    return s;
+}
+
+/* Lowers the GEMM g whose output is summed into O (the reduction at rloc) in c->form. */
+static int lower_pair(rs *c, hir_stmt *g, hir_tensor *O, hir_loc rloc, hir_ptrvec *out)
 {
     hir_program *p = c->p;
-    bool cuda = c->backend == HIR_BK_CUDA;
-    pair x = {g, r, g->out, r->out, hir_value_tensor(g->in[0]), NULL, NULL, NULL,
+    bool ring = c->form == RS_RING;
+    pair x = {g, rloc, g->out, O, hir_value_tensor(g->in[0]), NULL, NULL, NULL,
               NULL, NULL, NULL, NULL, NULL};
     hir_iterdomain *sid = x.P->shape.ids[1];
     /* the CUDA ring's buffers: the running sums (slot c holds chunk c's sum so far) and the
      * sums received from the next rank */
-    if (cuda) {
+    if (ring) {
         x.Acc = ring_buffer(p, x.O);
         x.Rcv = ring_buffer(p, x.O);
     }
-    hir_tensor *alloc[3] = {x.P, cuda ? x.Acc : x.O, cuda ? x.Rcv : NULL};
+    /* the converted form allocates O itself, before its collective */
+    hir_tensor *alloc[3] = {x.P, ring ? x.Acc : c->form == RS_REDUCE ? x.O : NULL, ring ? x.Rcv : NULL};
     for (int k = 0; k < 3 && alloc[k]; k++) {
         hir_stmt *a = pu_allocate(p, alloc[k], false, pu_loc(p, g), c->d);
         if (!a)
@@ -281,12 +336,12 @@ static int lower_pair(rs *c, hir_stmt *g, hir_stmt *r, hir_ptrvec *out)
     x.rank = hir_scalar_named(p, "rank");
     x.stop = sid->extent;
     hir_scalar *worker = pu_index(p, HIR_BIN_MOD, x.idx, hir_scalar_named(p, "numberOfStreams"));
-    int64_t main_stream = c->next_stream++;
-    hir_ptrvec_push(p->arena, out, pu_stream_stmt(p, HIR_OP_GET_STREAM, main_stream, NULL));
+    int64_t main_stream = c->main_ref ? c->main_ref->number : c->next_stream++;
+    hir_ptrvec_push(p->arena, out, main_stream_stmt(c, HIR_OP_GET_STREAM, main_stream));
     hir_stmt *sync = pu_kfor(p, x.idx, sid);
     sync->loc = g->loc;
     hir_block_append(p, &sync->body, pu_stream_stmt(p, HIR_OP_SET_STREAM, -1, worker));
-    hir_block_append(p, &sync->body, pu_stream_stmt(p, HIR_OP_SYNC_STREAM, main_stream, NULL));
+    hir_block_append(p, &sync->body, main_stream_stmt(c, HIR_OP_SYNC_STREAM, main_stream));
     hir_ptrvec_push(p->arena, out, sync);
 
     hir_stmt *loop = pu_kfor(p, x.idx, sid);
@@ -295,20 +350,20 @@ static int lower_pair(rs *c, hir_stmt *g, hir_stmt *r, hir_ptrvec *out)
     hir_block_append(p, x.b, pu_stream_stmt(p, HIR_OP_SET_STREAM, -1, worker));
     /* chunk of this step: streamIdx (NCCL, uniform over ranks for the collective) or
      * (rank + streamIdx + 1) % d (CUDA ring: every rank on a different chunk, its own last) */
-    x.chunk = cuda ? pu_index(p, HIR_BIN_MOD,
+    x.chunk = ring ? pu_index(p, HIR_BIN_MOD,
                               pu_index(p, HIR_BIN_ADD, pu_index(p, HIR_BIN_ADD, x.rank, x.idx),
                                        hir_scalar_int(p, 1)),
                               x.stop)
                    : x.idx;
     emit_gemm(p, &x);
-    if (cuda)
+    if (ring)
         emit_ring_step(p, &x, c->put);
-    else
+    else if (c->form == RS_REDUCE)
         emit_reduce(p, &x);
-    hir_block_append(p, x.b, pu_stream_stmt(p, HIR_OP_SET_STREAM, main_stream, NULL));
+    hir_block_append(p, x.b, main_stream_stmt(c, HIR_OP_SET_STREAM, main_stream));
     hir_block_append(p, x.b, pu_stream_stmt(p, HIR_OP_SYNC_STREAM, -1, worker));
     hir_ptrvec_push(p->arena, out, loop);
-    return cuda ? emit_ring_result(c, &x, out) : 0;
+    return ring ? emit_ring_result(c, &x, out) : 0;
 }
 
 int hir_stream_parallel_rs(hir_program *p, hir_backend_kind backend, bool put, bool scheduled,
@@ -317,7 +372,7 @@ int hir_stream_parallel_rs(hir_program *p, hir_backend_kind backend, bool put, b
     hir_block *body = &p->body;
     int first = -1;
     for (int i = 0; i < hir_block_size(body) && first < 0; i++)
-        if (rs_pair(body, i))
+        if (rs_pair(body, i) || rs_converted(body, i))
             first = i;
     if (first < 0)
         return 0;
@@ -328,14 +383,24 @@ int hir_stream_parallel_rs(hir_program *p, hir_backend_kind backend, bool put, b
                       "lower this program without them");
         return -1;
     }
-    rs c = {p, d, backend, put, pu_next_stream(p)};
+    rs c = {p, d, backend == HIR_BK_CUDA ? RS_RING : RS_REDUCE, put, pu_next_stream(p), NULL};
     hir_ptrvec out = {0};
     for (int i = 0; i < hir_block_size(body); i++) {
         hir_stmt *s = hir_block_at(body, i);
         if (rs_pair(body, i)) {
-            if (lower_pair(&c, s, hir_block_at(body, i + 1), &out))
+            hir_stmt *r = hir_block_at(body, i + 1);
+            if (lower_pair(&c, s, r->out, r->loc, &out))
                 return -1;
             i++;
+            continue;
+        }
+        if (rs_converted(body, i)) {
+            /* the GEMM alone is pipelined; its ALLOCATE, collective and Wait follow as they are */
+            rs g = c;
+            g.form = RS_GEMM_ONLY;
+            if (lower_pair(&g, s, hir_block_at(body, i + 1)->out, s->loc, &out))
+                return -1;
+            c.next_stream = g.next_stream;
             continue;
         }
         hir_ptrvec_push(p->arena, &out, s);
