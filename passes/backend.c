@@ -21,6 +21,7 @@
  */
 #include "passes/ir_util.h"
 #include "passes/passes.h"
+#include "passes/stream_parallel_rs.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -666,39 +667,42 @@ int hir_run_backend(hir_program *p, const hir_pass_args *args, hir_diag *d)
     int64_t nodes = 0;        /* kind=auto: the number of nodes; 0 otherwise */
     if (choose_kind(&c, kind, args, &nodes))
         return -1;
-    hir_block_walk(&p->body, 0, find_exchanges, &c);
-    if (nodes && auto_fit(&c, nodes))
-        return -1;
-    hir_map_init_in(&c.known, p->arena);
-    index_exchanges(&c);
-    check k = {&c, 0};
-    hir_block_walk(&p->body, 0, check_p2p, &k);
-    if (k.rc) {
-        hir_map_fini(&c.known);
-        return -1;
-    }
-
-    if (check_schedules(&c)) {
-        hir_map_fini(&c.known);
+    const char *proto = hir_pass_arg(args, "protocol", NULL);
+    if (proto && c.kind != HIR_BK_CUDA) {
+        hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: protocol= applies to kind=cuda only");
         return -1;
     }
     hir_map old;
     hir_map_init_in(&old, p->arena);
-    bool any = convert_exchanges(&c, &old);
-    const char *proto = hir_pass_arg(args, "protocol", NULL);
-    if (proto && c.kind != HIR_BK_CUDA) {
-        hir_diag_emit(d, HIR_ERROR, (hir_loc){0}, "backend: protocol= applies to kind=cuda only");
+    /* GEMM + reduce-scatter pipelines first (stream_parallel_rs.c): the ring is CUDA IPC
+     * within a node; kind=auto across nodes takes the Reduce form (a collective: NCCL) */
+    int rs = hir_rs_backend(p, nodes > 1 || c.kind == HIR_BK_NCCL ? HIR_BK_NCCL : HIR_BK_CUDA, proto, &old, d);
+    if (rs < 0) {
+        hir_map_fini(&old);
+        return -1;
+    }
+    hir_block_walk(&p->body, 0, find_exchanges, &c);
+    if (nodes && auto_fit(&c, nodes)) {
+        hir_map_fini(&old);
+        return -1;
+    }
+    hir_map_init_in(&c.known, p->arena);
+    index_exchanges(&c);
+    check k = {&c, 0};
+    hir_block_walk(&p->body, 0, check_p2p, &k);
+    if (k.rc || check_schedules(&c)) {
         hir_map_fini(&old);
         hir_map_fini(&c.known);
         return -1;
     }
+    bool any = convert_exchanges(&c, &old);
     if (proto)
         order_for_protocol(&c, proto);
     if (any && c.kind == HIR_BK_NCCL) {
         index_exchanges(&c);
         strip_block(&c, &p->body);
     }
-    if (any)
+    if (any || rs)
         pu_prune_index_defs(p, &old);
     hir_map_fini(&old);
 

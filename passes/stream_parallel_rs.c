@@ -274,6 +274,8 @@ static void emit_ring_step(hir_program *p, pair *x, bool put)
     hir_value *v[2] = {&Rs->head, &x->Ps->head};
     hir_stmt_set_inputs(p, add, 2, v);
     hir_block_append(p, e, add);
+    for (int i = 0; i < hir_block_size(e); i++)   /* a later pass's diagnostics point here */
+        hir_block_at(e, i)->loc = x->rloc;
     cond->u.cond.has_else = true;
     hir_block_append(p, x->b, cond);
 }
@@ -409,4 +411,316 @@ int hir_stream_parallel_rs(hir_program *p, hir_backend_kind backend, bool put, b
     if (p->next_stream < c.next_stream)
         p->next_stream = c.next_stream;
     return 0;
+}
+
+/* ---- --backend on a lowered pipeline (hir_rs_backend): nvFuser's Reduce form and the ring
+ * are rewritten into each other by taking the pipeline back to its (GEMM, sum) pair and
+ * lowering that again, in the place of the old pipeline and on its main stream */
+
+typedef struct rs_found {
+    int first, loop_at, last;    /* top-level places: its first statement, the main FOR, its last */
+    hir_stmt *gemm;              /* the GEMM on whole tensors (a copy, not in the program) */
+    hir_tensor *O;
+    hir_loc rloc;
+    bool ring;
+    hir_stmt *exchange;          /* the ring's IF */
+    const hir_stream_ref *main_ref;
+    hir_tensor *bufs[3];         /* what its ALLOCATEs make: P and O, or P, Acc and Rcv */
+    int alloc_at[3];
+} rs_found;
+
+/* the tensor whose HirAliasSelect (before `upto` in b) makes t, or NULL; *axis: its axis */
+static hir_tensor *source(const hir_block *b, int upto, const hir_tensor *t, hir_iterdomain **axis)
+{
+    for (int i = upto - 1; i >= 0; i--) {
+        const hir_stmt *s = hir_block_at(b, i);
+        if (s->op == HIR_OP_ALIAS_SELECT && s->out == t && s->nin == 1) {
+            if (axis)
+                *axis = s->u.sel.axis;
+            return hir_value_tensor(s->in[0]);
+        }
+    }
+    return NULL;
+}
+
+static bool is_stream(const hir_stmt *s, hir_op op, bool indexed)
+{
+    return s && s->op == op && (s->u.stream.index != NULL) == indexed;
+}
+
+/* nvFuser's form after the GEMM at k: the view of O on its reduced axis, `Communication
+ * (type=Reduce, root=streamIdx, input=P's view, output=O's view)` and its Wait */
+static bool found_reduce(hir_stmt *loop, int k, hir_tensor *Ps, rs_found *f)
+{
+    hir_block *b = &loop->body;
+    for (int i = k + 1; i + 1 < hir_block_size(b); i++) {
+        hir_stmt *s = hir_block_at(b, i), *w = hir_block_at(b, i + 1);
+        if (s->op != HIR_OP_COMMUNICATION)
+            continue;
+        hir_comm *m = s->u.comm;
+        hir_iterdomain *axis = NULL;
+        if (m->type != HIR_COMM_REDUCE || m->input != Ps || m->root != loop->u.kfor.index ||
+            w->op != HIR_OP_WAIT || w->u.wait.number != m->number)
+            return false;
+        f->O = source(b, i, m->output, &axis);
+        f->bufs[1] = f->O;
+        f->rloc = s->loc;
+        return f->O && axis == f->O->shape.ids[0];
+    }
+    return false;
+}
+
+/* the ring after the GEMM at k: the exchange's IF (step 0 starts Acc's slot from the partial,
+ * the others end adding the received sum to it), then at top level ALLOCATE(O), the view of
+ * Acc at rank and O from it */
+static bool found_ring(hir_block *top, hir_stmt *loop, int k, hir_tensor *Ps, rs_found *f)
+{
+    hir_block *b = &loop->body;
+    for (int i = k + 1; i < hir_block_size(b) && !f->exchange; i++) {
+        hir_stmt *s = hir_block_at(b, i);
+        if (s->op != HIR_OP_IF || hir_block_size(&s->body) != 1 || hir_block_size(&s->else_body) < 2)
+            continue;
+        hir_stmt *start = hir_block_at(&s->body, 0);
+        hir_stmt *add = hir_block_at(&s->else_body, hir_block_size(&s->else_body) - 1);
+        if (start->nin != 1 || hir_value_tensor(start->in[0]) != Ps || add->op != HIR_OP_BINARY ||
+            add->out != start->out || add->nin != 2)
+            return false;
+        f->bufs[1] = source(b, i, start->out, NULL);
+        f->bufs[2] = source(b, i, hir_value_tensor(add->in[0]), NULL);
+        f->exchange = s;
+    }
+    int at = f->loop_at;
+    if (!f->exchange || !f->bufs[1] || !f->bufs[2] || at + 3 >= hir_block_size(top))
+        return false;
+    hir_stmt *a = hir_block_at(top, at + 1), *v = hir_block_at(top, at + 2), *o = hir_block_at(top, at + 3);
+    if (a->op != HIR_OP_ALLOCATE || v->op != HIR_OP_ALIAS_SELECT || v->nin != 1 ||
+        hir_value_tensor(v->in[0]) != f->bufs[1] || o->out != a->out || o->nin != 1 ||
+        hir_value_tensor(o->in[0]) != v->out)
+        return false;
+    f->O = a->out;
+    f->rloc = o->loc;
+    f->last = at + 3;
+    f->ring = true;
+    return true;
+}
+
+/* the ALLOCATEs of bufs[] among the ALLOCATEs and FORs (a hoisted handle exchange) before `at` */
+static bool found_allocs(hir_block *top, int at, rs_found *f)
+{
+    int n = f->ring ? 3 : 2, left = n;
+    for (int k = 0; k < 3; k++)
+        f->alloc_at[k] = -1;
+    for (int i = at - 1; i >= 0 && left; i--) {
+        hir_stmt *s = hir_block_at(top, i);
+        if (s->op != HIR_OP_ALLOCATE && s->op != HIR_OP_FOR)
+            return false;
+        for (int k = 0; k < n; k++)
+            if (s->op == HIR_OP_ALLOCATE && s->out == f->bufs[k] && f->alloc_at[k] < 0) {
+                f->alloc_at[k] = i;
+                f->first = i;
+                left--;
+            }
+    }
+    return !left;
+}
+
+/* the stream statements around the main FOR at top[at]: GetCurrentStream N, the
+ * synchronisation FOR, and the main FOR's worker stream and its return to N */
+static bool found_streams(hir_block *top, int at, rs_found *f)
+{
+    hir_stmt *loop = hir_block_at(top, at);
+    hir_block *b = &loop->body;
+    int n = hir_block_size(b);
+    if (loop->op != HIR_OP_FOR || at < 2 || n < 4 || !is_stream(hir_block_at(b, 0), HIR_OP_SET_STREAM, true) ||
+        !is_stream(hir_block_at(b, n - 2), HIR_OP_SET_STREAM, false) ||
+        !is_stream(hir_block_at(b, n - 1), HIR_OP_SYNC_STREAM, true))
+        return false;
+    hir_stmt *get = hir_block_at(top, at - 2), *sync = hir_block_at(top, at - 1);
+    if (!is_stream(get, HIR_OP_GET_STREAM, false) ||
+        get->u.stream.number != hir_block_at(b, n - 2)->u.stream.number || sync->op != HIR_OP_FOR ||
+        hir_block_size(&sync->body) != 2 || !is_stream(hir_block_at(&sync->body, 1), HIR_OP_SYNC_STREAM, false))
+        return false;
+    f->main_ref = &get->u.stream;
+    return true;
+}
+
+/* A GEMM + reduce-scatter pipeline in either form whose main FOR is top[at]. */
+static bool found_pipeline(hir_program *p, int at, rs_found *f)
+{
+    hir_block *top = &p->body;
+    memset(f, 0, sizeof *f);
+    f->loop_at = f->last = at;
+    if (!found_streams(top, at, f))
+        return false;
+    hir_stmt *loop = hir_block_at(top, at);
+    hir_block *b = &loop->body;
+    int n = hir_block_size(b), k = 0;
+    while (k < n && hir_block_at(b, k)->op != HIR_OP_LINEAR && hir_block_at(b, k)->op != HIR_OP_MATMUL)
+        k++;
+    if (k == n)
+        return false;
+    hir_stmt *g = hir_block_at(b, k);
+    hir_iterdomain *axis = NULL;
+    hir_tensor *P = source(b, k, g->out, &axis);
+    if (!P || P->nloop < 2 || axis != P->shape.ids[1])
+        return false;
+    /* the GEMM on the tensors its views are of */
+    hir_stmt *whole = pu_stmt_clone(p, g);
+    for (int i = 0; i < g->nin; i++) {
+        hir_tensor *t = hir_value_tensor(g->in[i]), *src = t ? source(b, k, t, NULL) : NULL;
+        if (src)
+            whole->in[i] = &src->head;
+    }
+    whole->out = P;
+    int64_t d;
+    if (!gemm_form(whole, &d))
+        return false;
+    f->gemm = whole;
+    f->bufs[0] = P;
+    if (!found_reduce(loop, k, g->out, f) && !found_ring(top, loop, k, g->out, f))
+        return false;
+    return summed(f->O, d, false) && found_allocs(top, at - 2, f);
+}
+
+typedef struct marking { hir_program *p; hir_map *old; } marking;
+
+/* Marks v's symbols, and the trailer entries equal in value to v or a part of it: a removed
+ * statement read back from text holds the expanded expression (`( streamIdx - 1 ) %
+ * numberOfStreams`), not the entries it stands for. */
+static void mark_value(marking *m, hir_scalar *v, int depth)
+{
+    if (!v || depth > 32)
+        return;
+    pu_mark_symbols(m->old, v);
+    if (!v->def)
+        return;
+    for (int i = 0; i < m->p->index_defs.n; i++) {
+        hir_scalar *t = m->p->index_defs.items[i];
+        if (t != v && hir_scalar_equal(t, v))
+            pu_mark_symbols(m->old, t);
+    }
+    for (int i = 0; i < v->def->nargs; i++)
+        mark_value(m, v->def->args[i], depth + 1);
+}
+
+static bool mark_walk(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    marking *m = ctx;
+    switch (s->op) {
+    case HIR_OP_ALIAS_SELECT: mark_value(m, s->u.sel.index, 0); break;
+    case HIR_OP_IF: mark_value(m, s->u.cond.pred, 0); break;
+    case HIR_OP_SET_STREAM:
+    case HIR_OP_SYNC_STREAM: mark_value(m, s->u.stream.index, 0); break;
+    case HIR_OP_P2P:
+    case HIR_OP_COMMUNICATION:
+        mark_value(m, s->u.comm->peer, 0);
+        mark_value(m, s->u.comm->root, 0);
+        break;
+    default: break;
+    }
+    return true;
+}
+
+/* the index symbols a removed statement used, for the trailer's pruning */
+static void mark_removed(hir_program *p, hir_stmt *s, hir_map *old)
+{
+    marking m = {p, old};
+    mark_walk(s, 0, &m);
+    hir_block_walk(&s->body, 1, mark_walk, &m);
+    hir_block_walk(&s->else_body, 1, mark_walk, &m);
+}
+
+/* only ShareMemHandles that name a P2P statement of the ring's exchange */
+static bool ring_handles(const hir_block *b, const hir_stmt *exchange)
+{
+    for (int i = 0; i < hir_block_size(b); i++) {
+        const hir_stmt *s = hir_block_at(b, i);
+        if (s->op != HIR_OP_SHARE_HANDLES || s->u.share.n < 1)
+            return false;
+        for (int j = 0; j < s->u.share.n; j++) {
+            hir_stmt *owner = s->u.share.comms[j]->stmt;
+            bool ours = false;
+            for (int k = 0; k < hir_block_size(&exchange->else_body); k++)
+                ours |= hir_block_at(&exchange->else_body, k) == owner;
+            if (!ours)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* --hoist-handle-exchange's loop for the ring: views and IFs of its handle exchange only */
+static bool hoisted_handles(const hir_stmt *s, const hir_stmt *exchange)
+{
+    if (s->op != HIR_OP_FOR || !hir_block_size(&s->body))
+        return false;
+    for (int i = 0; i < hir_block_size(&s->body); i++) {
+        const hir_stmt *t = hir_block_at(&s->body, i);
+        if (t->op != HIR_OP_ALIAS_SELECT &&
+            !(t->op == HIR_OP_IF && ring_handles(&t->body, exchange) && ring_handles(&t->else_body, exchange)))
+            return false;
+    }
+    return true;
+}
+
+/* protocol=: the ring's two P2P statements in that protocol's order */
+static void ring_order(hir_stmt *exchange, bool put)
+{
+    hir_block *e = &exchange->else_body;
+    for (int j = 0; j + 1 < hir_block_size(e); j++) {
+        hir_stmt *a = hir_block_at(e, j), *b = hir_block_at(e, j + 1);
+        if (a->op == HIR_OP_P2P && b->op == HIR_OP_P2P && a->u.comm->is_send == put) {
+            e->stmts.items[j] = b;
+            e->stmts.items[j + 1] = a;
+            return;
+        }
+    }
+}
+
+/* the found pipeline replaced by `made`; what it removes is marked in old */
+static void replace(hir_program *p, const rs_found *f, hir_ptrvec *made, hir_map *old)
+{
+    hir_block *top = &p->body;
+    hir_ptrvec out = {0};
+    for (int j = 0; j < hir_block_size(top); j++) {
+        hir_stmt *s = hir_block_at(top, j);
+        if (j == f->first)
+            for (int k = 0; k < made->n; k++)
+                hir_ptrvec_push(p->arena, &out, made->items[k]);
+        bool gone = (j >= f->loop_at - 2 && j <= f->last) || j == f->alloc_at[0] || j == f->alloc_at[1] ||
+                    j == f->alloc_at[2] ||
+                    (f->ring && j > f->first && j < f->loop_at - 2 && hoisted_handles(s, f->exchange));
+        if (gone)
+            mark_removed(p, s, old);
+        else
+            hir_ptrvec_push(p->arena, &out, s);
+    }
+    top->stmts = out;
+}
+
+int hir_rs_backend(hir_program *p, hir_backend_kind kind, const char *protocol, hir_map *old, hir_diag *d)
+{
+    hir_block *top = &p->body;
+    bool to_ring = kind == HIR_BK_CUDA, put = protocol && !strcmp(protocol, "put");
+    int changed = 0;
+    for (int i = 0; i < hir_block_size(top); i++) {
+        rs_found f;
+        if (!found_pipeline(p, i, &f))
+            continue;
+        if (f.ring == to_ring) {
+            if (f.ring && protocol)
+                ring_order(f.exchange, put);
+            i = f.last;
+            continue;
+        }
+        rs c = {p, d, to_ring ? RS_RING : RS_REDUCE, put, 0, f.main_ref};
+        hir_ptrvec made = {0};
+        if (lower_pair(&c, f.gemm, f.O, f.rloc, &made))
+            return -1;
+        replace(p, &f, &made, old);
+        i = f.first + made.n - 1;
+        changed++;
+    }
+    return changed;
 }

@@ -11,4 +11,12 @@
 int hir_stream_parallel_rs(hir_program *p, hir_backend_kind backend, bool put, bool scheduled,
                            hir_diag *d);
 
+/* --backend on the pipelines that lowering made (found by their shape, so also after a pipe):
+ * kind CUDA rewrites nvFuser's Reduce form into the ring, NCCL the ring into the Reduce form
+ * (the GEMM taken back to its whole tensors and lowered again where the old pipeline stood, on
+ * its main stream); a ring already in the CUDA form only takes `protocol`'s order (get|put; NULL:
+ * kept). The index symbols of the removed statements are marked in old. Returns the number
+ * of pipelines rewritten, or -1 after a diagnostic. */
+int hir_rs_backend(hir_program *p, hir_backend_kind kind, const char *protocol, hir_map *old, hir_diag *d);
+
 #endif
