@@ -9,7 +9,10 @@
  *   other form: chunk index, peers, predicate and the else-branch change together, and the
  *   loop's slices follow the new chunk index; (2) collective Communications take the backend
  *   where it supports them (NCCL: all; CUDA: Allgather and Broadcast only — the others stay
- *   as they are). Nothing is recorded beyond the printed program: a later --stream-parallel or
+ *   as they are); (3) a GEMM + reduce-scatter pipeline of --stream-parallel in nvFuser's
+ *   Reduce form or as the CUDA-IPC ring is lowered again in the other form when the kind
+ *   asks for it (stream_parallel_rs.c: CUDA the ring, NCCL the Reduce form; kind=auto the
+ *   ring on one node, else the Reduce form). Nothing is recorded beyond the printed program: a later --stream-parallel or
  *   --convert-to-communication takes its own backend= option, or reads the backend= fields of
  *   the communications this pass rewrote.
  * Option protocol=get|put (CUDA only) orders every CUDA exchange for the CUDA-IPC protocol the

@@ -19,7 +19,10 @@
  *     adds its partial. The last step is the rank's own chunk; after the loop it goes into the
  *     output. Sums are kept and sent in float buffers [d, DID{d}, rows, n] and rounded once
  *     (fp32 accumulation for bf16/fp16).
+ *   After --convert-to-communication (the GEMM, then ALLOCATE(O), a ReduceScatter or Allreduce
+ *   of P into O and its Wait) the GEMM alone is pipelined, the collective left after the loop.
  * Leaves everything else to the all-gather lowering of stream_parallel.c, which calls this first.
+ * hir_rs_backend (--backend) rewrites either lowered form into the other (end of this file).
  */
 #include "passes/ir_util.h"
 #include "passes/passes.h"
