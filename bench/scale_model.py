@@ -20,9 +20,14 @@ The model (docs/benchmarks.md, "A model of scale", says the same in prose):
   GPU), rows from other nodes cross InfiniBand (B_ib per GPU); each link carries one transfer
   at a time, both links work at once, and each transfer costs a fixed latency. The rank's own
   rows are ready at the start.
-* Streams: step i runs on stream i mod s: its transfer starts after the previous transfer on
-  the same link and after the GEMM of step i - s (the stream is in order), and its GEMM starts
-  when its data is in and the previous GEMM is done (GEMMs share the SMs).
+* Streams: step i's GEMM runs on worker stream i mod s and starts when its data is in and the
+  previous GEMM is done (GEMMs share the SMs). Its transfer starts after the previous transfer
+  on the same link and, where the exchange runs on the worker stream too (the CUDA and NCCL
+  forms, and backend{kind=auto}'s ring across nodes), after the GEMM of step i - s (the stream
+  is in order). Where backend{kind=auto} runs each exchange on its transport's own stream
+  (Stream 1 NVLink, Stream 2 InfiniBand: local-first across nodes), the transfer waits only
+  for its link's earlier transfers and the GEMM's worker stream waits for the transfer
+  (Model.transport_streams says which form a schedule gets; pipeline(transport=) overrides).
 * The time of an iteration is that of the slowest rank (every position on a node is computed);
   efficiency = t(m) / that time: the GEMM alone over the pipeline, <= 1 by construction (the
   pipeline runs K GEMMs that each read all of W and pay t_gemm).
@@ -144,10 +149,27 @@ class Model:
         rows = self.m / d
         return own * rows, near * rows, max(0.0, far) * rows
 
-    def pipeline(self, d, chunks, streams, order="ring"):
+    def transport_streams(self, d, chunks, order):
+        """Does backend{kind=auto} put this schedule's exchanges on a stream per transport?
+        It does where every rank at every step sends and receives over one transport, on
+        1 < nodes < d: local-first across nodes with blocks smaller than a node (local-first
+        of whole-node blocks, or on one node, is the ring). The ring across nodes mixes the
+        two in a step and keeps its worker streams; on one node (or one rank a node) kind=auto
+        prints the CUDA (NCCL) form, worker streams too."""
+        shards = d // chunks if chunks < d else 1
+        return order == "local-first" and self.g < d and self.g > 1 and shards < self.g
+
+    def pipeline(self, d, chunks, streams, order="ring", transport=None):
         """seconds per iteration of the slowest rank, or None if the split is not whole.
         order: "ring" (peer rank - j at step j, what the stream pass emits) or "local-first"
-        (own shard, then the node's other ranks, then the other nodes)"""
+        (own shard, then the node's other ranks, then the other nodes).
+        transport: True when the exchanges run on a stream per transport (Stream 1 NVLink,
+        Stream 2 InfiniBand: a transfer waits only for the earlier transfers of its link, and
+        the step's GEMM on its worker stream waits for it); False when each step's exchange
+        runs on its worker stream (a transfer also waits for the GEMM of step i - streams);
+        None: what backend{kind=auto} emits for this schedule (transport_streams)."""
+        if transport is None:
+            transport = self.transport_streams(d, chunks, order)
         if chunks < 1 or streams < 1 or self.m % chunks or (chunks % d and d % chunks):
             return None
         if d > self.g and d % self.g:
@@ -163,9 +185,12 @@ class Model:
             for i in range(chunks):
                 a, b = i * d / chunks, (i + 1) * d / chunks
                 _, near, far = self._split(d, pos, a, b, order)
-                # the stream is free once the GEMM of step i - streams is done
+                # the worker stream is free once the GEMM of step i - streams is done; a
+                # transport stream only once its link's previous transfer is (link_free)
                 stream_free = gemm_end[i - streams] if i >= streams else 0.0
                 ready = stream_free
+                if transport:
+                    stream_free = 0.0
                 if near > 0:
                     start = max(link_free["nvl"], stream_free)
                     link_free["nvl"] = start + self.lat_nvl + near * row_bytes / self.B_nvl
@@ -180,8 +205,8 @@ class Model:
             worst = max(worst, prev_end)
         return worst
 
-    def efficiency(self, d, chunks, streams, order="ring"):
-        t = self.pipeline(d, chunks, streams, order)
+    def efficiency(self, d, chunks, streams, order="ring", transport=None):
+        t = self.pipeline(d, chunks, streams, order, transport)
         return None if t is None else self.gemm_alone() / t
 
 
@@ -337,7 +362,8 @@ def main(argv=None):
                                                            model.gemm_alone() * 1e3))
     print()
     print("| d | nodes | today: ring, K=d, 4 streams | best ring: chunks, streams, rows/chunk ->"
-          " efficiency | best local-first: chunks, streams, rows/chunk -> efficiency (ms) |"
+          " efficiency | best local-first (kind=auto: a stream per transport across nodes): chunks,"
+          " streams, rows/chunk -> efficiency (ms) |"
           " gather-then-GEMM |")
     print("|---|---|---|---|---|---|")
     for r in rows:

@@ -4,16 +4,22 @@
 # CUDA-IPC form (one real node; nodes= only shapes the order), --check against the unlowered
 # program, and a short --bench of each for the log (d ranks on one GPU: not a multi-node
 # measurement). NCCL cannot put two ranks on one GPU, so the kind=auto form is not run here.
-# Environment: DS (default "4 8"), M K N (default 8192 4096 4096), STREAMS (4), ITERS (5).
+# Each schedule's compute-only program (--strip-communication: the same GEMMs on the same
+# streams, no communication) is benched too, OUT_DIR/TAG-strip.json beside OUT_DIR/TAG.json:
+# bench/model_vs_gpu.py reads both next to the scale model's predictions.
+# Environment: DS (default "4 8"), M K N (default 8192 4096 4096), STREAMS (4), ITERS (5),
+# DEVICE (cuda; cpu runs the same on the CPU backend: the scripts' own test, no timings).
 set -u
 bin=$(cd "$1" && pwd); out=${2:-${OUT:-/tmp/schedule-gpu}}; mkdir -p "$out"
 export PATH="$bin:$PATH" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 M=${M:-8192} K=${K:-4096} N=${N:-4096}
 DS=${DS:-4 8}; STREAMS=${STREAMS:-4}; ITERS=${ITERS:-5}
+DEVICE=${DEVICE:-cuda}
 work=$(mktemp -d)
 log=$out/schedule_gpu.log
 : > "$log"
-echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" | tee -a "$log"
+if [ "$DEVICE" = cuda ]; then dev=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); else dev="device=$DEVICE"; fi
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); $dev; m=$M k=$K n=$N streams=$STREAMS" | tee -a "$log"
 fails=0
 for d in $DS; do
   hir-gen ag-linear --m $M --k $K --n $N --d $d --no-bias -o $work/in$d.hir
@@ -25,13 +31,18 @@ for d in $DS; do
     tag=d$d-$order-k$chunks-n$nodes
     hir-opt --pass-pipeline="stream-parallel{backend=cuda order=$order nodes=$nodes chunks=$chunks}" \
         $work/in$d.hir -o $work/$tag.hir || { echo "$tag: lowering failed" | tee -a "$log"; fails=$((fails+1)); continue; }
-    echo "\$ hir-run -np $d --device=cuda --streams=$STREAMS --check=in$d.hir $tag.hir" >> "$log"
-    timeout 400 hir-run -np $d --device=cuda --timeout=120 --streams=$STREAMS --check=$work/in$d.hir \
+    echo "\$ hir-run -np $d --device=$DEVICE --streams=$STREAMS --check=in$d.hir $tag.hir" >> "$log"
+    timeout 400 hir-run -np $d --device=$DEVICE --timeout=120 --streams=$STREAMS --check=$work/in$d.hir \
         $work/$tag.hir > $work/$tag.check 2>&1
     rc=$?
     cat $work/$tag.check >> "$log"
-    timeout 400 hir-run -np $d --device=cuda --timeout=120 --streams=$STREAMS --bench=$ITERS --warmup=2 \
+    timeout 400 hir-run -np $d --device=$DEVICE --timeout=120 --streams=$STREAMS --bench=$ITERS --warmup=2 \
         --bench-json=$out/$tag.json $work/$tag.hir >> "$log" 2>&1
+    # compute-only: its outputs are meaningless (never checked), only its time counts
+    hir-opt --strip-communication $work/$tag.hir -o $work/$tag-strip.hir &&
+    timeout 400 hir-run -np $d --device=$DEVICE --timeout=120 --streams=$STREAMS --bench=$ITERS --warmup=2 \
+        --bench-json=$out/$tag-strip.json $work/$tag-strip.hir >> "$log" 2>&1 ||
+        echo "$tag: compute-only run failed" | tee -a "$log"
     echo "$tag check rc=$rc $(grep -E 'check: (PASS|FAIL)' $work/$tag.check | tr '\n' ' ')" | tee -a "$log"
     grep -q 'check: PASS' $work/$tag.check || fails=$((fails+1))
   done

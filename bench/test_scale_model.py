@@ -46,6 +46,30 @@ class HandComputed(unittest.TestCase):
         m = model()
         self.assertAlmostEqual(m.pipeline(2, 2, 1) * 1e3, 13.927532, places=5)
 
+    def test_transport_stream_one_worker_stream(self):
+        # the exchange on its transport's stream (backend{kind=auto}): with one worker stream the
+        # transfer of step 1 no longer waits for GEMM 0: it arrives at 1.213046, GEMM 1 runs
+        # after GEMM 0 and ends at 12.714486 ms (as with two worker streams)
+        m = model()
+        self.assertAlmostEqual(m.pipeline(2, 2, 1, transport=True) * 1e3, 12.714486, places=5)
+        self.assertAlmostEqual(m.pipeline(2, 2, 1, transport=False) * 1e3, 13.927532, places=5)
+
+    def test_which_schedules_get_transport_streams(self):
+        # what backend{kind=auto} emits: local-first across nodes in blocks smaller than a node
+        m = model()
+        self.assertTrue(m.transport_streams(16, 16, "local-first"))
+        self.assertTrue(m.transport_streams(16, 32, "local-first"))
+        self.assertTrue(m.transport_streams(32, 16, "local-first"))
+        self.assertFalse(m.transport_streams(16, 16, "ring"))
+        self.assertFalse(m.transport_streams(8, 8, "local-first"))       # one node: the ring
+        self.assertFalse(m.transport_streams(128, 16, "local-first"))    # whole-node blocks
+        # the default (None) is that form: local-first at d=16 with one worker stream is as
+        # fast as with eight
+        self.assertAlmostEqual(m.pipeline(16, 16, 1, "local-first"),
+                               m.pipeline(16, 16, 8, "local-first"), places=12)
+        self.assertGreater(m.pipeline(16, 16, 1, "local-first", transport=False),
+                           m.pipeline(16, 16, 1, "local-first"))
+
     def test_gather_then_gemm_across_nodes(self):
         # d=16 on two 8-GPU nodes, one chunk: rank 0 receives 7 shards over NVLink (7*2048 rows
         # * 32768 B = 469762048 B / 450e9 = 1.043916 ms + 0.020) and 8 over InfiniBand

@@ -16,6 +16,11 @@ Rows per d:
   PyTorch same GEMMs       bench/torch_shared.py --mode gemm  (no communication)
   PyTorch NCCL             --mode nccl: all_gather_into_tensor + F.linear
   PyTorch async-TP         --mode symm-mem: fused_all_gather_matmul, where torch has it
+  hir schedule rows       with 2+ GPUs (or --simulate-nodes N on the CPU): the schedules of
+                          stream-parallel{order= nodes= chunks=} (docs/passes.md, "Schedules
+                          past one node"), order ring and local-first x chunks d/2, d, 2d,
+                          nodes= from `hir-run --topology` (N when simulated), in the
+                          backend{kind=auto nodes=} form                   --check
 Rows that cannot run are printed as skipped with the reason (NCCL and symmetric memory need
 one rank per GPU; no torch installed; m not divisible by d).
 
@@ -42,6 +47,7 @@ import datetime
 import glob
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -72,6 +78,44 @@ TORCH_ROWS = [("torch-gemm", "PyTorch, same GEMMs, no communication", "gemm"),
               ("torch-symm", "PyTorch async-TP (symm_mem fused_all_gather_matmul)", "symm-mem")]
 LABELS = {k: lab for k, lab, *_ in HIR_ROWS + TORCH_ROWS}
 ORDER = [k for k, *_ in HIR_ROWS + TORCH_ROWS]
+SCHED_ORDERS = ("ring", "local-first")
+
+
+def sched_chunks(d):
+    """the chunk counts of the schedule rows: d/2 (2 shards a step), d, 2d (2 pieces a shard)"""
+    return sorted({c for c in (d // 2, d, 2 * d) if c >= 1 and (d % c == 0 or c % d == 0)})
+
+
+def sched_key(order, chunks, nodes):
+    return f"sched-{order}-k{chunks}-n{nodes}"
+
+
+def sched_parse(key):
+    """(order, chunks, nodes) of a schedule row's key, or None"""
+    m = re.match(r"^sched-(ring|local-first)-k(\d+)-n(\d+)$", key)
+    return (m.group(1), int(m.group(2)), int(m.group(3))) if m else None
+
+
+def label(key):
+    s = sched_parse(key)
+    if s:
+        return (f"hir schedule order={s[0]} chunks={s[1]} nodes={s[2]} "
+                f"(backend{{kind=auto nodes={s[2]}}})")
+    return LABELS[key]
+
+
+def row_keys(keys):
+    """the table's order: the fixed rows, then the schedule rows by order and chunks"""
+    fixed = [k for k in ORDER if k in keys]
+    sched = sorted((k for k in keys if sched_parse(k)),
+                   key=lambda k: (SCHED_ORDERS.index(sched_parse(k)[0]), sched_parse(k)[1]))
+    return fixed + sched
+
+
+def topology_nodes(text):
+    """N of `hir-run --topology`'s `for hir-opt: nodes=N`, or None"""
+    m = re.search(r"for hir-opt: nodes=(\d+)", text)
+    return int(m.group(1)) if m else None
 
 
 def now():
@@ -135,6 +179,42 @@ class Compare:
         self.torch_ok, self.torch_version = (False, "--no-torch") if a.no_torch else \
             have_torch_cuda()
         self.progs = {}
+        self.nodes = {}
+        # the schedule rows: several GPUs, or nodes simulated on the CPU backend
+        self.schedules = a.schedules and (self.per_gpu or bool(a.simulate_nodes))
+
+    def topology(self, d):
+        """nodes= for hir-opt, as `hir-run --topology` reports it for d ranks (1 when it says
+        the layout is not blocks of consecutive ranks, or fails: recorded in the log)"""
+        if d in self.nodes:
+            return self.nodes[d]
+        cmd = [self.hir.run_, "-np", str(d), f"--device={self.a.device}", "--topology"]
+        if self.a.simulate_nodes:
+            cmd.append(f"--simulate-nodes={self.a.simulate_nodes}")
+        old = os.environ.get("CUDA_VISIBLE_DEVICES")
+        if self.per_gpu:
+            os.environ["CUDA_VISIBLE_DEVICES"] = self.env_for(d)["CUDA_VISIBLE_DEVICES"]
+        try:
+            p = ag_gemm.sh(cmd, timeout=self.a.timeout)
+            n = topology_nodes(p.stdout or "")
+        except subprocess.TimeoutExpired:
+            n = None
+        finally:
+            if old is None:
+                os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+            else:
+                os.environ["CUDA_VISIBLE_DEVICES"] = old
+        ag_gemm.log(f"topology d={d}: nodes={n if n else '? (using 1)'}")
+        self.nodes[d] = n or 1
+        return self.nodes[d]
+
+    def keys(self, d):
+        """every row of d: the fixed ones, then the schedule variants"""
+        out = list(ORDER)
+        if self.schedules and not self.a.m % d:
+            n = self.topology(d)
+            out += [sched_key(o, c, n) for o in SCHED_ORDERS for c in sched_chunks(d)]
+        return out
 
     def skip_reason(self, key, d):
         return skip_reason(key, d, self.a.m, self.per_gpu, self.a.device, self.torch_ok,
@@ -152,6 +232,17 @@ class Compare:
                 out[key] = (h.lower(src, passes, f"{key}-d{d}"), src)
         out["compute"] = (h.lower(out["pipe-get"][0], ["--strip-communication"],
                                   f"compute-d{d}"), None)
+        for key in self.keys(d):
+            s = sched_parse(key)
+            if s:
+                order, chunks, nodes = s
+                try:
+                    out[key] = (h.lower(src, [
+                        f"--pass-pipeline=stream-parallel{{backend=cuda order={order} "
+                        f"nodes={nodes} chunks={chunks}}},backend{{kind=auto nodes={nodes}}}"],
+                        f"{key}-d{d}"), src)
+                except RuntimeError as ex:      # recorded in the table as the row's status
+                    out[key] = (None, str(ex))
         self.progs[d] = out
         return out
 
@@ -164,7 +255,12 @@ class Compare:
     def run_hir(self, key, d, rnd):
         a = self.a
         prog, ref = self.programs(d)[key]
-        opts = dict((k, o) for k, _, _, o in HIR_ROWS)[key]
+        if prog is None:
+            return {"status": f"failed: {ref}"[:240]}
+        opts = dict((k, o) for k, _, _, o in HIR_ROWS).get(key, [])
+        if self.a.simulate_nodes and sched_parse(key):
+            # only the schedule rows: the CUDA-IPC rows refuse peers on another node
+            opts = opts + [f"--simulate-nodes={self.a.simulate_nodes}"]
         extra = [f"--streams={a.streams}", "--timeout=120", "--vary-inputs",
                  f"--check={ref}" if ref else "--check"] + opts
         old = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -222,6 +318,8 @@ class Compare:
                     self.run_hir(key, d, rnd)
             except Exception as ex:  # noqa: BLE001 - recorded in the table
                 r = {"status": f"failed: {type(ex).__name__}: {ex}"[:240]}
+        if sched_parse(key):
+            r["topology"] = "simulated" if self.a.simulate_nodes else "hir-run --topology"
         r.update(key=key, d=d, round=rnd, per_gpu=self.per_gpu, m=self.a.m, k=self.a.k,
                  n=self.a.n, date=now())
         with open(os.path.join(self.runs, f"{key}-d{d}-r{rnd}.json"), "w") as f:
@@ -260,7 +358,8 @@ class Compare:
         for rnd in range(a.rounds):
             meta["clocks"].append({"round": rnd, "before": clocks()})
             for d in self.ds:
-                keys = ORDER[rnd % len(ORDER):] + ORDER[:rnd % len(ORDER)]
+                all_keys = self.keys(d)
+                keys = all_keys[rnd % len(all_keys):] + all_keys[:rnd % len(all_keys)]
                 for key in keys:
                     self.one(key, d, rnd)
             meta["clocks"][-1]["after"] = clocks()
@@ -339,13 +438,13 @@ def render(out):
         ceil = None
         if meta and not meta.get("per_gpu") and gbps and cmp_ms:
             ceil = shared_ceiling.ceiling(meta["m"], meta["k"], meta["n"], d, gbps, cmp_ms)
-        for key in ORDER:
+        for key in row_keys({k for dd, k in rows if dd == d}):
             x = rows.get((d, key))
             if not x:
                 continue
             if "median_ms" not in x:
                 st = "; ".join(sorted(x["statuses"])).replace("|", "/")
-                L.append(f"| {d} | {LABELS[key]} | {st} | | | | | | |")
+                L.append(f"| {d} | {label(key)} | {st} | | | | | | |")
                 continue
             gpus = d if x["per_gpu"] else 1
             fl = d * 2.0 * x["m"] * x["n"] * x["k"] / gpus
@@ -362,7 +461,7 @@ def render(out):
             if bad:
                 chk += f"; {bad} round(s) not ok: " + "; ".join(
                     sorted(s for s in x["statuses"] if s != "ok")).replace("|", "/")
-            L.append(f"| {d} | {LABELS[key]} | {num(v)} | {num(tf(x['round_max_ms']))}–"
+            L.append(f"| {d} | {label(key)} | {num(v)} | {num(tf(x['round_max_ms']))}–"
                      f"{num(tf(x['round_min_ms']))} | {x['median_ms']:.3f} | {rc} | {rl} | {pk} | "
                      f"{chk} |")
             table.append({"d": d, "key": key, "tflops_per_gpu": v, "median_ms": x["median_ms"],
@@ -403,6 +502,11 @@ def main(argv=None):
     ap.add_argument("--budget", type=float, default=0, help="start no run after S seconds")
     ap.add_argument("--copy-gbps", type=float, default=0, help="skip measuring it")
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--no-schedules", dest="schedules", action="store_false",
+                    help="leave out the schedule rows (run with 2+ GPUs or --simulate-nodes)")
+    ap.add_argument("--simulate-nodes", type=int, default=0, metavar="N",
+                    help="--device cpu: the schedule rows run on N simulated nodes (hir-run "
+                    "--simulate-nodes; the other rows on one node, as CUDA IPC needs)")
     a = ap.parse_args(argv)
     if a.render:
         print(render(a.render), end="")
@@ -411,6 +515,10 @@ def main(argv=None):
         ap.error("--bin and --out are needed (or --render OUT)")
     if a.rounds < 1 or a.iters < 1 or a.warmup < 0:
         ap.error("--rounds and --iters >= 1, --warmup >= 0")
+    if a.simulate_nodes and a.device != "cpu":
+        ap.error("--simulate-nodes is for --device cpu (GPUs: the job's own nodes)")
+    if a.simulate_nodes < 0:
+        ap.error("--simulate-nodes N needs N >= 1")
     os.makedirs(a.out, exist_ok=True)
     c = Compare(a)
     c.measure()

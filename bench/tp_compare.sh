@@ -3,7 +3,10 @@
 # (get, put, deferred send wait, --comm-priority=high), hir NCCL pipeline, gather-then-GEMM,
 # compute-only, PyTorch doing the same GEMMs, PyTorch NCCL all-gather + matmul, PyTorch async-TP;
 # one rank per GPU when there are several GPUs, d ranks sharing the GPU otherwise (rows that
-# cannot run are printed as skipped, with the reason). What is timed and how: bench/tp_compare.py.
+# cannot run are printed as skipped, with the reason). With 2+ GPUs (or --simulate-nodes N on
+# --device cpu) also the schedule rows of stream-parallel{order= nodes= chunks=}: ring and
+# local-first x chunks d/2, d, 2d, nodes= from hir-run --topology, each checked.
+# What is timed and how: bench/tp_compare.py.
 #   bench/tp_compare.sh BIN_DIR OUT_DIR [tp_compare.py options]
 # BIN_DIR: hir-gen, hir-opt, hir-run (scripts/pack-gpu's directory). Environment: M K N (the
 # shape, default 32768 16384 8192), DS (ranks, default "2,4,8"), ROUNDS (default 2), ITERS

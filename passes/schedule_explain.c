@@ -29,7 +29,29 @@ typedef struct pipe {
     hir_comm *recv[4096];
     int nrecv;
     hir_stmt *gemm;
+    /* backend{kind=auto}'s stream per transport: the exchange runs on Stream nvl when the
+     * receive peer shares the rank's node, else on Stream ib (-1: on the worker streams) */
+    int64_t nvl, ib;
 } pipe;
+
+/* `IF ...: SetCurrentStream to Stream A  ELSE: SetCurrentStream to Stream B` directly in the
+ * loop body (backend.c's transport pick) */
+static void find_transport_streams(hir_stmt *loop, pipe *q)
+{
+    q->nvl = q->ib = -1;
+    for (int i = 0; i < hir_block_size(&loop->body); i++) {
+        hir_stmt *s = hir_block_at(&loop->body, i);
+        if (s->op != HIR_OP_IF || hir_block_size(&s->body) != 1 || hir_block_size(&s->else_body) != 1)
+            continue;
+        hir_stmt *a = hir_block_at(&s->body, 0), *b = hir_block_at(&s->else_body, 0);
+        if (a->op == HIR_OP_SET_STREAM && b->op == HIR_OP_SET_STREAM && !a->u.stream.index &&
+            !b->u.stream.index) {
+            q->nvl = a->u.stream.number;
+            q->ib = b->u.stream.number;
+            return;
+        }
+    }
+}
 
 static bool collect(hir_stmt *s, int depth, void *ctx)
 {
@@ -155,14 +177,14 @@ static int count_rows(const shape *sh, const pipe *q, double *near, double *far,
 }
 
 /* the stream count (given, or the best of the model's choices) and its time */
-static double best_streams(const hir_sm *mo, const shape *sh, const hir_explain_opts *o,
+static double best_streams(const hir_sm *mo, const shape *sh, const pipe *q, const hir_explain_opts *o,
                            const double *near, const double *far, int *streams)
 {
     static const int choices[] = {1, 2, 3, 4, 8};
     double best = -1;
     for (int i = 0; i < 5; i++) {
         int s = o->streams ? o->streams : choices[i];
-        double t = hir_sm_run(mo, (int)sh->d, (int)sh->K, s, near, far, NULL);
+        double t = hir_sm_run(mo, (int)sh->d, (int)sh->K, s, near, far, NULL, q->nvl >= 0);
         if (t > 0 && (best < 0 || t < best * (1 - 1e-12))) {
             best = t;
             *streams = s;
@@ -173,7 +195,22 @@ static double best_streams(const hir_sm *mo, const shape *sh, const hir_explain_
     return best;
 }
 
-static void report(FILE *out, const hir_sm *mo, const shape *sh, const hir_explain_opts *o,
+/* where step c's exchange runs on rank `slow` (the text of the table's column) */
+static void exchange_stream(char *buf, size_t n, const pipe *q, int64_t c, int streams, double near, double far)
+{
+    if (near <= 0 && far <= 0)
+        snprintf(buf, n, "- (own shard)");
+    else if (q->nvl < 0)
+        snprintf(buf, n, "worker %lld", (long long)(c % streams));
+    else if (far <= 0)
+        snprintf(buf, n, "Stream %lld (NVLink)", (long long)q->nvl);
+    else if (near <= 0)
+        snprintf(buf, n, "Stream %lld (InfiniBand)", (long long)q->ib);
+    else
+        snprintf(buf, n, "Streams %lld, %lld", (long long)q->nvl, (long long)q->ib);
+}
+
+static void report(FILE *out, const hir_sm *mo, const shape *sh, const pipe *q, const hir_explain_opts *o,
                    int64_t per_step, const int64_t nn[2], const double *near, const double *far,
                    const double *ends, int streams, double best)
 {
@@ -203,16 +240,29 @@ static void report(FILE *out, const hir_sm *mo, const shape *sh, const hir_expla
             mo->R / 1e12, mo->t_fixed * 1e6, mo->B_nvl / 1e9, mo->lat_nvl * 1e6, mo->B_ib / 1e9,
             mo->lat_ib * 1e6, mo->B_hbm / 1e9);
     fprintf(out, "streams: %d%s\n", streams, o->streams ? "" : " (the best of 1, 2, 3, 4, 8; run with hir-run --streams)");
-    fprintf(out, "| step | rows from the node | rows from other nodes | GEMM ends (ms), rank %lld |\n",
+    if (q->nvl >= 0)
+        fprintf(out, "exchanges: a stream per transport (backend{kind=auto}): NVLink steps on Stream %lld, "
+                     "InfiniBand steps on Stream %lld, each in step order; a transfer waits for its link's "
+                     "earlier transfers only, and step i's GEMM, on worker stream i %% %d, for its transfer "
+                     "and the previous GEMM\n",
+                (long long)q->nvl, (long long)q->ib, streams);
+    else
+        fprintf(out, "exchanges: on the worker streams: step i's exchange and GEMM run on worker stream "
+                     "i %% %d, so its transfer waits for the GEMM of step i - %d and for its link's earlier "
+                     "transfers, and its GEMM for the transfer and the previous GEMM\n",
+                streams, streams);
+    fprintf(out, "| step | rows from the node | rows from other nodes | exchange on | GEMM on | GEMM ends (ms), rank %lld |\n",
             (long long)slow);
-    fprintf(out, "|---|---|---|---|\n");
+    fprintf(out, "|---|---|---|---|---|---|\n");
     for (int64_t c = 0; c < K; c++) {
         if (K > 40 && c == 16) {
-            fprintf(out, "| ... | | | |\n");
+            fprintf(out, "| ... | | | | | |\n");
             c = K - 8;
         }
-        fprintf(out, "| %lld | %.0f | %.0f | %.4f |\n", (long long)c, near[slow * K + c],
-                far[slow * K + c], ends[slow * K + c] * 1e3);
+        char on[64];
+        exchange_stream(on, sizeof on, q, c, streams, near[slow * K + c], far[slow * K + c]);
+        fprintf(out, "| %lld | %.0f | %.0f | %s | worker %lld | %.4f |\n", (long long)c, near[slow * K + c],
+                far[slow * K + c], on, (long long)(c % streams), ends[slow * K + c] * 1e3);
     }
     fprintf(out, "predicted: pipeline %.4f ms, GEMM alone %.4f ms, efficiency %.4f\n", best * 1e3,
             alone * 1e3, alone / best);
@@ -221,9 +271,10 @@ static void report(FILE *out, const hir_sm *mo, const shape *sh, const hir_expla
     double ce = 0;
     if (!hir_sched_choose(sh->d, o->nodes, -1, 0, &ch, &cs, &ce))
         fprintf(out, "default of stream-parallel{nodes=%lld} for %lld ranks (the model at its headline "
-                     "shape): order=%s chunks=%lld, %d streams, predicted efficiency %.4f there\n",
+                     "shape, in the backend{kind=auto} form): order=%s chunks=%lld, %d stream%s, predicted "
+                     "efficiency %.4f there\n",
                 (long long)o->nodes, (long long)sh->d, ch.local_first ? "local-first" : "ring",
-                (long long)ch.chunks, cs, ce);
+                (long long)ch.chunks, cs, cs == 1 ? "" : "s", ce);
 }
 
 static int explain_loop(const hir_program *p, hir_stmt *loop, const hir_explain_opts *o, FILE *out,
@@ -233,6 +284,7 @@ static int explain_loop(const hir_program *p, hir_stmt *loop, const hir_explain_
     if (!q)
         return HIR_ENOMEM;
     hir_block_walk(&loop->body, 0, collect, q);
+    find_transport_streams(loop, q);
     shape sh;
     int rc = loop_shape(p, loop, q, o, d, &sh);
     if (rc) {
@@ -255,14 +307,14 @@ static int explain_loop(const hir_program *p, hir_stmt *loop, const hir_explain_
     int64_t per_step = 0, nn[2] = {0, 0};
     int streams = o->streams;
     rc = count_rows(&sh, q, near, far, &per_step, nn, d);
-    double best = rc ? -1 : best_streams(&mo, &sh, o, near, far, &streams);
+    double best = rc ? -1 : best_streams(&mo, &sh, q, o, near, far, &streams);
     if (!rc && best < 0)
         rc = HIR_ENOMEM;
     if (!rc) {
-        hir_sm_run(&mo, (int)sh.d, (int)sh.K, streams, near, far, ends);
+        hir_sm_run(&mo, (int)sh.d, (int)sh.K, streams, near, far, ends, q->nvl >= 0);
         if ((*count)++)
             fputc('\n', out);
-        report(out, &mo, &sh, o, per_step, nn, near, far, ends, streams, best);
+        report(out, &mo, &sh, q, o, per_step, nn, near, far, ends, streams, best);
     }
     free(near);
     free(q);

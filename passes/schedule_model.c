@@ -28,7 +28,7 @@ double hir_sm_gemm(const hir_sm *mo, double rows)
 static double dmax(double a, double b) { return a > b ? a : b; }
 
 double hir_sm_run(const hir_sm *mo, int npos, int chunks, int streams, const double *near,
-                  const double *far, double *gemm_end)
+                  const double *far, double *gemm_end, bool per_transport)
 {
     double t_g = hir_sm_gemm(mo, (double)((int64_t)mo->m / chunks));
     double row_bytes = mo->k * mo->elem, worst = 0.0;
@@ -40,7 +40,11 @@ double hir_sm_run(const hir_sm *mo, int npos, int chunks, int streams, const dou
         double nvl = 0.0, ib = 0.0, prev_end = 0.0;
         for (int i = 0; i < chunks; i++) {
             double nr = near[(size_t)pos * chunks + i], fr = far[(size_t)pos * chunks + i];
+            /* the worker stream is free once the GEMM of step i - streams is done; a transport
+             * stream once its link's previous transfer is (nvl, ib) */
             double stream_free = i >= streams ? ge[i - streams] : 0.0, ready = stream_free;
+            if (per_transport)
+                stream_free = 0.0;
             if (nr > 0) {
                 nvl = dmax(nvl, stream_free) + mo->lat_nvl + nr * row_bytes / mo->B_nvl;
                 ready = dmax(ready, nvl);
@@ -123,6 +127,23 @@ int64_t hir_sched_send(const hir_sched *s, int64_t r, int64_t c, int64_t t)
     return block_of(s, r, c, true) * G + (r % G + G - t) % G;
 }
 
+bool hir_sched_transport_streams(const hir_sched *s)
+{
+    int64_t g = s->d / s->nodes, G = hir_sched_shards(s);
+    if (s->nodes <= 1 || s->nodes >= s->d || s->d * s->chunks * G > (int64_t)1 << 22)
+        return false;
+    /* backend.c's test: every rank, at every step (and piece), receives and sends over one
+     * transport */
+    for (int64_t r = 0; r < s->d; r++)
+        for (int64_t c = 0; c < s->chunks; c++)
+            for (int64_t t = 0; t < G; t++) {
+                int64_t a = hir_sched_recv(s, r, c, t), b = hir_sched_send(s, r, c, t);
+                if ((a / g == r / g) != (b / g == r / g))
+                    return false;
+            }
+    return true;
+}
+
 static const int stream_choices[] = {1, 2, 3, 4, 8};
 
 double hir_sched_predict(const hir_sm *mo_in, const hir_sched *s, int streams_in, int *streams)
@@ -147,9 +168,10 @@ double hir_sched_predict(const hir_sm *mo_in, const hir_sched *s, int streams_in
                     far[pos * K + c] += rows;
             }
     double best = -1;
+    bool per_transport = hir_sched_transport_streams(s);
     for (int i = 0; i < 5; i++) {
         int st = streams_in ? streams_in : stream_choices[i];
-        double t = hir_sm_run(&mo, npos, (int)K, st, near, far, NULL);
+        double t = hir_sm_run(&mo, npos, (int)K, st, near, far, NULL, per_transport);
         if (t > 0 && (best < 0 || t < best * (1 - 1e-12))) {
             best = t;
             if (streams)

@@ -31,9 +31,13 @@ double hir_sm_gemm(const hir_sm *mo, double rows);
 /* The pipeline of `chunks` steps of m/chunks rows on `streams` streams for npos ranks, each
  * with near[pos * chunks + i] rows from its node and far[...] from other nodes at step i:
  * the slowest rank's seconds. gemm_end (npos * chunks entries, may be NULL) receives when
- * each step's GEMM ends. */
+ * each step's GEMM ends. Step i's GEMM runs on worker stream i % streams after its rows are
+ * in and after the previous GEMM; per_transport false: step i's exchange runs on that worker
+ * stream too, so its transfer also waits for the GEMM of step i - streams; true: it runs on
+ * its link's own stream (backend{kind=auto}'s Stream 1 NVLink, Stream 2 InfiniBand), after
+ * that link's earlier transfers only. */
 double hir_sm_run(const hir_sm *mo, int npos, int chunks, int streams, const double *near,
-                  const double *far, double *gemm_end);
+                  const double *far, double *gemm_end, bool per_transport);
 /* ---- the schedules --stream-parallel emits */
 
 /* d ranks, `nodes` nodes of d/nodes consecutive ranks, `chunks` steps of d/chunks shards.
@@ -68,8 +72,14 @@ int64_t hir_sched_send(const hir_sched *s, int64_t r, int64_t c, int64_t t);
  * valid (the caller reports hir_sched_invalid of the requested one). */
 int hir_sched_choose(int64_t d, int64_t nodes, int order_req, int64_t chunks_req, hir_sched *out,
                      int *streams, double *eff);
-/* The predicted seconds of a schedule under mo (mo->g is set from the schedule), its best
- * stream count from {1, 2, 3, 4, 8} in *streams when streams_in is 0. */
+/* Does backend{kind=auto nodes=} put this schedule's exchanges on a stream per transport?
+ * (1 < nodes < d and every rank at every step and piece receives and sends over one
+ * transport: local-first, or blocks of one whole node; the ring across nodes does not.) */
+bool hir_sched_transport_streams(const hir_sched *s);
+/* The predicted seconds of a schedule under mo (mo->g is set from the schedule), in the form
+ * backend{kind=auto} gives it (a stream per transport where hir_sched_transport_streams, else
+ * the worker streams); its best stream count from {1, 2, 3, 4, 8} in *streams when
+ * streams_in is 0. */
 double hir_sched_predict(const hir_sm *mo, const hir_sched *s, int streams_in, int *streams);
 
 #endif

@@ -127,6 +127,16 @@ int hir_check_node_assignment(hir_program *p, const hir_boot *boot, hir_diag *e)
  * FOR, which all ranks run at the same iteration; counted in *fatal), a warning elsewhere.
  * Returns the number of such blocks. */
 int hir_check_p2p_order(const hir_program *p, hir_p2p_protocol proto, hir_diag *e, int *fatal);
+/* Collectives of overlapping teams that wait for each other in a cycle (team_order.c): what
+ * every rank of a job of `size` ranks posts and waits for is worked out from the program
+ * (rank, numberOfStreams, o's --bind values, loop indices); the k-th collective of a team on
+ * one member meets the k-th on the others. chain 1: the backend (titled `title`) runs a rank's
+ * collectives one after another, so each post waits for the one before; chain 0: posts never
+ * wait, a Wait does. A cycle gives one located error (notes at the cycle's other collectives)
+ * and 1; 0 when there is none or what some rank posts cannot be told before the run; -1 (with
+ * the error) when out of memory. The same on every rank. */
+int hir_check_team_order(const hir_program *p, const hir_run_options *o, int size,
+                         const char *title, int chain, hir_diag *e);
 
 /* FNV-1a hash of a program's text, and the comparison of it across the world: every rank
  * learns every hash; on a difference all ranks fail with a message naming the ranks. */

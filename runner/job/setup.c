@@ -17,16 +17,45 @@ static bool find_nccl(hir_stmt *s, int depth, void *ctx)
     return false;
 }
 
+/* Collectives of overlapping teams that wait for each other in a cycle (team_order.c) are
+ * refused on every rank alike before the backend is made: nothing has touched a device yet,
+ * and the program, not the machine, is at fault, so this comes before "no device here". A
+ * backend without HIR_OFFER_ANY_TEAM_ORDER runs a rank's collectives one after another, so
+ * for it a cyclic order of posts is already a cycle; on the others only the Waits are. */
+static hir_run_status team_order(const job *j, const hir_backend_entry *dev, hir_diag *e)
+{
+    if (j->size < 2)
+        return HIR_RUN_OK;
+    hir_diag d;
+    hir_diag_init(&d, NULL);
+    int rc = hir_check_team_order(j->main.p, j->o, j->size, dev->title,
+                                  !(dev->offers & HIR_OFFER_ANY_TEAM_ORDER), &d);
+    hir_run_status st = rc > 0 ? HIR_RUN_REFUSED : rc < 0 ? HIR_RUN_FAILED : HIR_RUN_OK;
+    if (rc && d.last) {
+        hir_diag_set_origin(d.first, "rank %d", j->rank);
+        hir_diag_move(e, &d);
+    } else if (rc) {                                /* not kept (no memory): its text */
+        hir_fail(e, "rank %d: %s", j->rank, hir_diag_last_error(&d));
+    }
+    hir_diag_fini(&d);
+    return st;
+}
+
 /* The backend named by --device (or the registry's default), refused unless this build has it
- * and it can run here. */
-static hir_run_status choose_device(const hir_run_options *o, int rank,
-                                    const hir_backend_entry **dev, hir_diag *e)
+ * and it can run here, and (team_order) unless it can run the program's order of
+ * collectives. */
+static hir_run_status choose_device(const job *j, const hir_backend_entry **dev, hir_diag *e)
 {
     char why[160];
+    const hir_run_options *o = j->o;
+    int rank = j->rank;
+    hir_run_status st;
     *dev = o->device ? hir_registry_find(o->device) : hir_registry_default();
     if (!*dev)
         return job_refuse(e, rank, "--device=%s: expected %s", o->device,
                           hir_registry_names(why, sizeof why));
+    if ((st = team_order(j, *dev, e)))
+        return st;
     if (!hir_registry_available(*dev, why, sizeof why))
         return job_refuse(e, rank, "--device=%s: %s", (*dev)->name, why);
     return HIR_RUN_OK;
@@ -100,7 +129,7 @@ static void gemm_tune_warn(job *j, hir_diag *e)
 hir_run_status job_backends(job *j, hir_diag *e)
 {
     const hir_run_options *o = j->o;
-    hir_run_status st = choose_device(o, j->rank, &j->dev, e);
+    hir_run_status st = choose_device(j, &j->dev, e);
     if (st)
         return st;
     j->located = 1;

@@ -11,7 +11,8 @@
 #endif
 
 static const hir_backend_entry backends[] = {
-    {.name = "cpu", .title = "CPU", .create = hir_backend_cpu_create, .reference = 1},
+    {.name = "cpu", .title = "CPU", .create = hir_backend_cpu_create, .reference = 1,
+     .offers = HIR_OFFER_ANY_TEAM_ORDER},
     {.name = "cuda", .title = "CUDA",
 #ifdef HIR_HAVE_CUDA
      .create = hir_backend_cuda_create, .device_count = hir_cuda_device_count,

@@ -14,6 +14,11 @@
 enum {
     HIR_OFFER_KERNELS = 1u << 0,   /* user kernels for LaunchKernel (ops->kernels) */
     HIR_OFFER_GRAPHS = 1u << 1,    /* capture and replay (ops->graph) */
+    /* collectives of overlapping teams posted in any order: a post never waits for the team
+     * (each collective is posted once its team has agreed on it). A backend without it runs
+     * a rank's collectives one after another, so the job refuses cyclic team orders before
+     * making it (hir_check_team_order) */
+    HIR_OFFER_ANY_TEAM_ORDER = 1u << 2,
 };
 
 typedef struct hir_backend_entry {

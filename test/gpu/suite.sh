@@ -340,6 +340,8 @@ for tier in $tiers; do
       case_ rsq-nccl-d2-two-gpus 2 pass "${Q[@]}" -- $work/q2-nccl.hir $work/q2.hir
     else
       case_ rsq-nccl-two-ranks-one-gpu 2 "error:GPU" -- $work/q2-nccl.hir
+    fi
+    ;;
   agree)
     # issue 31 on the CUDA backend: ranks that disagree are stopped before the GPU moves data
     # (docs/reliability.md). Host-staged P2P runs on one GPU; NCCL needs one GPU per rank.
@@ -355,6 +357,10 @@ for tier in $tiers; do
     case_ agree-extents-per-rank-npy 2 "error:the ranks disagree on extent i0 (input T0, axis 0): rank 0 has 3, rank 1 has 5" --inputs=$work/ext -- $R/replicated-symbolic.hir
     printf '%%HostIrContainer { () -> () :\n  FOR i5 from 0 to 16777216:\n    FOR i6 from 0 to 16777216:\n      SetCurrentStream to Stream 0\n} // %%HostIrContainer\n' > $work/nest.hir
     case_ agree-loop-nest-bound 1 "error:more than the bound on a loop nest's work" -- $work/nest.hir
+    # cyclic team orders: refused on every rank before the backend is made (ranks may share
+    # a GPU: nothing reaches it), in seconds, never the watchdog (runner/job/team_order.c)
+    case_ agree-cyclic-teams-refused 3 "error:collectives of overlapping teams are posted in a cyclic order, which the CUDA backend cannot run" -- $R/teams-cyclic-order.hir
+    case_ agree-cyclic-loop-refused 3 "error:rank 1 posts Communication 1 (Allreduce, team (1 2)) before Communication 0 (Allreduce, team (0 1))" -- $R/teams-cyclic-loop.hir
     if [ "$ngpu" -ge 2 ]; then
       case_ agree-nccl-broadcast-root 2 "error:the team disagrees on root: rank 0 says root 0, rank 1 says root 1" -- $R/broadcast-root-rank.hir
       case_ agree-nccl-p2p-size 2 "error:rank 0 sends 4 elements of float (16 bytes), rank 1 receives into 8 elements of float" -- $R/p2p-size-mismatch.hir
@@ -362,6 +368,10 @@ for tier in $tiers; do
       case_ agree-nccl-p2p-match 2 pass -- $work/p2p-match.hir $work/p2p-match.hir
       gen $work/a2.hir ag-linear 1024 1024 1024 2; hir-opt --stream-parallel --backend=nccl $work/a2.hir -o $work/a2-nccl.hir
       case_ agree-nccl-pipeline-d2-iters3 2 pass --iters=3 --vary-inputs -- $work/a2-nccl.hir $work/a2.hir
+    fi
+    if [ "$ngpu" -ge 3 ]; then
+      # the same three teams in one order on every rank: not refused, runs over NCCL
+      case_ agree-nccl-teams-ordered 3 pass -- $R/teams-ordered-loop.hir $R/teams-ordered-loop.hir
     fi
     ;;
   *) echo "unknown tier $tier"; fail=$((fail+1)) ;;
