@@ -12,8 +12,7 @@
 #   bash bench/ag_gemm_shared.sh BIN_DIR [OUT_DIR]     (on the GPU machine)
 set -u
 bin=$(cd "$1" && pwd); out=${2:-${OUT:-/tmp/ag-shared}}; mkdir -p "$out"
-BIN=$bin; . "$(dirname "$0")/gpu_env.sh"; trap 'rm -rf "$GPU_ENV_TMP"' EXIT
-. "$(dirname "$0")/shared_gpu.sh"
+BIN=$bin; . "$(dirname "$0")/shared_gpu.sh"
 shared_gpu_begin ag_shared.log
 for d in $DS; do
   hir-gen ag-linear --m $M --k $K --n $N --d $d --no-bias -o $work/in$d.hir

@@ -17,10 +17,10 @@
 #   bash bench/rs_gemm_shared.sh BIN_DIR [OUT_DIR]     (on the GPU machine)
 set -u
 bin=$(cd "$1" && pwd); out=${2:-${OUT:-/tmp/rs-shared}}; mkdir -p "$out"
-# the environment of every GPU bench script (PATH, no NVLink multicast, OpenBLAS from blas.tar.xz
-# for --check's CPU reference, which the device image may lack)
-BIN=$bin; . "$(dirname "$0")/gpu_env.sh"; trap 'rm -rf "$GPU_ENV_TMP"' EXIT
-. "$(dirname "$0")/shared_gpu.sh"
+# shared_gpu.sh: the environment of every GPU bench script (gpu_env.sh: PATH, no NVLink
+# multicast, OpenBLAS from blas.tar.xz for --check's CPU reference, which the device image may
+# lack), the defaults, the log, hr and torch_shared
+BIN=$bin; . "$(dirname "$0")/shared_gpu.sh"
 shared_gpu_begin rs_shared.log
 for d in $DS; do
   hir-gen linear-rs --m $M --k $K --n $N --d $d -o $work/in$d.hir

@@ -1,7 +1,8 @@
-# shared_gpu.sh — sourced, after gpu_env.sh, by the benchmarks of d ranks sharing one GPU
-# (ag_gemm_shared.sh, rs_gemm_shared.sh); the caller sets `out` (the output folder) first and
-# removes "$work" at the end. Sets the defaults of M K N DS STREAMS WARM ITERS (each taken from
-# the environment when set) and defines:
+# shared_gpu.sh — sourced by the benchmarks of d ranks sharing one GPU (ag_gemm_shared.sh,
+# rs_gemm_shared.sh); the caller sets BIN (the tools' folder, absolute) and `out` (the output
+# folder) first and removes "$work" at the end. Sources gpu_env.sh (its GPU_ENV_TMP is removed
+# on exit), sets the defaults of M K N DS STREAMS WARM ITERS (each taken from the environment
+# when set) and defines:
 #   shared_gpu_begin LOGNAME       makes the scratch folder `work`, starts the log
 #                                  log=$out/LOGNAME with the date and the device (also to stdout)
 #   hr TAG NP JSON OPTS... PROGRAM one timed hir-run on the GPU: its command and output go to the
@@ -9,6 +10,7 @@
 #                                  verdict) to stdout
 #   torch_shared D K               bench/torch_shared.py in D processes, [M, K] x [N, K]^T, into
 #                                  $out/torch-dD.json, the same way
+. "$(dirname "${BASH_SOURCE[0]}")/gpu_env.sh"; trap 'rm -rf "$GPU_ENV_TMP"' EXIT
 M=${M:-32768} K=${K:-16384} N=${N:-8192}
 DS=${DS:-2 4 8}; STREAMS=${STREAMS:-4}; WARM=${WARM:-3}; ITERS=${ITERS:-20}
 shared_gpu_begin() {  # shared_gpu_begin LOGNAME
