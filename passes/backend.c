@@ -5,9 +5,14 @@
  *   `IF Manual pred` directly in a kernel-IR FOR body whose then-branch is the local copy
  *   `Set(recvbuf <- local shard)` and whose else-branch is the NCCL form
  *   `StartCoalescing; recv; send; EndCoalescing e; Wait e` or the CUDA form
- *   `[ShareMemHandles(recv, send);] send; recv; Wait send; Wait recv`) is rewritten into the
- *   other form: chunk index, peers, predicate and the else-branch change together, and the
- *   loop's slices follow the new chunk index; (2) collective Communications take the backend
+ *   `[ShareMemHandles(recv, send);] send; recv; Wait send; Wait recv`, or that of
+ *   --defer-send-wait: `... send; recv; Wait recv` with `IF Manual pred: ELSE: Wait send`
+ *   later in the loop body) is rewritten into the other form: chunk index, peers, predicate
+ *   and the else-branch change together, and the loop's slices follow the new chunk index.
+ *   The NCCL and kind=auto forms wait for their whole group in the exchange, so a deferred
+ *   send Wait goes with the CUDA form (its epilogue IF is dropped); handle exchanges hoisted
+ *   by --hoist-handle-exchange go too (NCCL has none). A rewrite to CUDA gives the plain CUDA
+ *   form: run those passes again; (2) collective Communications take the backend
  *   where it supports them (NCCL: all; CUDA: Allgather and Broadcast only — the others stay
  *   as they are); (3) a GEMM + reduce-scatter pipeline of --stream-parallel in nvFuser's
  *   Reduce form or as the CUDA-IPC ring is lowered again in the other form when the kind
@@ -19,7 +24,8 @@
  * runner will use (hir-run --p2p-protocol): Get posts `send; recv`, Put posts `recv; send`,
  * because each rank must queue the non-blocking half before its blocking half (4.6). Without
  * it, exchanges already in the CUDA form keep their order and rewritten ones take Get's.
- * Fails (located) on a P2PCommunication of another backend outside a recognised exchange.
+ * Fails (located: pu_loc_near, also for statements an earlier pass of the pipeline made) on a
+ * P2PCommunication of another backend outside a recognised exchange, saying what to do.
  * Index definitions made dead by the rewrite are dropped; other trailer entries are kept.
  */
 #include "passes/ir_util.h"
@@ -197,18 +203,39 @@ static bool recognised(bk *c, const hir_comm *m)
 
 typedef struct check { bk *c; int rc; } check;
 
+typedef struct wait_of { int64_t number; hir_stmt *found; } wait_of;
+
+static bool find_wait(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    wait_of *w = ctx;
+    if (s->op == HIR_OP_WAIT && s->u.wait.number == w->number)
+        w->found = s;
+    return !w->found;
+}
+
 static bool check_p2p(hir_stmt *s, int depth, void *ctx)
 {
     (void)depth;
     check *k = ctx;
     if (s->op == HIR_OP_P2P && s->u.comm->backend != k->c->kind && !recognised(k->c, s->u.comm)) {
-        hir_diag_emit(k->c->d, HIR_ERROR, pu_loc_near(k->c->p, s),
-                      "cannot switch P2PCommunication %lld to %s: it is not part of a recognised "
-                      "stream-parallel exchange (the NCCL, CUDA or kind=auto form of "
-                      "--stream-parallel, also after --hoist-handle-exchange and "
-                      "--defer-send-wait); run --backend before the pass that changed it, or "
-                      "lower the program again with --stream-parallel",
-                      (long long)s->u.comm->number, hir_backend_kind_name(k->c->kind));
+        hir_diag_entry *e =
+            hir_diag_emit(k->c->d, HIR_ERROR, pu_loc_near(k->c->p, s),
+                          "cannot switch P2PCommunication %lld to %s: it is not part of a recognised "
+                          "stream-parallel exchange (the NCCL, CUDA or kind=auto form of "
+                          "--stream-parallel, also after --hoist-handle-exchange and "
+                          "--defer-send-wait); run --backend before the pass that changed it, or "
+                          "lower the program again with --stream-parallel",
+                          (long long)s->u.comm->number, hir_backend_kind_name(k->c->kind));
+        /* a CUDA send's Wait (the one --defer-send-wait moves) found elsewhere is shown */
+        wait_of w = {s->u.comm->number, NULL};
+        if (s->u.comm->is_send && s->u.comm->backend == HIR_BK_CUDA)
+            hir_block_walk(&k->c->p->body, 0, find_wait, &w);
+        if (w.found)
+            hir_diag_note(k->c->d, e, pu_loc_near(k->c->p, w.found),
+                          "its Wait is here: --backend looks for it in the exchange or, after "
+                          "--defer-send-wait, in an `IF Manual <the exchange's predicate>: ELSE: "
+                          "Wait` after the exchange in the loop body");
         k->rc = -1;
         return false;
     }

@@ -366,12 +366,17 @@ int pu_stmt_outputs(hir_stmt *s, hir_tensor **outs, int max)
     return n;
 }
 
+/* the whole program source, for what a pass made and has no place of its own: printed as
+ * `file: error: ...` rather than at a 1:1 that is not where the trouble is */
+static hir_loc whole_src(const hir_program *p)
+{
+    hir_loc l = {p->src, p->src ? HIR_LOC_WHOLE : 0, p->src ? HIR_LOC_WHOLE : 0};
+    return l;
+}
+
 hir_loc pu_loc(const hir_program *p, const hir_stmt *s)
 {
-    if (s && s->loc.src)
-        return s->loc;
-    hir_loc l = {p->src, 0, 0};
-    return l;
+    return s && s->loc.src ? s->loc : whole_src(p);
 }
 
 /* pu_loc_near's walk: *anc is the place of the innermost located statement around b (or
@@ -412,16 +417,12 @@ hir_loc pu_loc_near(const hir_program *p, const hir_stmt *s)
     hir_loc l = {0};
     if (s && near_find(&w, &p->body, (hir_loc){0}, &l) && l.src)
         return l;
-    hir_loc whole = {p->src, HIR_LOC_WHOLE, HIR_LOC_WHOLE};
-    return p->src ? whole : l;
+    return whole_src(p);
 }
 
 hir_loc pu_tensor_loc(const hir_program *p, const hir_tensor *t)
 {
-    if (t && t->loc.src)
-        return t->loc;
-    hir_loc l = {p->src, 0, 0};
-    return l;
+    return t && t->loc.src ? t->loc : whole_src(p);
 }
 
 int pu_backend_parse(const char *s, hir_backend_kind *out)

@@ -59,7 +59,8 @@ int64_t pu_next_stream(hir_program *p);
 /* Tensor outputs of s: its out, or PostOnStream/LaunchKernel outputs. Returns the count. */
 int pu_stmt_outputs(hir_stmt *s, hir_tensor **outs, int max);
 
-/* Location for diagnostics about s (statement start; the program source when made by a pass). */
+/* Location of s (its statement start), for a builder's diagnostics; a statement a pass made
+ * has none: the whole program source (`file: error: ...`, not a made-up 1:1). */
 hir_loc pu_loc(const hir_program *p, const hir_stmt *s);
 hir_loc pu_tensor_loc(const hir_program *p, const hir_tensor *t);
 /* Location for a diagnostic that blames s, also when a pass of the same pipeline made s (it
