@@ -370,6 +370,7 @@ static hirc_status output_shape(run_ctx *c, size_t i, hir_dtype *dt, hir_shard *
     char nm[128];
     const hir_value *v = c->h->p->outputs.items[i];
     const hir_tensor *t = hir_value_tensor((hir_value *)v);
+    *dt = t ? t->dtype : HIR_DT_COUNT;  /* set on every path */
     if (!t)
         return fail(c, HIRC_ERR_RUN, "output %s is a scalar; only tensor outputs are supported%s",
                     hirc__value_name(v, nm, sizeof nm), "");
@@ -377,7 +378,6 @@ static hirc_status output_shape(run_ctx *c, size_t i, hir_dtype *dt, hir_shard *
     hir_diag_init(&e, NULL);
     if (hir_interp_shard(c->it, t, sh, &e))
         return fail_e(c, HIRC_ERR_RUN, &e);
-    *dt = t->dtype;
     return HIRC_OK;
 }
 

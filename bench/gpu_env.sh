@@ -1,4 +1,5 @@
-# gpu_env.sh — sourced by the GPU bench scripts (tp_compare.sh, ag_gemm_shared.sh, rs_gemm_shared.sh):
+# gpu_env.sh — sourced by the GPU bench scripts (tp_compare.sh; ag_gemm_shared.sh and
+# rs_gemm_shared.sh through shared_gpu.sh):
 # BIN (absolute) first in PATH; never NVLink multicast; mpirun as root; unbuffered Python; the
 # libraries BIN carries (lib/, or OpenBLAS in blas.tar.xz for the CPU reference of --check,
 # which the device image may lack) and those of the nvidia Python wheels on LD_LIBRARY_PATH.

@@ -509,22 +509,6 @@ static int auto_fit(bk *c, int64_t nodes)
 
 /* ---- a stream per transport (docs/passes.md, "Schedules past one node") */
 
-typedef struct step_env { int64_t rank, step; } step_env;
-
-static int step_lookup(void *ctx, const hir_scalar *s, int64_t *v)
-{
-    step_env *e = ctx;
-    if (s->kind != HIR_SC_NAMED)
-        return -1;
-    if (!strcmp(s->name, "rank"))
-        *v = e->rank;
-    else if (!strcmp(s->name, "streamIdx"))
-        *v = e->step;
-    else
-        return -1;
-    return 0;
-}
-
 /* Does every rank, at every step of x's loop, send and receive over the same transport (both
  * peers on its node, or both off it)? Then the step's exchange can run on that transport's
  * stream, and the two ends of every transfer sit on streams of the same transport, each
@@ -536,12 +520,10 @@ static bool uniform_steps(const exchange *x, int64_t d, int64_t per_node)
         return false;
     for (int64_t r = 0; r < d; r++)
         for (int64_t t = 0; t < K; t++) {
-            step_env e = {r, t};
-            hir_scalar_env en = {step_lookup, &e};
             int64_t a, b;
             char msg[128];
-            if (hir_scalar_eval(x->recv->peer, &en, &a, msg, sizeof msg) ||
-                hir_scalar_eval(x->send->peer, &en, &b, msg, sizeof msg))
+            if (pu_eval_at_step(x->recv->peer, r, t, &a, msg, sizeof msg) ||
+                pu_eval_at_step(x->send->peer, r, t, &b, msg, sizeof msg))
                 return false;
             if ((a / per_node == r / per_node) != (b / per_node == r / per_node))
                 return false;

@@ -112,6 +112,37 @@ static int resharding_reduction(const hir_stmt *s, hir_comm_type *type)
     return 1;
 }
 
+/* s (a resharding Set or reduction) as ALLOCATE of its output, the Communication `type` of its
+ * input over the input's mesh (reducing by sum) and that Communication's Wait, each located at
+ * s, appended to out */
+static int lower(cc *c, hir_ptrvec *out, const hir_stmt *s, hir_comm_type type,
+                 hir_backend_kind backend)
+{
+    hir_program *p = c->p;
+    hir_tensor *in = hir_value_tensor(s->in[0]);
+    hir_stmt *alloc = pu_allocate(p, s->out, true, pu_loc(p, s), c->d);
+    if (!alloc)
+        return -1;
+    hir_comm *m = hir_comm_new(p, HIR_OP_COMMUNICATION);
+    m->type = type;
+    m->nteam = (int)in->mesh->ndevices;
+    m->team = in->mesh->devices;
+    m->team_truncated = false;
+    m->input = in;
+    m->output = s->out;
+    m->backend = backend;
+    m->red_op = HIR_RED_SUM;
+    m->loc = s->loc;
+    alloc->loc = s->loc;
+    hir_stmt *cs = pu_comm_stmt(p, m);
+    cs->loc = s->loc;
+    hir_ptrvec_push(p->arena, out, alloc);
+    hir_ptrvec_push(p->arena, out, cs);
+    hir_ptrvec_push(p->arena, out, pu_wait(p, m));
+    c->converted++;
+    return 0;
+}
+
 /* The block is rebuilt in one walk (statements copied into a new array, three for each
  * converted Set), never by insertion in place: that would move the rest of the block for
  * every Set, quadratic in a long block. */
@@ -131,27 +162,9 @@ static int convert_block(cc *c, hir_block *b)
         hir_comm_type rtype;
         if (s->op == HIR_OP_REDUCTION && resharding_reduction(s, &rtype)) {
             /* NCCL whatever the option says: the CUDA backend has no reducing collectives */
-            hir_tensor *in = hir_value_tensor(s->in[0]);
-            hir_stmt *alloc = pu_allocate(p, s->out, true, pu_loc(p, s), c->d);
-            if (!alloc)
+            if (lower(c, &out, s, rtype, HIR_BK_NCCL))
                 return -1;
-            hir_comm *m = hir_comm_new(p, HIR_OP_COMMUNICATION);
-            m->type = rtype;
-            m->nteam = (int)in->mesh->ndevices;
-            m->team = in->mesh->devices;
-            m->input = in;
-            m->output = s->out;
-            m->backend = HIR_BK_NCCL;
-            m->red_op = HIR_RED_SUM;
-            m->loc = s->loc;
-            alloc->loc = s->loc;
-            hir_stmt *cs = pu_comm_stmt(p, m);
-            cs->loc = s->loc;
-            hir_ptrvec_push(p->arena, &out, alloc);
-            hir_ptrvec_push(p->arena, &out, cs);
-            hir_ptrvec_push(p->arena, &out, pu_wait(p, m));
             converted++;
-            c->converted++;
             continue;
         }
         int axis, r = 0;
@@ -161,28 +174,9 @@ static int convert_block(cc *c, hir_block *b)
             hir_ptrvec_push(p->arena, &out, s);
             continue;
         }
-        hir_tensor *in = hir_value_tensor(s->in[0]);
-        hir_stmt *alloc = pu_allocate(p, s->out, true, pu_loc(p, s), c->d);
-        if (!alloc)
+        if (lower(c, &out, s, HIR_COMM_ALLGATHER, c->backend))
             return -1;
-        hir_comm *m = hir_comm_new(p, HIR_OP_COMMUNICATION);
-        m->type = HIR_COMM_ALLGATHER;
-        m->nteam = (int)in->mesh->ndevices;
-        m->team = in->mesh->devices;
-        m->team_truncated = false;
-        m->input = in;
-        m->output = s->out;
-        m->backend = c->backend;
-        m->red_op = HIR_RED_SUM;
-        m->loc = s->loc;
-        alloc->loc = s->loc;
-        hir_stmt *cs = pu_comm_stmt(p, m);
-        cs->loc = s->loc;
-        hir_ptrvec_push(p->arena, &out, alloc);
-        hir_ptrvec_push(p->arena, &out, cs);
-        hir_ptrvec_push(p->arena, &out, pu_wait(p, m));
         converted++;
-        c->converted++;
     }
     if (converted)
         b->stmts = out;

@@ -425,6 +425,30 @@ hir_loc pu_tensor_loc(const hir_program *p, const hir_tensor *t)
     return t && t->loc.src ? t->loc : whole_src(p);
 }
 
+typedef struct step_env { int64_t rank, step; } step_env;
+
+static int step_lookup(void *ctx, const hir_scalar *s, int64_t *v)
+{
+    const step_env *e = ctx;
+    if (s->kind != HIR_SC_NAMED)
+        return -1;
+    if (!strcmp(s->name, "rank"))
+        *v = e->rank;
+    else if (!strcmp(s->name, "streamIdx"))
+        *v = e->step;
+    else
+        return -1;
+    return 0;
+}
+
+int pu_eval_at_step(const hir_scalar *s, int64_t rank, int64_t step, int64_t *v, char *msg,
+                    size_t msglen)
+{
+    step_env e = {rank, step};
+    hir_scalar_env en = {step_lookup, &e};
+    return hir_scalar_eval(s, &en, v, msg, msglen);
+}
+
 int pu_backend_parse(const char *s, hir_backend_kind *out)
 {
     if (!strcasecmp(s, "nccl"))

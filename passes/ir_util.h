@@ -33,6 +33,12 @@ void pu_mark_symbols(hir_map *used, hir_scalar *s);
  * contains the symbol's number). */
 void pu_prune_index_defs(hir_program *p, const hir_map *only);
 
+/* The value of s on rank `rank` at step `step` of a stream loop: the scalars named rank and
+ * streamIdx take those values, any other unbound scalar fails (hir_scalar_eval's result and
+ * message). How the passes read a schedule (a peer, a slot) off the program's text. */
+int pu_eval_at_step(const hir_scalar *s, int64_t rank, int64_t step, int64_t *v, char *msg,
+                    size_t msglen);
+
 /* ---- statements */
 
 /* ALLOCATE(t) located at `where`: in global memory (what OCT's stream pass emits) unless

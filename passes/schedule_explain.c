@@ -7,23 +7,6 @@
 #include "passes/ir_util.h"
 
 #include <stdlib.h>
-#include <string.h>
-
-typedef struct env { int64_t rank, step; } env;
-
-static int lookup(void *ctx, const hir_scalar *s, int64_t *v)
-{
-    env *e = ctx;
-    if (s->kind != HIR_SC_NAMED)
-        return -1;
-    if (!strcmp(s->name, "rank"))
-        *v = e->rank;
-    else if (!strcmp(s->name, "streamIdx"))
-        *v = e->step;
-    else
-        return -1;
-    return 0;
-}
 
 typedef struct pipe {
     hir_comm *recv[4096];
@@ -149,11 +132,9 @@ static int count_rows(const shape *sh, const pipe *q, double *near, double *far,
     for (int64_t r = 0; r < sh->d; r++)
         for (int64_t c = 0; c < K; c++)
             for (int i = 0; i < q->nrecv; i++) {
-                env e = {r, c};
-                hir_scalar_env en = {lookup, &e};
                 int64_t peer;
                 char msg[256];
-                if (hir_scalar_eval(q->recv[i]->peer, &en, &peer, msg, sizeof msg)) {
+                if (pu_eval_at_step(q->recv[i]->peer, r, c, &peer, msg, sizeof msg)) {
                     hir_diag_emit(d, HIR_ERROR, sh->where,
                                   "explain-schedule: the peer of P2PCommunication %lld at rank %lld, "
                                   "step %lld: %s",

@@ -233,7 +233,7 @@ int hir_cu_device_info(hir_backend *be, hir_device_info *d, hir_diag *e)
     memset(d, 0, sizeof *d);
     struct cudaDeviceProp prop;
     HIR_CK(e, cuda, cudaGetDeviceProperties(&prop, cb->device));
-    snprintf(d->name, sizeof d->name, "%s", prop.name);
+    snprintf(d->name, sizeof d->name, "%.*s", (int)sizeof d->name - 1, prop.name); /* cut to fit */
     const unsigned char *u = (const unsigned char *)cb->uuid.bytes;
     char *o = d->uuid;
     o += sprintf(o, "GPU-");

@@ -151,6 +151,15 @@ int  interp_extent(hir_interp *it, const hir_iterdomain *id, int64_t *v, hir_dia
 
 /* interp_work.c: posted communication (Communication, P2P, CollectivePermute, coalescing) */
 int  interp_team_index(const int64_t *team, int n, int64_t rank);   /* -1: not in the team */
+/* The devices of mesh m as a team of world ranks, team[0, *n) (team holds INTERP_MAX_TEAM),
+ * and this rank's position in it, *my (-1 outside it); a mesh larger than that or a device that
+ * is not a rank of this job is an error. The mesh's dimensions are the caller's to check. */
+#define INTERP_MAX_TEAM 1024
+int  interp_mesh_team(hir_interp *it, const hir_mesh *m, int *team, int *n, int *my,
+                      hir_diag *e);
+/* c posted on the current stream and waited for (the collectives a statement stands for,
+ * complete when it ends) */
+int  interp_collective_now(hir_interp *it, const hir_collective *c, hir_diag *e);
 /* remembers w for Wait Communication <number>; when it cannot, w is ended and e set */
 int  interp_record_work(hir_interp *it, int64_t number, hir_work *w, hir_diag *e);
 /* keeps the buffers of a and b (either may be NULL) alive until the Wait of number */

@@ -14,6 +14,31 @@ int interp_team_index(const int64_t *team, int n, int64_t rank)
     return -1;
 }
 
+int interp_mesh_team(hir_interp *it, const hir_mesh *m, int *team, int *n, int *my, hir_diag *e)
+{
+    *n = (int)m->ndevices;
+    *my = -1;
+    if (*n > INTERP_MAX_TEAM)
+        return interp_fail(it, e, "mesh too large");
+    for (int i = 0; i < *n; i++) {
+        team[i] = (int)m->devices[i];
+        if (team[i] == it->cfg.rank)
+            *my = i;
+        if (team[i] < 0 || team[i] >= it->cfg.size)
+            return interp_fail(it, e, "mesh device %d is not a rank of this job", team[i]);
+    }
+    return 0;
+}
+
+int interp_collective_now(hir_interp *it, const hir_collective *c, hir_diag *e)
+{
+    hir_work *w = NULL;
+    if (it->be->ops->collective(it->be, it->cur, c, &w, e) ||
+        (w && it->be->ops->wait(it->be, it->cur, w, e)))
+        return interp_backend_fail(it, e);
+    return 0;
+}
+
 /* The buffers of a posted transfer stay alive until its Wait, whatever Deallocate does in
  * between (hostir-2026.md §3.8: the 2026 lowering deallocates communication buffers right
  * after the communication, before its Wait). */

@@ -15,17 +15,9 @@ static int set_allgather(hir_interp *it, const hir_stmt *s, const hir_view *in, 
     const hir_mesh *m = tin->mesh;
     if (m->ndims != 1)
         return interp_fail(it, e, "resharding Set over a %d-D mesh is not supported", m->ndims);
-    int n = (int)m->ndevices, my = -1;
-    int team[1024];
-    if (n > 1024)
-        return interp_fail(it, e, "mesh too large");
-    for (int i = 0; i < n; i++) {
-        team[i] = (int)m->devices[i];
-        if (team[i] == it->cfg.rank)
-            my = i;
-        if (team[i] < 0 || team[i] >= it->cfg.size)
-            return interp_fail(it, e, "mesh device %d is not a rank of this job", team[i]);
-    }
+    int team[INTERP_MAX_TEAM], n, my;
+    if (interp_mesh_team(it, m, team, &n, &my, e))
+        return -1;
     if (my < 0)
         return 0;
     hir_shard sh;
@@ -48,23 +40,11 @@ static int set_allgather(hir_interp *it, const hir_stmt *s, const hir_view *in, 
     if (!b)
         return -1;
     tmp.data = b->ptr;
-    hir_collective c = {0};
-    c.kind = HIR_COMM_ALLGATHER;
-    c.transport = HIR_BK_NCCL;
-    c.team = team;
-    c.team_size = n;
-    c.my_index = my;
-    c.root_index = -1;
-    c.op = HIR_RED_SUM;
-    c.input = in;
-    c.output = &tmp;
-    c.stmt_id = (uintptr_t)s;
-    c.where = s->loc.src ? (int64_t)s->loc.begin : -1;
-    hir_work *w = NULL;
-    int rc = 0;
-    if (it->be->ops->collective(it->be, it->cur, &c, &w, e) ||
-        (w && it->be->ops->wait(it->be, it->cur, w, e)))
-        rc = interp_backend_fail(it, e);
+    hir_collective c = {.kind = HIR_COMM_ALLGATHER, .transport = HIR_BK_NCCL, .team = team,
+                        .team_size = n, .my_index = my, .root_index = -1, .op = HIR_RED_SUM,
+                        .input = in, .output = &tmp, .stmt_id = (uintptr_t)s,
+                        .where = s->loc.src ? (int64_t)s->loc.begin : -1};
+    int rc = interp_collective_now(it, &c, e);
     /* block r of tmp goes to [r * local, (r + 1) * local) of the output's axis j */
     for (int r = 0; !rc && r < n; r++) {
         hir_view blk = one, dst = out;

@@ -88,17 +88,9 @@ static int reduction_across(hir_interp *it, const hir_stmt *s, const hir_view *v
     const hir_mesh *m = tin->mesh;
     if (!m || m->ndims != 1)
         return interp_fail(it, e, "a reduction over a device axis needs a 1-D mesh");
-    int n = (int)m->ndevices, my = -1;
-    int team[1024];
-    if (n > 1024)
-        return interp_fail(it, e, "mesh too large");
-    for (int i = 0; i < n; i++) {
-        team[i] = (int)m->devices[i];
-        if (team[i] == it->cfg.rank)
-            my = i;
-        if (team[i] < 0 || team[i] >= it->cfg.size)
-            return interp_fail(it, e, "mesh device %d is not a rank of this job", team[i]);
-    }
+    int team[INTERP_MAX_TEAM], n, my;
+    if (interp_mesh_team(it, m, team, &n, &my, e))
+        return -1;
     if (my < 0)
         return 0;
     int64_t tshape[HIR_MAX_DIMS];
@@ -134,22 +126,12 @@ static int reduction_across(hir_interp *it, const hir_stmt *s, const hir_view *v
         interp_buf_unref(it, b);
         return interp_backend_fail(it, e);
     }
-    hir_collective c = {0};
-    c.kind = HIR_COMM_ALLREDUCE;
-    c.transport = HIR_BK_NCCL;
-    c.team = team;
-    c.team_size = n;
-    c.my_index = my;
-    c.root_index = -1;
-    c.op = s->u.red.op;
-    c.input = &t;
-    c.output = &r;
-    c.stmt_id = (uintptr_t)s;
-    hir_work *w = NULL;
-    if (it->be->ops->collective(it->be, it->cur, &c, &w, e) ||
-        (w && it->be->ops->wait(it->be, it->cur, w, e))) {
+    hir_collective c = {.kind = HIR_COMM_ALLREDUCE, .transport = HIR_BK_NCCL, .team = team,
+                        .team_size = n, .my_index = my, .root_index = -1, .op = s->u.red.op,
+                        .input = &t, .output = &r, .stmt_id = (uintptr_t)s};
+    if (interp_collective_now(it, &c, e)) {
         interp_buf_unref(it, b);
-        return interp_backend_fail(it, e);
+        return -1;
     }
     /* the output's shard: an axis sharded on the output but not on the input is sliced */
     hir_shape_axis ai[HIR_MAX_DIMS], ao[HIR_MAX_DIMS];

@@ -47,8 +47,9 @@ static hir_run_status job_end(job *j, hir_run_status st, hir_diag *e)
             hir_diag_set_origin(x, "rank %d", j->rank);
     if (j->located && st == HIR_RUN_FAILED && e->fallback[0] &&
         strncmp(e->fallback, "rank ", 5)) {     /* an error kept without memory */
-        char m[sizeof e->fallback];
-        snprintf(m, sizeof m, "rank %d: %s", j->rank, e->fallback);
+        char m[sizeof e->fallback];     /* "rank N: " and the message, cut to fit */
+        int k = snprintf(m, sizeof m, "rank %d: ", j->rank);
+        snprintf(m + k, sizeof m - k, "%.*s", (int)(sizeof m - 1 - k), e->fallback);
         memcpy(e->fallback, m, sizeof m);
     }
     job_verbose_finish(&j->vlog, st, j->boot, e->out);

@@ -37,6 +37,22 @@ static hirc_program *parse_ok(const char *text, hirc_diagnostics *d)
     return p;
 }
 
+/* a new diagnostics list, and TEXT parsed into it */
+static hirc_program *parse_new(const char *text, hirc_diagnostics **d)
+{
+    assert_int_equal(hirc_diagnostics_create(d), HIRC_OK);
+    return parse_ok(text, *d);
+}
+
+/* the first diagnostic says MSG; the list is cleared for the next check */
+static void expect_message(hirc_diagnostics *d, const char *msg)
+{
+    hirc_diagnostic x;
+    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
+    assert_string_equal(x.message, msg);
+    hirc_diagnostics_clear(d);
+}
+
 static void null_arguments(void **state)
 {
     (void)state;
@@ -64,8 +80,7 @@ static void parse_print_round_trip(void **state)
 {
     (void)state;
     hirc_diagnostics *d;
-    assert_int_equal(hirc_diagnostics_create(&d), HIRC_OK);
-    hirc_program *p = parse_ok(matmul, d);
+    hirc_program *p = parse_new(matmul, &d);
     assert_int_equal(hirc_diagnostics_count(d), 0);
     char *text = NULL;
     size_t len = 0;
@@ -126,8 +141,7 @@ static void ambiguous_shape(void **state)
         "%HostIrContainer { (T0_g_float[ideviceIdx.x2{2}, iS3{4}] (DeviceMesh{0 1})) -> () :\n"
         "} // %HostIrContainer\n";
     hirc_diagnostics *d;
-    assert_int_equal(hirc_diagnostics_create(&d), HIRC_OK);
-    hirc_program *p = parse_ok(text, d);
+    hirc_program *p = parse_new(text, &d);
     assert_int_equal(hirc_verify(p, d), HIRC_ERR_VERIFY);
     hirc_diagnostic e;
     assert_int_equal(hirc_diagnostics_get(d, 0, &e), HIRC_OK);
@@ -152,8 +166,7 @@ static void verify_error_with_note(void **state)
 {
     (void)state;
     hirc_diagnostics *d;
-    assert_int_equal(hirc_diagnostics_create(&d), HIRC_OK);
-    hirc_program *p = parse_ok(bad_set, d);
+    hirc_program *p = parse_new(bad_set, &d);
     assert_int_equal(hirc_verify(p, d), HIRC_ERR_VERIFY);
     assert_int_equal(hirc_diagnostics_count(d), 2);
     hirc_diagnostic e, n;
@@ -182,8 +195,7 @@ static void pipeline_errors(void **state)
 {
     (void)state;
     hirc_diagnostics *d;
-    assert_int_equal(hirc_diagnostics_create(&d), HIRC_OK);
-    hirc_program *p = parse_ok(matmul, d);
+    hirc_program *p = parse_new(matmul, &d);
     assert_int_equal(hirc_run_pipeline(p, "no-such-pass", d), HIRC_ERR_PIPELINE);
     hirc_diagnostic x;
     assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
@@ -217,8 +229,7 @@ static void run_matmul(void **state)
 {
     (void)state;
     hirc_diagnostics *d;
-    assert_int_equal(hirc_diagnostics_create(&d), HIRC_OK);
-    hirc_program *p = parse_ok(matmul, d);
+    hirc_program *p = parse_new(matmul, &d);
     float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, c[4] = {-1, -1, -1, -1};
     hirc_tensor in[2] = {{a, HIRC_FLOAT32, 2, {2, 3}}, {b, HIRC_FLOAT32, 2, {3, 2}}};
     hirc_tensor shapes[1];
@@ -231,18 +242,14 @@ static void run_matmul(void **state)
     /* a wrong output shape: nothing runs, the output is untouched */
     hirc_tensor out = {c, HIRC_FLOAT32, 2, {4, 1}};
     assert_int_equal(hirc_run(p, in, 2, &out, 1, NULL, d), HIRC_ERR_MISMATCH);
-    hirc_diagnostic x;
-    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
-    assert_string_equal(x.message, "output T2: the program needs shape [2, 2], the buffer is [4, 1]");
+    expect_message(d, "output T2: the program needs shape [2, 2], the buffer is [4, 1]");
     assert_true(c[0] == -1);
     /* a wrong input dtype */
-    hirc_diagnostics_clear(d);
     in[1].dtype = HIRC_INT32;
     out.shape[0] = 2;
     out.shape[1] = 2;
     assert_int_equal(hirc_run(p, in, 2, &out, 1, NULL, d), HIRC_ERR_MISMATCH);
-    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
-    assert_string_equal(x.message, "input T1: the program needs dtype float32 (float), the buffer is int32");
+    expect_message(d, "input T1: the program needs dtype float32 (float), the buffer is int32");
     in[1].dtype = HIRC_FLOAT32;
 
     assert_int_equal(hirc_run(p, in, 2, &out, 1, NULL, d), HIRC_OK);
@@ -267,31 +274,24 @@ static void run_symbolic_extent(void **state)
         "     = Set( T0_g_float[iS0{i0}, iS1{4}], cache_op=Streaming )\n"
         "} // %HostIrContainer\n";
     hirc_diagnostics *d;
-    assert_int_equal(hirc_diagnostics_create(&d), HIRC_OK);
-    hirc_program *p = parse_ok(copy, d);
+    hirc_program *p = parse_new(copy, &d);
     float a[12], c[12] = {0};
     for (int i = 0; i < 12; i++)
         a[i] = (float)i;
     hirc_tensor in = {a, HIRC_FLOAT32, 2, {3, 4}}, out = {c, HIRC_FLOAT32, 2, {3, 4}};
     assert_int_equal(hirc_run(p, &in, 1, &out, 1, NULL, d), HIRC_OK);
     assert_memory_equal(a, c, sizeof a);
-    hirc_diagnostic x;
     in.ndim = 9;
     assert_int_equal(hirc_run(p, &in, 1, &out, 1, NULL, d), HIRC_ERR_MISMATCH);
-    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
-    assert_string_equal(x.message, "input T0: the program needs 2 dimension(s), the buffer has 9");
-    hirc_diagnostics_clear(d);
+    expect_message(d, "input T0: the program needs 2 dimension(s), the buffer has 9");
     in.ndim = 2;
     in.shape[0] = -1;
     assert_int_equal(hirc_run(p, &in, 1, &out, 1, NULL, d), HIRC_ERR_MISMATCH);
-    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
-    assert_string_equal(x.message, "input T0: negative extent in its shape");
-    hirc_diagnostics_clear(d);
+    expect_message(d, "input T0: negative extent in its shape");
     in.shape[0] = INT64_MAX;
     out.shape[0] = INT64_MAX;
     assert_int_equal(hirc_run(p, &in, 1, &out, 1, NULL, d), HIRC_ERR_MISMATCH);
-    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
-    assert_string_equal(x.message, "input T0: its size does not fit in 64 bits");
+    expect_message(d, "input T0: its size does not fit in 64 bits");
     assert_int_equal(hirc_output_shapes(p, &in, 1, &out, 1, NULL, d), HIRC_ERR_MISMATCH);
     hirc_program_destroy(p);
     hirc_diagnostics_destroy(d);
@@ -311,8 +311,7 @@ static void run_logical_shapes(void **state)
         "cache_op=Streaming )\n"
         "} // %HostIrContainer\n";
     hirc_diagnostics *d;
-    assert_int_equal(hirc_diagnostics_create(&d), HIRC_OK);
-    hirc_program *p = parse_ok(text, d);
+    hirc_program *p = parse_new(text, &d);
     hirc_value_info vi;
     assert_int_equal(hirc_input_info(p, 0, &vi), HIRC_OK);
     assert_int_equal(vi.ndim, 2);
@@ -339,18 +338,14 @@ static void run_binding_against_shape(void **state)
         "     = Set( T0_g_float[iS0{i0}, iS1{4}], cache_op=Streaming )\n"
         "} // %HostIrContainer\n";
     hirc_diagnostics *d;
-    assert_int_equal(hirc_diagnostics_create(&d), HIRC_OK);
-    hirc_program *p = parse_ok(text, d);
+    hirc_program *p = parse_new(text, &d);
     float a[12] = {1, 2, 3}, c[12] = {0};
     hirc_tensor in = {a, HIRC_FLOAT32, 2, {3, 4}}, out = {c, HIRC_FLOAT32, 2, {3, 4}};
     hirc_binding five = {"i0", 5}, three = {"i0", 3};
-    hirc_run_options o = {0, &five, 1, NULL};
+    hirc_run_options o = {.bindings = &five, .nbindings = 1};
     assert_int_equal(hirc_run(p, &in, 1, &out, 1, &o, d), HIRC_ERR_MISMATCH);
-    hirc_diagnostic x;
-    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
-    assert_string_equal(x.message, "input T0: binding 'i0' is 5, but the buffer's shape gives 3 "
-                                   "(axis 0); give the same value or leave the binding out");
-    hirc_diagnostics_clear(d);
+    expect_message(d, "input T0: binding 'i0' is 5, but the buffer's shape gives 3 "
+                      "(axis 0); give the same value or leave the binding out");
     o.bindings = &three;
     assert_int_equal(hirc_run(p, &in, 1, &out, 1, &o, d), HIRC_OK);
     assert_memory_equal(a, c, sizeof a);
@@ -368,8 +363,7 @@ static void run_refuses_other_ranks(void **state)
         "     = Set( T0_g_float[iS0{4}] (DeviceMesh{0 1}), cache_op=Streaming )\n"
         "} // %HostIrContainer\n";
     hirc_diagnostics *d;
-    assert_int_equal(hirc_diagnostics_create(&d), HIRC_OK);
-    hirc_program *p = parse_ok(two, d);
+    hirc_program *p = parse_new(two, &d);
     float a[4] = {0}, c[4];
     hirc_tensor in = {a, HIRC_FLOAT32, 1, {4}}, out = {c, HIRC_FLOAT32, 1, {4}};
     assert_int_equal(hirc_run(p, &in, 1, &out, 1, NULL, d), HIRC_ERR_RUN);
@@ -390,56 +384,41 @@ static void run_arguments_and_scalar_inputs(void **state)
         "     = Set( T0_g_float[iS0{4}], cache_op=Streaming )\n"
         "} // %HostIrContainer\n";
     hirc_diagnostics *d;
-    assert_int_equal(hirc_diagnostics_create(&d), HIRC_OK);
-    hirc_program *p = parse_ok(scal, d);
+    hirc_program *p = parse_new(scal, &d);
     float a[4] = {1, 2, 3, 4}, c[4] = {0};
     int64_t five = 5;
     hirc_tensor in[2] = {{a, HIRC_FLOAT32, 1, {4}}, {&five, HIRC_INT64, 0, {0}}};
     hirc_tensor out = {c, HIRC_FLOAT32, 1, {4}};
-    hirc_diagnostic x;
     assert_int_equal(hirc_run(p, NULL, 2, &out, 1, NULL, d), HIRC_ERR_INVALID_ARGUMENT);
-    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
-    assert_string_equal(x.message, "NULL inputs");
-    hirc_diagnostics_clear(d);
+    expect_message(d, "NULL inputs");
     hirc_binding many[65];
     for (int i = 0; i < 65; i++)
         many[i] = (hirc_binding){"i9", i};
-    hirc_run_options o = {0, many, 65, NULL};
+    hirc_run_options o = {.bindings = many, .nbindings = 65};
     assert_int_equal(hirc_run(p, in, 2, &out, 1, &o, d), HIRC_ERR_INVALID_ARGUMENT);
-    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
-    assert_string_equal(x.message, "more than 64 bindings");
-    hirc_diagnostics_clear(d);
+    expect_message(d, "more than 64 bindings");
     o.bindings = NULL;
     o.nbindings = 1;
     assert_int_equal(hirc_run(p, in, 2, &out, 1, &o, d), HIRC_ERR_INVALID_ARGUMENT);
-    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
-    assert_string_equal(x.message, "binding without a name");
-    hirc_diagnostics_clear(d);
+    expect_message(d, "binding without a name");
     /* a scalar input must be an int64 */
     in[1].dtype = HIRC_FLOAT32;
     assert_int_equal(hirc_run(p, in, 2, &out, 1, NULL, d), HIRC_ERR_MISMATCH);
-    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
-    assert_string_equal(x.message,
-                        "input i5: the program needs dtype int64 (int64_t), the buffer is float32");
-    hirc_diagnostics_clear(d);
+    expect_message(d, "input i5: the program needs dtype int64 (int64_t), the buffer is float32");
     in[1].dtype = HIRC_INT64;
     /* a binding must name a free scalar of the program (the interpreter refuses it) */
     o.bindings = many;
     o.nbindings = 1;
     o.num_streams = 2;
     assert_int_equal(hirc_run(p, in, 2, &out, 1, &o, d), HIRC_ERR_RUN);
-    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
-    assert_string_equal(x.message, "binding 'i9': the program has no scalar of that name");
-    hirc_diagnostics_clear(d);
+    expect_message(d, "binding 'i9': the program has no scalar of that name");
     assert_int_equal(hirc_run(p, in, 2, &out, 1, NULL, d), HIRC_OK);
     assert_memory_equal(a, c, sizeof a);
     /* comm_priority is 0 or 1 (the CPU backend ignores it); anything else is refused */
     hirc_run_options q = {0};
     q.comm_priority = 2;
     assert_int_equal(hirc_run(p, in, 2, &out, 1, &q, d), HIRC_ERR_INVALID_ARGUMENT);
-    assert_int_equal(hirc_diagnostics_get(d, 0, &x), HIRC_OK);
-    assert_string_equal(x.message, "comm_priority is 0 (default) or 1 (high): 2");
-    hirc_diagnostics_clear(d);
+    expect_message(d, "comm_priority is 0 (default) or 1 (high): 2");
     q.comm_priority = 1;
     memset(c, 0, sizeof c);
     assert_int_equal(hirc_run(p, in, 2, &out, 1, &q, d), HIRC_OK);

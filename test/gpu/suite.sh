@@ -335,6 +335,12 @@ for tier in $tiers; do
     hir-opt --pass-pipeline='stream-parallel{backend=cuda protocol=put}' $work/mlp.hir -o $work/mlp-put.hir
     case_ tp-mlp-d4-get-s4 4 pass --streams=4 "${Q[@]}" -- $work/mlp-get.hir $work/mlp.hir
     case_ tp-mlp-d4-put-s4 4 pass --streams=4 --p2p-protocol=put "${Q[@]}" -- $work/mlp-put.hir $work/mlp.hir
+    # pass orders (docs/passes.md): the two-pass command, and nvFuser's own Reduce-form print
+    # turned into the CUDA-IPC ring by --backend=cuda (ranks sharing the GPU)
+    hir-opt --stream-parallel --backend=cuda $work/q4.hir -o $work/q4-2p.hir
+    case_ rsq-d4-sp-then-backend-cuda 4 pass --streams=4 "${Q[@]}" -- $work/q4-2p.hir $work/q4.hir
+    hir-opt --backend=cuda $here/../corpus/nvfuser-2026/mm-rs-reduce-mde.hir -o $work/mde-ring.hir
+    case_ rsq-nvfuser-reduce-print-as-ring-d4 4 pass -- $work/mde-ring.hir $here/../lit/run/Inputs/run2026-mm-rs-ref.hir
     hir-opt --stream-parallel $work/q2.hir -o $work/q2-nccl.hir
     if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 2 ]; then
       case_ rsq-nccl-d2-two-gpus 2 pass "${Q[@]}" -- $work/q2-nccl.hir $work/q2.hir
