@@ -32,6 +32,7 @@
 #include "passes/passes.h"
 #include "passes/stream_parallel_rs.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -443,6 +444,50 @@ static bool scheduled(bk *c, const exchange *x)
     return !hir_scalar_equal(peer, ring);
 }
 
+/* a numbered symbol without a definition in s (its definition expanded), or NULL */
+static const hir_scalar *undefined_in(const hir_scalar *s, int depth)
+{
+    if (!s || depth > 64)
+        return NULL;
+    if (s->kind == HIR_SC_SYMBOL && !s->def)
+        return s;
+    for (int i = 0; s->def && i < s->def->nargs && i < 3; i++) {
+        const hir_scalar *u = undefined_in(s->def->args[i], depth + 1);
+        if (u)
+            return u;
+    }
+    return NULL;
+}
+
+/* A peer that is a symbol with no definition (nvFuser prints a program without its `Index
+ * definitions:`): whether the exchange is the ring or a schedule cannot be told, which the
+ * rewrite needs; refused, saying so (-1), else 0. */
+static int undefined_peer(bk *c, const exchange *x)
+{
+    const hir_scalar *u = undefined_in(x->recv->peer, 0);
+    bool recv = u != NULL;
+    if (!u)
+        u = undefined_in(x->send->peer, 0);
+    if (!u)
+        return 0;
+    int64_t n = ring_size(x);
+    char ring[64];
+    if (n > 0)
+        snprintf(ring, sizeof ring, "( rank + %s ) %% %lld", x->loop->u.kfor.index->name, (long long)n);
+    else
+        snprintf(ring, sizeof ring, "( rank + %s ) %% d", x->loop->u.kfor.index->name);
+    hir_diag_emit(c->d, HIR_ERROR, pu_loc_near(c->p, x->cond),
+                  "backend: the %s peer %s%lld of this exchange has no definition (no `Index "
+                  "definitions:` line gives it, as when nvFuser prints a program), so --backend "
+                  "cannot tell whether the exchange is the ring (receive peer %s) or a schedule of "
+                  "stream-parallel{order= nodes= chunks=}, and the %s form needs to know; define "
+                  "%s%lld in the trailer, or lower the unlowered program with stream-parallel{backend=%s}",
+                  recv ? "receive" : "send", u->name, (long long)u->number, ring,
+                  hir_backend_kind_name(c->kind), u->name, (long long)u->number,
+                  c->kind == HIR_BK_CUDA ? "cuda" : "nccl");
+    return -1;
+}
+
 /* A scheduled exchange keeps its peers in the CUDA and kind=auto forms; the NCCL form of the
  * rewrite (and the ring of a rewrite to CUDA) would drop its schedule: refused, located. */
 static int check_schedules(bk *c)
@@ -451,6 +496,8 @@ static int check_schedules(bk *c)
         exchange *x = &c->ex[i];
         bool rewrite = x->end ? c->kind != HIR_BK_CUDA : x->cuda != (c->kind == HIR_BK_CUDA);
         if (rewrite && scheduled(c, x)) {
+            if (undefined_peer(c, x))
+                return -1;
             hir_diag_emit(c->d, HIR_ERROR, pu_loc_near(c->p, x->cond),
                           "backend: this exchange follows a schedule of stream-parallel{order= "
                           "nodes= chunks=} that the %s form of --backend cannot express; lower the "

@@ -56,6 +56,7 @@ typedef struct sp {
     bool scheduled;
     int order_req;
     int64_t nodes, chunks_req;
+    int exchanges;               /* groups lowered with a P2P exchange (what the three schedule) */
 } sp;
 
 static int axis_err(sp *c, hir_stmt *s, const hir_iterdomain *id, const char *why)
@@ -509,6 +510,7 @@ static int lower_group(sp *c, hir_stmt *group, hir_ptrvec *out)
         any_p2p |= yes;
     }
     hir_iterdomain *loop_id = sid;
+    c->exchanges += any_p2p;
     if (any_p2p && c->scheduled) {
         if (choose_schedule(c, group, sid, &L))
             return -1;
@@ -612,6 +614,40 @@ static int check_kernel(sp *c, hir_stmt *s)
     return 0;
 }
 
+/* order= / nodes= / chunks= given, but no group had an exchange to schedule: refused, located
+ * (at a whole Allgather into a stream-parallel buffer when there is one: what
+ * --convert-to-communication leaves, which the pipeline keeps whole; else at the first group,
+ * else at the first statement) */
+static int unscheduled(sp *c, const hir_ptrvec *groups)
+{
+    hir_program *p = c->p;
+    for (int i = 0; i < hir_block_size(&p->body); i++) {
+        hir_stmt *s = hir_block_at(&p->body, i);
+        if (s->op != HIR_OP_COMMUNICATION || s->u.comm->type != HIR_COMM_ALLGATHER ||
+            !s->u.comm->output || hir_tensor_stream_axis(s->u.comm->output) < 0)
+            continue;
+        hir_diag_emit(c->d, HIR_ERROR, pu_loc_near(p, s),
+                      "stream-parallel: order=, nodes= and chunks= schedule the P2P exchange of an "
+                      "all-gather pipeline, and there is none to schedule: this Allgather "
+                      "(Communication %lld) gathers T%lld whole before the pipeline, which keeps it "
+                      "whole; lower without them, or run stream-parallel with them before "
+                      "--convert-to-communication",
+                      (long long)s->u.comm->number, (long long)s->u.comm->output->number);
+        return -1;
+    }
+    hir_stmt *at = groups->n ? hir_block_at(&((hir_stmt *)groups->items[0])->body, 0)
+                             : hir_block_size(&p->body) ? hir_block_at(&p->body, 0) : NULL;
+    hir_diag_emit(c->d, HIR_ERROR, at ? pu_loc_near(p, at) : (hir_loc){0},
+                  groups->n ? "stream-parallel: order=, nodes= and chunks= schedule the P2P exchange "
+                              "of an all-gather pipeline, and this pipeline reads no device-sharded "
+                              "input, so it has no exchange to schedule; lower without them"
+                            : "stream-parallel: order=, nodes= and chunks= schedule the P2P exchange "
+                              "of an all-gather pipeline, and this program has no stream-parallel "
+                              "statement left to lower (already lowered, or none); lower the "
+                              "unlowered program with them, or drop them");
+    return -1;
+}
+
 /* nodes= / chunks=: a whole number from 1 (-1 after a diagnostic) */
 static int sched_number(const char *v, const char *key, hir_diag *d, int64_t *out)
 {
@@ -627,7 +663,7 @@ static int sched_number(const char *v, const char *key, hir_diag *d, int64_t *ou
 
 int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag *d)
 {
-    sp c = {p, d, HIR_BK_NCCL, false, {{0}}, NULL, 0, 0, {0}, NULL, {0}, 0, {0}, 0, false, -1, 1, 0};
+    sp c = {p, d, HIR_BK_NCCL, false, {{0}}, NULL, 0, 0, {0}, NULL, {0}, 0, {0}, 0, false, -1, 1, 0, 0};
     hir_map_init_in(&c.cache_at, p->arena);
     hir_map_init_in(&c.groups, p->arena);
     hir_map_init_in(&c.allocated, p->arena);
@@ -701,6 +737,8 @@ int hir_run_stream_parallel(hir_program *p, const hir_pass_args *args, hir_diag 
         else
             hir_ptrvec_push(p->arena, &result, s);
     }
+    if (!rc && c.scheduled && !c.exchanges)
+        rc = unscheduled(&c, &groups);
     if (!rc && groups.n)
         p->body.stmts = result;
     pu_axis_map_fini(&c.map);
