@@ -724,10 +724,12 @@ hir_comm *hirp_comm_from_fields(hir_parse_ctx *ctx, hir_yyltype loc, int64_t num
         tmp.peer = f->peer;
     } else {
         tmp.op = HIR_OP_COMMUNICATION;
-        if (!hir_comm_type_lookup(f->type, &tmp.type)) {
+        hir_comm_type t;
+        if (!hir_comm_type_lookup(f->type, &t)) {
             hirp_semantic_error(ctx, f->type_loc, "unknown communication type '%s'", f->type);
             return NULL;
         }
+        tmp.type = t;
         if (!f->has_team) {
             hirp_semantic_error(ctx, loc, "Communication needs a 'team=' field");
             return NULL;
