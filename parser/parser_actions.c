@@ -701,17 +701,8 @@ hir_comm *hirp_comm_from_fields(hir_parse_ctx *ctx, hir_yyltype loc, int64_t num
     /* no "backend=": nvFuser's printers before February 2025 (Communication 2025-02-25,
      * P2PCommunication 2025-02-21) did not write it; the backend then was NCCL */
     hir_backend_kind bk = HIR_BK_NCCL;
-    if (f->backend) {
-        int found = -1;
-        for (int i = 0; i < HIR_BK_COUNT; i++)
-            if (!strcmp(hir_backend_kind_name((hir_backend_kind)i), f->backend))
-                found = i;
-        if (found < 0) {
-            hirp_semantic_error(ctx, f->backend_loc, "unknown backend '%s' (expected NCCL, UCC or CUDA)", f->backend);
-            return NULL;
-        }
-        bk = (hir_backend_kind)found;
-    }
+    if (f->backend && !hirp_backend_of(ctx, f->backend, f->backend_loc, &bk))
+        return NULL;
     hir_comm tmp;
     memset(&tmp, 0, sizeof tmp);
     tmp.number = number;
@@ -733,15 +724,12 @@ hir_comm *hirp_comm_from_fields(hir_parse_ctx *ctx, hir_yyltype loc, int64_t num
         tmp.peer = f->peer;
     } else {
         tmp.op = HIR_OP_COMMUNICATION;
-        int t = -1;
-        for (int i = 0; i < HIR_COMM_COUNT; i++)
-            if (!strcmp(hir_comm_type_name((hir_comm_type)i), f->type))
-                t = i;
-        if (t < 0) {
+        hir_comm_type t;
+        if (!hir_comm_type_lookup(f->type, &t)) {
             hirp_semantic_error(ctx, f->type_loc, "unknown communication type '%s'", f->type);
             return NULL;
         }
-        tmp.type = (hir_comm_type)t;
+        tmp.type = t;
         if (!f->has_team) {
             hirp_semantic_error(ctx, loc, "Communication needs a 'team=' field");
             return NULL;
@@ -959,11 +947,8 @@ bool hirp_field_is(hir_parse_ctx *ctx, const char *got, hir_yyltype l, const cha
 
 bool hirp_backend_of(hir_parse_ctx *ctx, const char *name, hir_yyltype l, hir_backend_kind *out)
 {
-    for (int i = 0; i < HIR_BK_COUNT; i++)
-        if (!strcmp(hir_backend_kind_name((hir_backend_kind)i), name)) {
-            *out = (hir_backend_kind)i;
-            return true;
-        }
+    if (hir_backend_kind_lookup(name, out))
+        return true;
     hirp_semantic_error(ctx, l, "unknown backend '%s' (expected NCCL, UCC or CUDA)", name);
     *out = HIR_BK_NCCL;
     return false;

@@ -205,7 +205,8 @@ void hir_store_i64(void *p, hir_dtype t, int64_t v)
 }
 #undef STORE
 
-/* n elements of dtype t, `stride` elements apart, as doubles (bf16 and half through float) */
+/* n elements of dtype t, `stride` elements apart, as doubles (bf16 and half through float) or as
+ * int64 */
 #define ROW_LOOP(T, EXPR)                                                                  \
     do {                                                                                   \
         const T *p_ = (const T *)src;                                                      \
@@ -227,6 +228,20 @@ void hir_load_f64_n(double *dst, const void *src, hir_dtype t, int64_t stride, i
         size_t es = hir_dtype_size(t);
         for (int64_t i = 0; i < n; i++)
             dst[i] = hir_load_f64((const char *)src + i * stride * (int64_t)es, t);
+    }
+    }
+}
+
+/* the same for integers, exact beyond 2^53 */
+void hir_load_i64_n(int64_t *dst, const void *src, hir_dtype t, int64_t stride, int64_t n)
+{
+    switch (t) {
+    case HIR_DT_INT32: ROW_LOOP(int32_t, ID); break;
+    case HIR_DT_INT64: case HIR_DT_INDEX: ROW_LOOP(int64_t, ID); break;
+    default: {
+        size_t es = hir_dtype_size(t);
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = hir_load_i64((const char *)src + i * stride * (int64_t)es, t);
     }
     }
 }

@@ -33,5 +33,7 @@ void    hir_store_f64(void *p, hir_dtype t, double v);   /* ints: truncate, satu
 /* integer-exact variants (int64/uint64 beyond 2^53); floats go through double */
 int64_t hir_load_i64(const void *p, hir_dtype t);
 void    hir_store_i64(void *p, hir_dtype t, int64_t v);
+/* n elements of dtype t, `stride` elements apart from src, into dst as int64 (integers exact) */
+void    hir_load_i64_n(int64_t *dst, const void *src, hir_dtype t, int64_t stride, int64_t n);
 
 #endif

@@ -138,20 +138,27 @@ static int coll_broadcast(coll_post *p, hir_diag *e)
     return 0;
 }
 
-static int coll_gather(coll_post *p, hir_diag *e)
+/* Gather and Scatter, mirror images: every member has its part (n elements), the root also
+ * the whole (team x n); the part is a Gather's input and a Scatter's output. The input is
+ * staged to send and the output to receive where this member has them. */
+static int coll_rooted_parts(coll_post *p, int part_is_in, hir_diag *e)
 {
     const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
     int is_root = p->is_root;
+    const hir_view *part = part_is_in ? p->in : p->out, *whole = part_is_in ? p->out : p->in;
+    const char *part_what = part_is_in ? "input" : "output";
+    const char *whole_what = part_is_in ? "output" : "input";
     void *sbuf = NULL, *rbuf = NULL;
-    if (need(in, "input", name, e) || (is_root && need(out, "output on the root", name, e)))
+    if (need(part, part_what, name, e) ||
+        (is_root && need(whole, part_is_in ? "output on the root" : "input on the root", name, e)))
         return -1;
-    int64_t n = hir_view_numel(in);
-    if (is_root && hir_view_numel(out) != n * p->ts)
-        return hir_fail(e, "%s: root output has %lld elements, expected %d x %lld",
-                             name, (long long)hir_view_numel(out), p->ts, (long long)n);
-    if (cpu_mpi_count_ok(n * p->ts, name, e) || cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e) ||
-        (is_root && cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e)))
+    int64_t n = hir_view_numel(part);
+    if (is_root && hir_view_numel(whole) != n * p->ts)
+        return hir_fail(e, "%s: root %s has %lld elements, expected %d x %lld", name, whole_what,
+                        (long long)hir_view_numel(whole), p->ts, (long long)n);
+    if (cpu_mpi_count_ok(n * p->ts, name, e) ||
+        ((part_is_in || is_root) && cpu_work_stage(p->w, p->in, p->xt, 1, 0, &sbuf, e)) ||
+        ((!part_is_in || is_root) && cpu_work_stage(p->w, p->out, p->xt, 0, 1, &rbuf, e)))
         return -1;
     p->a.sbuf = sbuf;
     p->a.rbuf = rbuf;
@@ -159,25 +166,14 @@ static int coll_gather(coll_post *p, hir_diag *e)
     return 0;
 }
 
+static int coll_gather(coll_post *p, hir_diag *e)
+{
+    return coll_rooted_parts(p, 1, e);
+}
+
 static int coll_scatter(coll_post *p, hir_diag *e)
 {
-    const char *name = p->name;
-    const hir_view *in = p->in, *out = p->out;
-    int is_root = p->is_root;
-    void *sbuf = NULL, *rbuf = NULL;
-    if (need(out, "output", name, e) || (is_root && need(in, "input on the root", name, e)))
-        return -1;
-    int64_t n = hir_view_numel(out);
-    if (is_root && hir_view_numel(in) != n * p->ts)
-        return hir_fail(e, "%s: root input has %lld elements, expected %d x %lld",
-                             name, (long long)hir_view_numel(in), p->ts, (long long)n);
-    if (cpu_mpi_count_ok(n * p->ts, name, e) || (is_root && cpu_work_stage(p->w, in, p->xt, 1, 0, &sbuf, e)) ||
-        cpu_work_stage(p->w, out, p->xt, 0, 1, &rbuf, e))
-        return -1;
-    p->a.sbuf = sbuf;
-    p->a.rbuf = rbuf;
-    p->a.count = (int)n;
-    return 0;
+    return coll_rooted_parts(p, 0, e);
 }
 
 static int coll_reduce(coll_post *p, hir_diag *e)

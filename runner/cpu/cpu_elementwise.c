@@ -272,7 +272,7 @@ static int ew_row(void *vctx, char **p, const int64_t *st, int64_t n)
         if (c->dom_int) {
             int64_t in[3][CHUNK], r[CHUNK];
             for (int v = 1; v <= c->arity; v++)
-                cpu_load_i64(in[v - 1], p[v] + i0 * st[v] * (int64_t)es[v], c->dt[v], st[v], k);
+                hir_load_i64_n(in[v - 1], p[v] + i0 * st[v] * (int64_t)es[v], c->dt[v], st[v], k);
             rc = c->arity == 1 ? un_i(c->op, r, in[0], k, c->e)
                : c->arity == 2 ? bin_i(c->op, r, in[0], in[1], k, c->e)
                                : ter_i(c->op, r, in[0], in[1], in[2], k, c->e);
@@ -433,7 +433,7 @@ static int red_row(void *vctx, char **p, const int64_t *st, int64_t n)
         if (c->dom_int) {
             int64_t x[CHUNK];
             int64_t *acc = (int64_t *)p[0] + i0 * st[0];
-            cpu_load_i64(x, src, c->in_dt, st[1], k);
+            hir_load_i64_n(x, src, c->in_dt, st[1], k);
             for (int64_t i = 0; i < k; i++) {
                 int64_t *a = acc + i * st[0];
                 switch (c->op) {

@@ -53,9 +53,9 @@ typedef int (*cpu_row_fn)(void *ctx, char **ptr, const int64_t *stride, int64_t 
 int cpu_for_rows(int ndim, const int64_t *shape, int nv, const hir_view *const *views,
                  cpu_row_fn fn, void *ctx);
 
-/* strided row <-> contiguous buffer of double / int64 */
+/* contiguous buffer of double / int64 -> strided row (the loads are hir_load_f64_n and
+ * hir_load_i64_n of convert.h) */
 void cpu_store_f64(char *dst, hir_dtype t, int64_t stride, const double *src, int64_t n);
-void cpu_load_i64(int64_t *dst, const char *src, hir_dtype t, int64_t stride, int64_t n);
 void cpu_store_i64(char *dst, hir_dtype t, int64_t stride, const int64_t *src, int64_t n);
 
 /* copy with cast between views of equal shape (used by copy, collectives, p2p unpack) */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runner/backend/convert.h"
 #include "runner/cpu/cpu_internal.h"
 
 /* row i of a [N, H] view (any strides) to/from a contiguous row of H elements */
@@ -151,7 +152,7 @@ static int moe_pack(const hir_moe_dispatch *d, const moe_dims *m, moe_send *b, h
 {
     int64_t T = m->T, E = m->E;
     if (T)
-        cpu_load_i64(b->ex, d->topk_idx.data, d->topk_idx.dtype, d->topk_idx.stride[0], T);
+        hir_load_i64_n(b->ex, d->topk_idx.data, d->topk_idx.dtype, d->topk_idx.stride[0], T);
     for (int64_t t = 0; t < T; t++) {
         if (b->ex[t] < 0 || b->ex[t] >= E)
             return hir_fail(e, "topk_idx row %lld holds %lld, not an expert id in "
@@ -256,8 +257,8 @@ int cpu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hi
         goto out;
     }
     /* back to the senders: what came from rank r returns to it */
-    cpu_load_i64(sc, c->recv_counts.data, c->recv_counts.dtype, c->recv_counts.stride[0], size);
-    cpu_load_i64(rcnt, c->send_counts.data, c->send_counts.dtype, c->send_counts.stride[0], size);
+    hir_load_i64_n(sc, c->recv_counts.data, c->recv_counts.dtype, c->recv_counts.stride[0], size);
+    hir_load_i64_n(rcnt, c->send_counts.data, c->send_counts.dtype, c->send_counts.stride[0], size);
     int64_t ns = 0, nb = 0;
     for (int k = 0; k < size; k++) {
         ns += sc[k];
@@ -276,7 +277,7 @@ int cpu_moe_combine(hir_backend *be, hir_stream *s, const hir_moe_combine *c, hi
     for (int64_t i = 0; i < R; i++)
         moe_row_get(sx + (size_t)i * row, x, i);
     if (R)
-        cpu_load_i64(src, c->src_idx.data, c->src_idx.dtype, c->src_idx.stride[0], R);
+        hir_load_i64_n(src, c->src_idx.data, c->src_idx.dtype, c->src_idx.stride[0], R);
     bsrc = malloc((size_t)(T ? T : 1) * sizeof *bsrc);
     bx = malloc((size_t)(T ? T : 1) * (row ? row : 1));
     if (!bsrc || !bx) {

@@ -70,27 +70,7 @@ int cpu_for_rows(int ndim, const int64_t *shape, int nv, const hir_view *const *
     }
 }
 
-#define ROW_LOOP(T, EXPR)                                                                  \
-    do {                                                                                   \
-        const T *p_ = (const T *)src;                                                      \
-        for (int64_t i = 0; i < n; i++)                                                    \
-            dst[i] = EXPR(p_[i * stride]);                                                 \
-    } while (0)
 #define ID(x) (x)
-
-void cpu_load_i64(int64_t *dst, const char *src, hir_dtype t, int64_t stride, int64_t n)
-{
-    switch (t) {
-    case HIR_DT_INT32: ROW_LOOP(int32_t, ID); break;
-    case HIR_DT_INT64: case HIR_DT_INDEX: ROW_LOOP(int64_t, ID); break;
-    default: {
-        size_t es = hir_dtype_size(t);
-        for (int64_t i = 0; i < n; i++)
-            dst[i] = hir_load_i64(src + i * stride * (int64_t)es, t);
-    }
-    }
-}
-#undef ROW_LOOP
 
 #define ROW_STORE(T, EXPR)                                                                 \
     do {                                                                                   \
@@ -185,7 +165,7 @@ static int copy_row_cast(void *ctx, char **p, const int64_t *st, int64_t n)
         char *d = p[0] + i0 * st[0] * (int64_t)ed;
         if (c->via_int) {
             int64_t buf[CHUNK];
-            cpu_load_i64(buf, s, c->st, st[1], k);
+            hir_load_i64_n(buf, s, c->st, st[1], k);
             cpu_store_i64(d, c->dt, st[0], buf, k);
         } else {
             double buf[CHUNK];

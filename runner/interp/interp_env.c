@@ -441,9 +441,10 @@ int interp_eval(hir_interp *it, const hir_scalar *s, int64_t *v, hir_diag *e)
     return -1;
 }
 
-int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_diag *e)
+/* s = v in the table m (the user's bindings, or this run's) */
+static int bind_scalar_in(hir_interp *it, hir_map *m, const hir_scalar *s, int64_t v, hir_diag *e)
 {
-    rt_scalar *r = interp_scalar_slot(&it->user_scalars, s);
+    rt_scalar *r = interp_scalar_slot(m, s);
     char sn[96];
     if (!r)
         return interp_oom(it, e, "binding", interp_scalar_name(s, sn, sizeof sn));
@@ -452,15 +453,14 @@ int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_d
     return 0;
 }
 
+int hir_interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_diag *e)
+{
+    return bind_scalar_in(it, &it->user_scalars, s, v, e);
+}
+
 int interp_bind_scalar(hir_interp *it, const hir_scalar *s, int64_t v, hir_diag *e)
 {
-    rt_scalar *r = interp_scalar_slot(&it->scalars, s);
-    char sn[96];
-    if (!r)
-        return interp_oom(it, e, "binding", interp_scalar_name(s, sn, sizeof sn));
-    r->v = v;
-    r->bound = 1;
-    return 0;
+    return bind_scalar_in(it, &it->scalars, s, v, e);
 }
 
 /* ---------------------------------------------------------------- shapes */

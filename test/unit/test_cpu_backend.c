@@ -16,6 +16,7 @@
 #include "runner/cpu/cpu.h"
 #include "runner/backend/convert.h"
 #include "runner/data/data.h"
+#include "unit_views.h"
 
 static int setup(void **state)
 {
@@ -36,19 +37,6 @@ static int teardown(void **state)
     hir_backend *be = *state;
     be->ops->destroy(be);
     return 0;
-}
-
-static hir_view view2(void *data, hir_dtype dt, int64_t r, int64_t c, int64_t ld)
-{
-    hir_view v = {0};
-    v.data = data;
-    v.dtype = dt;
-    v.ndim = 2;
-    v.shape[0] = r;
-    v.shape[1] = c;
-    v.stride[0] = ld;
-    v.stride[1] = 1;
-    return v;
 }
 
 static double at(const hir_view *v, int64_t i, int64_t j)

@@ -16,6 +16,7 @@
 #include "runner/backend/convert.h"
 #include "runner/data/data.h"
 #include "runner/data/npy.h"
+#include "unit_views.h"
 
 static char dir[64];
 
@@ -285,19 +286,6 @@ static void test_compare(void **state)
 }
 
 /* ---------------------------------------------------------------- randomized GEMM check */
-
-static hir_view view2(void *data, hir_dtype dt, int64_t r, int64_t c, int64_t ld)
-{
-    hir_view v = {0};
-    v.data = data;
-    v.dtype = dt;
-    v.ndim = 2;
-    v.shape[0] = r;
-    v.shape[1] = c;
-    v.stride[0] = ld;
-    v.stride[1] = 1;
-    return v;
-}
 
 /* The randomized check's refusals (its passing and failing rows run in test/lit/run too). */
 static void test_verify_gemm_refusals(void **state)
