@@ -11,8 +11,9 @@
 # it), stopped at exit (`echo quit | nvidia-cuda-mps-control`), also after an error or a
 # signal. The script stops with exit 2 when nvidia-cuda-mps-control is missing or the daemon
 # does not come up within MPS_WAIT seconds (default 10). MPS_CONTROL names another control
-# program (default nvidia-cuda-mps-control; test/lit/tools/gpu-env-mps.test gives a stand-in). With d ranks on one GPU, MPS runs them side by side; without
-# it the GPU time-slices them (docs/benchmarks.md, "Ranks sharing one GPU").
+# program (default nvidia-cuda-mps-control; test/lit/tools/gpu-env-mps.test gives a stand-in).
+# With d ranks on one GPU, MPS runs them side by side; without it the GPU time-slices them
+# (docs/benchmarks.md, "Ranks sharing one GPU: time-slicing and MPS").
 # The trap on EXIT is gpu_env.sh's: a script that sets its own calls gpu_env_cleanup in it.
 export PATH="$BIN:$PATH" NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
