@@ -346,7 +346,17 @@ hir_scalar *hir_scalar_anon(hir_program *p, hir_sexpr *def)
 
 hir_scalar *hir_scalar_new_index(hir_program *p, hir_sexpr *def)
 {
-    hir_scalar *s = hir_scalar_symbol(p, "i", p->next_scalar);
+    /* Always a new symbol, and the next number after it: a number that no longer shows in
+     * the text (pu_as_printed frees those of dropped definitions) may still name the dropped
+     * symbol, and taking that object over would leave next_scalar where it was, so the
+     * following new symbol would be the same object again (a definition of itself). */
+    int64_t number = p->next_scalar;
+    hir_scalar *s = scalar_alloc(p, HIR_SC_SYMBOL);
+    s->number = number;
+    s->name = hir_program_intern(p, "i");
+    s->dtype = HIR_DT_INDEX;
+    hir_map_put(&p->symbols, (uint64_t)number, s);
+    bump(&p->next_scalar, number);
     s->def = def;
     s->inline_expand = true;
     return s;

@@ -5,9 +5,14 @@
  *   `IF Manual pred` directly in a kernel-IR FOR body whose then-branch is the local copy
  *   `Set(recvbuf <- local shard)` and whose else-branch is the NCCL form
  *   `StartCoalescing; recv; send; EndCoalescing e; Wait e` or the CUDA form
- *   `[ShareMemHandles(recv, send);] send; recv; Wait send; Wait recv`) is rewritten into the
- *   other form: chunk index, peers, predicate and the else-branch change together, and the
- *   loop's slices follow the new chunk index; (2) collective Communications take the backend
+ *   `[ShareMemHandles(recv, send);] send; recv; Wait send; Wait recv`, or that of
+ *   --defer-send-wait: `... send; recv; Wait recv` with `IF Manual pred: ELSE: Wait send`
+ *   later in the loop body) is rewritten into the other form: chunk index, peers, predicate
+ *   and the else-branch change together, and the loop's slices follow the new chunk index.
+ *   The NCCL and kind=auto forms wait for their whole group in the exchange, so a deferred
+ *   send Wait goes with the CUDA form (its epilogue IF is dropped); handle exchanges hoisted
+ *   by --hoist-handle-exchange go too (NCCL has none). A rewrite to CUDA gives the plain CUDA
+ *   form: run those passes again; (2) collective Communications take the backend
  *   where it supports them (NCCL: all; CUDA: Allgather and Broadcast only — the others stay
  *   as they are); (3) a GEMM + reduce-scatter pipeline of --stream-parallel in nvFuser's
  *   Reduce form or as the CUDA-IPC ring is lowered again in the other form when the kind
@@ -19,7 +24,8 @@
  * runner will use (hir-run --p2p-protocol): Get posts `send; recv`, Put posts `recv; send`,
  * because each rank must queue the non-blocking half before its blocking half (4.6). Without
  * it, exchanges already in the CUDA form keep their order and rewritten ones take Get's.
- * Fails (located) on a P2PCommunication of another backend outside a recognised exchange.
+ * Fails (located: pu_loc_near, also for statements an earlier pass of the pipeline made) on a
+ * P2PCommunication of another backend outside a recognised exchange, saying what to do.
  * Index definitions made dead by the rewrite are dropped; other trailer entries are kept.
  */
 #include "passes/ir_util.h"
@@ -38,6 +44,9 @@ typedef struct exchange {
      * twins, and the EndCoalescing that closes the group (all NULL in the other forms) */
     hir_comm *send_net, *recv_net, *end;
     hir_stmt *pick[2];
+    /* --defer-send-wait's epilogue of a CUDA exchange (NULL when the send's Wait is in the
+     * exchange): `IF Manual pred: ELSE: Wait send` later in the loop body */
+    hir_stmt *deferred;
 } exchange;
 
 typedef struct bk {
@@ -58,6 +67,51 @@ static bool is_p2p(hir_stmt *s, bool send)
 }
 
 static bool is_wait(hir_stmt *s, hir_comm *c) { return s && s->op == HIR_OP_WAIT && s->u.wait.number == c->number; }
+
+/* --defer-send-wait's epilogue for an exchange whose IF is cond: after cond in the loop body,
+ * `IF Manual <cond's predicate>:` with an empty then-branch and `ELSE: Wait send`; or NULL */
+static hir_stmt *deferred_wait(hir_stmt *loop, hir_stmt *cond, hir_comm *send)
+{
+    hir_block *b = &loop->body;
+    int i = 0;
+    while (i < hir_block_size(b) && hir_block_at(b, i) != cond)
+        i++;
+    for (i++; i < hir_block_size(b); i++) {
+        hir_stmt *s = hir_block_at(b, i);
+        if (s->op == HIR_OP_IF && !hir_block_size(&s->body) && hir_block_size(&s->else_body) == 1 &&
+            is_wait(hir_block_at(&s->else_body, 0), send) &&
+            (s->u.cond.pred == cond->u.cond.pred || hir_scalar_equal(s->u.cond.pred, cond->u.cond.pred)))
+            return s;
+    }
+    return NULL;
+}
+
+/* The CUDA form `[ShareMemHandles;] send; recv; Wait send; Wait recv` (recv first: Put's
+ * order), or --defer-send-wait's, whose else-branch ends at `Wait recv` and whose `Wait send`
+ * is in x->deferred. */
+static bool match_cuda(hir_block *e, exchange *x)
+{
+    int ne = hir_block_size(e);
+    int k = ne >= 4 && at(e, 0)->op == HIR_OP_SHARE_HANDLES ? 1 : 0;
+    if (ne != 4 + k && ne != 3 + k)
+        return false;
+    if (is_p2p(at(e, k), true) && is_p2p(at(e, k + 1), false)) {
+        x->send = at(e, k)->u.comm;
+        x->recv = at(e, k + 1)->u.comm;
+    } else if (is_p2p(at(e, k), false) && is_p2p(at(e, k + 1), true)) {
+        x->recv = at(e, k)->u.comm;       /* Put order */
+        x->send = at(e, k + 1)->u.comm;
+    } else
+        return false;
+    if (ne == 3 + k) {
+        x->deferred = is_wait(at(e, k + 2), x->recv) ? deferred_wait(x->loop, x->cond, x->send) : NULL;
+        if (!x->deferred)
+            return false;
+    } else if (!is_wait(at(e, k + 2), x->send) || !is_wait(at(e, k + 3), x->recv))
+        return false;
+    x->cuda = true;
+    return true;
+}
 
 /* A half of the kind=auto form: `IF Manual pred: P2P (CUDA) ELSE: P2P (NCCL)`, both of one
  * direction, buffer and peer. */
@@ -87,6 +141,7 @@ static bool match(hir_stmt *cond, exchange *x)
     if (copy->op != HIR_OP_SET || (nt == 2 && hir_block_at(t, 0)->op != HIR_OP_ALIAS_SELECT))
         return false;
     int ne = hir_block_size(e);
+    x->cond = cond;
     if (ne == 5 && at(e, 0)->op == HIR_OP_START_COAL && is_p2p(at(e, 1), false) &&
         is_p2p(at(e, 2), true) && at(e, 3)->op == HIR_OP_END_COAL &&
         is_wait(at(e, 4), at(e, 3)->u.comm)) {
@@ -100,23 +155,8 @@ static bool match(hir_stmt *cond, exchange *x)
         x->end = at(e, 3)->u.comm;
         x->pick[0] = at(e, 1);
         x->pick[1] = at(e, 2);
-    } else {
-        int k = ne == 5 && at(e, 0)->op == HIR_OP_SHARE_HANDLES ? 1 : 0;
-        if (ne != 4 + k)
-            return false;
-        if (is_p2p(at(e, k), true) && is_p2p(at(e, k + 1), false)) {
-            x->send = at(e, k)->u.comm;
-            x->recv = at(e, k + 1)->u.comm;
-        } else if (is_p2p(at(e, k), false) && is_p2p(at(e, k + 1), true)) {
-            x->recv = at(e, k)->u.comm;       /* Put order */
-            x->send = at(e, k + 1)->u.comm;
-        } else
-            return false;
-        if (!is_wait(at(e, k + 2), x->send) || !is_wait(at(e, k + 3), x->recv))
-            return false;
-        x->cuda = true;
-    }
-    x->cond = cond;
+    } else if (!match_cuda(e, x))
+        return false;
     return x->recv->buffer == copy->out;
 }
 
@@ -163,15 +203,39 @@ static bool recognised(bk *c, const hir_comm *m)
 
 typedef struct check { bk *c; int rc; } check;
 
+typedef struct wait_of { int64_t number; hir_stmt *found; } wait_of;
+
+static bool find_wait(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    wait_of *w = ctx;
+    if (s->op == HIR_OP_WAIT && s->u.wait.number == w->number)
+        w->found = s;
+    return !w->found;
+}
+
 static bool check_p2p(hir_stmt *s, int depth, void *ctx)
 {
     (void)depth;
     check *k = ctx;
     if (s->op == HIR_OP_P2P && s->u.comm->backend != k->c->kind && !recognised(k->c, s->u.comm)) {
-        hir_diag_emit(k->c->d, HIR_ERROR, pu_loc(k->c->p, s),
-                      "cannot switch P2PCommunication %lld to %s: it is not part of a recognised "
-                      "stream-parallel exchange",
-                      (long long)s->u.comm->number, hir_backend_kind_name(k->c->kind));
+        hir_diag_entry *e =
+            hir_diag_emit(k->c->d, HIR_ERROR, pu_loc_near(k->c->p, s),
+                          "cannot switch P2PCommunication %lld to %s: it is not part of a recognised "
+                          "stream-parallel exchange (the NCCL, CUDA or kind=auto form of "
+                          "--stream-parallel, also after --hoist-handle-exchange and "
+                          "--defer-send-wait); run --backend before the pass that changed it, or "
+                          "lower the program again with --stream-parallel",
+                          (long long)s->u.comm->number, hir_backend_kind_name(k->c->kind));
+        /* a CUDA send's Wait (the one --defer-send-wait moves) found elsewhere is shown */
+        wait_of w = {s->u.comm->number, NULL};
+        if (s->u.comm->is_send && s->u.comm->backend == HIR_BK_CUDA)
+            hir_block_walk(&k->c->p->body, 0, find_wait, &w);
+        if (w.found)
+            hir_diag_note(k->c->d, e, pu_loc_near(k->c->p, w.found),
+                          "its Wait is here: --backend looks for it in the exchange or, after "
+                          "--defer-send-wait, in an `IF Manual <the exchange's predicate>: ELSE: "
+                          "Wait` after the exchange in the loop body");
         k->rc = -1;
         return false;
     }
@@ -204,6 +268,24 @@ static void to_cuda(bk *c, exchange *x, hir_scalar *tensor_index, hir_scalar *se
     hir_block_append(p, e, pu_comm_stmt(p, x->recv));
     hir_block_append(p, e, pu_wait(p, x->send));
     hir_block_append(p, e, pu_wait(p, x->recv));
+}
+
+/* The NCCL and kind=auto forms wait for the whole group inside the exchange: an exchange
+ * that --defer-send-wait changed loses its epilogue (`IF Manual pred: ELSE: Wait send`), whose
+ * predicate's symbols are marked in old (when given) for the trailer's pruning. */
+static void undefer(exchange *x, hir_map *old)
+{
+    if (!x->deferred)
+        return;
+    hir_block *b = &x->loop->body;
+    for (int i = 0; i < hir_block_size(b); i++)
+        if (hir_block_at(b, i) == x->deferred) {
+            hir_ptrvec_remove(&b->stmts, i);
+            break;
+        }
+    if (old)
+        pu_mark_symbols(old, x->deferred->u.cond.pred);
+    x->deferred = NULL;
 }
 
 static void to_nccl(bk *c, exchange *x)
@@ -369,7 +451,7 @@ static int check_schedules(bk *c)
         exchange *x = &c->ex[i];
         bool rewrite = x->end ? c->kind != HIR_BK_CUDA : x->cuda != (c->kind == HIR_BK_CUDA);
         if (rewrite && scheduled(c, x)) {
-            hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, x->cond),
+            hir_diag_emit(c->d, HIR_ERROR, pu_loc_near(c->p, x->cond),
                           "backend: this exchange follows a schedule of stream-parallel{order= "
                           "nodes= chunks=} that the %s form of --backend cannot express; lower the "
                           "input again with stream-parallel{backend=%s ...}",
@@ -410,7 +492,7 @@ static int auto_fit(bk *c, int64_t nodes)
     for (int i = 0; i < c->nex; i++) {
         int64_t n = ring_size(&c->ex[i]);
         if (n < 0 || n % nodes) {
-            hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, c->ex[i].loop),
+            hir_diag_emit(c->d, HIR_ERROR, pu_loc_near(c->p, c->ex[i].loop),
                           n < 0 ? "backend: kind=auto needs a ring loop of constant extent (the "
                                   "number of ranks) to assign ranks to %lld nodes"
                                 : "backend: kind=auto: %lld nodes do not split the %lld ranks "
@@ -528,6 +610,7 @@ static void split_by_node(bk *c, int64_t nodes)
             rank_node = pu_anon(p, HIR_BIN_DIV, rank, per_node);
             loop = x->loop;
         }
+        undefer(x, NULL);        /* its predicate stays: the exchange's own */
         to_mixed(c, x, per_node, rank_node);
     }
     /* a stream per transport where every step is wholly NVLink or wholly InfiniBand */
@@ -603,6 +686,7 @@ static bool convert_exchanges(bk *c, hir_map *old)
             to_cuda(c, x, tensor_index, send_peer);
         } else {
             reindex(x->loop, from, x->loop->u.kfor.index);
+            undefer(x, old);
             to_nccl(c, x);
         }
     }

@@ -31,7 +31,7 @@ typedef struct cc {
 
 static int fail(cc *c, hir_stmt *s, const char *msg)
 {
-    hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, s), "cannot convert resharding Set to a communication: %s", msg);
+    hir_diag_emit(c->d, HIR_ERROR, pu_loc_near(c->p, s), "cannot convert resharding Set to a communication: %s", msg);
     return -1;
 }
 

@@ -14,8 +14,9 @@
  *   in a kernel-IR FOR body whose else-branch holds `send`, `recv` and their Waits).
  * Changes: each such `Wait send` leaves the else-branch; a new `IF Manual pred:` with an empty
  *   then-branch and `ELSE: Wait send` goes at the end of the loop body, before the statements
- *   that restore the main stream. Running it twice changes nothing. Run it after --backend
- *   (which does not recognise the deferred form).
+ *   that restore the main stream. Running it twice changes nothing. --backend recognises
+ *   the deferred form: kind=cuda keeps it, kind=nccl and kind=auto (nodes > 1) put the Wait
+ *   back into the exchange's group (their forms have one Wait for both halves).
  */
 #include "passes/ir_util.h"
 #include "passes/passes.h"

@@ -366,20 +366,63 @@ int pu_stmt_outputs(hir_stmt *s, hir_tensor **outs, int max)
     return n;
 }
 
+/* the whole program source, for what a pass made and has no place of its own: printed as
+ * `file: error: ...` rather than at a 1:1 that is not where the trouble is */
+static hir_loc whole_src(const hir_program *p)
+{
+    hir_loc l = {p->src, p->src ? HIR_LOC_WHOLE : 0, p->src ? HIR_LOC_WHOLE : 0};
+    return l;
+}
+
 hir_loc pu_loc(const hir_program *p, const hir_stmt *s)
+{
+    return s && s->loc.src ? s->loc : whole_src(p);
+}
+
+/* pu_loc_near's walk: *anc is the place of the innermost located statement around b (or
+ * {0}), *prev that of the last located statement met so far in print order */
+typedef struct near_walk { const hir_stmt *target; hir_loc prev; int depth; } near_walk;
+
+static bool near_find(near_walk *w, const hir_block *b, hir_loc anc, hir_loc *out)
+{
+    if (++w->depth > 256) {      /* deeper than any program a pass sees: give up the search */
+        w->depth--;
+        return false;
+    }
+    for (int i = 0; i < b->stmts.n; i++) {
+        const hir_stmt *t = b->stmts.items[i];
+        hir_loc here = t->loc.src ? t->loc : anc;
+        if (t->loc.src)
+            w->prev = t->loc;
+        if (t == w->target) {
+            *out = here.src ? here : w->prev;
+            w->depth--;
+            return true;
+        }
+        if ((hir_ops[t->op].flags & HIR_OPF_REGION) &&
+            (near_find(w, &t->body, here, out) || near_find(w, &t->else_body, here, out))) {
+            w->depth--;
+            return true;
+        }
+    }
+    w->depth--;
+    return false;
+}
+
+hir_loc pu_loc_near(const hir_program *p, const hir_stmt *s)
 {
     if (s && s->loc.src)
         return s->loc;
-    hir_loc l = {p->src, 0, 0};
-    return l;
+    near_walk w = {s, {0}, 0};
+    hir_loc l = {0};
+    if (s && near_find(&w, &p->body, (hir_loc){0}, &l) && l.src)
+        return l;
+    return whole_src(p);
 }
 
 hir_loc pu_tensor_loc(const hir_program *p, const hir_tensor *t)
 {
-    if (t && t->loc.src)
-        return t->loc;
-    hir_loc l = {p->src, 0, 0};
-    return l;
+    return t && t->loc.src ? t->loc : whole_src(p);
 }
 
 typedef struct step_env { int64_t rank, step; } step_env;

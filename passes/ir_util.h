@@ -65,9 +65,16 @@ int64_t pu_next_stream(hir_program *p);
 /* Tensor outputs of s: its out, or PostOnStream/LaunchKernel outputs. Returns the count. */
 int pu_stmt_outputs(hir_stmt *s, hir_tensor **outs, int max);
 
-/* Location for diagnostics about s (statement start; the program source when made by a pass). */
+/* Location of s (its statement start), for a builder's diagnostics; a statement a pass made
+ * has none: the whole program source (`file: error: ...`, not a made-up 1:1). */
 hir_loc pu_loc(const hir_program *p, const hir_stmt *s);
 hir_loc pu_tensor_loc(const hir_program *p, const hir_tensor *t);
+/* Location for a diagnostic that blames s, also when a pass of the same pipeline made s (it
+ * has no place of its own): the innermost statement around s that has one (the IF of an
+ * exchange lowered from a Communication has that Communication's), else the last located
+ * statement printed before s, else the whole source (`file: error: ...`, never a made-up
+ * 1:1). Walks the program: for diagnostics, not for every statement of a pass. */
+hir_loc pu_loc_near(const hir_program *p, const hir_stmt *s);
 
 /* Makes the program what its printed text reads back as, so that a later pass sees the same
  * program in one pipeline as after `hir-opt A | hir-opt B`: numbered symbols that print

@@ -60,7 +60,7 @@ typedef struct sp {
 
 static int axis_err(sp *c, hir_stmt *s, const hir_iterdomain *id, const char *why)
 {
-    hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, s), "stream-parallel axis %lld %s",
+    hir_diag_emit(c->d, HIR_ERROR, pu_loc_near(c->p, s), "stream-parallel axis %lld %s",
                   (long long)id->number, why);
     return -1;
 }
@@ -124,7 +124,7 @@ static int stream_axis(sp *c, hir_stmt *s, hir_tensor *t, hir_iterdomain **out)
         if (!hir_ptype_is_stream(id->ptype))
             continue;
         if (*out) {
-            hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, s),
+            hir_diag_emit(c->d, HIR_ERROR, pu_loc_near(c->p, s),
                           "T%lld has more than one stream-parallel axis", (long long)t->number);
             return -1;
         }
@@ -149,7 +149,7 @@ static int check_extent(sp *c, hir_stmt *s, hir_tensor *t, int axis, hir_iterdom
     if (id->itype == HIR_IT_BROADCAST || !id->extent || !sid->extent)
         return 0;
     if (hir_scalar_const(id->extent, &a) && hir_scalar_const(sid->extent, &b) && a != b) {
-        hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, s),
+        hir_diag_emit(c->d, HIR_ERROR, pu_loc_near(c->p, s),
                       "axis %lld of T%lld (extent %lld) maps to the stream axis %lld (extent %lld); "
                       "a stream axis made by split or merge is not supported",
                       (long long)id->number, (long long)t->number, (long long)a,
@@ -165,7 +165,7 @@ static int mapped_axis(sp *c, hir_stmt *s, hir_tensor *t, hir_iterdomain *sid, i
     int second = -1;
     *pos = pu_axis_find(&c->map, t, sid, &second);
     if (*pos == -2) {
-        hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, s),
+        hir_diag_emit(c->d, HIR_ERROR, pu_loc_near(c->p, s),
                       "T%lld has more than one axis mapped to the stream axis %lld (axis %lld is the second)",
                       (long long)t->number, (long long)sid->number,
                       (long long)t->shape.ids[second]->number);
@@ -375,7 +375,7 @@ static int lower_p2p(sp *c, loopctx *L, hir_stmt *s, hir_iterdomain *sid)
     if (mapped_axis(c, s, in, sid, &ia) || mapped_axis(c, s, out, sid, &oa))
         return -1;
     if (s->op != HIR_OP_SET || ia != 0 || oa != 0) {
-        hir_diag_emit(c->d, HIR_ERROR, pu_loc(p, s),
+        hir_diag_emit(c->d, HIR_ERROR, pu_loc_near(p, s),
                       "resharding from a device axis to the stream axis is supported only for a Set "
                       "whose outermost logical axes are the device axis (input) and the stream axis (output)");
         return -1;
@@ -462,7 +462,7 @@ static int choose_schedule(sp *c, hir_stmt *group, hir_iterdomain *sid, loopctx 
 {
     int64_t d;
     if (!sid->extent || !hir_scalar_const(sid->extent, &d) || d < 1) {
-        hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, group),
+        hir_diag_emit(c->d, HIR_ERROR, pu_loc_near(c->p, group),
                       "stream-parallel: order=, nodes= and chunks= need a stream axis of constant "
                       "extent (the number of ranks)");
         return -1;
@@ -472,7 +472,7 @@ static int choose_schedule(sp *c, hir_stmt *group, hir_iterdomain *sid, loopctx 
     if (!why && hir_sched_choose(d, c->nodes, c->order_req, c->chunks_req, &L->sched, NULL, NULL))
         why = "no schedule fits";
     if (why) {
-        hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, group),
+        hir_diag_emit(c->d, HIR_ERROR, pu_loc_near(c->p, group),
                       "stream-parallel: cannot schedule %lld ranks on %lld node%s in %lld chunks%s%s: %s",
                       (long long)d, (long long)c->nodes, c->nodes == 1 ? "" : "s",
                       (long long)want.chunks, c->order_req == 1 ? " local-first" : "",
@@ -530,7 +530,7 @@ static int lower_group(sp *c, hir_stmt *group, hir_ptrvec *out)
                 L.rows = -1;
         }
         if (L.rows <= 0) {
-            hir_diag_emit(c->d, HIR_ERROR, pu_loc(p, group),
+            hir_diag_emit(c->d, HIR_ERROR, pu_loc_near(p, group),
                           "stream-parallel: chunks=%lld splits each shard in %lld pieces, which needs the "
                           "shard's rows (axis 1 of the gathered tensor) a constant multiple of %lld",
                           (long long)L.sched.chunks, (long long)L.S, (long long)L.S);
@@ -603,7 +603,7 @@ static int check_kernel(sp *c, hir_stmt *s)
         return 0;
     for (int i = 0; i < n; i++)
         if (hir_tensor_stream_axis(outs[i]) >= 0) {
-            hir_diag_emit(c->d, HIR_ERROR, pu_loc(c->p, s),
+            hir_diag_emit(c->d, HIR_ERROR, pu_loc_near(c->p, s),
                           "%s cannot be stream-parallelized (output T%lld has a stream axis); "
                           "only standalone host operations can",
                           hir_ops[s->op].keyword, (long long)outs[i]->number);

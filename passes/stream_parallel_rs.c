@@ -382,7 +382,7 @@ int hir_stream_parallel_rs(hir_program *p, hir_backend_kind backend, bool put, b
     if (first < 0)
         return 0;
     if (scheduled) {   /* the options are the all-gather's; this lowering has one schedule */
-        hir_diag_emit(d, HIR_ERROR, pu_loc(p, hir_block_at(body, first)),
+        hir_diag_emit(d, HIR_ERROR, pu_loc_near(p, hir_block_at(body, first)),
                       "order=, nodes= and chunks= schedule an all-gather pipeline; the GEMM + "
                       "reduce-scatter lowering has one schedule (the ring of one chunk a rank): "
                       "lower this program without them");

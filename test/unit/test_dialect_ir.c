@@ -463,6 +463,29 @@ static void every_comm_is_visited(void **state)
         assert_int_equal(seen[i], 1);
 }
 
+/* A number freed for reuse (pu_as_printed sets next_scalar below a dropped symbol's number)
+ * gives new index symbols, each numbered after the last: taking the dropped symbol over left
+ * next_scalar behind, so the next new symbol was the same object and its definition named
+ * itself (`--backend=nccl --backend=cuda` on a CUDA program read from text crashed printing it). */
+static void new_index_after_freed_numbers(void **state)
+{
+    hir_program *p = *state;
+    hir_scalar *old1 = hir_scalar_symbol(p, "i", 1), *old2 = hir_scalar_symbol(p, "b", 2);
+    p->next_scalar = 1;
+    hir_scalar *rank = hir_scalar_named(p, "rank");
+    hir_scalar *a = hir_scalar_new_index(p, hir_sexpr_binary(p, HIR_BIN_ADD, rank, hir_scalar_int(p, 1)));
+    hir_scalar *b = hir_scalar_new_index(p, hir_sexpr_binary(p, HIR_BIN_MOD, a, hir_scalar_int(p, 4)));
+    assert_ptr_not_equal(a, b);
+    assert_ptr_not_equal(a, old1);
+    assert_ptr_not_equal(b, old2);
+    assert_int_equal(a->number, 1);
+    assert_int_equal(b->number, 2);
+    assert_int_equal(b->dtype, HIR_DT_INDEX);      /* not the dropped bool symbol b2's */
+    assert_int_equal(p->next_scalar, 3);
+    assert_ptr_equal(b->def->args[0], a);
+    assert_ptr_equal(hir_scalar_symbol(p, "i", 2), b);   /* the number now names the new one */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -472,6 +495,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(every_comm_is_visited, setup, teardown),
         cmocka_unit_test_setup_teardown(meshes_are_interned, setup, teardown),
         cmocka_unit_test_setup_teardown(scalars, setup, teardown),
+        cmocka_unit_test_setup_teardown(new_index_after_freed_numbers, setup, teardown),
         cmocka_unit_test_setup_teardown(comms, setup, teardown),
         cmocka_unit_test_setup_teardown(evaluation, setup, teardown),
         cmocka_unit_test_setup_teardown(structural_equality, setup, teardown),
