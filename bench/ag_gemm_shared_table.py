@@ -4,7 +4,8 @@ files: per d, TFLOP/s per device (all ranks sharing the GPU) of the pipeline, th
 --defer-send-wait pipeline, the compute-only program, gather-then-GEMM and PyTorch, the
 pipeline / compute-only ratio, the check verdicts, and the device's peak. With --rs, the table
 of bench/rs_gemm_shared.sh (GEMM + reduce-scatter): its "gather" files hold the ring on one
-stream (no overlap of a rank's GEMMs with its own exchanges)."""
+stream (no overlap of a rank's GEMMs with its own exchanges). The caption says whether the
+ranks ran under CUDA MPS (OUT_DIR/mps.txt, written by shared_gpu.sh: "MPS: on/off")."""
 import glob
 import json
 import os
@@ -16,6 +17,14 @@ def load(path):
         with open(path) as f:
             return json.load(f)
     except (OSError, ValueError):
+        return None
+
+
+def load_text(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
         return None
 
 
@@ -53,6 +62,9 @@ def main():
         rt = f"{ratio:.3f}" if ratio else "?"
         print(f"| {d} | {cell(r['pipe'])} | {cell(r['defer'])} | {cell(r['strip'])} | "
               f"{cell(r['gather'])} | {cell(r['torch'])} | {rt} | {checks} |")
+    mps = (load_text(os.path.join(out, "mps.txt")) or "not recorded").strip()
+    print(f"\nMPS: {mps} (without MPS the GPU time-slices the ranks' processes; "
+          "docs/benchmarks.md, \"Ranks sharing one GPU\").")
     if peak:
         print(f"\nTFLOP/s per device (the sum over the ranks sharing it) and mean time per iteration; "
               f"device peak {peak:.0f} TFLOP/s ({dev.get('name')}, {dev.get('sm_count')} SMs at "

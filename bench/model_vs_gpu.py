@@ -25,7 +25,10 @@ here is a multi-GPU measurement.
   python3 bench/model_vs_gpu.py --bin BIN --out OUT --device cpu --gemm-tool hir-run ...
                                    # the script's own test on the CPU backend (no timings)
 Writes OUT/gemm/*.log|*.json (one per K), OUT/schedule/ (schedule_gpu.sh's output),
-OUT/model_vs_gpu.md and OUT/model_vs_gpu.json.
+OUT/model_vs_gpu.md and OUT/model_vs_gpu.json. The captions say "MPS: on/off": whether a CUDA
+MPS daemon answered when the run began (bench/mps_state.py), and for the schedules what
+schedule_gpu.sh's log records (MPS=1 in the environment gives it a daemon of its own;
+docs/benchmarks.md, "Ranks sharing one GPU").
 """
 import argparse
 import datetime
@@ -38,6 +41,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import mps_state  # noqa: E402
 import scale_model as sm  # noqa: E402
 
 SELFTEST_LINE = re.compile(r"^gemm-bench variant=(\S+) m=(\d+) k=(\d+) n=(\d+) check=(\S+) "
@@ -207,6 +211,16 @@ def schedule_rows(out, mo_base):
     return rows
 
 
+def schedule_mps(out):
+    """MPS: on/off as schedule_gpu.sh's log header records it"""
+    try:
+        with open(os.path.join(out, "schedule", "schedule_gpu.log")) as f:
+            m = re.search(r"MPS: (on|off)", f.readline())
+    except OSError:
+        m = None
+    return m.group(1) if m else "not recorded"
+
+
 def f3(v):
     return "-" if v is None else "%.3f" % v
 
@@ -223,7 +237,9 @@ def render(a):
     g = measured["gemm"]
     L = ["Measured on ONE device next to the scale model's PREDICTIONS (bench/model_vs_gpu.py)."]
     if meta:
-        L.append("Measured %s on %s, `%s`." % (meta["date"], meta["device"], meta["command"]))
+        L.append("Measured %s on %s, MPS: %s, `%s`." % (meta["date"], meta["device"],
+                                                         meta.get("mps", "not recorded"),
+                                                         meta["command"]))
         if meta["device"] == "cpu backend":
             L.append("On the CPU backend: the script's own test; its timings mean nothing.")
     L.append("PREDICTED with GEMM %.1f TFLOP/s (hir, measured %s, %s) + %.1f us per GEMM, HBM "
@@ -239,8 +255,8 @@ def render(a):
         L.append("| %d | %d | %d | %d | %.4f | %.4f | %.3f | %s-bound | %s | %s |" % (
             r["K"], r["m"], r["k"], r["n"], r["ms"], r["predicted_ms"], r["ratio"], r["regime"],
             r["check"], r["tool"]))
-    L += ["", "schedule_gpu.sh's runs (d ranks sharing the device; PREDICTED efficiency is of d "
-          "separate GPUs: orientation, not a validation):", "",
+    L += ["", "schedule_gpu.sh's runs (d ranks sharing the device, MPS: %s; PREDICTED efficiency "
+          "is of d separate GPUs: orientation, not a validation):" % schedule_mps(a.out), "",
           "| schedule | check | compute-only measured ms | compute-only PREDICTED ms | measured "
           "/ PREDICTED | pipeline measured ms | measured pipeline ÷ compute-only | PREDICTED "
           "efficiency, d GPUs |", "|---|---|---|---|---|---|---|---|"]
@@ -322,7 +338,8 @@ def main(argv=None):
         dev = (p.stdout.strip().splitlines() or ["nvidia-smi: none"])[0]
     with open(os.path.join(a.out, "meta.json"), "w") as f:
         json.dump({"date": datetime.datetime.now(datetime.timezone.utc).strftime(
-            "%Y-%m-%d %H:%M UTC"), "device": dev, "m": a.m, "k": a.k, "n": a.n,
+            "%Y-%m-%d %H:%M UTC"), "device": dev, "mps": mps_state.state(), "m": a.m, "k": a.k,
+            "n": a.n,
             "command": "python3 bench/model_vs_gpu.py " + " ".join(sys.argv[1:] if argv is None
                                                                    else argv)}, f, indent=1)
     measure_gemms(a)

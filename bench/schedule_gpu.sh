@@ -8,10 +8,12 @@
 # streams, no communication) is benched too, OUT_DIR/TAG-strip.json beside OUT_DIR/TAG.json:
 # bench/model_vs_gpu.py reads both next to the scale model's predictions.
 # Environment: DS (default "4 8"), M K N (default 8192 4096 4096), STREAMS (4), ITERS (5),
-# DEVICE (cuda; cpu runs the same on the CPU backend: the scripts' own test, no timings).
+# DEVICE (cuda; cpu runs the same on the CPU backend: the scripts' own test, no timings), MPS
+# (1: the d ranks run under a CUDA MPS daemon of the script's own, gpu_env.sh; default 0: the
+# GPU time-slices them). The log's header says "MPS: on/off".
 set -u
 bin=$(cd "$1" && pwd); out=${2:-${OUT:-/tmp/schedule-gpu}}; mkdir -p "$out"
-export PATH="$bin:$PATH" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+BIN=$bin; . "$(dirname "$0")/gpu_env.sh"     # PATH, mpirun as root, MPS=1; its trap at exit
 M=${M:-8192} K=${K:-4096} N=${N:-4096}
 DS=${DS:-4 8}; STREAMS=${STREAMS:-4}; ITERS=${ITERS:-5}
 DEVICE=${DEVICE:-cuda}
@@ -19,7 +21,7 @@ work=$(mktemp -d)
 log=$out/schedule_gpu.log
 : > "$log"
 if [ "$DEVICE" = cuda ]; then dev=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); else dev="device=$DEVICE"; fi
-echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); $dev; m=$M k=$K n=$N streams=$STREAMS" | tee -a "$log"
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); $dev; m=$M k=$K n=$N streams=$STREAMS; MPS: $GPU_ENV_MPS" | tee -a "$log"
 fails=0
 for d in $DS; do
   hir-gen ag-linear --m $M --k $K --n $N --d $d --no-bias -o $work/in$d.hir
@@ -48,4 +50,5 @@ for d in $DS; do
   done
 done
 echo "schedule_gpu: $fails failing" | tee -a "$log"
+rm -rf "$work"
 [ $fails -eq 0 ]

@@ -56,6 +56,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import ag_gemm  # noqa: E402 - Hir (hir-gen/hir-opt/hir-run --bench), sh, gpu_count
+import mps_state  # noqa: E402 - MPS: on/off, hir-run's test
 import shared_ceiling  # noqa: E402
 
 # (key, label, hir-opt passes or None for torch, hir-run options)
@@ -350,11 +351,12 @@ class Compare:
                 + " ".join(shlex.quote(x) for x in sys.argv[1:]), "gpus": self.gpus,
                 "per_gpu": self.per_gpu, "ds": self.ds, "m": a.m, "k": a.k, "n": a.n,
                 "rounds": a.rounds, "warmup": a.warmup, "iters": a.iters, "streams": a.streams,
-                "device": a.device, "torch": self.torch_version, "clocks": []}
+                "device": a.device, "torch": self.torch_version, "clocks": [],
+                "mps": mps_state.state()}
         meta["copy"] = self.copy_bandwidth()
         ag_gemm.log(f"# {meta['date']}: {self.gpus} GPU(s), "
                     + ("one rank per GPU" if self.per_gpu else "ranks sharing one device")
-                    + f", d in {self.ds}; copy bandwidth {meta['copy']}")
+                    + f", d in {self.ds}; MPS: {meta['mps']}; copy bandwidth {meta['copy']}")
         for rnd in range(a.rounds):
             meta["clocks"].append({"round": rnd, "before": clocks()})
             for d in self.ds:
@@ -414,7 +416,7 @@ def render(out):
                  + ("one rank per GPU" if meta["per_gpu"] else "d ranks sharing one device")
                  + f", {meta['rounds']} rounds x {meta['iters']} timed iterations "
                  f"({meta['warmup']} warm-ups) per row, --streams={meta['streams']}; "
-                 f"{meta['torch']}.")
+                 f"{meta['torch']}; MPS: {meta.get('mps', 'not recorded')}.")
     if dev:
         L.append(f"Device: {dev.get('name')}, {dev.get('sm_count')} SMs, peak "
                  f"{peak:.0f} TFLOP/s dense bf16 at {dev.get('sm_clock_mhz')} MHz.")

@@ -11,7 +11,8 @@
 # BIN_DIR: hir-gen, hir-opt, hir-run (scripts/pack-gpu's directory). Environment: M K N (the
 # shape, default 32768 16384 8192), DS (ranks, default "2,4,8"), ROUNDS (default 2), ITERS
 # (default 20), WARM (default 3), STREAMS (default 4), BUDGET (seconds after which no run
-# starts; default 0, none). Writes OUT_DIR/tp_compare.{md,json,log}, OUT_DIR/runs/*.json.
+# starts; default 0, none), MPS (1: run under a CUDA MPS daemon of its own, gpu_env.sh; default
+# 0). Writes OUT_DIR/tp_compare.{md,json,log}, OUT_DIR/runs/*.json.
 # At the headline shape one hir run takes about 30 s (mostly host-side inputs and the check):
 # DS=4 ROUNDS=2 is about 8 minutes on one H100; run one d per device call.
 set -u
@@ -23,8 +24,7 @@ BIN=$(cd "$1" && pwd) || exit 2
 OUT=$2; shift 2
 mkdir -p "$OUT"
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/gpu_env.sh"
-trap 'rm -rf "$GPU_ENV_TMP"' EXIT
+. "$here/gpu_env.sh"     # its trap removes GPU_ENV_TMP and stops MPS=1's daemon at exit
 python3 "$here/tp_compare.py" --bin "$BIN" --out "$OUT" --m "${M:-32768}" --k "${K:-16384}" \
   --n "${N:-8192}" --ds "${DS:-2,4,8}" --rounds "${ROUNDS:-2}" --iters "${ITERS:-20}" \
   --warmup "${WARM:-3}" --streams "${STREAMS:-4}" --budget "${BUDGET:-0}" "$@"

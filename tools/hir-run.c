@@ -95,7 +95,8 @@ static const char usage[] =
     "  --progress-after=SEC   show it after SEC seconds instead of 2\n"
     "  --color=auto|always|never  colour diagnostics (auto: stderr is a terminal, TERM is\n"
     "                         not 'dumb' and NO_COLOR is unset)\n"
-    "  --quiet, -q            no summary line at the end of a run that went well\n"
+    "  --quiet, -q            no summary line at the end of a run that went well, no note\n"
+    "                         of ranks time-sliced on a shared GPU without MPS\n"
     "  --completion=bash|zsh  print a shell completion script for hir-run\n"
     "  --version, --help, -h\n";
 
@@ -265,6 +266,7 @@ static int flag_launch(cli *c, int id, const char *x)
         return 0;
     case OPT_QUIET:
         c->quiet = 1;
+        c->o.quiet = 1;
         return 0;
     default:
         return -1;

@@ -61,6 +61,7 @@ typedef struct hir_run_options {
     const char *gemm_tune;
     int comm_priority;               /* --comm-priority=high: 1 (hir_backend_config.comm_priority) */
     int verbose;
+    int quiet;                       /* --quiet: no summary, no note of ranks sharing a GPU */
     /* a progress line on rank 0's diagnostic stream, stderr (ranks, iteration, elapsed), shown once a run has
      * taken 2 s and refreshed 4 times a second: 1 on, 0 off (hir-run --progress decides: by
      * default on when stderr is a terminal) */
@@ -92,6 +93,15 @@ void hir_run_options_init(hir_run_options *o);
  * '.' in it (./tune.txt, gemm.cache) so that a misspelt word is not taken for a file name.
  * 0, or -1 with a message naming the option. */
 int hir_gemm_tune_check(const char *v, hir_diag *e);
+
+/* Ranks sharing one GPU (shared_gpu.c). hir_mps_detect: 1 when a CUDA MPS control daemon
+ * accepts a connection on its socket, CUDA_MPS_PIPE_DIRECTORY/control (default
+ * /tmp/nvidia-mps/control), where the CUDA driver looks for it; 0 otherwise (no socket, or one
+ * left by a daemon that is gone). hir_shared_gpu_note: the note rank 0 prints (--bench or
+ * --verbose) when ranks_per_device > 1 ranks are time-sliced on one GPU without MPS, written
+ * into buf; NULL when no note is due (one rank a GPU, or MPS detected). */
+int hir_mps_detect(void);
+const char *hir_shared_gpu_note(int ranks_per_device, int mps_detected, char *buf, size_t n);
 
 /* Outcome of hir_run_job, for the tool to turn into an exit code. */
 typedef enum hir_run_status {

@@ -124,6 +124,23 @@ static void gemm_tune_warn(job *j, hir_diag *e)
     hir_diag_flush(e);
 }
 
+/* --bench or --verbose on a GPU that several ranks of this node share (each takes GPU
+ * local rank mod the GPUs it sees, as the CUDA backend does): rank 0 notes, once, that
+ * without MPS they are time-sliced (shared_gpu.c). --quiet leaves it out. */
+static void shared_gpu_note(job *j, hir_diag *e)
+{
+    const hir_run_options *o = j->o;
+    if (j->rank || j->is_cpu || o->quiet || !(o->bench || o->verbose))
+        return;
+    int ngpu = hir_registry_device_count(j->dev), local = hir_boot_local_size(j->boot);
+    int per = ngpu > 0 ? (local + ngpu - 1) / ngpu : 0;
+    char note[600];
+    if (hir_shared_gpu_note(per, per > 1 && hir_mps_detect(), note, sizeof note)) {
+        hir_diag_emit(e, HIR_NOTE, (hir_loc){0}, "%s", note);
+        hir_diag_flush(e);
+    }
+}
+
 /* The backends: the device's, and the reference's own when --check needs one that defers the
  * GEMMs the randomized check covers; then what a run needs from the options. */
 hir_run_status job_backends(job *j, hir_diag *e)
@@ -145,6 +162,7 @@ hir_run_status job_backends(job *j, hir_diag *e)
     if (hir_registry_create(j->dev, &bc, &j->be, e))
         return HIR_RUN_FAILED;
     gemm_tune_warn(j, e);
+    shared_gpu_note(j, e);
     hir_backend_config rc_cfg = bc;
     rc_cfg.defer_gemm_flops = o->check_mode == HIR_CHECK_FULL ? 0
                               : o->check_mode == HIR_CHECK_RANDOMIZED ? 1 : 1073741824.0;

@@ -9,6 +9,10 @@
 # --vary-inputs makes it verify the last run, not something left from an earlier one.
 # Ranks share the one GPU (-np d), which exercises the CUDA-IPC ring on one device.
 # Writes OUT_DIR/gpu-suite.md (a table), OUT_DIR/suite-logs.tar.gz; exit 1 if a case failed.
+# Its header records "MPS: on/off": whether a CUDA MPS daemon answers where the ranks' CUDA
+# driver looks (bench/mps_state.py, hir-run's test); without one, ranks sharing the GPU are
+# time-sliced (docs/benchmarks.md, "Ranks sharing one GPU"). The suite checks results, not
+# speed, so it runs either way; it starts no daemon.
 set -u
 bin=$(cd "$1" && pwd); out=$(mkdir -p "$2" && cd "$2" && pwd); shift 2
 tiers=${*:-headline shapes endurance evidence}
@@ -25,7 +29,8 @@ res=$out/gpu-suite.md
 pass=0; fail=0
 { echo "# GPU suite — $(date -u '+%Y-%m-%d %H:%M UTC')"; echo
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
-  echo "hir: $(hir-run --version 2>&1 | head -1)"; echo
+  echo "hir: $(hir-run --version 2>&1 | head -1)"
+  echo "MPS: $(python3 "$here/../../bench/mps_state.py" 2>/dev/null || echo unknown)"; echo
   echo "| case | ranks | options | expected | result | seconds | check line |"
   echo "|---|---|---|---|---|---|---|"; } > "$res"
 

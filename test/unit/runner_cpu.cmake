@@ -37,3 +37,8 @@ target_compile_definitions(test_interp_oom PRIVATE
   HIR_CORPUS="${PROJECT_SOURCE_DIR}/test/corpus")
 target_link_options(test_interp_oom PRIVATE
   "LINKER:--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc")
+# Ranks sharing one GPU (runner/job/shared_gpu.c): the note without MPS and MPS detection,
+# with no GPU.
+hir_add_unit_test(test_shared_gpu
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_shared_gpu.c
+  LIBS hir::job)
