@@ -11,6 +11,13 @@ Modes (--mode):
   nccl      dist.all_gather_into_tensor of the [m/D, k] shards over NCCL, then F.linear
   symm-mem  torch.ops.symm_mem.fused_all_gather_matmul (PyTorch's async-TP) where the
             installed torch has it
+In gemm mode, --chunks C computes the product as C GEMMs of m/C rows each (into row blocks of
+one output, as a pipeline's per-chunk GEMMs do), and --copies adds, on a second stream and with
+no dependency on the GEMMs, the copies a rank of the CUDA-IPC all-gather makes: D-1
+device-to-device copies of an [m/D, k] shard (cudaMemcpyAsync), from a source of the process's
+own. Timed together (the iteration ends when both streams are done) this is what copies and
+GEMMs of that size cost each other on this GPU with nothing ordering them: a pipeline cannot
+beat it, whatever its schedule (bench/ag_gemm_shared.sh's "overlap ceiling" rows).
 Processes share GPU 0 unless --per-gpu (process r uses GPU r). NCCL and symmetric memory need
 one process per GPU: with processes sharing a GPU those modes write {"status": "skipped: ..."}
 instead of running. Two input sets alternate (the second is the first x 2), as with hir-run
@@ -38,6 +45,35 @@ def symm_mem_fn():
         return None
 
 
+def gemm_step(a, size, dev, x):
+    """F.linear of [m, k] x [n, k]^T, in --chunks row blocks, with --copies on a side stream."""
+    import torch
+    import torch.nn.functional as F
+    if a.chunks == 1 and not a.copies:
+        return lambda xi, wi: F.linear(xi, wi)
+    out = torch.empty(a.m, a.n, device=dev, dtype=torch.bfloat16)
+    rows = a.m // a.chunks
+    side = torch.cuda.Stream(device=dev)
+    shard = a.m // size
+    src = x[:shard].clone() if a.copies else None
+    dst = torch.empty(size, shard, a.k, device=dev, dtype=torch.bfloat16) if a.copies else None
+
+    def step(xi, wi):
+        if a.copies:
+            side.wait_stream(torch.cuda.current_stream(dev))
+            with torch.cuda.stream(side):
+                for j in range(1, size):
+                    dst[j].copy_(src)
+        for c in range(a.chunks):
+            torch.matmul(xi[c * rows:(c + 1) * rows], wi.t(), out=out[c * rows:(c + 1) * rows])
+        if a.copies:
+            torch.cuda.current_stream(dev).wait_stream(side)
+        return out
+    if a.copies and size > 1:
+        step.copies_ok = lambda: bool(torch.equal(dst[size - 1], src))
+    return step
+
+
 def setup(a, rank, size):
     """The step function of the mode and the inputs; None and a reason when it cannot run."""
     import torch
@@ -51,7 +87,7 @@ def setup(a, rank, size):
     w = (torch.rand(a.n, a.k, device=dev, generator=g) * 2 - 1).to(torch.bfloat16)
     sets = [(x, w), (x * 2, w * 2)]
     if a.mode == "gemm":
-        return (lambda xi, wi: F.linear(xi, wi)), sets, None
+        return gemm_step(a, size, dev, x), sets, None
     if not a.per_gpu and size > 1:
         return None, None, ("skipped: %s needs one process per GPU (NCCL refuses two ranks on "
                             "one GPU)" % a.mode)
@@ -87,6 +123,9 @@ def main():
     ap.add_argument("--n", type=int, required=True)
     ap.add_argument("--mode", choices=("gemm", "nccl", "symm-mem"), default="gemm")
     ap.add_argument("--per-gpu", action="store_true", help="process r on GPU r")
+    ap.add_argument("--chunks", type=int, default=1, help="gemm mode: C row-block GEMMs")
+    ap.add_argument("--copies", action="store_true",
+                    help="gemm mode: the all-gather's D-1 shard copies on a second stream")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--port", type=int, default=29533)
@@ -99,10 +138,14 @@ def main():
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{a.port}", rank=rank,
                             world_size=size)
     base = {"ranks": size, "m": a.m, "k": a.k, "n": a.n, "mode": a.mode,
+            "chunks": a.chunks, "copies": a.copies,
             "per_gpu": a.per_gpu, "torch": torch.__version__,
             "device": torch.cuda.get_device_name(0), "clock": "wall, barrier to barrier"}
-    if a.mode != "gemm" and a.m % size:
+    if (a.mode != "gemm" or a.copies) and a.m % size:
         step, sets, why = None, None, f"skipped: m={a.m} not divisible by {size} ranks"
+    elif a.chunks < 1 or a.m % a.chunks or (a.mode != "gemm" and (a.chunks > 1 or a.copies)):
+        step, sets, why = None, None, (f"skipped: --chunks {a.chunks} / --copies need gemm mode "
+                                       f"and m={a.m} divisible by the chunks")
     else:
         step, sets, why = setup(a, rank, size)
     if step is None:
@@ -120,18 +163,22 @@ def main():
             t1 = time.perf_counter()
             if i >= a.warmup:
                 times.append((t1 - t0) * 1e3)
-        # a spot check that the product is a product: row 0 of this rank's output against
+        # a spot check that the product is a product: row 0 (and in gemm mode the last row) of this rank's output against
         # float64 (in the gathering modes row 0 is rank 0's first row, which this rank has
         # only through the gather: its inputs are regenerated from rank 0's seed)
-        if a.mode == "gemm":
-            x0 = xi[:1]
+        pick = [0]
+        if a.mode == "gemm":        # the first and the last row: the first and last chunk
+            pick = [0, a.m - 1]
+            x0 = xi[pick]
         else:
             g0 = torch.Generator(device=xi.device).manual_seed(1234)
             x0 = ((torch.rand(a.m // size, a.k, device=xi.device, generator=g0) * 2 - 1)
                   .to(torch.bfloat16)[:1]) * (2 if (a.warmup + a.iters - 1) % 2 else 1)
         ref = (x0.double() @ wi.double().t()).float()
-        err = ((y[:1].float() - ref).abs().max() / ref.abs().max()).item()
+        err = ((y[pick].float() - ref).abs().max() / ref.abs().max()).item()
         flops = 2.0 * a.m * a.n * a.k
+        if hasattr(step, "copies_ok"):
+            base["copies_equal"] = step.copies_ok()
         mean = sum(times) / len(times)
         s = sorted(times)
         gpus = size if a.per_gpu else 1

@@ -14,6 +14,12 @@ Rows per d:
   hir gather-then-GEMM     hir-opt --convert-to-communication --backend=cuda  --check
   hir compute-only         the get pipeline after --strip-communication       --check (itself)
   PyTorch same GEMMs       bench/torch_shared.py --mode gemm  (no communication)
+  PyTorch chunk GEMMs      --chunks d: the pipeline's d row-block GEMMs, no communication
+  PyTorch chunks + copies  --chunks d --copies: the same GEMMs and, on a second stream with
+                           nothing ordering the two, the d-1 shard copies a rank of the
+                           CUDA-IPC all-gather makes (ranks sharing one GPU only): what the
+                           copies cost the GEMMs on this GPU, the measured overlap ceiling;
+                           the table gives chunks / (chunks + copies) as its own line
   PyTorch NCCL             --mode nccl: all_gather_into_tensor + F.linear
   PyTorch async-TP         --mode symm-mem: fused_all_gather_matmul, where torch has it
   hir schedule rows       with 2+ GPUs (or --simulate-nodes N on the CPU): the schedules of
@@ -75,8 +81,17 @@ HIR_ROWS = [
     ("compute", "hir compute-only (no communication)", None, []),
 ]
 TORCH_ROWS = [("torch-gemm", "PyTorch, same GEMMs, no communication", "gemm"),
+              ("torch-chunks", "PyTorch, the pipeline's d chunk GEMMs, no communication", "gemm"),
+              ("torch-copies", "PyTorch, d chunk GEMMs + the gather's copies on a second stream, "
+               "unordered (measured overlap ceiling)", "gemm"),
               ("torch-nccl", "PyTorch NCCL all-gather + F.linear", "nccl"),
               ("torch-symm", "PyTorch async-TP (symm_mem fused_all_gather_matmul)", "symm-mem")]
+
+
+def torch_extra(key, d):
+    """torch_shared.py options of a torch row beyond --mode"""
+    return {"torch-chunks": ["--chunks", str(d)],
+            "torch-copies": ["--chunks", str(d), "--copies"]}.get(key, [])
 LABELS = {k: lab for k, lab, *_ in HIR_ROWS + TORCH_ROWS}
 ORDER = [k for k, *_ in HIR_ROWS + TORCH_ROWS]
 SCHED_ORDERS = ("ring", "local-first")
@@ -163,7 +178,10 @@ def skip_reason(key, d, m, per_gpu, device, torch_ok, torch_version):
     if key.startswith("torch"):
         if not torch_ok:
             return f"torch with CUDA unavailable ({torch_version})"
-        if key != "torch-gemm" and shared:
+        if key == "torch-copies" and not shared:
+            return ("it measures what device-to-device copies cost GEMMs on one shared GPU; "
+                    "with one rank per GPU the copies cross the links (the NCCL and async-TP rows)")
+        if key in ("torch-nccl", "torch-symm") and shared:
             return "NCCL and symmetric memory need one rank per GPU (the ranks share it)"
     return None
 
@@ -291,7 +309,7 @@ class Compare:
                os.path.join(HERE, "torch_shared.py"), "--m", str(a.m), "--k", str(a.k),
                "--n", str(a.n), "--mode", mode, "--warmup", str(a.warmup), "--iters",
                str(a.iters), "--port", str(29533 + (10 * rnd + d + ORDER.index(key)) % 400),
-               "--json", js]
+               "--json", js] + torch_extra(key, d)
         if self.per_gpu:
             cmd.append("--per-gpu")
         try:
@@ -470,6 +488,13 @@ def render(out):
                           "vs_compute": cmp_ms / x["median_ms"] if cmp_ms else None,
                           "vs_ceiling": shared_ceiling.fraction(ceil, x["median_ms"])
                           if ceil else None})
+        tc, tx = rows.get((d, "torch-chunks"), {}), rows.get((d, "torch-copies"), {})
+        if tc.get("median_ms") and tx.get("median_ms"):
+            L.append(f"| {d} | what the copies cost the GEMMs on this GPU, unordered: PyTorch "
+                     f"chunks ÷ chunks + copies | | | | {tc['median_ms'] / tx['median_ms']:.3f} "
+                     f"| | | |")
+            table.append({"d": d, "key": "copies-cost",
+                          "vs_compute": tc["median_ms"] / tx["median_ms"]})
         if ceil:
             L.append(f"| {d} | ceiling: max(compute-only, copies of {ceil['copy_bytes'] / 1e9:.3g} "
                      f"GB = {ceil['copy_ms']:.3g} ms) | {num(ceil['ceiling_tflops'])} | | "
