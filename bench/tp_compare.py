@@ -233,6 +233,8 @@ class Compare:
         if self.schedules and not self.a.m % d:
             n = self.topology(d)
             out += [sched_key(o, c, n) for o in SCHED_ORDERS for c in sched_chunks(d)]
+        if self.a.rows:
+            out = [k for k in out if k in self.a.rows or (sched_parse(k) and "sched" in self.a.rows)]
         return out
 
     def skip_reason(self, key, d):
@@ -534,7 +536,14 @@ def main(argv=None):
     ap.add_argument("--simulate-nodes", type=int, default=0, metavar="N",
                     help="--device cpu: the schedule rows run on N simulated nodes (hir-run "
                     "--simulate-nodes; the other rows on one node, as CUDA IPC needs)")
+    ap.add_argument("--rows", type=lambda t: [x for x in t.split(",") if x], default=None,
+                    metavar="KEY,...", help="run only these rows (keys: " + ", ".join(ORDER)
+                    + ", sched for the schedule rows); the default is every row")
     a = ap.parse_args(argv)
+    if a.rows:
+        bad = [k for k in a.rows if k not in ORDER and k != "sched"]
+        if bad:
+            ap.error(f"--rows: unknown row {bad[0]!r} (keys: {', '.join(ORDER)}, sched)")
     if a.render:
         print(render(a.render), end="")
         return 0
