@@ -16,8 +16,9 @@ one output, as a pipeline's per-chunk GEMMs do), and --copies adds, on a second 
 no dependency on the GEMMs, the copies a rank of the CUDA-IPC all-gather makes: D-1
 device-to-device copies of an [m/D, k] shard (cudaMemcpyAsync), from a source of the process's
 own. Timed together (the iteration ends when both streams are done) this is what copies and
-GEMMs of that size cost each other on this GPU with nothing ordering them: a pipeline cannot
-beat it, whatever its schedule (bench/ag_gemm_shared.sh's "overlap ceiling" rows).
+GEMMs of that size cost each other on this GPU with nothing ordering them, a ceiling for any
+schedule of those copies (bench/tp_compare.py's "measured overlap ceiling" row). The JSON's
+copies_equal says whether the last copy equals its source.
 Processes share GPU 0 unless --per-gpu (process r uses GPU r). NCCL and symmetric memory need
 one process per GPU: with processes sharing a GPU those modes write {"status": "skipped: ..."}
 instead of running. Two input sets alternate (the second is the first x 2), as with hir-run
@@ -163,11 +164,12 @@ def main():
             t1 = time.perf_counter()
             if i >= a.warmup:
                 times.append((t1 - t0) * 1e3)
-        # a spot check that the product is a product: row 0 (and in gemm mode the last row) of this rank's output against
-        # float64 (in the gathering modes row 0 is rank 0's first row, which this rank has
-        # only through the gather: its inputs are regenerated from rank 0's seed)
+        # a spot check that the product is a product: row 0 of this rank's output (in gemm
+        # mode also the last row, so the first and the last chunk) against float64 (in the
+        # gathering modes row 0 is rank 0's first row, which this rank has only through the
+        # gather: its inputs are regenerated from rank 0's seed)
         pick = [0]
-        if a.mode == "gemm":        # the first and the last row: the first and last chunk
+        if a.mode == "gemm":
             pick = [0, a.m - 1]
             x0 = xi[pick]
         else:

@@ -80,18 +80,28 @@ HIR_ROWS = [
      ["--convert-to-communication", "--backend=cuda"], []),
     ("compute", "hir compute-only (no communication)", None, []),
 ]
-TORCH_ROWS = [("torch-gemm", "PyTorch, same GEMMs, no communication", "gemm"),
-              ("torch-chunks", "PyTorch, the pipeline's d chunk GEMMs, no communication", "gemm"),
+# (key, label, torch_shared.py --mode, further options; "{d}" stands for the ranks)
+TORCH_ROWS = [("torch-gemm", "PyTorch, same GEMMs, no communication", "gemm", []),
+              ("torch-chunks", "PyTorch, the pipeline's d chunk GEMMs, no communication", "gemm",
+               ["--chunks", "{d}"]),
               ("torch-copies", "PyTorch, d chunk GEMMs + the gather's copies on a second stream, "
-               "unordered (measured overlap ceiling)", "gemm"),
-              ("torch-nccl", "PyTorch NCCL all-gather + F.linear", "nccl"),
-              ("torch-symm", "PyTorch async-TP (symm_mem fused_all_gather_matmul)", "symm-mem")]
+               "unordered (measured overlap ceiling)", "gemm", ["--chunks", "{d}", "--copies"]),
+              ("torch-nccl", "PyTorch NCCL all-gather + F.linear", "nccl", []),
+              ("torch-symm", "PyTorch async-TP (symm_mem fused_all_gather_matmul)", "symm-mem", [])]
 
 
 def torch_extra(key, d):
     """torch_shared.py options of a torch row beyond --mode"""
-    return {"torch-chunks": ["--chunks", str(d)],
-            "torch-copies": ["--chunks", str(d), "--copies"]}.get(key, [])
+    return [o.format(d=d) for k, _, _, opts in TORCH_ROWS if k == key for o in opts]
+
+
+def torch_status(r):
+    """a torch row's status from torch_shared.py's JSON: its own, or a failed copy check"""
+    if r.get("status") == "ok" and r.get("copies_equal") is False:
+        return "check FAIL: a copied shard differs from its source"
+    return r.get("status", "failed: no status")
+
+
 LABELS = {k: lab for k, lab, *_ in HIR_ROWS + TORCH_ROWS}
 ORDER = [k for k, *_ in HIR_ROWS + TORCH_ROWS]
 SCHED_ORDERS = ("ring", "local-first")
@@ -305,7 +315,7 @@ class Compare:
 
     def run_torch(self, key, d, rnd):
         a = self.a
-        mode = dict((k, m) for k, _, m in TORCH_ROWS)[key]
+        mode = dict((k, m) for k, _, m, _ in TORCH_ROWS)[key]
         js = os.path.join(self.hir.work, f"{key}-d{d}-r{rnd}.torch.json")
         cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(d), "python3",
                os.path.join(HERE, "torch_shared.py"), "--m", str(a.m), "--k", str(a.k),
@@ -323,6 +333,7 @@ class Compare:
             return {"status": "failed: " + (err[-1] if err else f"rc={p.returncode}")[:240]}
         with open(js) as f:
             r = json.load(f)
+        r["status"] = torch_status(r)
         if r.get("status") == "ok":
             r["command"] = " ".join(shlex.quote(c) for c in cmd)
         return r
