@@ -417,6 +417,7 @@ def aggregate(out):
         if ok:
             x["median_ms"] = median([t for r in ok for t in r["per_iter_ms"]])
             meds = [median(r["per_iter_ms"]) for r in ok]
+            x["round_ms"] = {r.get("round"): median(r["per_iter_ms"]) for r in ok}
             x["round_min_ms"], x["round_max_ms"] = min(meds), max(meds)
             x["checks"] = sorted({r.get("check") for r in ok if r.get("check")})
             peaks = [r.get("peak_tflops") for r in ok if r.get("peak_tflops")]
@@ -424,6 +425,13 @@ def aggregate(out):
             dev = [r.get("device") for r in ok if r.get("device")]
             x["device"] = dev[0] if dev else None
     return rows
+
+
+def round_ratios(comp, x):
+    """compute-only's median ÷ the row's, round by round (both measured in that round): the
+    paired comparison, free of what drifts between rounds."""
+    c, r = comp.get("round_ms") or {}, x.get("round_ms") or {}
+    return [c[k] / r[k] for k in sorted(set(c) & set(r), key=str)]
 
 
 def num(v):
@@ -457,7 +465,8 @@ def render(out):
     L.append("Timing for every row: rank 0's wall clock per iteration, barrier to barrier "
              "(each rank synchronizes its device before the barrier); median of all timed "
              "iterations of all rounds; spread = lowest-highest per-round median; rounds "
-             "interleave the rows.")
+             "interleave the rows; ÷ compute-only in brackets: lowest-highest of the ratio "
+             "taken round by round.")
     if meta and not meta["per_gpu"]:
         L.append("Ceiling (bench/shared_ceiling.py): max(compute-only, copies), copies = "
                  f"(d-1)·m·k·2 bytes at {gbps:.0f} GB/s ({meta['copy']['how']})." if gbps else
@@ -487,6 +496,9 @@ def render(out):
             if peak and v > peak:
                 pk += " **above peak: a bug**"
             rc = f"{cmp_ms / x['median_ms']:.3f}" if cmp_ms else "?"
+            paired = round_ratios(comp, x) if key != "compute" else []
+            if len(paired) > 1:
+                rc += f" ({min(paired):.3f}–{max(paired):.3f})"
             rl = f"{shared_ceiling.fraction(ceil, x['median_ms']):.3f}" if ceil else "—"
             chk = ", ".join(x.get("checks") or []) or ("spot row" if key.startswith("torch")
                                                        else "?")
@@ -499,6 +511,7 @@ def render(out):
                      f"{chk} |")
             table.append({"d": d, "key": key, "tflops_per_gpu": v, "median_ms": x["median_ms"],
                           "vs_compute": cmp_ms / x["median_ms"] if cmp_ms else None,
+                          "vs_compute_rounds": paired,
                           "vs_ceiling": shared_ceiling.fraction(ceil, x["median_ms"])
                           if ceil else None})
         tc, tx = rows.get((d, "torch-chunks"), {}), rows.get((d, "torch-copies"), {})
