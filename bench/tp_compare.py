@@ -12,7 +12,10 @@ Rows per d:
   hir pipeline, get, --comm-priority=high                                     --check
   hir pipeline, NCCL       hir-opt --stream-parallel --backend=nccl           --check
   hir gather-then-GEMM     hir-opt --convert-to-communication --backend=cuda  --check
+  hir pipeline, forwarded  ... --backend=cuda --forward-local-shard (the own chunk's GEMM reads
+                           the local shard, no copy into the gathered buffer)  --check
   hir compute-only         the get pipeline after --strip-communication       --check (itself)
+  hir compute-only, fwd    the forwarded pipeline after --strip-communication (the GEMMs alone)
   PyTorch same GEMMs       bench/torch_shared.py --mode gemm  (no communication)
   PyTorch chunk GEMMs      --chunks d: the pipeline's d row-block GEMMs, no communication
   PyTorch chunks + copies  --chunks d --copies: the same GEMMs and, on a second stream with
@@ -78,7 +81,11 @@ HIR_ROWS = [
     ("pipe-nccl", "hir pipeline, NCCL", ["--stream-parallel", "--backend=nccl"], []),
     ("gather", "hir gather-then-GEMM (CUDA IPC)",
      ["--convert-to-communication", "--backend=cuda"], []),
+    ("pipe-fwd", "hir pipeline, get, --forward-local-shard (no local copy)",
+     ["--stream-parallel", "--backend=cuda", "--forward-local-shard"], []),
     ("compute", "hir compute-only (no communication)", None, []),
+    ("compute-fwd", "hir compute-only of the --forward-local-shard pipeline (GEMMs alone)",
+     None, []),
 ]
 # (key, label, torch_shared.py --mode, further options; "{d}" stands for the ranks)
 TORCH_ROWS = [("torch-gemm", "PyTorch, same GEMMs, no communication", "gemm", []),
@@ -263,6 +270,8 @@ class Compare:
                 out[key] = (h.lower(src, passes, f"{key}-d{d}"), src)
         out["compute"] = (h.lower(out["pipe-get"][0], ["--strip-communication"],
                                   f"compute-d{d}"), None)
+        out["compute-fwd"] = (h.lower(out["pipe-fwd"][0], ["--strip-communication"],
+                                      f"compute-fwd-d{d}"), None)
         for key in self.keys(d):
             s = sched_parse(key)
             if s:

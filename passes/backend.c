@@ -3,7 +3,8 @@
  * Needs: nothing; any program.
  * Changes: (1) every per-iteration P2P allgather exchange that --stream-parallel emitted (an
  *   `IF Manual pred` directly in a kernel-IR FOR body whose then-branch is the local copy
- *   `Set(recvbuf <- local shard)` and whose else-branch is the NCCL form
+ *   `Set(recvbuf <- local shard)` (or --forward-local-shard's view of the shard in its place)
+ *   and whose else-branch is the NCCL form
  *   `StartCoalescing; recv; send; EndCoalescing e; Wait e` or the CUDA form
  *   `[ShareMemHandles(recv, send);] send; recv; Wait send; Wait recv`, or that of
  *   --defer-send-wait: `... send; recv; Wait recv` with `IF Manual pred: ELSE: Wait send`
@@ -139,7 +140,9 @@ static bool match(hir_stmt *cond, exchange *x)
     if (cond->op != HIR_OP_IF || nt < 1 || nt > 2)
         return false;
     hir_stmt *copy = hir_block_at(t, nt - 1);
-    if (copy->op != HIR_OP_SET || (nt == 2 && hir_block_at(t, 0)->op != HIR_OP_ALIAS_SELECT))
+    /* the local copy, or --forward-local-shard's view of the local shard in its place */
+    bool forwarded = nt == 1 && copy->op == HIR_OP_ALIAS_SELECT;
+    if (!forwarded && (copy->op != HIR_OP_SET || (nt == 2 && hir_block_at(t, 0)->op != HIR_OP_ALIAS_SELECT)))
         return false;
     int ne = hir_block_size(e);
     x->cond = cond;

@@ -13,6 +13,7 @@ PASS(hoist_handle_exchange)
 PASS(pipeline_fallback)
 PASS(defer_send_wait)
 PASS(strip_communication)
+PASS(forward_local_shard)
 #undef PASS
 
 const hir_pass_info hir_pass_table[] = {
@@ -37,6 +38,9 @@ const hir_pass_info hir_pass_table[] = {
     {"defer-send-wait",
      "move each CUDA-IPC send's Wait to the end of its loop iteration, so a chunk's GEMM does not wait for the peer's pull (nvFuser 2025-12 form)",
      NULL, hir_opts_defer_send_wait, hir_run_defer_send_wait},
+    {"forward-local-shard",
+     "let the GEMM of a rank's own chunk in an all-gather pipeline read the local shard, not a copy of it in the gathered buffer (when nothing else reads that buffer)",
+     NULL, hir_opts_forward_local_shard, hir_run_forward_local_shard},
     {"strip-communication",
      "remove every communication statement and keep the compute (compute-only ceiling; the outputs are meaningless)",
      NULL, hir_opts_strip_communication, hir_run_strip_communication},

@@ -47,7 +47,7 @@ NUMBERS = ["0", "1", "-1", "2", "3", "4", "7", "8", "16", "64", "1023", "1024", 
 PASS_PIPELINES = [[], ["--canonicalize"], ["--stream-parallel"], ["--stream-parallel=cuda"],
                   ["--convert-to-communication"], ["--backend=cuda"], ["--backend=nccl"],
                   ["--stream-parallel", "--canonicalize"], ["--hoist-handle-exchange"],
-                  ["--defer-send-wait"], ["--strip-communication"],
+                  ["--defer-send-wait"], ["--strip-communication"], ["--forward-local-shard"],
                   ["--pipeline-fallback=cuda"], ["--print-form=2026"], ["--print-form=2025"],
                   ["--stream-parallel=cuda", "--hoist-handle-exchange", "--defer-send-wait"]]
 

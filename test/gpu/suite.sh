@@ -81,6 +81,7 @@ for tier in $tiers; do
       hir-opt --stream-parallel --backend=cuda --defer-send-wait $work/h$d.hir -o $work/h$d-defer.hir
       hir-opt --stream-parallel --backend=cuda --hoist-handle-exchange $work/h$d.hir -o $work/h$d-hoist.hir
       hir-opt --stream-parallel --pass-pipeline='backend{kind=cuda,protocol=put}' $work/h$d.hir -o $work/h$d-put.hir
+      hir-opt --stream-parallel --backend=cuda --forward-local-shard $work/h$d.hir -o $work/h$d-fwd.hir
     done
     V=(--vary-inputs --iters=2)
     for s in 1 4 8; do
@@ -89,6 +90,8 @@ for tier in $tiers; do
     for s in 4 8; do case_ h-d4-put-s$s 4 pass --streams=$s --p2p-protocol=put "${V[@]}" -- $work/h4-put.hir $work/h4.hir; done
     case_ h-d4-defer-s4 4 pass --streams=4 "${V[@]}" -- $work/h4-defer.hir $work/h4.hir
     case_ h-d4-hoist-s4 4 pass --streams=4 "${V[@]}" -- $work/h4-hoist.hir $work/h4.hir
+    case_ h-d4-fwd-s4 4 pass --streams=4 "${V[@]}" -- $work/h4-fwd.hir $work/h4.hir
+    case_ h-d2-fwd-s4 2 pass --streams=4 "${V[@]}" -- $work/h2-fwd.hir $work/h2.hir
     case_ h-d2-get-s2 2 pass --streams=2 "${V[@]}" -- $work/h2-get.hir $work/h2.hir
     case_ h-d2-put-s4 2 pass --streams=4 --p2p-protocol=put "${V[@]}" -- $work/h2-put.hir $work/h2.hir
     case_ h-d8-get-s4 8 pass --streams=4 "${V[@]}" -- $work/h8-get.hir $work/h8.hir

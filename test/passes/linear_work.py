@@ -59,6 +59,7 @@ CASES = [
     ("hoist-handle-exchange", "spc", 80, ["--hoist-handle-exchange"], "hir_run_hoist_handle_exchange"),
     ("defer-send-wait", "spc", 40, ["--defer-send-wait"], "hir_run_defer_send_wait"),
     ("strip-communication", "spc", 40, ["--strip-communication"], "hir_run_strip_communication"),
+    ("forward-local-shard", "spc", 40, ["--forward-local-shard"], "hir_run_forward_local_shard"),
     ("convert-to-communication", "blocks", 200, ["--convert-to-communication"],
      "hir_run_convert_to_communication"),
     ("pipeline-fallback", "blocks", 200, ["--pipeline-fallback"], "hir_run_pipeline_fallback"),
