@@ -36,8 +36,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-
-
 /* ---------------------------------------------------------------- who names a tensor */
 
 #define MAX_NAMED 64
@@ -149,7 +147,7 @@ static bool writes_t(const hir_stmt *s, const hir_tensor *t)
         if (outs[i] == t)
             return true;
     if ((s->op == HIR_OP_P2P && s->u.comm && !s->u.comm->is_send && s->u.comm->buffer == t) ||
-        (s->op == HIR_OP_COMMUNICATION && s->u.comm && s->u.comm->output == t))
+        ((s->op == HIR_OP_COMMUNICATION || s->op == HIR_OP_CPERM) && s->u.comm && s->u.comm->output == t))
         return true;
     if (s->op == HIR_OP_DISPATCH || s->op == HIR_OP_COMBINE || s->op == HIR_OP_SDPA ||
         s->op == HIR_OP_SDPA_BWD || s->op == HIR_OP_POST_ON_STREAM || s->op == HIR_OP_LAUNCH_KERNEL) {
@@ -186,14 +184,36 @@ static bool written_from(hir_block *b, int from, const hir_tensor *t)
     return w.yes;
 }
 
+/* statements of b[from, to), nested ones included, that name t */
+static uintptr_t names_in(hir_block *b, int from, int to, const hir_tensor *t)
+{
+    refs r = {{0}, false};
+    uintptr_t n = 0;
+    hir_map_init(&r.count);
+    for (int i = from; i < to; i++) {
+        hir_stmt *s = hir_block_at(b, i);
+        count_refs(s, 0, &r);
+        hir_block_walk(&s->body, 1, count_refs, &r);
+        hir_block_walk(&s->else_body, 1, count_refs, &r);
+    }
+    n = r.overflow ? UINTPTR_MAX - 1 : (uintptr_t)hir_map_get(&r.count, (uint64_t)(uintptr_t)t);
+    hir_map_fini(&r.count);
+    return n;
+}
+
 /* ---------------------------------------------------------------- the rewrite */
 
 static bool same_extents(const hir_tensor *a, const hir_tensor *b)
 {
     if (a->nloop != b->nloop)
         return false;
+    hir_iterdomain **ia = a->shape.ids ? a->shape.ids : a->loop, **ib = b->shape.ids ? b->shape.ids : b->loop;
+    if (a->nloop && (!ia || !ib))
+        return false;
     for (int i = 0; i < a->nloop; i++) {
-        hir_scalar *x = a->shape.ids[i]->extent, *y = b->shape.ids[i]->extent;
+        if (!ia[i] || !ib[i])
+            return false;
+        hir_scalar *x = ia[i]->extent, *y = ib[i]->extent;
         int64_t u, v;
         if (x == y)
             continue;
@@ -234,16 +254,18 @@ static void try_forward(fwd_ctx *c, hir_block *body, int at)
     if (!s || !receives_into(&cond->else_body, v) || !same_extents(x, v) || x->dtype != v->dtype)
         return;
     /* (3) V is a view of the gathered buffer G, made earlier in this loop body */
-    hir_tensor *g = NULL;
-    for (int i = at - 1; i >= 0 && !g; i--) {
-        hir_stmt *d = hir_block_at(body, i);
-        if (d->out == v) {
-            if (d->op != HIR_OP_ALIAS_SELECT || d->nin != 1)
-                return;
-            g = hir_value_tensor(d->in[0]);
-        }
-    }
+    int def = at - 1;
+    while (def >= 0 && hir_block_at(body, def)->out != v)
+        def--;
+    if (def < 0)
+        return;
+    hir_stmt *view = hir_block_at(body, def);
+    hir_tensor *g = view->op == HIR_OP_ALIAS_SELECT && view->nin == 1 ? hir_value_tensor(view->in[0]) : NULL;
     if (!g || g == s)
+        return;
+    /* nothing reads the slot between its view and the exchange, nothing outside the loop
+     * names V (what it would read there is the last iteration's binding) */
+    if (names_in(body, def + 1, at, v) || names_in(body, 0, hir_block_size(body), v) != refs_of(c, v))
         return;
     /* (4) nothing but its ALLOCATE and that view names G; not a program input or output */
     if (in_values(&c->p->inputs, g) || in_values(&c->p->outputs, g) || refs_of(c, g) != 2)
