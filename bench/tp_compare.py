@@ -109,6 +109,8 @@ def torch_status(r):
     return r.get("status", "failed: no status")
 
 
+# rows whose "÷ compute-only" is taken against the compute-only of their own form
+BASE = {"pipe-fwd": "compute-fwd"}
 LABELS = {k: lab for k, lab, *_ in HIR_ROWS + TORCH_ROWS}
 ORDER = [k for k, *_ in HIR_ROWS + TORCH_ROWS]
 SCHED_ORDERS = ("ring", "local-first")
@@ -475,7 +477,8 @@ def render(out):
              "(each rank synchronizes its device before the barrier); median of all timed "
              "iterations of all rounds; spread = lowest-highest per-round median; rounds "
              "interleave the rows; ÷ compute-only in brackets: lowest-highest of the ratio "
-             "taken round by round.")
+             "taken round by round; \"of compute-fwd\": against the compute-only of the "
+             "--forward-local-shard form, which has no local copy.")
     if meta and not meta["per_gpu"]:
         L.append("Ceiling (bench/shared_ceiling.py): max(compute-only, copies), copies = "
                  f"(d-1)·m·k·2 bytes at {gbps:.0f} GB/s ({meta['copy']['how']})." if gbps else
@@ -504,10 +507,17 @@ def render(out):
             pk = f"{100 * v / peak:.1f} %" if peak else "?"
             if peak and v > peak:
                 pk += " **above peak: a bug**"
-            rc = f"{cmp_ms / x['median_ms']:.3f}" if cmp_ms else "?"
-            paired = round_ratios(comp, x) if key != "compute" else []
+            # a row against the compute-only of its own form where the table has it
+            bkey = BASE.get(key, "compute")
+            base = rows.get((d, bkey), {}) if rows.get((d, bkey), {}).get("median_ms") else comp
+            bkey = bkey if base is not comp else "compute"
+            b_ms = base.get("median_ms")
+            rc = f"{b_ms / x['median_ms']:.3f}" if b_ms else "?"
+            paired = round_ratios(base, x) if key not in ("compute", bkey) else []
             if len(paired) > 1:
                 rc += f" ({min(paired):.3f}–{max(paired):.3f})"
+            if bkey != "compute":
+                rc += f" of {bkey}"
             rl = f"{shared_ceiling.fraction(ceil, x['median_ms']):.3f}" if ceil else "—"
             chk = ", ".join(x.get("checks") or []) or ("spot row" if key.startswith("torch")
                                                        else "?")
@@ -519,7 +529,8 @@ def render(out):
                      f"{num(tf(x['round_min_ms']))} | {x['median_ms']:.3f} | {rc} | {rl} | {pk} | "
                      f"{chk} |")
             table.append({"d": d, "key": key, "tflops_per_gpu": v, "median_ms": x["median_ms"],
-                          "vs_compute": cmp_ms / x["median_ms"] if cmp_ms else None,
+                          "vs_compute": b_ms / x["median_ms"] if b_ms else None,
+                          "vs_compute_base": bkey,
                           "vs_compute_rounds": paired,
                           "vs_ceiling": shared_ceiling.fraction(ceil, x["median_ms"])
                           if ceil else None})
