@@ -509,8 +509,9 @@ def render(out):
                 pk += " **above peak: a bug**"
             # a row against the compute-only of its own form where the table has it
             bkey = BASE.get(key, "compute")
-            base = rows.get((d, bkey), {}) if rows.get((d, bkey), {}).get("median_ms") else comp
-            bkey = bkey if base is not comp else "compute"
+            if not rows.get((d, bkey), {}).get("median_ms"):
+                bkey = "compute"
+            base = rows.get((d, bkey), {})
             b_ms = base.get("median_ms")
             rc = f"{b_ms / x['median_ms']:.3f}" if b_ms else "?"
             paired = round_ratios(base, x) if key not in ("compute", bkey) else []

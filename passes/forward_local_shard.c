@@ -11,8 +11,9 @@
  * first chunk's GEMM, which waits for it. Here the then-branch selects the slot's view from
  * the local shard instead: the GEMM reads the rank's own input, the copy is gone.
  *
- * Needs: a program lowered by --stream-parallel (any backend; after --backend,
- *   --defer-send-wait and --hoist-handle-exchange or before them, in any order).
+ * Needs: a program lowered by --stream-parallel (any backend; before or after --backend and
+ *   --defer-send-wait; before --hoist-handle-exchange, whose handle loop names the gathered
+ *   buffer once more, so that after it nothing is forwarded).
  * Changes: an `IF` directly in a FOR body is rewritten when (1) its then-branch is
  *   `X = HirAliasSelect(S, axis, index)` then `V = Set(X)`; (2) its else-branch receives into
  *   V (a P2PCommunication recv, or a Communication whose output is V); (3) V is defined
@@ -36,90 +37,96 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* ---------------------------------------------------------------- who names a tensor */
+/* ---------------------------------------------------------------- who names, who writes */
 
 #define MAX_NAMED 64
 
-static void add(hir_tensor **ts, int *n, hir_tensor *t)
+static bool names_t(const hir_stmt *s, const hir_tensor *t)
 {
-    if (!t || *n >= MAX_NAMED)
-        return;
-    for (int i = 0; i < *n; i++)
+    hir_tensor *ts[MAX_NAMED];
+    int n = pu_stmt_tensors(s, ts, MAX_NAMED);
+    if (n < 0)
+        return true;   /* too many to list: assume it does */
+    for (int i = 0; i < n; i++)
         if (ts[i] == t)
-            return;
-    ts[(*n)++] = t;
+            return true;
+    return false;
 }
 
-static void add_comm(hir_tensor **ts, int *n, const hir_comm *c)
+static bool writes_t(const hir_stmt *s, const hir_tensor *t)
 {
-    if (c) {
-        add(ts, n, c->buffer);
-        add(ts, n, c->input);
-        add(ts, n, c->output);
-    }
-}
-
-/* The tensors s names (each once); false when there are more than MAX_NAMED, which the
- * caller takes as "names everything". */
-static bool named(const hir_stmt *s, hir_tensor **ts, int *n)
-{
-    *n = 0;
-    add(ts, n, s->out);
-    for (int i = 0; i < s->nin; i++)
-        add(ts, n, hir_value_tensor(s->in[i]));
+    hir_tensor *outs[MAX_NAMED];
+    int n = pu_stmt_outputs((hir_stmt *)s, outs, MAX_NAMED);
+    for (int i = 0; i < n; i++)
+        if (outs[i] == t)
+            return true;
     switch (s->op) {
-    case HIR_OP_ALLOCATE: add(ts, n, s->u.alloc.alias); break;
-    case HIR_OP_COMMUNICATION: case HIR_OP_P2P: case HIR_OP_END_COAL: case HIR_OP_CPERM:
-        add_comm(ts, n, s->u.comm);
-        break;
-    case HIR_OP_SHARE_HANDLES:
-        for (int i = 0; i < s->u.share.n; i++)
-            add_comm(ts, n, s->u.share.comms[i]);
-        break;
-    case HIR_OP_DISPATCH: case HIR_OP_COMBINE:
-        if (s->u.moe) {
-            add(ts, n, s->u.moe->hidden[0]);
-            add(ts, n, s->u.moe->hidden[1]);
-        }
-        break;
-    case HIR_OP_SDPA: case HIR_OP_SDPA_BWD:
-        for (int i = 0; s->u.sdpa && i < 3; i++)
-            add(ts, n, s->u.sdpa->extra[i]);
-        break;
-    default: break;
+    case HIR_OP_P2P:
+        return s->u.comm && !s->u.comm->is_send && s->u.comm->buffer == t;
+    case HIR_OP_COMMUNICATION: case HIR_OP_CPERM:
+        return s->u.comm && s->u.comm->output == t;
+    case HIR_OP_DISPATCH: case HIR_OP_COMBINE: case HIR_OP_SDPA: case HIR_OP_SDPA_BWD:
+    case HIR_OP_POST_ON_STREAM: case HIR_OP_LAUNCH_KERNEL:
+        return names_t(s, t);   /* out-of-line or listed outputs: whatever it names */
+    default:
+        return false;
     }
-    return *n < MAX_NAMED;
+}
+
+typedef bool (*tensor_pred)(const hir_stmt *s, const hir_tensor *t);
+
+typedef struct scan {
+    tensor_pred pred;
+    const hir_tensor *t;
+    int n;
+} scan;
+
+static bool scan_stmt(hir_stmt *s, int depth, void *ctx)
+{
+    (void)depth;
+    scan *c = ctx;
+    c->n += c->pred(s, c->t);
+    return true;
+}
+
+/* how many statements of b[from, to), nested ones included, satisfy pred for t */
+static int count_in(hir_block *b, int from, int to, tensor_pred pred, const hir_tensor *t)
+{
+    scan c = {pred, t, 0};
+    for (int i = from; i < to; i++) {
+        hir_stmt *s = hir_block_at(b, i);
+        scan_stmt(s, 0, &c);
+        hir_block_walk(&s->body, 1, scan_stmt, &c);
+        hir_block_walk(&s->else_body, 1, scan_stmt, &c);
+    }
+    return c.n;
 }
 
 /* how many statements of the program name each tensor (tensor -> count), in one walk */
-typedef struct refs {
-    hir_map count;
-    bool overflow;               /* a statement named too many to list: trust no count */
-} refs;
-
 typedef struct fwd_ctx {
     hir_program *p;
-    refs refs;
-    int forwarded;
+    hir_map refs;
+    bool overflow;               /* a statement named too many to list: trust no count */
 } fwd_ctx;
 
 static bool count_refs(hir_stmt *s, int depth, void *ctx)
 {
     (void)depth;
-    refs *r = ctx;
+    fwd_ctx *c = ctx;
     hir_tensor *ts[MAX_NAMED];
-    int n;
-    r->overflow |= !named(s, ts, &n);
+    int n = pu_stmt_tensors(s, ts, MAX_NAMED);
+    c->overflow |= n < 0;
     for (int i = 0; i < n; i++) {
         uint64_t k = (uint64_t)(uintptr_t)ts[i];
-        hir_map_put(&r->count, k, (void *)((uintptr_t)hir_map_get(&r->count, k) + 1));
+        hir_map_put(&c->refs, k, (void *)((uintptr_t)hir_map_get(&c->refs, k) + 1));
     }
     return true;
 }
 
-static uintptr_t refs_of(const fwd_ctx *c, const hir_tensor *t)
+/* statements of the program that name t; -1 when no count can be trusted */
+static int refs_of(const fwd_ctx *c, const hir_tensor *t)
 {
-    return c->refs.overflow ? UINTPTR_MAX : (uintptr_t)hir_map_get(&c->refs.count, (uint64_t)(uintptr_t)t);
+    return c->overflow ? -1 : (int)(uintptr_t)hir_map_get(&c->refs, (uint64_t)(uintptr_t)t);
 }
 
 static bool in_values(const hir_ptrvec *v, const hir_tensor *t)
@@ -128,77 +135,6 @@ static bool in_values(const hir_ptrvec *v, const hir_tensor *t)
         if (hir_value_tensor(v->items[i]) == t)
             return true;
     return false;
-}
-
-/* ---------------------------------------------------------------- who writes a tensor */
-
-typedef struct writes {
-    const hir_tensor *t;
-    bool yes;
-} writes;
-
-static bool writes_t(const hir_stmt *s, const hir_tensor *t)
-{
-    hir_tensor *ts[MAX_NAMED];
-    int n;
-    hir_tensor *outs[16];
-    int no = pu_stmt_outputs((hir_stmt *)s, outs, 16);
-    for (int i = 0; i < no; i++)
-        if (outs[i] == t)
-            return true;
-    if ((s->op == HIR_OP_P2P && s->u.comm && !s->u.comm->is_send && s->u.comm->buffer == t) ||
-        ((s->op == HIR_OP_COMMUNICATION || s->op == HIR_OP_CPERM) && s->u.comm && s->u.comm->output == t))
-        return true;
-    if (s->op == HIR_OP_DISPATCH || s->op == HIR_OP_COMBINE || s->op == HIR_OP_SDPA ||
-        s->op == HIR_OP_SDPA_BWD || s->op == HIR_OP_POST_ON_STREAM || s->op == HIR_OP_LAUNCH_KERNEL) {
-        /* out-of-line or listed outputs: any tensor it names counts as written */
-        if (!named(s, ts, &n))
-            return true;
-        for (int i = 0; i < n; i++)
-            if (ts[i] == t)
-                return true;
-    }
-    return false;
-}
-
-static bool find_write(hir_stmt *s, int depth, void *ctx)
-{
-    (void)depth;
-    writes *w = ctx;
-    w->yes |= writes_t(s, w->t);
-    return !w->yes;
-}
-
-/* whether a statement of b from position `from` on, at any depth, writes t */
-static bool written_from(hir_block *b, int from, const hir_tensor *t)
-{
-    writes w = {t, false};
-    for (int i = from; i < hir_block_size(b) && !w.yes; i++) {
-        hir_stmt *s = hir_block_at(b, i);
-        find_write(s, 0, &w);
-        if (!w.yes)
-            hir_block_walk(&s->body, 1, find_write, &w);
-        if (!w.yes)
-            hir_block_walk(&s->else_body, 1, find_write, &w);
-    }
-    return w.yes;
-}
-
-/* statements of b[from, to), nested ones included, that name t */
-static uintptr_t names_in(hir_block *b, int from, int to, const hir_tensor *t)
-{
-    refs r = {{0}, false};
-    uintptr_t n = 0;
-    hir_map_init(&r.count);
-    for (int i = from; i < to; i++) {
-        hir_stmt *s = hir_block_at(b, i);
-        count_refs(s, 0, &r);
-        hir_block_walk(&s->body, 1, count_refs, &r);
-        hir_block_walk(&s->else_body, 1, count_refs, &r);
-    }
-    n = r.overflow ? UINTPTR_MAX - 1 : (uintptr_t)hir_map_get(&r.count, (uint64_t)(uintptr_t)t);
-    hir_map_fini(&r.count);
-    return n;
 }
 
 /* ---------------------------------------------------------------- the rewrite */
@@ -265,18 +201,18 @@ static void try_forward(fwd_ctx *c, hir_block *body, int at)
         return;
     /* nothing reads the slot between its view and the exchange, nothing outside the loop
      * names V (what it would read there is the last iteration's binding) */
-    if (names_in(body, def + 1, at, v) || names_in(body, 0, hir_block_size(body), v) != refs_of(c, v))
+    int nb = hir_block_size(body);
+    if (count_in(body, def + 1, at, names_t, v) || count_in(body, 0, nb, names_t, v) != refs_of(c, v))
         return;
     /* (4) nothing but its ALLOCATE and that view names G; not a program input or output */
     if (in_values(&c->p->inputs, g) || in_values(&c->p->outputs, g) || refs_of(c, g) != 2)
         return;
     /* (5) the shard is not written in the loop, V not after the exchange; X only here */
-    if (written_from(body, 0, s) || written_from(body, at + 1, v) || refs_of(c, x) != 2)
+    if (count_in(body, 0, nb, writes_t, s) || count_in(body, at + 1, nb, writes_t, v) || refs_of(c, x) != 2)
         return;
     sel->out = v;
     sel->out_loc = copy->out_loc;
     hir_ptrvec_remove(&t->stmts, 1);
-    c->forwarded++;
 }
 
 static bool visit(hir_stmt *loop, int depth, void *ctx)
@@ -296,10 +232,10 @@ int hir_run_forward_local_shard(hir_program *p, const hir_pass_args *args, hir_d
     (void)args;
     (void)d;
     fwd_ctx c = {.p = p};
-    hir_map_init_in(&c.refs.count, p->arena);
-    hir_block_walk(&p->body, 0, count_refs, &c.refs);
+    hir_map_init_in(&c.refs, p->arena);
+    hir_block_walk(&p->body, 0, count_refs, &c);
     hir_block_walk(&p->body, 0, visit, &c);
-    hir_map_fini(&c.refs.count);
+    hir_map_fini(&c.refs);
     return 0;
 }
 

@@ -352,6 +352,59 @@ int64_t pu_next_stream(hir_program *p)
     return next;
 }
 
+/* adds t to ts[0..*n) unless it is NULL or there; *n = max + 1 once ts is full */
+static void add_tensor(hir_tensor **ts, int *n, int max, hir_tensor *t)
+{
+    if (!t || *n > max)
+        return;
+    for (int i = 0; i < *n; i++)
+        if (ts[i] == t)
+            return;
+    if (*n == max)
+        *n = max + 1;
+    else
+        ts[(*n)++] = t;
+}
+
+static void add_comm_tensors(hir_tensor **ts, int *n, int max, const hir_comm *c)
+{
+    if (c) {
+        add_tensor(ts, n, max, c->buffer);
+        add_tensor(ts, n, max, c->input);
+        add_tensor(ts, n, max, c->output);
+    }
+}
+
+int pu_stmt_tensors(const hir_stmt *s, hir_tensor **ts, int max)
+{
+    int n = 0;
+    add_tensor(ts, &n, max, s->out);
+    for (int i = 0; i < s->nin; i++)
+        add_tensor(ts, &n, max, hir_value_tensor(s->in[i]));
+    switch (s->op) {
+    case HIR_OP_ALLOCATE: add_tensor(ts, &n, max, s->u.alloc.alias); break;
+    case HIR_OP_COMMUNICATION: case HIR_OP_P2P: case HIR_OP_END_COAL: case HIR_OP_CPERM:
+        add_comm_tensors(ts, &n, max, s->u.comm);
+        break;
+    case HIR_OP_SHARE_HANDLES:
+        for (int i = 0; i < s->u.share.n; i++)
+            add_comm_tensors(ts, &n, max, s->u.share.comms[i]);
+        break;
+    case HIR_OP_DISPATCH: case HIR_OP_COMBINE:
+        if (s->u.moe) {
+            add_tensor(ts, &n, max, s->u.moe->hidden[0]);
+            add_tensor(ts, &n, max, s->u.moe->hidden[1]);
+        }
+        break;
+    case HIR_OP_SDPA: case HIR_OP_SDPA_BWD:
+        for (int i = 0; s->u.sdpa && i < 3; i++)
+            add_tensor(ts, &n, max, s->u.sdpa->extra[i]);
+        break;
+    default: break;
+    }
+    return n > max ? -1 : n;
+}
+
 int pu_stmt_outputs(hir_stmt *s, hir_tensor **outs, int max)
 {
     int n = 0;

@@ -64,6 +64,11 @@ hir_stmt *pu_stmt_clone(hir_program *p, const hir_stmt *s);
 int64_t pu_next_stream(hir_program *p);
 /* Tensor outputs of s: its out, or PostOnStream/LaunchKernel outputs. Returns the count. */
 int pu_stmt_outputs(hir_stmt *s, hir_tensor **outs, int max);
+/* Every tensor s names — its output, inputs, ALLOCATE alias, communication buffers (also of
+ * the communications a ShareMemHandles lists), MoE and SDPA operands — each once, into ts.
+ * Returns the count, or -1 when there are more than max (the caller must then assume s
+ * names any tensor). Statements s holds (loop and IF bodies) are not included. */
+int pu_stmt_tensors(const hir_stmt *s, hir_tensor **ts, int max);
 
 /* Location of s (its statement start), for a builder's diagnostics; a statement a pass made
  * has none: the whole program source (`file: error: ...`, not a made-up 1:1). */
