@@ -16,8 +16,9 @@ one output, as a pipeline's per-chunk GEMMs do), and --copies adds, on a second 
 no dependency on the GEMMs, the copies a rank of the CUDA-IPC all-gather makes: D-1
 device-to-device copies of an [m/D, k] shard (cudaMemcpyAsync), from a source of the process's
 own. Timed together (the iteration ends when both streams are done) this is what copies and
-GEMMs of that size cost each other on this GPU with nothing ordering them, a ceiling for any
-schedule of those copies (bench/tp_compare.py's "measured overlap ceiling" row). The JSON's
+GEMMs of that size cost each other on this GPU with nothing ordering them (bench/tp_compare.py's
+"what unscheduled copies cost" row); not a ceiling: a schedule that orders its copies can lose
+less to them. The JSON's
 copies_equal says whether the last copy equals its source.
 Processes share GPU 0 unless --per-gpu (process r uses GPU r). NCCL and symmetric memory need
 one process per GPU: with processes sharing a GPU those modes write {"status": "skipped: ..."}

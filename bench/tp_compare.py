@@ -21,8 +21,10 @@ Rows per d:
   PyTorch chunks + copies  --chunks d --copies: the same GEMMs and, on a second stream with
                            nothing ordering the two, the d-1 shard copies a rank of the
                            CUDA-IPC all-gather makes (ranks sharing one GPU only): what the
-                           copies cost the GEMMs on this GPU, the measured overlap ceiling;
-                           the table gives chunks / (chunks + copies) as its own line
+                           copies cost the GEMMs on this GPU with no schedule at all (not a
+                           ceiling: a pipeline that orders its copies can lose less, as the
+                           --forward-local-shard pipeline did on an H100 on 2026-12-07); the
+                           table gives chunks / (chunks + copies) as its own line
   PyTorch NCCL             --mode nccl: all_gather_into_tensor + F.linear
   PyTorch async-TP         --mode symm-mem: fused_all_gather_matmul, where torch has it
   hir schedule rows       with 2+ GPUs (or --simulate-nodes N on the CPU): the schedules of
@@ -92,7 +94,7 @@ TORCH_ROWS = [("torch-gemm", "PyTorch, same GEMMs, no communication", "gemm", []
               ("torch-chunks", "PyTorch, the pipeline's d chunk GEMMs, no communication", "gemm",
                ["--chunks", "{d}"]),
               ("torch-copies", "PyTorch, d chunk GEMMs + the gather's copies on a second stream, "
-               "unordered (measured overlap ceiling)", "gemm", ["--chunks", "{d}", "--copies"]),
+               "unordered (what unscheduled copies cost)", "gemm", ["--chunks", "{d}", "--copies"]),
               ("torch-nccl", "PyTorch NCCL all-gather + F.linear", "nccl", []),
               ("torch-symm", "PyTorch async-TP (symm_mem fused_all_gather_matmul)", "symm-mem", [])]
 
