@@ -694,6 +694,14 @@ static void print_summary(const cli *c, const hir_run_report *r, hir_boot *boot,
     fprintf(stderr, "hir-run: done: %s backend, %d rank%s%s, %s, %s, %.3f s; %s\n", r->backend,
             size, size == 1 ? "" : "s", nodes > 1 ? " on several nodes" : "", devices, runs,
             secs, outputs);
+    /* a benchmark's wall time is mostly not the timed runs at large shapes: say where it went */
+    if (o->bench) {
+        const double *p = r->phase_s;
+        fprintf(stderr, "hir-run: time on rank 0: setup %.3f s, inputs %.3f s, runs %.3f s, "
+                        "outputs %.3f s, check %.3f s\n",
+                p[HIR_RUN_PHASE_SETUP], p[HIR_RUN_PHASE_INPUTS], p[HIR_RUN_PHASE_RUNS],
+                p[HIR_RUN_PHASE_OUTPUTS], p[HIR_RUN_PHASE_CHECK]);
+    }
 }
 
 /* The job on this rank, --bench-plot after it; the exit code. */
