@@ -13,8 +13,9 @@
 # (default 20), WARM (default 3), STREAMS (default 4), BUDGET (seconds after which no run
 # starts; default 0, none), MPS (1: run under a CUDA MPS daemon of its own, gpu_env.sh; default
 # 0). Writes OUT_DIR/tp_compare.{md,json,log}, OUT_DIR/runs/*.json.
-# At the headline shape one hir run takes about 30 s (mostly host-side inputs and the check):
-# DS=4 ROUNDS=2 is about 8 minutes on one H100; run one d per device call.
+# At the headline shape one checked hir run took 23-65 s on one H100 (2026-12-07), of which the
+# timed runs are about 1.2 s; hir-run's "time on rank 0" line (in OUT_DIR/tp_compare.log) says
+# where the rest goes. DS=4 ROUNDS=2 of 6 rows is about 4.5 minutes; run one d per device call.
 set -u
 if [ $# -lt 2 ]; then
   echo "usage: $0 BIN_DIR OUT_DIR [tp_compare.py options]" >&2
