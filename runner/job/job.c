@@ -5,7 +5,6 @@
  * compare them with a reference run (compare.c); job_end releases what the phases made. */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "runner/boot/boot.h"
 #include "runner/job/job_internal.h"
@@ -68,17 +67,10 @@ static hir_run_status job_end(job *j, hir_run_status st, hir_diag *e)
     return st;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_diag *e)
 {
     double t[HIR_RUN_PHASES + 1];   /* t[p]: when phase p began; t[PHASES]: the end */
-    t[0] = now_s();
+    t[0] = job_now_s();
     job j;
     memset(&j, 0, sizeof j);
     j.o = o;
@@ -90,13 +82,13 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_diag *e
         (st = job_interp(&j, e)))
         return job_end(&j, st, e);
     j.vi = (vary){.it = j.it, .be = j.be, .in = &j.in, .p = j.main.p};
-    t[HIR_RUN_PHASE_INPUTS] = now_s();
+    t[HIR_RUN_PHASE_INPUTS] = job_now_s();
     if (job_make_inputs(j.it, j.main.p, j.be, o, j.main.p, j.rank, &j.in, e))
         return job_end(&j, HIR_RUN_FAILED, e);
-    t[HIR_RUN_PHASE_RUNS] = now_s();
+    t[HIR_RUN_PHASE_RUNS] = job_now_s();
     if (job_run(&j, e))
         return job_end(&j, HIR_RUN_FAILED, e);
-    t[HIR_RUN_PHASE_OUTPUTS] = now_s();
+    t[HIR_RUN_PHASE_OUTPUTS] = job_now_s();
     /* From here on a rank that has finished waits for the others at the job's own exchanges
      * (gathering outputs, the check). A peer may still be inside a statement whose wait has the
      * same --timeout: wait longer than it, so that the peer reports the statement that stuck
@@ -104,9 +96,9 @@ hir_run_status hir_run_job(const hir_run_options *o, hir_boot *boot, hir_diag *e
     hir_boot_set_timeout(boot, 2 * hir_boot_timeout(boot) + 1);
     if ((st = job_outputs(&j, e)))
         return job_end(&j, st, e);
-    t[HIR_RUN_PHASE_CHECK] = now_s();
+    t[HIR_RUN_PHASE_CHECK] = job_now_s();
     st = job_compare(&j, e);
-    t[HIR_RUN_PHASES] = now_s();
+    t[HIR_RUN_PHASES] = job_now_s();
     st = job_bench_json(&j, st, e);
     if (st == HIR_RUN_OK && o->report) {
         *o->report = (hir_run_report){.backend = j.dev->name, .is_host = j.is_cpu,

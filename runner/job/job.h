@@ -23,11 +23,11 @@
 
 typedef enum hir_inputs_kind { HIR_INPUTS_GENERATED, HIR_INPUTS_DIR } hir_inputs_kind;
 
-/* What a job that ended well did, for the tool's summary line (hir-run prints it on rank 0). */
 /* the phases of a job, as hir_run_report.phase_s counts them */
 enum { HIR_RUN_PHASE_SETUP, HIR_RUN_PHASE_INPUTS, HIR_RUN_PHASE_RUNS, HIR_RUN_PHASE_OUTPUTS,
        HIR_RUN_PHASE_CHECK, HIR_RUN_PHASES };
 
+/* What a job that ended well did, for the tool's summary line (hir-run prints it on rank 0). */
 typedef struct hir_run_report {
     const char *backend;             /* the device's backend ("cpu", "cuda") */
     int is_host;                     /* the backend runs on the host (no GPU) */

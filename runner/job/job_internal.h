@@ -137,6 +137,7 @@ int job_agree_extents(job *j, hir_diag *e);
 /* ---------------------------------------------------------------- the runs (run.c) */
 
 int job_run(job *j, hir_diag *e);
+double job_now_s(void);   /* CLOCK_MONOTONIC seconds (the progress line, the phase times) */
 /* --bench-json after the check, with its verdict st; returns st or HIR_RUN_FAILED. */
 hir_run_status job_bench_json(job *j, hir_run_status st, hir_diag *e);
 

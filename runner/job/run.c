@@ -17,7 +17,7 @@ typedef struct progress_line {
     bool shown;
 } progress_line;
 
-static double mono_s(void)
+double job_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -26,7 +26,7 @@ static double mono_s(void)
 
 static void progress_show(progress_line *pl)
 {
-    double now = mono_s();
+    double now = job_now_s();
     if (now - pl->t0 < pl->after || now - pl->last < 0.25)
         return;
     pl->last = now;
@@ -103,7 +103,7 @@ int job_run(job *j, hir_diag *e)
             gemm_tune_report(j);
         return rc;
     }
-    progress_line pl = {e->out, j->size, 0, o->iters, mono_s(), 0, o->progress_after, false};
+    progress_line pl = {e->out, j->size, 0, o->iters, job_now_s(), 0, o->progress_after, false};
     hir_interp_hook ph = {.before = progress_on_stmt, .ctx = &pl};
     bool hooked = o->progress && j->rank == 0 && e->out;
     if (hooked && hir_interp_add_hook(j->it, &ph, e))   /* bench.c hooks --bench likewise */
