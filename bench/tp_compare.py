@@ -23,8 +23,9 @@ Rows per d:
                            CUDA-IPC all-gather makes (ranks sharing one GPU only): what the
                            copies cost the GEMMs on this GPU with no schedule at all (not a
                            ceiling: a pipeline that orders its copies can lose less, as the
-                           --forward-local-shard pipeline did on an H100 on 2026-12-07); the
-                           table gives chunks / (chunks + copies) as its own line
+                           --forward-local-shard pipeline did at d = 4 on an H100 on
+                           2026-12-07); the table gives chunks / (chunks + copies) as its own
+                           line
   PyTorch NCCL             --mode nccl: all_gather_into_tensor + F.linear
   PyTorch async-TP         --mode symm-mem: fused_all_gather_matmul, where torch has it
   hir schedule rows       with 2+ GPUs (or --simulate-nodes N on the CPU): the schedules of
