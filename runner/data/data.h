@@ -57,7 +57,9 @@ int  hir_compare_with(const void *got, const void *want, hir_dtype dt, int64_t n
  * (host memory, any float dtype); g->a, g->b, g->bias are the true operands. For `vectors`
  * random ±1 vectors r it compares out·r with a·(op(b)·r) + (bias·r) in float64, row by row,
  * against a bound derived from the output dtype's rounding and the accumulation over K
- * (docs/runner.md). Returns 0 (the verdict in *r) or -1 when the GEMM cannot be checked. */
+ * (docs/runner.md), over up to `threads` threads of this process (the verdict and figures do
+ * not depend on their number). Returns 0 (the verdict in *r) or -1 when the GEMM cannot be
+ * checked. */
 typedef struct hir_data_gemm_check {
     int64_t rows;                /* rows checked (times batch) */
     int64_t bad_rows;            /* rows whose difference exceeded the bound for some r */
@@ -65,7 +67,7 @@ typedef struct hir_data_gemm_check {
     double worst;                /* largest |difference| / bound seen */
     double diff_first, bound_first;   /* at the first bad row */
 } hir_data_gemm_check;
-int hir_data_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, hir_data_gemm_check *r,
-                         hir_diag *e);
+int hir_data_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, int threads,
+                         hir_data_gemm_check *r, hir_diag *e);
 
 #endif

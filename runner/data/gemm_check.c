@@ -17,8 +17,14 @@
  * A wrong row (a tile not written, stale data, a wrong chunk) differs by about ‖C_m‖₂ and
  * fails unless the random sum happens to cancel (probability ≈ 5 % per vector at bf16 and
  * K = 16384, so about 0.25 % with two vectors for one row, and never for a whole tile).
- * u_out: 2^-8 bf16, 2^-11 fp16, 2^-24 float, 2^-53 double; u_acc: 2^-24 (2^-53 for double). */
+ * u_out: 2^-8 bf16, 2^-11 fp16, 2^-24 float, 2^-53 double; u_acc: 2^-24 (2^-53 for double).
+ *
+ * Threads: op(B)·r is split over fixed blocks of K and the rows of A and C over ranges, each
+ * thread with its own row buffer. Every sum is taken in the same order whatever the number of
+ * threads (‖B‖_F² as one partial per fixed block, added in block order), so the verdict and the
+ * figures reported do not depend on it. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,18 +51,34 @@ static double unit_round(hir_dtype t)
 }
 
 #define MAXV 8
+#define MAX_THREADS 32
+#define KBLOCK 512                    /* op(B)·r: K in blocks of this many, one partial each */
 
 /* One randomized check: the GEMM, V vectors, its sizes and element bytes, the error model's
- * figures, and host scratch: rv the V sign vectors (N each), u = op(B)·r (K each), row one
- * row of any operand in float64. */
+ * figures; per matrix of the batch: rv the V sign vectors (N each), u = op(B)·r (K each), the
+ * bias terms beta and ‖B‖_F; bn2 one partial of ‖B‖_F² per block of K. */
 typedef struct fv_check {
     const hir_gemm *g;
     int V;
     int64_t M, N, K;
     size_t ea, eb, eo;
     double u_out, gamma, lambda;
-    double *rv, *u, *row;
+    double *rv, *u, *bn2;
+    const char *A, *B, *C;
+    int64_t bi;
+    double beta[MAXV], bnorm;
 } fv_check;
+
+/* One thread's share: blocks [b0, b1) of K, or rows [r0, r1) of A and C; row its buffer
+ * (max(K, N) doubles) and r its partial verdict. */
+typedef struct fv_part {
+    const fv_check *f;
+    int64_t b0, b1, r0, r1;
+    double *row;
+    hir_data_gemm_check r;
+    pthread_t tid;
+    int started;
+} fv_part;
 
 /* Ranks, dtypes and shapes checked; fills the sizes and u_out of *f. */
 static int fv_validate(const hir_gemm *g, fv_check *f, hir_diag *e)
@@ -78,67 +100,80 @@ static int fv_validate(const hir_gemm *g, fv_check *f, hir_diag *e)
 }
 
 /* beta[v] = bias · r_v (zero without a bias) */
-static void fv_bias(const fv_check *f, double *beta)
+static void fv_bias(fv_check *f, double *row)
 {
     const hir_view *bv = f->g->bias;
+    memset(f->beta, 0, sizeof f->beta);
     if (!bv)
         return;
     int64_t N = f->N;
     int64_t bst = bv->ndim ? bv->stride[bv->ndim - 1] : 0;
     for (int d = bv->ndim - 1; d >= 0; d--)
         if (bv->shape[d] != 1) { bst = bv->stride[d]; break; }
-    hir_load_f64_n(f->row, bv->data, bv->dtype, bst, N);
+    hir_load_f64_n(row, bv->data, bv->dtype, bst, N);
     for (int v = 0; v < f->V; v++)
-        for (int64_t j = 0; j < N; j++) beta[v] += f->row[j] * f->rv[(size_t)v * N + j];
+        for (int64_t j = 0; j < N; j++) f->beta[v] += row[j] * f->rv[(size_t)v * N + j];
 }
 
-/* u = op(B)·r for every vector; returns ‖B‖_F² */
-static double fv_op_b(const fv_check *f, const char *B)
+/* u = op(B)·r over K's blocks [b0, b1) for every vector, and each block's share of ‖B‖_F² */
+static void *fv_op_b(void *arg)
 {
+    fv_part *p = arg;
+    const fv_check *f = p->f;
     const hir_gemm *g = f->g;
     int64_t N = f->N, K = f->K;
     int V = f->V;
-    double *u = f->u, *row = f->row;
+    double *u = f->u, *row = p->row;
     const double *rv = f->rv;
     size_t eb = f->eb;
-    memset(u, 0, (size_t)V * (size_t)K * sizeof *u);
-    double bn2 = 0;
-    if (g->b_trans) {                       /* B is [N, K]: u_k = Σ_n B[n,k] r_n */
-        for (int64_t n = 0; n < N; n++) {
-            hir_load_f64_n(row, B + n * g->b.stride[0] * (int64_t)eb, g->b.dtype,
-                         g->b.stride[1], K);
-            for (int64_t k = 0; k < K; k++) bn2 += row[k] * row[k];
-            for (int v = 0; v < V; v++) {
-                double rn = rv[(size_t)v * N + n], *uv = u + (size_t)v * K;
-                for (int64_t k = 0; k < K; k++) uv[k] += row[k] * rn;
+    for (int64_t b = p->b0; b < p->b1; b++) {
+        int64_t k0 = b * KBLOCK, k1 = k0 + KBLOCK < K ? k0 + KBLOCK : K, nk = k1 - k0;
+        double bn2 = 0;
+        if (g->b_trans) {                   /* B is [N, K]: u_k = Σ_n B[n,k] r_n */
+            for (int v = 0; v < V; v++)
+                memset(u + (size_t)v * K + k0, 0, (size_t)nk * sizeof *u);
+            for (int64_t n = 0; n < N; n++) {
+                hir_load_f64_n(row, f->B + (n * g->b.stride[0] + k0 * g->b.stride[1]) *
+                               (int64_t)eb, g->b.dtype, g->b.stride[1], nk);
+                for (int64_t k = 0; k < nk; k++) bn2 += row[k] * row[k];
+                for (int v = 0; v < V; v++) {
+                    double rn = rv[(size_t)v * N + n], *uv = u + (size_t)v * K + k0;
+                    for (int64_t k = 0; k < nk; k++) uv[k] += row[k] * rn;
+                }
+            }
+        } else {                            /* B is [K, N]: u_k = Σ_n B[k,n] r_n */
+            for (int64_t k = k0; k < k1; k++) {
+                hir_load_f64_n(row, f->B + k * g->b.stride[0] * (int64_t)eb, g->b.dtype,
+                               g->b.stride[1], N);
+                for (int v = 0; v < V; v++) {
+                    double s = 0;
+                    const double *rr = rv + (size_t)v * N;
+                    for (int64_t n = 0; n < N; n++) s += row[n] * rr[n];
+                    u[(size_t)v * K + k] = s;
+                }
+                for (int64_t n = 0; n < N; n++) bn2 += row[n] * row[n];
             }
         }
-    } else {                                /* B is [K, N]: u_k = Σ_n B[k,n] r_n */
-        for (int64_t k = 0; k < K; k++) {
-            hir_load_f64_n(row, B + k * g->b.stride[0] * (int64_t)eb, g->b.dtype,
-                         g->b.stride[1], N);
-            for (int v = 0; v < V; v++) {
-                double s = 0;
-                const double *rr = rv + (size_t)v * N;
-                for (int64_t n = 0; n < N; n++) s += row[n] * rr[n];
-                u[(size_t)v * K + k] = s;
-            }
-            for (int64_t n = 0; n < N; n++) bn2 += row[n] * row[n];
-        }
+        f->bn2[b] = bn2;
     }
-    return bn2;
+    return NULL;
 }
 
-/* Row m of matrix bi: A_m·u against C_m·r for every vector, the result recorded in *r. */
-static void fv_row(const fv_check *f, int64_t bi, int64_t m, const char *A, const char *C,
-                   const double *beta, double bnorm, hir_data_gemm_check *r)
+/* Keep the larger of two |difference|/bound figures; NaN (no bound held) is the largest. */
+static void keep_worst(double *worst, double w)
+{
+    if (isnan(w) || (!isnan(*worst) && w > *worst)) *worst = w;
+}
+
+/* Row m: A_m·u against C_m·r for every vector, the result recorded in *r. */
+static void fv_row(const fv_check *f, int64_t m, double *row, hir_data_gemm_check *r)
 {
     const hir_gemm *g = f->g;
     int64_t N = f->N, K = f->K;
     int V = f->V;
-    double *row = f->row;
     double au[MAXV] = {0}, cr[MAXV] = {0}, an2 = 0, cn2 = 0;
-    hir_load_f64_n(row, A + m * g->a.stride[0] * (int64_t)f->ea, g->a.dtype, g->a.stride[1], K);
+    hir_load_f64_n(row, f->A + m * g->a.stride[0] * (int64_t)f->ea, g->a.dtype, g->a.stride[1],
+                   K);
     for (int64_t k = 0; k < K; k++) an2 += row[k] * row[k];
     for (int v = 0; v < V; v++) {
         const double *uv = f->u + (size_t)v * K;
@@ -146,8 +181,8 @@ static void fv_row(const fv_check *f, int64_t bi, int64_t m, const char *A, cons
         for (int64_t k = 0; k < K; k++) s += row[k] * uv[k];
         au[v] = s;
     }
-    hir_load_f64_n(row, C + m * g->out.stride[0] * (int64_t)f->eo, g->out.dtype,
-                 g->out.stride[1], N);
+    hir_load_f64_n(row, f->C + m * g->out.stride[0] * (int64_t)f->eo, g->out.dtype,
+                   g->out.stride[1], N);
     int finite = 1;
     for (int64_t n = 0; n < N; n++) {
         cn2 += row[n] * row[n];
@@ -159,21 +194,21 @@ static void fv_row(const fv_check *f, int64_t bi, int64_t m, const char *A, cons
         for (int64_t n = 0; n < N; n++) s += row[n] * rr[n];
         cr[v] = s;
     }
-    double bound = f->lambda * (f->u_out * sqrt(cn2) + f->gamma * sqrt(an2) * bnorm) + 1e-300;
+    double bound = f->lambda * (f->u_out * sqrt(cn2) + f->gamma * sqrt(an2) * f->bnorm) + 1e-300;
     int bad = !finite;
     double worst = finite ? 0 : INFINITY, diff_w = finite ? 0 : NAN;
     for (int v = 0; v < V && finite; v++) {
-        double d = fabs(cr[v] - au[v] - beta[v]);
+        double d = fabs(cr[v] - au[v] - f->beta[v]);
         if (!(d <= bound)) bad = 1;
         if (!(d / bound <= worst)) {
             worst = d / bound;
             diff_w = d;
         }
     }
-    if (!(worst <= r->worst)) r->worst = worst;
+    keep_worst(&r->worst, worst);
     if (bad) {
         if (r->first_bad_row < 0) {
-            r->first_bad_row = bi * f->M + m;
+            r->first_bad_row = f->bi * f->M + m;
             r->diff_first = diff_w;
             r->bound_first = bound;
         }
@@ -181,26 +216,71 @@ static void fv_row(const fv_check *f, int64_t bi, int64_t m, const char *A, cons
     }
 }
 
-/* Matrix bi of the batch, with its own sign vectors drawn from seed. */
-static void fv_matrix(const fv_check *f, int64_t bi, uint64_t seed, hir_data_gemm_check *r)
+static void *fv_rows(void *arg)
+{
+    fv_part *p = arg;
+    for (int64_t m = p->r0; m < p->r1; m++)
+        fv_row(p->f, m, p->row, &p->r);
+    return NULL;
+}
+
+/* Run fn over parts [0, nt): parts 1.. on threads of their own, part 0 here; a part whose
+ * thread cannot start runs here too. */
+static void fv_spread(fv_part *parts, int nt, void *(*fn)(void *))
+{
+    for (int t = 1; t < nt; t++)
+        parts[t].started = pthread_create(&parts[t].tid, NULL, fn, &parts[t]) == 0;
+    fn(&parts[0]);
+    for (int t = 1; t < nt; t++) {
+        if (parts[t].started) pthread_join(parts[t].tid, NULL);
+        else fn(&parts[t]);
+    }
+}
+
+/* Matrix bi of the batch, with its own sign vectors drawn from seed; the rows' verdicts
+ * merged into *r in row order. */
+static void fv_matrix(fv_check *f, fv_part *parts, int nt, int64_t bi, uint64_t seed,
+                      hir_data_gemm_check *r)
 {
     const hir_gemm *g = f->g;
-    const char *A = (const char *)g->a.data + bi * g->batch_stride_a * (int64_t)f->ea;
-    const char *B = (const char *)g->b.data + bi * g->batch_stride_b * (int64_t)f->eb;
-    const char *C = (const char *)g->out.data + bi * g->batch_stride_out * (int64_t)f->eo;
+    f->bi = bi;
+    f->A = (const char *)g->a.data + bi * g->batch_stride_a * (int64_t)f->ea;
+    f->B = (const char *)g->b.data + bi * g->batch_stride_b * (int64_t)f->eb;
+    f->C = (const char *)g->out.data + bi * g->batch_stride_out * (int64_t)f->eo;
     uint64_t st = seed ^ (0x5851f42d4c957f2dull * (uint64_t)(bi + 1));
     for (int64_t i = 0; i < (int64_t)f->V * f->N; i++)
         f->rv[i] = (splitmix(&st) >> 63) ? 1.0 : -1.0;
-    double beta[MAXV] = {0};
-    fv_bias(f, beta);
-    double bnorm = sqrt(fv_op_b(f, B));
-    for (int64_t m = 0; m < f->M; m++)
-        fv_row(f, bi, m, A, C, beta, bnorm, r);
+    fv_bias(f, parts[0].row);
+    int64_t nb = (f->K + KBLOCK - 1) / KBLOCK;
+    int nk = nb < nt ? (int)(nb > 0 ? nb : 1) : nt;
+    for (int t = 0; t < nk; t++)
+        parts[t].b0 = nb * t / nk, parts[t].b1 = nb * (t + 1) / nk;
+    fv_spread(parts, nk, fv_op_b);
+    double bn2 = 0;
+    for (int64_t b = 0; b < nb; b++) bn2 += f->bn2[b];
+    f->bnorm = sqrt(bn2);
+    int nm = f->M < nt ? (int)(f->M > 0 ? f->M : 1) : nt;
+    for (int t = 0; t < nm; t++) {
+        parts[t].r0 = f->M * t / nm, parts[t].r1 = f->M * (t + 1) / nm;
+        memset(&parts[t].r, 0, sizeof parts[t].r);
+        parts[t].r.first_bad_row = -1;
+    }
+    fv_spread(parts, nm, fv_rows);
+    for (int t = 0; t < nm; t++) {
+        const hir_data_gemm_check *q = &parts[t].r;
+        keep_worst(&r->worst, q->worst);
+        if (q->bad_rows && r->first_bad_row < 0) {
+            r->first_bad_row = q->first_bad_row;
+            r->diff_first = q->diff_first;
+            r->bound_first = q->bound_first;
+        }
+        r->bad_rows += q->bad_rows;
+    }
     r->rows += f->M;
 }
 
-int hir_data_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, hir_data_gemm_check *r,
-                         hir_diag *e)
+int hir_data_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, int threads,
+                         hir_data_gemm_check *r, hir_diag *e)
 {
     memset(r, 0, sizeof *r);
     r->first_bad_row = -1;
@@ -213,23 +293,34 @@ int hir_data_verify_gemm(const hir_gemm *g, int vectors, uint64_t seed, hir_data
     double u_acc = g->a.dtype == HIR_DT_DOUBLE ? ldexp(1.0, -53) : ldexp(1.0, -24);
     f.gamma = 4.0 * sqrt((double)(K > 0 ? K : 1)) * u_acc, f.lambda = 8.0;
     int64_t batch = g->batch < 1 ? 1 : g->batch;
+    /* threads pay off from about a million multiply-adds a matrix */
+    int nt = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
+    if (f.M * (K + N) < ((int64_t)1 << 20)) nt = 1;
     size_t rowmax = (size_t)(K > N ? K : N);
-    f.rv = malloc((size_t)f.V * (size_t)N * sizeof *f.rv);
-    f.u = calloc((size_t)f.V * (size_t)K, sizeof *f.u);
-    f.row = malloc((rowmax ? rowmax : 1) * sizeof *f.row);
-    int rc = -1;
-    if (!f.rv || !f.u || !f.row) {
+    fv_part parts[MAX_THREADS];
+    memset(parts, 0, sizeof parts);
+    f.rv = malloc((size_t)f.V * (size_t)N * sizeof *f.rv + 1);
+    f.u = calloc((size_t)f.V * (size_t)K + 1, sizeof *f.u);
+    f.bn2 = calloc((size_t)(K + KBLOCK - 1) / KBLOCK + 1, sizeof *f.bn2);
+    int rc = -1, ok = f.rv && f.u && f.bn2;
+    for (int t = 0; t < nt && ok; t++) {
+        parts[t].f = &f;
+        ok = (parts[t].row = malloc((rowmax ? rowmax : 1) * sizeof(double))) != NULL;
+    }
+    if (!ok) {
         hir_fail(e, "randomized check: out of host memory");
         goto out;
     }
     f.ea = hir_dtype_size(g->a.dtype), f.eb = hir_dtype_size(g->b.dtype);
     f.eo = hir_dtype_size(g->out.dtype);
     for (int64_t bi = 0; bi < batch; bi++)
-        fv_matrix(&f, bi, seed, r);
+        fv_matrix(&f, parts, nt, bi, seed, r);
     rc = 0;
 out:
+    for (int t = 0; t < nt; t++)
+        free(parts[t].row);
     free(f.rv);
     free(f.u);
-    free(f.row);
+    free(f.bn2);
     return rc;
 }

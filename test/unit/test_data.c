@@ -302,16 +302,16 @@ static void test_verify_gemm_refusals(void **state)
     hir_data_gemm_check r;
     hir_diag e = {0};
     g.out.ndim = 1;
-    assert_int_equal(hir_data_verify_gemm(&g, 2, 1, &r, &e), -1);
+    assert_int_equal(hir_data_verify_gemm(&g, 2, 1, 1, &r, &e), -1);
     assert_non_null(strstr(hir_diag_last_error(&e), "randomized check: 2-D operands expected"));
     assert_int_equal(r.first_bad_row, -1);
     g.out.ndim = 2;
     g.a = view2(ia, HIR_DT_INT32, 2, 3, 3);
-    assert_int_equal(hir_data_verify_gemm(&g, 2, 1, &r, &e), -1);
+    assert_int_equal(hir_data_verify_gemm(&g, 2, 1, 1, &r, &e), -1);
     assert_non_null(strstr(hir_diag_last_error(&e), "randomized check: float dtypes expected (got int, float -> float)"));
     g.a = view2(a, HIR_DT_FLOAT, 2, 3, 3);
     g.b_trans = 0;
-    assert_int_equal(hir_data_verify_gemm(&g, 2, 1, &r, &e), -1);
+    assert_int_equal(hir_data_verify_gemm(&g, 2, 1, 1, &r, &e), -1);
     assert_non_null(strstr(hir_diag_last_error(&e), "randomized check: shapes do not match"));
     hir_diag_fini(&e);
 }
@@ -329,16 +329,70 @@ static void test_verify_gemm_rows(void **state)
     g.batch = 1;
     hir_data_gemm_check r;
     hir_diag e = {0};
-    assert_int_equal(hir_data_verify_gemm(&g, 2, 7, &r, &e), 0);
+    assert_int_equal(hir_data_verify_gemm(&g, 2, 7, 1, &r, &e), 0);
     assert_int_equal(r.rows, 2);
     assert_int_equal(r.bad_rows, 0);
     assert_int_equal(r.first_bad_row, -1);
     o[3] = 12;                   /* differs by 1 in row 1: any sign vector sees it */
-    assert_int_equal(hir_data_verify_gemm(&g, 2, 7, &r, &e), 0);
+    assert_int_equal(hir_data_verify_gemm(&g, 2, 7, 1, &r, &e), 0);
     assert_int_equal(r.bad_rows, 1);
     assert_int_equal(r.first_bad_row, 1);
     assert_true(r.diff_first > r.bound_first);
     hir_diag_fini(&e);
+}
+
+/* Threads split op(B)·r over blocks of K and the rows over ranges: the verdict and every figure
+ * must be the same for 1, 3 and 8 threads, with B either way round and two wrong rows. */
+static void test_verify_gemm_threads(void **state)
+{
+    (void)state;
+    enum { M = 800, K = 1300, N = 16 };   /* M·(K+N) above the threshold for threads */
+    float *a = malloc(sizeof(float) * M * K), *b = malloc(sizeof(float) * K * N),
+          *bt = malloc(sizeof(float) * N * K), *o = malloc(sizeof(float) * M * N);
+    assert_non_null(a), assert_non_null(b), assert_non_null(bt), assert_non_null(o);
+    uint64_t st = 12345;
+    for (int i = 0; i < M * K; i++)
+        a[i] = (float)((double)((st = st * 6364136223846793005ull + 1442695040888963407ull)
+                                >> 40) / (double)(1 << 24) - 0.5);
+    for (int i = 0; i < K * N; i++) {
+        b[i] = (float)((double)((st = st * 6364136223846793005ull + 1442695040888963407ull)
+                                >> 40) / (double)(1 << 24) - 0.5);
+        bt[(i % N) * K + i / N] = b[i];
+    }
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            double s = 0;
+            for (int k = 0; k < K; k++) s += (double)a[m * K + k] * b[k * N + n];
+            o[m * N + n] = (float)s;
+        }
+    o[17 * N + 3] += 1.0f;
+    o[611 * N + 0] -= 2.0f;
+    for (int trans = 0; trans < 2; trans++) {
+        hir_gemm g = {0};
+        g.a = view2(a, HIR_DT_FLOAT, M, K, K);
+        g.b = trans ? view2(bt, HIR_DT_FLOAT, N, K, K) : view2(b, HIR_DT_FLOAT, K, N, N);
+        g.b_trans = trans;
+        g.out = view2(o, HIR_DT_FLOAT, M, N, N);
+        g.batch = 1;
+        hir_data_gemm_check r1, r;
+        hir_diag e = {0};
+        assert_int_equal(hir_data_verify_gemm(&g, 2, 99, 1, &r1, &e), 0);
+        assert_int_equal(r1.rows, M);
+        assert_int_equal(r1.bad_rows, 2);
+        assert_int_equal(r1.first_bad_row, 17);
+        int counts[] = {3, 8};
+        for (int c = 0; c < 2; c++) {
+            assert_int_equal(hir_data_verify_gemm(&g, 2, 99, counts[c], &r, &e), 0);
+            assert_int_equal(r.rows, r1.rows);
+            assert_int_equal(r.bad_rows, r1.bad_rows);
+            assert_int_equal(r.first_bad_row, r1.first_bad_row);
+            assert_true(r.worst == r1.worst);
+            assert_true(r.diff_first == r1.diff_first);
+            assert_true(r.bound_first == r1.bound_first);
+        }
+        hir_diag_fini(&e);
+    }
+    free(a), free(b), free(bt), free(o);
 }
 
 int main(void)
@@ -352,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_verify_gemm_refusals),
         cmocka_unit_test(test_verify_gemm_rows),
+        cmocka_unit_test(test_verify_gemm_threads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
