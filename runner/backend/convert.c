@@ -61,7 +61,22 @@ static float f64_to_f32_odd(double d)
     return f32_from(u);
 }
 
-uint16_t hir_f64_to_bf16(double d) { return hir_f32_to_bf16(f64_to_f32_odd(d)); }
+/* bf16 from a double directly where the result is a normal bf16 (2^-126 <= |d| < 2^127): the
+ * double's 52 fraction bits rounded to nearest-even at 7 by one add, a carry moving into the
+ * exponent as it should, the exponent rebiased; the same value as through round-to-odd float,
+ * a few times faster (it fills every bf16 input). Zero, subnormals, huge values, inf and NaN
+ * take the path through float. */
+uint16_t hir_f64_to_bf16(double d)
+{
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    uint64_t mag = b & 0x7FFFFFFFFFFFFFFFull, e = mag >> 52;
+    if (e >= 1023 - 126 && e <= 1023 + 126) {
+        uint64_t r = (mag + ((1ull << 44) - 1) + ((mag >> 45) & 1)) >> 45;  /* exp | 7 bits */
+        return (uint16_t)((b >> 48 & 0x8000u) | (((r >> 7) - 1023 + 127) << 7) | (r & 0x7Fu));
+    }
+    return hir_f32_to_bf16(f64_to_f32_odd(d));
+}
 uint16_t hir_f64_to_f16(double d) { return hir_f32_to_f16(f64_to_f32_odd(d)); }
 
 void hir_bf16_to_f32_n(float *restrict dst, const uint16_t *restrict src, size_t n)

@@ -108,6 +108,52 @@ static void test_f64_single_rounding(void **state)
     assert_int_equal(hir_f64_to_bf16(1e300), 0x7F80);
 }
 
+/* bf16 nearest to d, ties to even, found by distances: lo = d with its fraction cut to 7 bits
+ * (toward zero), hi the next bf16 away from zero; d - lo and hi - d are exact in double. */
+static uint16_t bf16_nearest(double d)
+{
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    uint64_t lob = b & ~((1ull << 45) - 1);
+    double lo, hi;
+    memcpy(&lo, &lob, 8);
+    uint64_t hib = lob + (1ull << 45);
+    memcpy(&hi, &hib, 8);
+    double dl = fabs(d - lo), dh = fabs(hi - d);
+    uint64_t pick = dl < dh ? lob : dh < dl ? hib : ((lob >> 45) & 1) ? hib : lob;
+    double v;
+    memcpy(&v, &pick, 8);
+    return hir_f32_to_bf16((float)v);   /* v has 8 significant bits: exact in float */
+}
+
+/* The direct double -> bf16 path against the nearest value, over random doubles across the
+ * normal range, exact ties and their neighbours, and the edges of the fast path. */
+static void test_f64_to_bf16_nearest(void **state)
+{
+    (void)state;
+    uint64_t st = 0x243F6A8885A308D3ull;
+    for (int i = 0; i < 2000000; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t frac = st >> 12, e = 1023 - 126 + (st >> 3) % 253, sgn = st & 1;
+        if (i % 4 == 1) frac = (frac & ~((1ull << 45) - 1)) | (1ull << 44);          /* a tie */
+        if (i % 4 == 2) frac = (frac & ~((1ull << 45) - 1)) | ((1ull << 44) - (st >> 63)); /* below */
+        uint64_t b = sgn << 63 | e << 52 | (frac & ((1ull << 52) - 1));
+        double d;
+        memcpy(&d, &b, 8);
+        if (hir_f64_to_bf16(d) != bf16_nearest(d))
+            fail_msg("%a: got 0x%04x, nearest 0x%04x", d, hir_f64_to_bf16(d), bf16_nearest(d));
+    }
+    /* edges: the largest binade of the fast path rounding up into 2^127, the smallest normal,
+     * 1 - 2^-54 (rounds up to 1), and values outside the fast path */
+    assert_int_equal(hir_f64_to_bf16(0x1.ffffffp126), 0x7F00);
+    assert_int_equal(hir_f64_to_bf16(0x1p-126), 0x0080);
+    assert_int_equal(hir_f64_to_bf16(-(1.0 - 0x1p-54)), 0xBF80);
+    assert_int_equal(hir_f64_to_bf16(0x1.fep127), 0x7F7F);
+    assert_int_equal(hir_f64_to_bf16(0x1.ffp127), 0x7F80);
+    assert_int_equal(hir_f64_to_bf16(0x1p-133), 0x0001);
+    assert_int_equal(hir_f64_to_bf16(-0.0), 0x8000);
+}
+
 static void test_load_store_all(void **state)
 {
     const hir_dtype types[] = {HIR_DT_FLOAT, HIR_DT_DOUBLE, HIR_DT_HALF, HIR_DT_BFLOAT,
@@ -146,6 +192,7 @@ int main(void)
         cmocka_unit_test(test_f16_exhaustive),
         cmocka_unit_test(test_f16_edges),
         cmocka_unit_test(test_f64_single_rounding),
+        cmocka_unit_test(test_f64_to_bf16_nearest),
         cmocka_unit_test(test_load_store_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
