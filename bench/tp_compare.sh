@@ -13,9 +13,10 @@
 # (default 20), WARM (default 3), STREAMS (default 4), BUDGET (seconds after which no run
 # starts; default 0, none), MPS (1: run under a CUDA MPS daemon of its own, gpu_env.sh; default
 # 0). Writes OUT_DIR/tp_compare.{md,json,log}, OUT_DIR/runs/*.json.
-# At the headline shape one checked hir run took 23-65 s on one H100 (2026-12-07), of which the
-# timed runs are about 1.2 s; hir-run's "time on rank 0" line (in OUT_DIR/tp_compare.log) says
-# where the rest goes. DS=4 ROUNDS=2 of 6 rows is about 4.5 minutes; run one d per device call.
+# At the headline shape one checked hir run takes 9-18 s on one H100 with 16 CPU cores
+# (2026-12-07, main 7a78039; 23-65 s before the check was threaded), most of it the check;
+# hir-run's "time on rank 0" line (in OUT_DIR/tp_compare.log) says where it goes. ROUNDS=1 of
+# every row at d = 2, 4 and 8 took 370 s, DS=4 alone 94 s: the whole table fits one device call.
 set -u
 if [ $# -lt 2 ]; then
   echo "usage: $0 BIN_DIR OUT_DIR [tp_compare.py options]" >&2
