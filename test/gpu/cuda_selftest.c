@@ -2,8 +2,10 @@
  * by hand under `mpirun -np N hir-cuda-selftest` (needs a GPU, so it is no ctest; built with
  * the CUDA backend by test/gpu/CMakeLists.txt, run by test/gpu/run_gpu_checks.sh). Also
  * `--bench-gemm M K N [--tune] [--rounds R] [--iters I]` (bf16 linear TFLOP/s, checked; with
- * --tune also a backend with GEMM tuning on, interleaved) and `--codegen` (compiles every generated kernel
- * with NVRTC + nvJitLink; needs no GPU). Prints PASS/FAIL per check. */
+ * --tune also a backend with GEMM tuning on, interleaved), `--bench-copy-overlap M K N D
+ * [--rounds R] [--iters I]` (what the all-gather's copies cost the chunk GEMMs on one GPU, per
+ * way of issuing them, checked) and `--codegen` (compiles every generated kernel with NVRTC +
+ * nvJitLink; needs no GPU). Prints PASS/FAIL per check. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1006,12 +1008,12 @@ static int bench_gemm(tctx *t, hir_backend *tuned, gbench *b)
     return fails ? 1 : 0;
 }
 
-/* The arguments after --bench-gemm M K N: --tune, --rounds R (1-64), --iters I. */
-static int bench_args(int argc, char **argv, gbench *b, int *tune)
+/* M K N (argv[2..4]), then from argv[first]: --tune, --rounds R (1-64), --iters I. */
+static int bench_args(int argc, char **argv, int first, gbench *b, int *tune)
 {
     b->M = atoll(argv[2]), b->K = atoll(argv[3]), b->N = atoll(argv[4]);
     b->rounds = 1, b->iters = 50, *tune = 0;
-    for (int i = 5; i < argc; i++) {
+    for (int i = first; i < argc; i++) {
         if (!strcmp(argv[i], "--tune")) *tune = 1;
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) b->rounds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--iters") && i + 1 < argc) b->iters = atoi(argv[++i]);
@@ -1022,6 +1024,217 @@ static int bench_args(int argc, char **argv, gbench *b, int *tune)
         return fprintf(stderr, "hir-cuda-selftest: --bench-gemm: M K N positive, rounds 1-64, "
                                "iters positive\n"), -1;
     return 0;
+}
+
+/* ---------------------------------------------------------------- copies beside GEMMs */
+
+/* --bench-copy-overlap M K N D [--rounds R] [--iters I]: what a rank's all-gather copies cost
+ * its chunk GEMMs when both run on one GPU, per way of issuing the copies. One iteration: D
+ * GEMMs [M,K]·[N,K]^T (bf16 linear, as --bench-gemm) on one stream and, on a second stream
+ * started with them and not ordered against them, D-1 copies of an [M,K] bf16 shard into the
+ * slots of a gathered buffer (what a rank of the CUDA-IPC all-gather moves). Methods: memcpy
+ * (cudaMemcpyAsync, what the CUDA backend issues), batch (cudaMemcpyBatchAsync, no flag) and
+ * batch-overlap (cudaMemcpyBatchAsync with cudaMemcpyFlagPreferOverlapWithCompute, the
+ * driver's hint to leave the SMs to compute; a method the runtime refuses is reported as
+ * such). Each round times, interleaved, with CUDA events: the GEMMs alone, each method's copies
+ * alone, and each method's copies beside the GEMMs (the iteration ends when both streams are
+ * done; the GEMM stream's own span is reported too). Medians over the rounds. Checked: the GEMM
+ * output (Freivalds, as --bench-gemm) and, per method, every slot equal to its source after
+ * the method's own copies. */
+enum { CM_MEMCPY, CM_BATCH, CM_BATCH_OVERLAP, CM_N };
+static const char *const cm_name[CM_N] = {"memcpy", "batch", "batch-overlap"};
+
+typedef struct cobench {
+    gbench g;
+    int64_t D;
+    void *src, *dst;             /* the shard; D-1 slots of M*K elements */
+    size_t bytes;                /* one shard */
+    int device;
+    cudaStream_t cs;
+    cudaEvent_t ev[4];
+    double gemm_ms[64], copy_ms[CM_N][64], both_ms[CM_N][64], gs_ms[CM_N][64];
+    cudaError_t refused[CM_N];   /* cudaSuccess, or why the runtime refused the method */
+} cobench;
+
+static cudaError_t co_copy(const cobench *c, int m, void *dst, const void *src)
+{
+    if (m == CM_MEMCPY)
+        return cudaMemcpyAsync(dst, src, c->bytes, cudaMemcpyDeviceToDevice, c->cs);
+    struct cudaMemcpyAttributes a;
+    memset(&a, 0, sizeof a);
+    a.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    a.srcLocHint.type = a.dstLocHint.type = cudaMemLocationTypeDevice;
+    a.srcLocHint.id = a.dstLocHint.id = c->device;
+    a.flags = m == CM_BATCH_OVERLAP ? cudaMemcpyFlagPreferOverlapWithCompute : 0;
+    void *d[1] = {dst};
+    const void *sp[1] = {src};
+    size_t n[1] = {c->bytes}, idx[1] = {0};
+    return cudaMemcpyBatchAsync(d, sp, n, 1, &a, idx, 1, c->cs);
+}
+
+static cudaError_t co_copies(const cobench *c, int m)
+{
+    cudaError_t err = cudaSuccess;
+    for (int64_t j = 0; j + 1 < c->D && err == cudaSuccess; j++)
+        err = co_copy(c, m, (char *)c->dst + (size_t)j * c->bytes, c->src);
+    return err;
+}
+
+static int co_gemms(tctx *t, const cobench *c, const hir_gemm *g, hir_diag *e)
+{
+    for (int64_t j = 0; j < c->D; j++)
+        if (t->be->ops->gemm(t->be, t->main, g, e)) return -1;
+    return 0;
+}
+
+static int co_cuda(cudaError_t err, const char *what, hir_diag *e)
+{
+    return err == cudaSuccess ? 0 : hir_fail(e, "%s: %s", what, cudaGetErrorString(err));
+}
+
+static double co_ms(const cobench *c, int a, int b)
+{
+    float ms = 0;
+    cudaEventSynchronize(c->ev[b]);
+    cudaEventElapsedTime(&ms, c->ev[a], c->ev[b]);
+    return ms;
+}
+
+/* One round r: GEMMs alone, then per method its copies alone and its copies beside the GEMMs;
+ * one untimed iteration of each before it is timed. */
+static int co_round(tctx *t, cobench *c, const hir_gemm *g, int r, hir_diag *e)
+{
+    cudaStream_t gs = t->main->s;
+    int it = c->g.iters;
+    for (int k = 0; k <= it; k++) {
+        if (k == 1 && co_cuda(cudaEventRecord(c->ev[0], gs), "cudaEventRecord", e)) return -1;
+        if (co_gemms(t, c, g, e)) return -1;
+    }
+    if (co_cuda(cudaEventRecord(c->ev[1], gs), "cudaEventRecord", e)) return -1;
+    c->gemm_ms[r] = co_ms(c, 0, 1) / it;
+    for (int m = 0; m < CM_N; m++) {
+        if (c->refused[m] != cudaSuccess) continue;
+        for (int k = 0; k <= it; k++) {
+            if (k == 1 && co_cuda(cudaEventRecord(c->ev[0], c->cs), "cudaEventRecord", e))
+                return -1;
+            if ((c->refused[m] = co_copies(c, m)) != cudaSuccess) break;
+        }
+        if (c->refused[m] != cudaSuccess) {
+            cudaGetLastError();
+            if (co_cuda(cudaStreamSynchronize(c->cs), "cudaStreamSynchronize", e)) return -1;
+            continue;
+        }
+        if (co_cuda(cudaEventRecord(c->ev[1], c->cs), "cudaEventRecord", e)) return -1;
+        c->copy_ms[m][r] = co_ms(c, 0, 1) / it;
+        /* beside the GEMMs: both streams start at ev0; ev2 = the GEMM stream's end, ev3 = both */
+        for (int k = 0; k <= it; k++) {
+            if (k == 1 && (co_cuda(cudaEventRecord(c->ev[0], gs), "cudaEventRecord", e) ||
+                           co_cuda(cudaStreamWaitEvent(c->cs, c->ev[0], 0), "cudaStreamWaitEvent", e)))
+                return -1;
+            if (co_gemms(t, c, g, e) || co_cuda(co_copies(c, m), cm_name[m], e)) return -1;
+        }
+        if (co_cuda(cudaEventRecord(c->ev[2], gs), "cudaEventRecord", e) ||
+            co_cuda(cudaEventRecord(c->ev[1], c->cs), "cudaEventRecord", e) ||
+            co_cuda(cudaStreamWaitEvent(gs, c->ev[1], 0), "cudaStreamWaitEvent", e) ||
+            co_cuda(cudaEventRecord(c->ev[3], gs), "cudaEventRecord", e))
+            return -1;
+        c->gs_ms[m][r] = co_ms(c, 0, 2) / it;
+        c->both_ms[m][r] = co_ms(c, 0, 3) / it;
+    }
+    return 0;
+}
+
+static double co_median(const double *v, int n)
+{
+    double s[64];
+    memcpy(s, v, sizeof(double) * (size_t)n);
+    qsort(s, (size_t)n, sizeof *s, dcmp);
+    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+/* Method m's copies, once more into zeroed slots, against the source byte for byte. */
+static int co_check_copies(const cobench *c, int m, const unsigned char *want, int *ok,
+                           hir_diag *e)
+{
+    size_t all = c->bytes * (size_t)(c->D - 1);
+    unsigned char *got = malloc(all ? all : 1);
+    if (!got) return hir_fail(e, "check: out of host memory");
+    int rc = co_cuda(cudaMemsetAsync(c->dst, 0, all, c->cs), "cudaMemsetAsync", e) ||
+             co_cuda(co_copies(c, m), cm_name[m], e) ||
+             co_cuda(cudaStreamSynchronize(c->cs), "cudaStreamSynchronize", e) ||
+             co_cuda(cudaMemcpy(got, c->dst, all, cudaMemcpyDeviceToHost), "cudaMemcpy", e);
+    *ok = !rc;
+    for (int64_t j = 0; j + 1 < c->D && *ok; j++)
+        *ok = !memcmp(got + (size_t)j * c->bytes, want, c->bytes);
+    free(got);
+    return rc ? -1 : 0;
+}
+
+static int bench_copy_overlap(tctx *t, cobench *c)
+{
+    hir_diag e = {0};
+    gbench *b = &c->g;
+    gvar v = {.name = "chunk", .be = t->be, .s = t->main};
+    b->ns = 1 << 24;
+    c->bytes = (size_t)(b->M * b->K) * 2;
+    unsigned char *want = malloc(c->bytes);
+    if (!want) return fprintf(stderr, "bench: out of host memory\n"), 1;
+    if (gb_alloc(t, b, &v, 1, &e) ||
+        t->be->ops->alloc(t->be, c->bytes * (size_t)(c->D - 1) + 1, &c->dst, &e) ||
+        co_cuda(cudaGetDevice(&c->device), "cudaGetDevice", &e) ||
+        co_cuda(cudaStreamCreateWithFlags(&c->cs, cudaStreamNonBlocking), "cudaStreamCreate", &e))
+        return free(want), bench_fail(&e);
+    c->src = b->A;               /* the shard: the GEMM's own operand, as in the pipeline */
+    for (int k = 0; k < 4; k++)
+        if (co_cuda(cudaEventCreate(&c->ev[k]), "cudaEventCreate", &e))
+            return free(want), bench_fail(&e);
+    if (co_cuda(cudaMemcpy(want, c->src, c->bytes, cudaMemcpyDeviceToHost), "cudaMemcpy", &e))
+        return free(want), bench_fail(&e);
+    hir_gemm g = gb_gemm(b, v.O);
+    for (int r = 0; r < b->rounds; r++)
+        if (co_round(t, c, &g, r, &e)) return free(want), bench_fail(&e);
+    int64_t bad = 0;
+    double worst = 0;
+    if (gb_check(t, b, &v, &bad, &worst, &e)) return free(want), bench_fail(&e);
+    double flop = 2.0 * (double)b->M * (double)b->N * (double)b->K * (double)c->D;
+    double gm = co_median(c->gemm_ms, b->rounds);
+    int fails = bad != 0;
+    printf("copy-overlap m=%lld k=%lld n=%lld d=%lld, %d rounds x %d iterations: GEMMs alone "
+           "%.3f ms an iteration (%.1f TFLOP/s; check %s: %lld bad rows, worst %.3g of bound); "
+           "copies %lld x %.1f MB an iteration\n", (long long)b->M, (long long)b->K,
+           (long long)b->N, (long long)c->D, b->rounds, b->iters, gm, flop / (gm * 1e-3) / 1e12,
+           bad ? "FAIL" : "PASS", (long long)bad, worst, (long long)(c->D - 1), c->bytes / 1e6);
+    for (int m = 0; m < CM_N; m++) {
+        if (c->refused[m] != cudaSuccess) {
+            printf("copy-overlap %s: refused by the runtime: %s\n", cm_name[m],
+                   cudaGetErrorString(c->refused[m]));
+            continue;
+        }
+        int ok = 0;
+        if (co_check_copies(c, m, want, &ok, &e)) return free(want), bench_fail(&e);
+        fails += !ok;
+        double cm = co_median(c->copy_ms[m], b->rounds), bm = co_median(c->both_ms[m], b->rounds),
+               sm = co_median(c->gs_ms[m], b->rounds);
+        printf("copy-overlap %s: copies alone %.3f ms (%.0f GB/s read + write); beside the "
+               "GEMMs the iteration %.3f ms, the GEMM stream %.3f ms: GEMMs alone / iteration "
+               "%.4f; copies %s\n", cm_name[m], cm,
+               (double)c->bytes * (double)(c->D - 1) * 2 / (cm * 1e-3) / 1e9, bm, sm, gm / bm,
+               ok ? "PASS (every slot equals its source)" : "FAIL (a slot differs from its source)");
+        printf("copy-overlap-rounds method=%s gemm_ms=", cm_name[m]);
+        for (int r = 0; r < b->rounds; r++) printf("%s%.5f", r ? "," : "", c->gemm_ms[r]);
+        printf(" copy_ms=");
+        for (int r = 0; r < b->rounds; r++) printf("%s%.5f", r ? "," : "", c->copy_ms[m][r]);
+        printf(" both_ms=");
+        for (int r = 0; r < b->rounds; r++) printf("%s%.5f", r ? "," : "", c->both_ms[m][r]);
+        printf("\n");
+    }
+    for (int k = 0; k < 4; k++) cudaEventDestroy(c->ev[k]);
+    cudaStreamDestroy(c->cs);
+    t->be->ops->free(t->be, c->dst), t->be->ops->free(t->be, v.O);
+    t->be->ops->free(t->be, b->A), t->be->ops->free(t->be, b->W);
+    free(b->h), free(want);
+    hir_diag_fini(&e);
+    return fails ? 1 : 0;
 }
 
 /* ---------------------------------------------------------------- main */
@@ -1068,14 +1281,26 @@ int main(int argc, char **argv)
     }
     t.main = t.be->ops->stream_main(t.be);
     int rc = 0;
-    if (argc >= 5 && !strcmp(argv[1], "--bench-gemm")) {
+    if (argc >= 6 && !strcmp(argv[1], "--bench-copy-overlap")) {
+        cobench c;
+        memset(&c, 0, sizeof c);
+        int tune = 0;
+        c.D = atoll(argv[5]);
+        if (c.D < 2 || c.D > 64 || bench_args(argc, argv, 6, &c.g, &tune) || tune) {
+            fprintf(stderr, "hir-cuda-selftest: --bench-copy-overlap M K N D (D 2-64) "
+                            "[--rounds R] [--iters I]\n");
+            rc = 2;
+        } else {
+            rc = bench_copy_overlap(&t, &c);
+        }
+    } else if (argc >= 5 && !strcmp(argv[1], "--bench-gemm")) {
         gbench b;
         memset(&b, 0, sizeof b);
         int tune = 0;
         hir_backend *tuned = NULL;
         hir_backend_config tcfg = cfg;
         tcfg.gemm_tune = "on";
-        if (bench_args(argc, argv, &b, &tune)) {
+        if (bench_args(argc, argv, 5, &b, &tune)) {
             rc = 2;
         } else if (tune && hir_backend_cuda_create(&tcfg, &tuned, &e)) {
             fprintf(stderr, "hir-cuda-selftest: %s\n", hir_diag_last_error(&e));
