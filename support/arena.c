@@ -189,3 +189,21 @@ void hir_ptrvec_remove(hir_ptrvec *v, int at)
     memmove(v->items + at, v->items + at + 1, sizeof(void *) * (v->n - 1 - at));
     v->n--;
 }
+
+void *hir_alloc_large(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (bytes > SIZE_MAX - huge)
+        return NULL;
+    if (bytes < 2 * huge) {
+        size_t rounded = (bytes + 63) & ~(size_t)63;
+        return aligned_alloc(64, rounded ? rounded : 64);
+    }
+    size_t rounded = (bytes + huge - 1) & ~(huge - 1);
+    void *p = aligned_alloc(huge, rounded);
+#ifdef MADV_HUGEPAGE
+    if (p)
+        madvise(p, rounded, MADV_HUGEPAGE);   /* advice: ignored where unsupported */
+#endif
+    return p;
+}

@@ -82,6 +82,12 @@ void      *hir_arena_grow(hir_arena *a, void *old, size_t old_size, size_t new_s
 char      *hir_arena_strndup(hir_arena *a, const char *s, size_t n);
 size_t     hir_arena_bytes(const hir_arena *a);
 
+/* A large host buffer (tensor data): from 4 MiB up aligned to 2 MiB and advised to be backed
+ * by transparent huge pages, so that its first touch costs one fault per 2 MiB instead of one
+ * per 4 KiB page (a GiB-sized tensor: 512 faults instead of 262,144); smaller ones 64-byte
+ * aligned. Released with free(). NULL when out of memory. */
+void *hir_alloc_large(size_t bytes);
+
 /* Growable array of pointers living in an arena. */
 typedef struct hir_ptrvec {
     void **items;

@@ -66,7 +66,7 @@ static float f64_to_f32_odd(double d)
  * exponent as it should, the exponent rebiased; the same value as through round-to-odd float,
  * a few times faster (it fills every bf16 input). Zero, subnormals, huge values, inf and NaN
  * take the path through float. */
-uint16_t hir_f64_to_bf16(double d)
+static inline uint16_t f64_to_bf16(double d)
 {
     uint64_t b;
     memcpy(&b, &d, 8);
@@ -76,6 +76,14 @@ uint16_t hir_f64_to_bf16(double d)
         return (uint16_t)((b >> 48 & 0x8000u) | (((r >> 7) - 1023 + 127) << 7) | (r & 0x7Fu));
     }
     return hir_f32_to_bf16(f64_to_f32_odd(d));
+}
+
+uint16_t hir_f64_to_bf16(double d) { return f64_to_bf16(d); }
+
+void hir_f64_to_bf16_n(uint16_t *restrict dst, const double *restrict src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = f64_to_bf16(src[i]);
 }
 uint16_t hir_f64_to_f16(double d) { return hir_f32_to_f16(f64_to_f32_odd(d)); }
 
@@ -222,11 +230,16 @@ void hir_store_i64(void *p, hir_dtype t, int64_t v)
 
 /* n elements of dtype t, `stride` elements apart, as doubles (bf16 and half through float) or as
  * int64 */
+/* a unit-stride row gets a loop of its own, which the compiler can vectorize */
 #define ROW_LOOP(T, EXPR)                                                                  \
     do {                                                                                   \
         const T *p_ = (const T *)src;                                                      \
-        for (int64_t i = 0; i < n; i++)                                                    \
-            dst[i] = EXPR(p_[i * stride]);                                                 \
+        if (stride == 1)                                                                   \
+            for (int64_t i = 0; i < n; i++)                                                \
+                dst[i] = EXPR(p_[i]);                                                      \
+        else                                                                               \
+            for (int64_t i = 0; i < n; i++)                                                \
+                dst[i] = EXPR(p_[i * stride]);                                             \
     } while (0)
 #define ID(x) (x)
 

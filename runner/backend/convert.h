@@ -21,6 +21,7 @@ void hir_bf16_to_f32_n(float *dst, const uint16_t *src, size_t n);
 void hir_f32_to_bf16_n(uint16_t *dst, const float *src, size_t n);
 void hir_f16_to_f32_n(float *dst, const uint16_t *src, size_t n);
 void hir_f32_to_f16_n(uint16_t *dst, const float *src, size_t n);
+void hir_f64_to_bf16_n(uint16_t *dst, const double *src, size_t n);   /* as hir_f64_to_bf16 */
 
 /* 1 for dtypes the runner can store and convert (float, double, half, bfloat, bool, the
  * integers and index); fp8/fp4/complex are not storable on the host. */

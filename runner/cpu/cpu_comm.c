@@ -13,6 +13,7 @@
 #include "runner/backend/agree.h"
 #include "runner/backend/convert.h"
 #include "runner/cpu/cpu_comm_internal.h"
+#include "support/support.h"
 
 
 typedef struct unpack_step {
@@ -313,7 +314,7 @@ static void *work_buf(hir_work *w, size_t bytes, hir_diag *e)
         hir_fail(e, "%s: out of memory", w->what);
         return NULL;
     }
-    void *p = malloc(bytes ? bytes : 1);
+    void *p = hir_alloc_large(bytes ? bytes : 1);
     if (!p) {
         hir_fail(e, "%s: out of memory for %zu bytes", w->what, bytes);
         return NULL;

@@ -8,6 +8,7 @@
 
 #include "runner/backend/convert.h"
 #include "runner/cpu/cpu_internal.h"
+#include "support/support.h"
 
 /* ---------------------------------------------------------------- fill, copy */
 
@@ -44,9 +45,9 @@ int cpu_copy(hir_backend *be, hir_stream *s, const hir_view *dst, const hir_view
 
 int cpu_alloc(hir_backend *be, size_t bytes, void **ptr, hir_diag *e)
 {
-    /* 64-byte alignment: what a vectorized BLAS likes, and never less than any dtype needs */
-    size_t rounded = (bytes + 63) & ~(size_t)63;
-    void *p = bytes <= SIZE_MAX - 63 ? aligned_alloc(64, rounded ? rounded : 64) : NULL;
+    /* at least 64-byte alignment: what a vectorized BLAS likes, and never less than any dtype
+     * needs; large buffers on huge pages (support.h) */
+    void *p = hir_alloc_large(bytes);
     if (!p)
         return hir_fail(e, "out of host memory (cannot allocate %zu bytes)", bytes);
     *ptr = p;

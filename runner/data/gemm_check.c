@@ -115,6 +115,22 @@ static void fv_bias(fv_check *f, double *row)
         for (int64_t j = 0; j < N; j++) f->beta[v] += row[j] * f->rv[(size_t)v * N + j];
 }
 
+/* a·b over n elements in four interleaved partial sums (independent additions the processor
+ * can overlap), always added in the same order */
+static double dot(const double *a, const double *b, int64_t n)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+        s0 += a[k] * b[k];
+        s1 += a[k + 1] * b[k + 1];
+        s2 += a[k + 2] * b[k + 2];
+        s3 += a[k + 3] * b[k + 3];
+    }
+    for (; k < n; k++) s0 += a[k] * b[k];
+    return (s0 + s1) + (s2 + s3);
+}
+
 /* u = op(B)·r over K's blocks [b0, b1) for every vector, and each block's share of ‖B‖_F² */
 static void *fv_op_b(void *arg)
 {
@@ -145,13 +161,9 @@ static void *fv_op_b(void *arg)
             for (int64_t k = k0; k < k1; k++) {
                 hir_load_f64_n(row, f->B + k * g->b.stride[0] * (int64_t)eb, g->b.dtype,
                                g->b.stride[1], N);
-                for (int v = 0; v < V; v++) {
-                    double s = 0;
-                    const double *rr = rv + (size_t)v * N;
-                    for (int64_t n = 0; n < N; n++) s += row[n] * rr[n];
-                    u[(size_t)v * K + k] = s;
-                }
-                for (int64_t n = 0; n < N; n++) bn2 += row[n] * row[n];
+                for (int v = 0; v < V; v++)
+                    u[(size_t)v * K + k] = dot(row, rv + (size_t)v * N, N);
+                bn2 += dot(row, row, N);
             }
         }
         f->bn2[b] = bn2;
@@ -174,26 +186,17 @@ static void fv_row(const fv_check *f, int64_t m, double *row, hir_data_gemm_chec
     double au[MAXV] = {0}, cr[MAXV] = {0}, an2 = 0, cn2 = 0;
     hir_load_f64_n(row, f->A + m * g->a.stride[0] * (int64_t)f->ea, g->a.dtype, g->a.stride[1],
                    K);
-    for (int64_t k = 0; k < K; k++) an2 += row[k] * row[k];
-    for (int v = 0; v < V; v++) {
-        const double *uv = f->u + (size_t)v * K;
-        double s = 0;
-        for (int64_t k = 0; k < K; k++) s += row[k] * uv[k];
-        au[v] = s;
-    }
+    an2 = dot(row, row, K);
+    for (int v = 0; v < V; v++)
+        au[v] = dot(row, f->u + (size_t)v * K, K);
     hir_load_f64_n(row, f->C + m * g->out.stride[0] * (int64_t)f->eo, g->out.dtype,
                    g->out.stride[1], N);
-    int finite = 1;
-    for (int64_t n = 0; n < N; n++) {
-        cn2 += row[n] * row[n];
-        if (!isfinite(row[n])) finite = 0;
-    }
-    for (int v = 0; v < V; v++) {
-        const double *rr = f->rv + (size_t)v * N;
-        double s = 0;
-        for (int64_t n = 0; n < N; n++) s += row[n] * rr[n];
-        cr[v] = s;
-    }
+    cn2 = dot(row, row, N);
+    int finite = 1;               /* a NaN or inf element makes the square sum so; scan then */
+    for (int64_t n = 0; n < N && !isfinite(cn2) && finite; n++)
+        finite = isfinite(row[n]);
+    for (int v = 0; v < V; v++)
+        cr[v] = dot(row, f->rv + (size_t)v * N, N);
     double bound = f->lambda * (f->u_out * sqrt(cn2) + f->gamma * sqrt(an2) * f->bnorm) + 1e-300;
     int bad = !finite;
     double worst = finite ? 0 : INFINITY, diff_w = finite ? 0 : NAN;

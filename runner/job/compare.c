@@ -90,7 +90,7 @@ static int compare_region(const void *got, const hir_shard *gs, const void *want
         return 0;
     }
     size_t es = hir_dtype_size(dt);
-    char *g = malloc((size_t)n * es), *w = malloc((size_t)n * es);
+    char *g = hir_alloc_large((size_t)n * es), *w = hir_alloc_large((size_t)n * es);
     if (!g || !w) {
         free(g);
         free(w);
@@ -229,7 +229,7 @@ static int verify_deferred(const hir_run_options *o, hir_interp *it, hir_program
                 want->host[i] = NULL;
                 if (cpu->ops->check->gemm_now(cpu, d, e) ||
                     cpu->ops->download == NULL ||
-                    !(want->host[i] = malloc(hir_view_bytes(&vw) + 1)) ||
+                    !(want->host[i] = hir_alloc_large(hir_view_bytes(&vw) + 1)) ||
                     cpu->ops->download(cpu, want->host[i], vw.data, hir_view_bytes(&vw), e))
                     rc = want->host[i] ? -1 : hir_fail(e, "out of host memory");
                 lost[i] = 1;

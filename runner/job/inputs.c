@@ -103,6 +103,48 @@ static void copy_blocks(void *host, const char *g, const hir_shard *sh, const hi
     }
 }
 
+/* Input nm's data on this rank into host (row-major, the shard's local shape): generated from
+ * the seed, or read from --inputs=DIR (this rank's own file, or its block of the global one). */
+static int input_data(void *host, hir_dtype dt, const hir_shard *sh, const hir_view *hv,
+                      size_t gbytes, const hir_run_options *o, const char *nm, int rank,
+                      hir_diag *e)
+{
+    int rc = 0;
+    bool blocks = false;   /* a device part inside a split: one block every period */
+    for (int d = 0; d < sh->ndim; d++)
+        blocks |= sh->block[d] != 0;
+    if (o->inputs == HIR_INPUTS_GENERATED && !blocks)
+        return hir_data_fill(host, dt, sh->ndim, sh->local, sh->global, sh->offset, o->data,
+                             o->seed, hir_data_key(nm), e);
+    if (o->inputs == HIR_INPUTS_GENERATED) {
+        /* the global tensor's data, then this rank's blocks of it */
+        char *g = hir_alloc_large(gbytes + 1);
+        if (!g)
+            rc = hir_fail(e, "out of host memory making input %s", nm);
+        else if (!(rc = hir_data_fill(g, dt, sh->ndim, sh->global, NULL, NULL, o->data,
+                                      o->seed, hir_data_key(nm), e)))
+            copy_blocks(host, g, sh, hv, hir_dtype_size(dt));
+        free(g);
+        return rc;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.rank%d.npy", o->inputs_dir, nm, rank);
+    if (file_exists(path))
+        return hir_npy_read(path, host, dt, sh->ndim, sh->local, e);
+    snprintf(path, sizeof path, "%s/%s.npy", o->inputs_dir, nm);
+    if (!file_exists(path))
+        return hir_fail(e, "rank %d: input %s: neither %s/%s.rank%d.npy nor %s exists", rank,
+                        nm, o->inputs_dir, nm, rank, path);
+    /* the global array, then this rank's block of it */
+    char *g = hir_alloc_large(gbytes + 1);
+    if (!g)
+        rc = hir_fail(e, "out of host memory reading %s", path);
+    else if (!(rc = hir_npy_read(path, g, dt, sh->ndim, sh->global, e)))
+        copy_blocks(host, g, sh, hv, hir_dtype_size(dt));
+    free(g);
+    return rc;
+}
+
 int job_make_inputs(hir_interp *it, hir_program *p, hir_backend *be, const hir_run_options *o,
                     hir_program *names, int rank, inputs *in, hir_diag *e)
 {
@@ -156,51 +198,22 @@ int job_make_inputs(hir_interp *it, hir_program *p, hir_backend *be, const hir_r
         if (!hir_npy_descr(t->dtype, 0))
             return hir_fail(e, "rank %d: input %s has dtype %s, which the runner cannot "
                                  "make data for", rank, nm, hir_dtype_name(t->dtype));
-        void *host = malloc(bytes ? bytes : 1);
+        /* a backend whose buffers are host memory (the CPU reference) gets the data written
+         * straight into its buffer: no second copy of a GiB-sized input to make and fill */
+        bool direct = (be->ops->caps & HIR_CAP_HOST_MEMORY) != 0;
+        if (direct && be->ops->alloc(be, bytes ? bytes : 1, &in->dev[i], e))
+            return -1;
+        void *host = direct ? in->dev[i] : hir_alloc_large(bytes ? bytes : 1);
         if (!host)
             return hir_fail(e, "out of host memory for input %s", nm);
-        int rc = 0;
-        bool blocks = false;   /* a device part inside a split: one block every period */
-        for (int d = 0; d < sh.ndim; d++)
-            blocks |= sh.block[d] != 0;
-        if (o->inputs == HIR_INPUTS_GENERATED && !blocks) {
-            rc = hir_data_fill(host, t->dtype, sh.ndim, sh.local, sh.global, sh.offset, o->data,
-                               o->seed, hir_data_key(nm), e);
-        } else if (o->inputs == HIR_INPUTS_GENERATED) {
-            /* the global tensor's data, then this rank's blocks of it */
-            char *g = malloc(gbytes + 1);
-            if (!g)
-                rc = hir_fail(e, "out of host memory making input %s", nm);
-            else if (!(rc = hir_data_fill(g, t->dtype, sh.ndim, sh.global, NULL, NULL, o->data,
-                                          o->seed, hir_data_key(nm), e)))
-                copy_blocks(host, g, &sh, &hv, hir_dtype_size(t->dtype));
-            free(g);
-        } else {
-            char path[4096];
-            snprintf(path, sizeof path, "%s/%s.rank%d.npy", o->inputs_dir, nm, rank);
-            if (file_exists(path)) {
-                rc = hir_npy_read(path, host, t->dtype, sh.ndim, sh.local, e);
-            } else {
-                snprintf(path, sizeof path, "%s/%s.npy", o->inputs_dir, nm);
-                if (!file_exists(path)) {
-                    rc = hir_fail(e, "rank %d: input %s: neither %s/%s.rank%d.npy nor %s "
-                                       "exists", rank, nm, o->inputs_dir, nm, rank, path);
-                } else {
-                    /* the global array, then this rank's block of it */
-                    char *g = malloc(gbytes + 1);
-                    if (!g)
-                        rc = hir_fail(e, "out of host memory reading %s", path);
-                    else if (!(rc = hir_npy_read(path, g, t->dtype, sh.ndim, sh.global, e)))
-                        copy_blocks(host, g, &sh, &hv, hir_dtype_size(t->dtype));
-                    free(g);
-                }
-            }
+        int rc = input_data(host, t->dtype, &sh, &hv, gbytes, o, nm, rank, e);
+        if (!direct) {
+            if (!rc && be->ops->alloc(be, bytes ? bytes : 1, &in->dev[i], e))
+                rc = -1;
+            if (!rc && bytes && be->ops->upload(be, in->dev[i], host, bytes, e))
+                rc = -1;
+            free(host);
         }
-        if (!rc && be->ops->alloc(be, bytes ? bytes : 1, &in->dev[i], e))
-            rc = -1;
-        if (!rc && bytes && be->ops->upload(be, in->dev[i], host, bytes, e))
-            rc = -1;
-        free(host);
         if (rc)
             return -1;
         hv.data = in->dev[i];

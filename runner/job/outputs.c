@@ -18,7 +18,7 @@ static int download(hir_backend *be, const hir_view *v, void **host, hir_diag *e
     *host = NULL;
     if (hir_view_size_checked(v, NULL, &bytes))
         return hir_fail(e, "output size does not fit in 64 bits");
-    *host = malloc(bytes ? bytes : 1);
+    *host = hir_alloc_large(bytes ? bytes : 1);
     if (!*host)
         return hir_fail(e, "out of host memory");
     if (!bytes)

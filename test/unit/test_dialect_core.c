@@ -1,5 +1,5 @@
 /* test_dialect_core.c — the dialect's containers: arena and pointer vectors, the uint64 map,
- * string interning, and the line/column computation of diagnostics. */
+ * large host buffers, string interning, and the line/column computation of diagnostics. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,6 +34,25 @@ static void arena_zeroed_aligned(void **state)
     assert_int_equal(g[3], 7);
     assert_int_equal(g[7], 0);
     hir_arena_free(a);
+}
+
+/* hir_alloc_large: 64-byte aligned below 4 MiB, 2 MiB aligned from there, writable to the last
+ * byte, released with free(); NULL (not a wrapped-around size) for an impossible request. */
+static void alloc_large_aligned(void **state)
+{
+    size_t sizes[] = {0, 1, 100, (size_t)4 << 20, ((size_t)4 << 20) + 1, (size_t)9 << 20};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        unsigned char *p = hir_alloc_large(sizes[i]);
+        assert_non_null(p);
+        size_t align = sizes[i] >= ((size_t)4 << 20) ? (size_t)2 << 20 : 64;
+        assert_true((uintptr_t)p % align == 0);
+        if (sizes[i]) {
+            p[0] = 1;
+            p[sizes[i] - 1] = 2;
+        }
+        free(p);
+    }
+    assert_null(hir_alloc_large(SIZE_MAX - 10));
 }
 
 static void ptrvec_push_insert_remove(void **state)
@@ -303,6 +322,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(arena_zeroed_aligned),
+        cmocka_unit_test(alloc_large_aligned),
         cmocka_unit_test(ptrvec_push_insert_remove),
         cmocka_unit_test(map_put_get_del),
         cmocka_unit_test(interning_shares_pointers),
