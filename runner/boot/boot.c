@@ -323,6 +323,14 @@ int hir_boot_rank(const hir_boot *b) { return b->rank; }
 int hir_boot_size(const hir_boot *b) { return b->size; }
 int hir_boot_local_rank(const hir_boot *b) { return b->local_rank; }
 int hir_boot_local_size(const hir_boot *b) { return b->local_size; }
+
+int hir_boot_threads(const hir_boot *b, int max)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int local = b ? b->local_size : 1;
+    long t = (ncpu > 0 ? ncpu : 1) / (local > 0 ? local : 1);
+    return t < 1 ? 1 : t > max ? max : (int)t;
+}
 double hir_boot_timeout(const hir_boot *b) { return b->timeout; }
 MPI_Comm hir_boot_mpi_world(const hir_boot *b) { return b->world; }
 

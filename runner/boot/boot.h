@@ -22,6 +22,9 @@ int  hir_boot_rank(const hir_boot *b);
 int  hir_boot_size(const hir_boot *b);
 int  hir_boot_local_rank(const hir_boot *b);
 int  hir_boot_local_size(const hir_boot *b);
+/* Host threads one rank may use: the node's processors divided among its ranks (b may be
+ * NULL: one rank), at least 1 and at most max. */
+int  hir_boot_threads(const hir_boot *b, int max);
 /* Index of the physical node of a rank: ranks that MPI puts in one MPI_COMM_TYPE_SHARED
  * communicator share it; nodes are numbered 0.. in the order of their lowest rank. For what
  * is really shared (memory, GPUs). local_rank/local_size above are positions on it. */

@@ -107,12 +107,8 @@ static void worker_free(sdpa_worker *w)
 /* threads: the node's processors shared by the ranks on it, at most one per slice */
 static int thread_count(hir_backend *be, int64_t slices)
 {
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int local = be->cfg.boot ? hir_boot_local_size(be->cfg.boot) : 1;
-    long t = (ncpu > 0 ? ncpu : 1) / (local > 0 ? local : 1);
-    if (t > SDPA_MAX_THREADS) t = SDPA_MAX_THREADS;
-    if (t > slices) t = (long)slices;
-    return t < 1 ? 1 : (int)t;
+    int t = hir_boot_threads(be->cfg.boot, SDPA_MAX_THREADS);
+    return t > slices ? (int)slices : t;
 }
 
 int cpu_sdpa(hir_backend *be, hir_stream *s, const hir_sdpa *a, hir_diag *e)

@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "runner/boot/boot.h"
 #include "runner/job/job_internal.h"
@@ -173,15 +172,6 @@ static int all_covered(const uint64_t *bits, int64_t numel)
     for (; k < numel; k++)
         if (!(bits[k >> 6] >> (k & 63) & 1)) return 0;
     return 1;
-}
-
-/* Threads for the randomized check: the node's processors shared by the ranks on it. */
-static int check_threads(hir_boot *boot)
-{
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int local = boot ? hir_boot_local_size(boot) : 1;
-    long t = (ncpu > 0 ? ncpu : 1) / (local > 0 ? local : 1);
-    return t < 1 ? 1 : t > 16 ? 16 : (int)t;
 }
 
 static int same_shard(const hir_shard *a, const hir_shard *b)
@@ -476,7 +466,7 @@ static hir_run_status check_outputs(const hir_run_options *o, hir_boot *boot, lo
         goto out;
     }
     if (verify_deferred(o, it, rp, cpu, defs, ndefs, got, &want, mine, rank,
-                        check_threads(boot), e))
+                        hir_boot_threads(boot, 16), e))
         goto out;
     compare_local(o, mp, got, &want, mine, rank);
     if (job_allgather(boot, mine, all, sizeof(cmp_rec) * (size_t)(n + 1), e))
