@@ -86,6 +86,10 @@ HIR_ROWS = [
      ["--convert-to-communication", "--backend=cuda"], []),
     ("pipe-fwd", "hir pipeline, get, --forward-local-shard (no local copy)",
      ["--stream-parallel", "--backend=cuda", "--forward-local-shard"], []),
+    ("pipe-ovl", "hir pipeline, get, --ipc-copy=overlap",
+     ["--stream-parallel", "--backend=cuda"], ["--ipc-copy=overlap"]),
+    ("pipe-fwd-ovl", "hir pipeline, get, --forward-local-shard --ipc-copy=overlap",
+     ["--stream-parallel", "--backend=cuda", "--forward-local-shard"], ["--ipc-copy=overlap"]),
     ("compute", "hir compute-only (no communication)", None, []),
     ("compute-fwd", "hir compute-only of the --forward-local-shard pipeline (GEMMs alone)",
      None, []),
@@ -113,7 +117,7 @@ def torch_status(r):
 
 
 # rows whose "÷ compute-only" is taken against the compute-only of their own form
-BASE = {"pipe-fwd": "compute-fwd"}
+BASE = {"pipe-fwd": "compute-fwd", "pipe-fwd-ovl": "compute-fwd"}
 LABELS = {k: lab for k, lab, *_ in HIR_ROWS + TORCH_ROWS}
 ORDER = [k for k, *_ in HIR_ROWS + TORCH_ROWS]
 SCHED_ORDERS = ("ring", "local-first")

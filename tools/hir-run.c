@@ -70,6 +70,9 @@ static const char usage[] =
     "  --comm-priority=default|high  CUDA device: high runs communication on streams of the\n"
     "                         device's greatest priority, so that NCCL's kernels get SMs\n"
     "                         ahead of the GEMMs (default: on the program's own streams)\n"
+    "  --ipc-copy=memcpy|overlap  CUDA device: how CUDA-IPC transfers copy: cudaMemcpyAsync\n"
+    "                         (default), or a batched copy with the driver's hint to\n"
+    "                         overlap with compute (leave the SMs to the GEMMs beside it)\n"
     "  --kernel GROUP=FILE    kernel for LaunchKernel group GROUP (--device=cuda)\n"
     "  --bench                time the program: --warmup runs, then --iters timed ones, a\n"
     "                         barrier and CUDA events (clock on cpu) around each; reports\n"
@@ -181,7 +184,7 @@ enum {
     OPT_CHECK, OPT_P2P, OPT_NCCL_P2P, OPT_GEMM_TUNE, OPT_CHECK_MODE, OPT_CHECK_VECTORS,
     OPT_VARY, OPT_BENCH_JSON, OPT_BENCH_PLOT, OPT_BENCH, OPT_GRAPH, OPT_BENCH_BARE,
     OPT_NO_RESOLVE, OPT_WARMUP, OPT_TRACE, OPT_COLOR, OPT_PROGRESS, OPT_PROGRESS_AFTER,
-    OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_COMPLETION, OPT_COMM_PRIORITY, OPT_MAX_LOOP_WORK,
+    OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_COMPLETION, OPT_COMM_PRIORITY, OPT_IPC_COPY, OPT_MAX_LOOP_WORK,
 };
 
 /* hir-run's options (tools/cli.h: --opt=V or --opt V, -- ends them; --check and --bench take
@@ -209,6 +212,7 @@ static const hir_cli_option run_opts[] = {
     {"--nccl-p2p", NULL, HIR_CLI_VALUE, OPT_NCCL_P2P, "nccl host-staged"},
     {"--gemm-tune", NULL, HIR_CLI_VALUE, OPT_GEMM_TUNE, "off on"},
     {"--comm-priority", NULL, HIR_CLI_VALUE, OPT_COMM_PRIORITY, "default high"},
+    {"--ipc-copy", NULL, HIR_CLI_VALUE, OPT_IPC_COPY, "memcpy overlap"},
     {"--kernel", NULL, HIR_CLI_VALUE, OPT_KERNEL, NULL},
     {"--bench", NULL, HIR_CLI_OPTIONAL, OPT_BENCH, NULL},
     {"--warmup", NULL, HIR_CLI_VALUE, OPT_WARMUP, NULL},
@@ -397,6 +401,11 @@ static int flag_check(cli *c, int id, const char *x)
         if ((o->comm_priority = word_index(x, (const char *const[]){"default", "high",
                                                                     NULL})) < 0)
             return bad("--comm-priority is default or high", x);
+        return 0;
+    case OPT_IPC_COPY:
+        if ((o->ipc_copy_overlap = word_index(x, (const char *const[]){"memcpy", "overlap",
+                                                                       NULL})) < 0)
+            return bad("--ipc-copy is memcpy or overlap", x);
         return 0;
     case OPT_CHECK_MODE:
         /* in the order of hir_run_options.check_mode: auto, full, randomized */

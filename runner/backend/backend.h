@@ -53,6 +53,11 @@ typedef struct hir_backend_config {
      * --comm-priority=high; docs/cuda-backend.md, "Communication priority"); 0 on the posting
      * stream itself (the default) */
     int comm_priority;
+    /* CUDA backend only: how the CUDA-IPC transfers copy (hir-run --ipc-copy): 0 with
+     * cudaMemcpyAsync (the default), 1 with cudaMemcpyBatchAsync and the
+     * cudaMemcpyFlagPreferOverlapWithCompute hint, which asks the driver for a copy path that
+     * leaves the SMs to the kernels running beside it (docs/cuda-backend.md, "CUDA-IPC copies") */
+    int ipc_copy_overlap;
 } hir_backend_config;
 
 typedef struct hir_collective {

@@ -310,6 +310,30 @@ static int signal_peer(hir_cu_backend *cb, hir_stream *s, hir_cu_ipc *x, uint32_
     return 0;
 }
 
+/* One CUDA-IPC copy on s: cudaMemcpyAsync, or with cfg.ipc_copy_overlap a one-copy batch
+ * carrying the driver's hint to overlap it with compute (the SMs left to the kernels beside
+ * it). Stream order either way: the copy reads its source after the stream's earlier work. */
+static int ipc_copy(hir_cu_backend *cb, hir_stream *s, void *dst, const void *src, size_t bytes,
+                    hir_diag *e)
+{
+    if (!cb->base.cfg.ipc_copy_overlap) {
+        HIR_CK(e, cuda, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s->s));
+        return 0;
+    }
+    struct cudaMemcpyAttributes a;
+    memset(&a, 0, sizeof a);
+    a.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    /* location hints matter only for managed memory; device memory, as these are */
+    a.srcLocHint.type = a.dstLocHint.type = cudaMemLocationTypeDevice;
+    a.srcLocHint.id = a.dstLocHint.id = cb->device;
+    a.flags = cudaMemcpyFlagPreferOverlapWithCompute;
+    void *d[1] = {dst};
+    const void *sp[1] = {src};
+    size_t n[1] = {bytes}, idx[1] = {0};
+    HIR_CK(e, cuda, cudaMemcpyBatchAsync(d, sp, n, 1, &a, idx, 1, s->s));
+    return 0;
+}
+
 /* Block the stream until my semaphore has reached n (wrap-safe: (int32)(*sem - n) >= 0). */
 static int wait_mine(hir_cu_backend *cb, hir_stream *s, hir_cu_ipc *x, uint32_t n, hir_diag *e)
 {
@@ -339,12 +363,9 @@ int hir_cu_ipc_post(hir_cu_backend *cb, hir_stream *s, const hir_p2p *p, hir_wor
     } else {
         /* Get recv: pull once the sender announced n; Put send: push once the receiver did */
         if (wait_mine(cb, s, x, n, e) < 0) return -1;
-        if (put)
-            HIR_CK(e, cuda, cudaMemcpyAsync(x->peer_ptr, x->data, x->bytes,
-                                            cudaMemcpyDeviceToDevice, s->s));
-        else
-            HIR_CK(e, cuda, cudaMemcpyAsync(x->data, x->peer_ptr, x->bytes,
-                                            cudaMemcpyDeviceToDevice, s->s));
+        if (ipc_copy(cb, s, put ? x->peer_ptr : x->data, put ? x->data : x->peer_ptr,
+                     x->bytes, e) < 0)
+            return -1;
         if (signal_peer(cb, s, x, n, e) < 0) return -1;
     }
     x->seq = n;
@@ -428,10 +449,9 @@ int hir_cu_ipc_allgather(hir_cu_backend *cb, hir_stream *s, const hir_collective
             if (nonblocking != (pass == 0)) continue;
             if (hir_cu_ipc_post(cb, s, &ops[k], &works[k], e) < 0) goto done;
         }
-    if (cnt)
-        HIR_CK_GOTO(e, cuda, cudaMemcpyAsync((char *)out->data + (size_t)me * (size_t)cnt * es,
-                                             in->data, (size_t)cnt * es,
-                                             cudaMemcpyDeviceToDevice, s->s), done);
+    if (cnt && ipc_copy(cb, s, (char *)out->data + (size_t)me * (size_t)cnt * es, in->data,
+                        (size_t)cnt * es, e) < 0)
+        goto done;
     for (int k = 0; k < nops; k++) {
         int rc2 = hir_cu_ipc_wait(cb, s, works[k], e);
         hir_cu_event_put(cb, works[k]->ev);

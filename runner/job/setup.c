@@ -156,7 +156,8 @@ hir_run_status job_backends(job *j, hir_diag *e)
                              .p2p_protocol = o->p2p_protocol,
                              .p2p_host_staged = o->p2p_host_staged,
                              .gemm_tune = o->gemm_tune,
-                             .comm_priority = o->comm_priority};
+                             .comm_priority = o->comm_priority,
+                             .ipc_copy_overlap = o->ipc_copy_overlap};
     j->refb = hir_registry_reference();
     j->is_cpu = j->dev == j->refb;
     if (hir_registry_create(j->dev, &bc, &j->be, e))
