@@ -134,11 +134,16 @@ for tier in $tiers; do
     # same checked results with both protocols and with the IPC Allgather
     case_ matmul-d4-comm-prio 4 pass "${S[@]}" --comm-priority=high -- $work/mm-c.hir $work/mm.hir
     case_ matmul-d4-put-comm-prio 4 pass "${S[@]}" --comm-priority=high --p2p-protocol=put -- $work/mm-put.hir $work/mm.hir
+    # --ipc-copy=overlap: every CUDA-IPC copy a batched copy with the overlap hint; the same
+    # checked results with both protocols and with the IPC Allgather (its local copy too)
+    case_ matmul-d4-ipc-overlap 4 pass "${S[@]}" --ipc-copy=overlap -- $work/mm-c.hir $work/mm.hir
+    case_ matmul-d4-put-ipc-overlap 4 pass "${S[@]}" --ipc-copy=overlap --p2p-protocol=put -- $work/mm-put.hir $work/mm.hir
     gen $work/g8.hir ag-linear 4096 2048 1024 8
     hir-opt --convert-to-communication --backend=cuda $work/g8.hir -o $work/g8-gather.hir
     case_ gather-then-gemm-ipc-d8 8 pass "${S[@]}" -- $work/g8-gather.hir $work/g8.hir
     case_ gather-then-gemm-ipc-d8-put 8 pass "${S[@]}" --p2p-protocol=put -- $work/g8-gather.hir $work/g8.hir
     case_ gather-then-gemm-ipc-d8-comm-prio 8 pass "${S[@]}" --comm-priority=high -- $work/g8-gather.hir $work/g8.hir
+    case_ gather-then-gemm-ipc-d8-overlap 8 pass "${S[@]}" --ipc-copy=overlap -- $work/g8-gather.hir $work/g8.hir
     hir-opt --stream-parallel --backend=nccl $work/g8.hir -o $work/g8-nccl.hir
     gen $work/g1.hir ag-linear 1024 1024 1024 1; hir-opt --stream-parallel --backend=nccl $work/g1.hir -o $work/g1-nccl.hir
     case_ nccl-d1 1 pass "${S[@]}" -- $work/g1-nccl.hir $work/g1.hir
