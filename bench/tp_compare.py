@@ -14,6 +14,8 @@ Rows per d:
   hir gather-then-GEMM     hir-opt --convert-to-communication --backend=cuda  --check
   hir pipeline, forwarded  ... --backend=cuda --forward-local-shard (the own chunk's GEMM reads
                            the local shard, no copy into the gathered buffer)  --check
+  hir pipeline, get / forwarded, --ipc-copy=overlap: the same two with every CUDA-IPC copy a
+                           batched copy carrying the driver's overlap-with-compute hint --check
   hir compute-only         the get pipeline after --strip-communication       --check (itself)
   hir compute-only, fwd    the forwarded pipeline after --strip-communication (the GEMMs alone)
   PyTorch same GEMMs       bench/torch_shared.py --mode gemm  (no communication)
