@@ -30,9 +30,11 @@ Rows per d:
                            line
   PyTorch NCCL             --mode nccl: all_gather_into_tensor + F.linear
   PyTorch async-TP         --mode symm-mem: fused_all_gather_matmul, where torch has it
-  hir schedule rows       with 2+ GPUs (or --simulate-nodes N on the CPU): the schedules of
+  hir schedule rows       with 2+ GPUs (or --simulate-nodes N on the CPU, or --rows ...,sched
+                          with ranks sharing one GPU): the schedules of
                           stream-parallel{order= nodes= chunks=} (docs/passes.md, "Schedules
-                          past one node"), order ring and local-first x chunks d/2, d, 2d,
+                          past one node"), order ring and local-first (across nodes only:
+                          on one node it is the ring) x chunks d/2, d, 2d,
                           nodes= from `hir-run --topology` (N when simulated), in the
                           backend{kind=auto nodes=} form                   --check
 Rows that cannot run are printed as skipped with the reason (NCCL and symmetric memory need
@@ -227,8 +229,10 @@ class Compare:
             have_torch_cuda()
         self.progs = {}
         self.nodes = {}
-        # the schedule rows: several GPUs, or nodes simulated on the CPU backend
-        self.schedules = a.schedules and (self.per_gpu or bool(a.simulate_nodes))
+        # the schedule rows: several GPUs, or nodes simulated on the CPU backend, or asked for
+        # by name (--rows ...,sched) with ranks sharing one GPU (the finer chunks there)
+        self.schedules = a.schedules and (self.per_gpu or bool(a.simulate_nodes) or
+                                          "sched" in (a.rows or []))
 
     def topology(self, d):
         """nodes= for hir-opt, as `hir-run --topology` reports it for d ranks (1 when it says
@@ -260,7 +264,8 @@ class Compare:
         out = list(ORDER)
         if self.schedules and not self.a.m % d:
             n = self.topology(d)
-            out += [sched_key(o, c, n) for o in SCHED_ORDERS for c in sched_chunks(d)]
+            orders = SCHED_ORDERS if n > 1 else SCHED_ORDERS[:1]   # one node: local-first is the ring
+            out += [sched_key(o, c, n) for o in orders for c in sched_chunks(d)]
         if self.a.rows:
             out = [k for k in out if k in self.a.rows or (sched_parse(k) and "sched" in self.a.rows)]
         return out
