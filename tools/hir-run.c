@@ -72,7 +72,8 @@ static const char usage[] =
     "                         ahead of the GEMMs (default: on the program's own streams)\n"
     "  --ipc-copy=memcpy|overlap  CUDA device: how CUDA-IPC transfers copy: cudaMemcpyAsync\n"
     "                         (default), or a batched copy with the driver's hint to\n"
-    "                         overlap with compute (leave the SMs to the GEMMs beside it)\n"
+    "                         overlap with compute (leave the SMs to the GEMMs beside it;\n"
+    "                         not with --graph, which cannot capture it)\n"
     "  --kernel GROUP=FILE    kernel for LaunchKernel group GROUP (--device=cuda)\n"
     "  --bench                time the program: --warmup runs, then --iters timed ones, a\n"
     "                         barrier and CUDA events (clock on cpu) around each; reports\n"
@@ -555,6 +556,9 @@ static int finish_args(cli *c)
                    "input ('-'): give it as a file"
                    : "-np: the ranks cannot all read --check=- from standard input: give the "
                    "reference as a file", "");
+    if (o->graph && o->ipc_copy_overlap)
+        return bad("--ipc-copy=overlap cannot be used with --graph: a CUDA graph cannot capture "
+                   "the batched copy it issues (use --ipc-copy=memcpy)", "");
     if ((c->bench || o->bench_json || c->bench_plot || o->graph || o->bench_bare) && !o->bench)
         o->bench = c->iters_given ? o->iters : 50;
     if (o->bench && !c->warmup_given)

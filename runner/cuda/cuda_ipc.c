@@ -320,6 +320,13 @@ static int ipc_copy(hir_cu_backend *cb, hir_stream *s, void *dst, const void *sr
         HIR_CK(e, cuda, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s->s));
         return 0;
     }
+    /* a batched copy cannot be captured into a CUDA graph, and a refused capture would leave
+     * the graph without the copy: refuse it here rather than run without the data */
+    enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+    HIR_CK(e, cuda, cudaStreamIsCapturing(s->s, &cap));
+    if (cap != cudaStreamCaptureStatusNone)
+        return hir_fail(e, "CUDA-IPC copy: --ipc-copy=overlap (a batched copy) cannot be "
+                           "captured into a CUDA graph; use --ipc-copy=memcpy with --graph"), -1;
     struct cudaMemcpyAttributes a;
     memset(&a, 0, sizeof a);
     a.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
