@@ -264,7 +264,8 @@ class Compare:
         out = list(ORDER)
         if self.schedules and not self.a.m % d:
             n = self.topology(d)
-            orders = SCHED_ORDERS if n > 1 else SCHED_ORDERS[:1]   # one node: local-first is the ring
+            # one node: local-first is the ring
+            orders = SCHED_ORDERS if n > 1 else SCHED_ORDERS[:1]
             out += [sched_key(o, c, n) for o in orders for c in sched_chunks(d)]
         if self.a.rows:
             out = [k for k in out if k in self.a.rows or (sched_parse(k) and "sched" in self.a.rows)]

@@ -68,7 +68,7 @@ typedef struct hir_run_options {
      * by hir_gemm_tune_check) */
     const char *gemm_tune;
     int comm_priority;               /* --comm-priority=high: 1 (hir_backend_config.comm_priority) */
-    int ipc_copy_overlap;            /* --ipc-copy=overlap: 1 (hir_backend_config.ipc_copy_overlap) */
+    int ipc_copy_overlap;            /* --ipc-copy=overlap: 1 (hir_backend_config's) */
     int verbose;
     int quiet;                       /* --quiet: no summary, no note of ranks sharing a GPU */
     /* a progress line on rank 0's diagnostic stream, stderr (ranks, iteration, elapsed), shown once a run has
