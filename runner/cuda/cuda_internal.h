@@ -278,6 +278,15 @@ int  hir_cu_work_event(hir_cu_backend *cb, hir_stream *s, hir_work **w, hir_diag
 int  hir_cu_view_contiguous(const hir_view *v);
 int64_t hir_cu_numel(const hir_view *v);
 double hir_cu_now_s(void);   /* CLOCK_MONOTONIC seconds */
+/* One stream-ordered device-to-device copy of bytes from src to dst on st, issued as
+ * cudaMemcpyAsync (HIR_CU_COPY_MEMCPY), as a one-copy cudaMemcpyBatchAsync
+ * (HIR_CU_COPY_BATCH), or as one with the cudaMemcpyFlagPreferOverlapWithCompute hint
+ * (HIR_CU_COPY_BATCH_OVERLAP: --ipc-copy=overlap). device: the current device (the batch's
+ * location hints, which only managed memory uses). Returns the runtime's status; a batched copy
+ * cannot be captured into a CUDA graph (the caller refuses it on a capturing stream). */
+enum { HIR_CU_COPY_MEMCPY, HIR_CU_COPY_BATCH, HIR_CU_COPY_BATCH_OVERLAP, HIR_CU_COPY_N };
+cudaError_t hir_cu_copy_d2d(cudaStream_t st, void *dst, const void *src, size_t bytes,
+                            int device, int method);
 
 /* cuda_stream.c: streams, synchronize, timing events (the table's entries) */
 hir_stream *hir_cu_stream_main(hir_backend *be);

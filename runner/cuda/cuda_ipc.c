@@ -310,34 +310,23 @@ static int signal_peer(hir_cu_backend *cb, hir_stream *s, hir_cu_ipc *x, uint32_
     return 0;
 }
 
-/* One CUDA-IPC copy on s: cudaMemcpyAsync, or with cfg.ipc_copy_overlap a one-copy batch
- * carrying the driver's hint to overlap it with compute (the SMs left to the kernels beside
- * it). Stream order either way: the copy reads its source after the stream's earlier work. */
+/* One CUDA-IPC copy on s, as cfg.ipc_copy_overlap says (hir_cu_copy_d2d). A batched copy
+ * cannot be captured into a CUDA graph, and a capture that went on would lack the copy: refused
+ * on a capturing stream rather than run without the data. */
 static int ipc_copy(hir_cu_backend *cb, hir_stream *s, void *dst, const void *src, size_t bytes,
                     hir_diag *e)
 {
-    if (!cb->base.cfg.ipc_copy_overlap) {
-        HIR_CK(e, cuda, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s->s));
-        return 0;
+    int overlap = cb->base.cfg.ipc_copy_overlap;
+    if (overlap) {
+        enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+        HIR_CK(e, cuda, cudaStreamIsCapturing(s->s, &cap));
+        if (cap != cudaStreamCaptureStatusNone)
+            return hir_fail(e, "CUDA-IPC copy: --ipc-copy=overlap (a batched copy) cannot be "
+                               "captured into a CUDA graph; use --ipc-copy=memcpy with --graph");
     }
-    /* a batched copy cannot be captured into a CUDA graph, and a refused capture would leave
-     * the graph without the copy: refuse it here rather than run without the data */
-    enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
-    HIR_CK(e, cuda, cudaStreamIsCapturing(s->s, &cap));
-    if (cap != cudaStreamCaptureStatusNone)
-        return hir_fail(e, "CUDA-IPC copy: --ipc-copy=overlap (a batched copy) cannot be "
-                           "captured into a CUDA graph; use --ipc-copy=memcpy with --graph"), -1;
-    struct cudaMemcpyAttributes a;
-    memset(&a, 0, sizeof a);
-    a.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
-    /* location hints matter only for managed memory; device memory, as these are */
-    a.srcLocHint.type = a.dstLocHint.type = cudaMemLocationTypeDevice;
-    a.srcLocHint.id = a.dstLocHint.id = cb->device;
-    a.flags = cudaMemcpyFlagPreferOverlapWithCompute;
-    void *d[1] = {dst};
-    const void *sp[1] = {src};
-    size_t n[1] = {bytes}, idx[1] = {0};
-    HIR_CK(e, cuda, cudaMemcpyBatchAsync(d, sp, n, 1, &a, idx, 1, s->s));
+    HIR_CK_ST(e, cuda, overlap ? "cudaMemcpyBatchAsync" : "cudaMemcpyAsync",
+              hir_cu_copy_d2d(s->s, dst, src, bytes, cb->device,
+                              overlap ? HIR_CU_COPY_BATCH_OVERLAP : HIR_CU_COPY_MEMCPY));
     return 0;
 }
 

@@ -1,6 +1,6 @@
 /* cuda_util.c — what every file of the CUDA backend calls: the error strings of each library
  * and the check macro's failure path, array growth, view sizes, the monotonic clock, the pool
- * of timing-free events and the work item of an event. It calls no other file of the backend. */
+ * of timing-free events and the work item of an event, one device-to-device copy. It calls no other file of the backend. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +100,25 @@ int hir_cu_view_contiguous(const hir_view *v)
         st *= v->shape[i];
     }
     return 1;
+}
+
+/* ---------------------------------------------------------------- device-to-device copies */
+
+cudaError_t hir_cu_copy_d2d(cudaStream_t st, void *dst, const void *src, size_t bytes,
+                            int device, int method)
+{
+    if (method == HIR_CU_COPY_MEMCPY)
+        return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st);
+    struct cudaMemcpyAttributes a;
+    memset(&a, 0, sizeof a);
+    a.srcAccessOrder = cudaMemcpySrcAccessOrderStream;   /* after the stream's earlier work */
+    a.srcLocHint.type = a.dstLocHint.type = cudaMemLocationTypeDevice;
+    a.srcLocHint.id = a.dstLocHint.id = device;
+    a.flags = method == HIR_CU_COPY_BATCH_OVERLAP ? cudaMemcpyFlagPreferOverlapWithCompute : 0;
+    void *d[1] = {dst};
+    const void *sp[1] = {src};
+    size_t n[1] = {bytes}, idx[1] = {0};
+    return cudaMemcpyBatchAsync(d, sp, n, 1, &a, idx, 1, st);
 }
 
 /* ---------------------------------------------------------------- events */

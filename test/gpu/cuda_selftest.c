@@ -1032,16 +1032,17 @@ static int bench_args(int argc, char **argv, int first, gbench *b, int *tune)
  * its chunk GEMMs when both run on one GPU, per way of issuing the copies. One iteration: D
  * GEMMs [M,K]·[N,K]^T (bf16 linear, as --bench-gemm) on one stream and, on a second stream
  * started with them and not ordered against them, D-1 copies of an [M,K] bf16 shard into the
- * slots of a gathered buffer (what a rank of the CUDA-IPC all-gather moves). Methods: memcpy
- * (cudaMemcpyAsync, what the CUDA backend issues), batch (cudaMemcpyBatchAsync, no flag) and
- * batch-overlap (cudaMemcpyBatchAsync with cudaMemcpyFlagPreferOverlapWithCompute, the
- * driver's hint to leave the SMs to compute; a method the runtime refuses is reported as
- * such). Each round times, interleaved, with CUDA events: the GEMMs alone, each method's copies
+ * slots of a gathered buffer (what a rank of the CUDA-IPC all-gather moves). Methods, issued by
+ * the backend's own copy (hir_cu_copy_d2d): memcpy (cudaMemcpyAsync, hir-run's default),
+ * batch (cudaMemcpyBatchAsync, no flag) and batch-overlap (cudaMemcpyBatchAsync with
+ * cudaMemcpyFlagPreferOverlapWithCompute, the driver's hint to leave the SMs to compute:
+ * --ipc-copy=overlap); a method the runtime refuses is reported as such. Each round times, interleaved, with CUDA events: the GEMMs alone, each method's copies
  * alone, and each method's copies beside the GEMMs (the iteration ends when both streams are
  * done; the GEMM stream's own span is reported too). Medians over the rounds. Checked: the GEMM
  * output (Freivalds, as --bench-gemm) and, per method, every slot equal to its source after
  * the method's own copies. */
-enum { CM_MEMCPY, CM_BATCH, CM_BATCH_OVERLAP, CM_N };
+/* the methods are hir_cu_copy_d2d's (the backend's copy for --ipc-copy), in its order */
+enum { CM_N = HIR_CU_COPY_N };
 static const char *const cm_name[CM_N] = {"memcpy", "batch", "batch-overlap"};
 
 typedef struct cobench {
@@ -1056,27 +1057,12 @@ typedef struct cobench {
     cudaError_t refused[CM_N];   /* cudaSuccess, or why the runtime refused the method */
 } cobench;
 
-static cudaError_t co_copy(const cobench *c, int m, void *dst, const void *src)
-{
-    if (m == CM_MEMCPY)
-        return cudaMemcpyAsync(dst, src, c->bytes, cudaMemcpyDeviceToDevice, c->cs);
-    struct cudaMemcpyAttributes a;
-    memset(&a, 0, sizeof a);
-    a.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
-    a.srcLocHint.type = a.dstLocHint.type = cudaMemLocationTypeDevice;
-    a.srcLocHint.id = a.dstLocHint.id = c->device;
-    a.flags = m == CM_BATCH_OVERLAP ? cudaMemcpyFlagPreferOverlapWithCompute : 0;
-    void *d[1] = {dst};
-    const void *sp[1] = {src};
-    size_t n[1] = {c->bytes}, idx[1] = {0};
-    return cudaMemcpyBatchAsync(d, sp, n, 1, &a, idx, 1, c->cs);
-}
-
 static cudaError_t co_copies(const cobench *c, int m)
 {
     cudaError_t err = cudaSuccess;
     for (int64_t j = 0; j + 1 < c->D && err == cudaSuccess; j++)
-        err = co_copy(c, m, (char *)c->dst + (size_t)j * c->bytes, c->src);
+        err = hir_cu_copy_d2d(c->cs, (char *)c->dst + (size_t)j * c->bytes, c->src, c->bytes,
+                              c->device, m);
     return err;
 }
 
