@@ -4,8 +4,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runner/boot/boot.h"
+
+/* hir_boot_threads: the node's processors divided among its local ranks, clamped to [1, max] */
+static int threads_ok(const hir_boot *b, int local)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    long share = (ncpu > 0 ? ncpu : 1) / local;
+    int want = share < 1 ? 1 : share > 1000 ? 1000 : (int)share;
+    if (hir_boot_threads(b, 1000) != want || hir_boot_threads(b, 1) != 1) {
+        fprintf(stderr, "launch: hir_boot_threads with %d local ranks: %d (want %d), max 1: %d\n",
+                local, hir_boot_threads(b, 1000), want, hir_boot_threads(b, 1));
+        return 0;
+    }
+    return 1;
+}
 
 int main(int argc, char **argv)
 {
@@ -17,6 +32,8 @@ int main(int argc, char **argv)
             want_exit = atoi(argv[i] + 7);
 
     if (!hir_launch_is_child()) {
+        if (!threads_ok(NULL, 1))   /* no world: one rank */
+            return 1;
         /* parent: one clean run and one whose ranks fail with status 7 */
         char *args[] = {argv[0], "-np", "2", "--check", NULL};
         int rc = hir_launch_local(2, 4, args, &code, &e);
@@ -48,7 +65,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", hir_diag_last_error(&e));
         return 4;
     }
-    int ok = hir_boot_size(b) == 2 && hir_boot_barrier(b, &e) == 0;
+    int ok = hir_boot_size(b) == 2 && hir_boot_barrier(b, &e) == 0 &&
+             threads_ok(b, hir_boot_local_size(b));
     hir_boot_fini(b);
     hir_diag_fini(&e);
     return ok ? want_exit : 5;
