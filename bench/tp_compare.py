@@ -34,7 +34,8 @@ Rows per d:
                           with ranks sharing one GPU): the schedules of
                           stream-parallel{order= nodes= chunks=} (docs/passes.md, "Schedules
                           past one node"), order ring and local-first (across nodes only:
-                          on one node it is the ring) x chunks d/2, d, 2d,
+                          on one node it is the ring) x chunks d/2, d, 2d (other
+                          multiples of d with --sched-chunks, e.g. 1/2,1,2,4),
                           nodes= from `hir-run --topology` (N when simulated), in the
                           backend{kind=auto nodes=} form                   --check
 Rows that cannot run are printed as skipped with the reason (NCCL and symmetric memory need
@@ -60,6 +61,7 @@ OUT/runs/*.json (one per run).
 """
 import argparse
 import datetime
+import fractions
 import glob
 import json
 import os
@@ -127,9 +129,38 @@ ORDER = [k for k, *_ in HIR_ROWS + TORCH_ROWS]
 SCHED_ORDERS = ("ring", "local-first")
 
 
-def sched_chunks(d):
-    """the chunk counts of the schedule rows: d/2 (2 shards a step), d, 2d (2 pieces a shard)"""
-    return sorted({c for c in (d // 2, d, 2 * d) if c >= 1 and (d % c == 0 or c % d == 0)})
+SCHED_FACTORS = (fractions.Fraction(1, 2), fractions.Fraction(1), fractions.Fraction(2))
+
+
+def sched_factors(text):
+    """--sched-chunks: the chunk counts as multiples of d, each a whole number or 1/N
+    ("1/2,1,2,4"); ValueError with the reason otherwise"""
+    out = []
+    for t in text.split(","):
+        try:
+            f = fractions.Fraction(t.strip())
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"{t!r} is not a number") from None
+        if f <= 0 or (f.numerator != 1 and f.denominator != 1):
+            raise ValueError(f"{t!r} is neither a whole number nor 1/N of d")
+        out.append(f)
+    return tuple(out)
+
+
+def sched_factors_arg(text):
+    """sched_factors for argparse: its reason in the usage error"""
+    try:
+        return sched_factors(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def sched_chunks(d, factors=SCHED_FACTORS):
+    """the chunk counts of the schedule rows: d times each factor (default d/2: 2 shards a step,
+    d, 2d: 2 pieces a shard), those that are whole and divide d or are a multiple of it"""
+    counts = (f * d for f in factors)
+    return sorted({int(c) for c in counts if c.denominator == 1 and c >= 1 and
+                   (d % int(c) == 0 or int(c) % d == 0)})
 
 
 def sched_key(order, chunks, nodes):
@@ -266,7 +297,8 @@ class Compare:
             n = self.topology(d)
             # one node: local-first is the ring
             orders = SCHED_ORDERS if n > 1 else SCHED_ORDERS[:1]
-            out += [sched_key(o, c, n) for o in orders for c in sched_chunks(d)]
+            out += [sched_key(o, c, n) for o in orders
+                    for c in sched_chunks(d, self.a.sched_chunks)]
         if self.a.rows:
             out = [k for k in out if k in self.a.rows or (sched_parse(k) and "sched" in self.a.rows)]
         return out
@@ -596,6 +628,10 @@ def main(argv=None):
     ap.add_argument("--simulate-nodes", type=int, default=0, metavar="N",
                     help="--device cpu: the schedule rows run on N simulated nodes (hir-run "
                     "--simulate-nodes; the other rows on one node, as CUDA IPC needs)")
+    ap.add_argument("--sched-chunks", type=sched_factors_arg, default=SCHED_FACTORS,
+                    metavar="F,...", help="the schedule rows' chunk counts as multiples of d, "
+                    "each whole or 1/N (default 1/2,1,2); counts that are not whole or neither "
+                    "divide d nor are a multiple of it are left out")
     ap.add_argument("--rows", type=lambda t: [x for x in t.split(",") if x], default=None,
                     metavar="KEY,...", help="run only these rows (keys: " + ", ".join(ORDER)
                     + ", sched for the schedule rows); the default is every row")
