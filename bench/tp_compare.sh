@@ -4,9 +4,10 @@
 # gather-then-GEMM, compute-only, PyTorch doing the same GEMMs, PyTorch NCCL all-gather + matmul,
 # PyTorch async-TP; one rank per GPU when there are several GPUs, d ranks sharing the GPU
 # otherwise (rows that cannot run are printed as skipped, with the reason). With 2+ GPUs (or
-# --simulate-nodes N on --device cpu) also the schedule rows of stream-parallel{order= nodes=
-# chunks=}: ring and local-first x chunks d/2, d, 2d, nodes= from hir-run --topology, each
-# checked.
+# --simulate-nodes N on --device cpu, or with --rows ...,sched on one GPU) also the schedule
+# rows of stream-parallel{order= nodes= chunks=}: ring and local-first (one node: the ring) x
+# chunks d/2, d, 2d (--sched-chunks: other multiples of d), nodes= from hir-run --topology,
+# each checked.
 # What is timed and how: bench/tp_compare.py.
 #   bench/tp_compare.sh BIN_DIR OUT_DIR [tp_compare.py options]
 # BIN_DIR: hir-gen, hir-opt, hir-run (scripts/pack-gpu's directory). Environment: M K N (the

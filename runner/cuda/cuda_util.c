@@ -1,6 +1,7 @@
 /* cuda_util.c — what every file of the CUDA backend calls: the error strings of each library
  * and the check macro's failure path, array growth, view sizes, the monotonic clock, the pool
- * of timing-free events and the work item of an event, one device-to-device copy. It calls no other file of the backend. */
+ * of timing-free events and the work item of an event, one device-to-device copy. It calls no
+ * other file of the backend. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

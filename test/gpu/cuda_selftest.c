@@ -1036,8 +1036,9 @@ static int bench_args(int argc, char **argv, int first, gbench *b, int *tune)
  * the backend's own copy (hir_cu_copy_d2d): memcpy (cudaMemcpyAsync, hir-run's default),
  * batch (cudaMemcpyBatchAsync, no flag) and batch-overlap (cudaMemcpyBatchAsync with
  * cudaMemcpyFlagPreferOverlapWithCompute, the driver's hint to leave the SMs to compute:
- * --ipc-copy=overlap); a method the runtime refuses is reported as such. Each round times, interleaved, with CUDA events: the GEMMs alone, each method's copies
- * alone, and each method's copies beside the GEMMs (the iteration ends when both streams are
+ * --ipc-copy=overlap); a method the runtime refuses is reported as such. Each round times,
+ * interleaved, with CUDA events: the GEMMs alone, each method's copies alone, and each
+ * method's copies beside the GEMMs (the iteration ends when both streams are
  * done; the GEMM stream's own span is reported too). Medians over the rounds. Checked: the GEMM
  * output (Freivalds, as --bench-gemm) and, per method, every slot equal to its source after
  * the method's own copies. */
